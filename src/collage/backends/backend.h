@@ -1,0 +1,64 @@
+// Backend: one inference library (oneDNN, OpenBLAS, XNNPACK, our native
+// kernels) behind one interface.
+//
+// A backend says what it can run and compiles a partition into a Kernel.
+// What it can run comes in two forms, after TVM Collage's partition rules:
+// supports() for single nodes (with predicates on dtype, shape and
+// attributes) and patterns() for the multi-op calls a library makes in one
+// go (conv+bias+relu). style() tells the partitioner how to grow candidates:
+// a library takes single supported nodes and pattern matches, a graph runtime
+// takes any connected region of supported nodes, a compiler fuses by kind.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collage/ir/graph.h"
+#include "collage/ir/pattern.h"
+#include "collage/ir/result.h"
+#include "collage/runtime/kernel.h"
+
+namespace collage {
+
+enum class BackendStyle { kLibrary, kGraph, kCompiler };
+
+std::string style_name(BackendStyle style);
+
+struct CompileOptions {
+  // Threads the kernel may use; every backend in a run gets the same number.
+  int threads = 1;
+};
+
+// A named multi-op entry of a library-style backend.
+struct NamedPattern {
+  std::string name;
+  Pattern pattern;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string name() const = 0;
+  // The library's real version string ("oneDNN 2.6.3"); part of cache keys.
+  virtual std::string version() const = 0;
+  virtual BackendStyle style() const = 0;
+
+  // Whether the backend can run `node` of `graph` on its own, with the
+  // node's actual types and attributes. A predicate that claims a case the
+  // backend gets wrong is a bug.
+  virtual bool supports(const Graph& graph, const Node& node) const = 0;
+  // Multi-op entries (library style). Every node of a match must be one the
+  // backend can run as part of that entry.
+  virtual std::vector<NamedPattern> patterns() const { return {}; }
+  // Human-readable list of supported ops and patterns, for `collage backends`.
+  virtual std::string describe_support() const = 0;
+
+  // Compiles a partition (a standalone Graph, see extract_subgraph). A
+  // partition the backend cannot run is a Failure with the reason, never a crash.
+  virtual Result<std::unique_ptr<Kernel>> compile(const Graph& partition,
+                                                  const CompileOptions& options) const = 0;
+};
+
+}  // namespace collage

@@ -1,0 +1,19 @@
+#include <fmt/format.h>
+
+#include "collage/backends/registry.h"
+#include "commands.h"
+
+namespace collage::cli {
+
+void add_backends_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("backends", "List the backends of this build and what they run");
+  cmd->callback([] {
+    for (const Backend* backend : BackendRegistry::global().all()) {
+      fmt::print("{:<10} {:<9} {}\n", backend->name(), style_name(backend->style()),
+                 backend->version());
+      fmt::print("  {}\n\n", backend->describe_support());
+    }
+  });
+}
+
+}  // namespace collage::cli

@@ -1,0 +1,34 @@
+// collage: partition an ONNX model across inference backends by measuring.
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+
+#include "collage/ir/error.h"
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"collage: find the fastest partitioning of an ONNX model across backends"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "collage 0.1.0");
+  collage::cli::add_info_command(app);
+  collage::cli::add_run_command(app);
+  collage::cli::add_backends_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    // Usage errors are bad input: exit code 2, as for a bad model.
+    return code == 0 ? 0 : 2;
+  } catch (const collage::Error& e) {
+    std::fprintf(stderr, "collage: error: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "collage: error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "collage: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
