@@ -23,7 +23,14 @@ namespace collage {
 
 enum class BackendStyle { kLibrary, kGraph, kCompiler };
 
-std::string style_name(BackendStyle style);
+inline std::string style_name(BackendStyle style) {
+  switch (style) {
+    case BackendStyle::kLibrary: return "library";
+    case BackendStyle::kGraph: return "graph";
+    case BackendStyle::kCompiler: return "compiler";
+  }
+  return "?";
+}
 
 struct CompileOptions {
   // Threads the kernel may use; every backend in a run gets the same number.

@@ -4,22 +4,31 @@
 
 #include "collage/backends/native/native_backend.h"
 #include "collage/ir/error.h"
+#ifdef COLLAGE_HAVE_ONEDNN
+#include "collage/backends/onednn/onednn_backend.h"
+#endif
+#ifdef COLLAGE_HAVE_OPENBLAS
+#include "collage/backends/openblas/openblas_backend.h"
+#endif
+#ifdef COLLAGE_HAVE_XNNPACK
+#include "collage/backends/xnnpack/xnnpack_backend.h"
+#endif
 
 namespace collage {
-
-std::string style_name(BackendStyle style) {
-  switch (style) {
-    case BackendStyle::kLibrary: return "library";
-    case BackendStyle::kGraph: return "graph";
-    case BackendStyle::kCompiler: return "compiler";
-  }
-  return "?";
-}
 
 const BackendRegistry& BackendRegistry::global() {
   static const BackendRegistry* registry = [] {
     auto* r = new BackendRegistry();
     r->add(make_native_backend());
+#ifdef COLLAGE_HAVE_ONEDNN
+    r->add(make_onednn_backend());
+#endif
+#ifdef COLLAGE_HAVE_OPENBLAS
+    r->add(make_openblas_backend());
+#endif
+#ifdef COLLAGE_HAVE_XNNPACK
+    r->add(make_xnnpack_backend());
+#endif
     return r;
   }();
   return *registry;

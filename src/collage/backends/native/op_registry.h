@@ -1,0 +1,42 @@
+// The native op kernels, by ONNX op type.
+//
+// Each entry runs one node on plain row-major tensors. The native backend,
+// the reference executor and constant folding all go through this table, so
+// an op is implemented exactly once. Entries are grouped by the file that
+// implements them: compute_ops() (convolution, GEMM, pooling, normalization,
+// reductions, resize) and tensor_ops() (elementwise math, broadcasting, shape
+// and indexing ops).
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "collage/ir/graph.h"
+
+namespace collage::native {
+
+// Runs `node` of `graph` (the graph gives the opset, whose version changes
+// some ops' semantics, and the static types). `inputs` has one tensor per
+// node input (an empty Tensor for an omitted optional input); `outputs` are
+// preallocated with the graph's types for the node's outputs. `threads` is
+// the most threads the op may use (OpenMP).
+using OpRun = void (*)(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                       std::span<Tensor> outputs, int threads);
+
+// Whether the kernel handles this node (dtypes, attributes, ranks). Ops whose
+// entry says no are unsupported for that node, not wrong.
+using OpCheck = bool (*)(const Graph& graph, const Node& node);
+
+struct OpEntry {
+  std::string_view op_type;
+  OpRun run;
+  OpCheck check;
+};
+
+std::span<const OpEntry> compute_ops();
+std::span<const OpEntry> tensor_ops();
+
+// The entry for `op_type` in the default ONNX domain, or nullptr.
+const OpEntry* find_op(std::string_view op_type);
+
+}  // namespace collage::native
