@@ -1,0 +1,139 @@
+#include "collage/cost/measurement_cache.h"
+
+#include <sqlite3.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "collage/ir/error.h"
+
+namespace collage {
+namespace {
+
+constexpr const char* kSchema =
+    "CREATE TABLE IF NOT EXISTS measurements ("
+    "  key TEXT PRIMARY KEY,"
+    "  valid INTEGER NOT NULL,"
+    "  median_seconds REAL NOT NULL,"
+    "  p90_seconds REAL NOT NULL,"
+    "  count INTEGER NOT NULL,"
+    "  reason TEXT NOT NULL,"
+    "  measured_at TEXT NOT NULL DEFAULT (datetime('now')))";
+
+void exec(sqlite3* db, const char* sql, const std::string& path) {
+  char* message = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &message) == SQLITE_OK) return;
+  std::string text = message != nullptr ? message : "unknown SQLite error";
+  sqlite3_free(message);
+  throw Error("measurement cache: " + text, {.file = path});
+}
+
+// A prepared statement that finalizes itself.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) {
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) {
+      throw Error(std::string("measurement cache: ") + sqlite3_errmsg(db));
+    }
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  sqlite3_stmt* get() { return stmt_; }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+}  // namespace
+
+MeasurementCache::MeasurementCache(sqlite3* db, std::string path)
+    : db_(db), path_(std::move(path)) {}
+
+MeasurementCache::~MeasurementCache() { sqlite3_close(db_); }
+
+std::unique_ptr<MeasurementCache> MeasurementCache::open(const std::string& path) {
+  std::error_code ignored;
+  auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : "cannot open";
+    sqlite3_close(db);
+    throw Error("cannot open the measurement cache: " + message, {.file = path});
+  }
+  std::unique_ptr<MeasurementCache> cache(new MeasurementCache(db, path));
+  // Several tuning runs may share one cache; wait for a writer instead of failing.
+  sqlite3_busy_timeout(db, 10000);
+  exec(db, "PRAGMA journal_mode=WAL", path);
+  exec(db, "PRAGMA synchronous=NORMAL", path);
+  exec(db, kSchema, path);
+  return cache;
+}
+
+std::unique_ptr<MeasurementCache> MeasurementCache::in_memory() {
+  sqlite3* db = nullptr;
+  if (sqlite3_open(":memory:", &db) != SQLITE_OK) throw Error("cannot create an in-memory cache");
+  std::unique_ptr<MeasurementCache> cache(new MeasurementCache(db, ":memory:"));
+  exec(db, kSchema, ":memory:");
+  return cache;
+}
+
+std::optional<CachedMeasurement> MeasurementCache::find(const std::string& key) const {
+  Statement stmt(db_,
+                 "SELECT valid, median_seconds, p90_seconds, count, reason FROM measurements "
+                 "WHERE key = ?1");
+  sqlite3_bind_text(stmt.get(), 1, key.c_str(), -1, SQLITE_TRANSIENT);
+  if (sqlite3_step(stmt.get()) != SQLITE_ROW) return std::nullopt;
+  CachedMeasurement m;
+  m.valid = sqlite3_column_int(stmt.get(), 0) != 0;
+  m.median_seconds = sqlite3_column_double(stmt.get(), 1);
+  m.p90_seconds = sqlite3_column_double(stmt.get(), 2);
+  m.count = sqlite3_column_int(stmt.get(), 3);
+  const unsigned char* reason = sqlite3_column_text(stmt.get(), 4);
+  m.reason = reason != nullptr ? reinterpret_cast<const char*>(reason) : "";
+  return m;
+}
+
+void MeasurementCache::store(const std::string& key, const CachedMeasurement& m) {
+  Statement stmt(db_,
+                 "INSERT OR REPLACE INTO measurements "
+                 "(key, valid, median_seconds, p90_seconds, count, reason) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  sqlite3_bind_text(stmt.get(), 1, key.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int(stmt.get(), 2, m.valid ? 1 : 0);
+  sqlite3_bind_double(stmt.get(), 3, m.median_seconds);
+  sqlite3_bind_double(stmt.get(), 4, m.p90_seconds);
+  sqlite3_bind_int(stmt.get(), 5, m.count);
+  sqlite3_bind_text(stmt.get(), 6, m.reason.c_str(), -1, SQLITE_TRANSIENT);
+  // Autocommit: the row is durable (in the WAL) when step returns.
+  if (sqlite3_step(stmt.get()) != SQLITE_DONE) {
+    throw Error(std::string("measurement cache: cannot store: ") + sqlite3_errmsg(db_),
+                {.file = path_});
+  }
+}
+
+int MeasurementCache::size() const {
+  Statement stmt(db_, "SELECT COUNT(*) FROM measurements");
+  if (sqlite3_step(stmt.get()) != SQLITE_ROW) return 0;
+  return sqlite3_column_int(stmt.get(), 0);
+}
+
+std::string cache_key(const std::string& partition_hash, const std::string& backend_name,
+                      const std::string& backend_version, const std::string& machine) {
+  return partition_hash + "|" + backend_name + "|" + backend_version + "|" + machine;
+}
+
+std::string default_cache_path() {
+  std::filesystem::path base;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+    base = xdg;
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    base = std::filesystem::path(home) / ".cache";
+  } else {
+    base = std::filesystem::temp_directory_path();
+  }
+  return (base / "collage" / "measurements.sqlite").string();
+}
+
+}  // namespace collage

@@ -1,0 +1,64 @@
+// MeasurementCache: measured partition costs that survive the process.
+//
+// Measuring is the slow part of tuning (seconds per candidate), and the same
+// partition recurs: in the next run on the same model, in other models with
+// the same blocks (every ResNet has the same bottleneck convolutions), and
+// after an interrupted run. The cache is an SQLite database in WAL mode; each
+// measurement is committed as soon as it is stored, so a run killed at any
+// point keeps every measurement it finished. The key is built by the caller
+// from the partition's structural hash, the backend's name and version, and
+// the machine fingerprint (see cache_key()).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+struct sqlite3;
+
+namespace collage {
+
+struct CachedMeasurement {
+  // False for a candidate that failed (compile error, wrong results, crash,
+  // time-out); `reason` says why. Failures are cached too: retrying a
+  // crashing backend on every run would waste the time budget.
+  bool valid = false;
+  double median_seconds = 0;
+  double p90_seconds = 0;
+  int count = 0;
+  std::string reason;
+};
+
+class MeasurementCache {
+ public:
+  // Opens (creating the file and its parent directories) a cache on disk.
+  // Throws Error when the file cannot be opened or is not a cache.
+  static std::unique_ptr<MeasurementCache> open(const std::string& path);
+  // A cache that lives in memory only (tests, --no-cache).
+  static std::unique_ptr<MeasurementCache> in_memory();
+
+  ~MeasurementCache();
+  MeasurementCache(const MeasurementCache&) = delete;
+  MeasurementCache& operator=(const MeasurementCache&) = delete;
+
+  std::optional<CachedMeasurement> find(const std::string& key) const;
+  // Inserts or replaces, committed before it returns.
+  void store(const std::string& key, const CachedMeasurement& measurement);
+  int size() const;
+  const std::string& path() const { return path_; }
+
+ private:
+  MeasurementCache(sqlite3* db, std::string path);
+
+  sqlite3* db_;
+  std::string path_;
+};
+
+// The key of a partition measured with a backend on a machine.
+std::string cache_key(const std::string& partition_hash, const std::string& backend_name,
+                      const std::string& backend_version, const std::string& machine);
+
+// $XDG_CACHE_HOME/collage/measurements.sqlite, or ~/.cache/collage/... .
+std::string default_cache_path();
+
+}  // namespace collage

@@ -1,0 +1,75 @@
+// Plan: how to run a model, partition by partition, and why.
+//
+// Every strategy (native, single:<backend>, greedy, collage) produces a Plan,
+// so they are compared, saved, replayed and drawn the same way. A partition
+// names its nodes by their names in the canonical graph (the importer's
+// output is deterministic, so the names are stable for the same model and
+// input shapes) and the backend that runs them. Provenance (model hash,
+// machine, backend versions, threads) tells whether a saved plan still
+// applies; the search statistics and each partition's runner-up
+// alternatives tell why the plan is what it is.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collage/ir/tensor_type.h"
+
+namespace collage {
+
+// Another way the search could have covered (part of) a partition's nodes.
+struct PlanAlternative {
+  std::string backend;
+  std::string rule;
+  int node_count = 0;
+  // Infinity-free: invalid alternatives carry `reason` instead of a cost.
+  std::optional<double> estimated_ms;
+  std::string reason;
+};
+
+struct PlanPartition {
+  std::string backend;
+  // The partition rule (or pattern) that produced the candidate.
+  std::string rule;
+  std::vector<std::string> nodes;
+  std::vector<std::string> ops;
+  // Boundary values: read from / written for other partitions or the caller.
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::optional<double> estimated_ms;
+  std::optional<double> measured_ms;
+  std::vector<PlanAlternative> alternatives;
+};
+
+struct SearchStats {
+  int candidates = 0;
+  int measured = 0;
+  int cache_hits = 0;
+  int invalid = 0;
+  int states_expanded = 0;
+  double seconds = 0;
+};
+
+struct Plan {
+  std::string strategy;
+  std::string model_path;
+  std::string model_hash;
+  std::map<std::string, Shape> input_shapes;
+  std::string machine;
+  int threads = 1;
+  // Backend name -> version string, for every backend the plan uses.
+  std::map<std::string, std::string> backend_versions;
+  std::vector<PlanPartition> partitions;
+  // Sum of the partitions' estimates, when all have one.
+  std::optional<double> estimated_ms;
+  // End-to-end time of the whole plan, when it was measured.
+  std::optional<double> measured_ms;
+  SearchStats search;
+
+  // Partitions per backend, sorted by backend name.
+  std::map<std::string, int> partitions_per_backend() const;
+};
+
+}  // namespace collage

@@ -1,0 +1,190 @@
+#include "collage/plan/plan_json.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+#include "collage/ir/error.h"
+
+namespace collage {
+namespace {
+
+using nlohmann::json;
+
+json optional_number(const std::optional<double>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+// Reads typed fields of one JSON object, turning every mismatch into an Error
+// that names the file and the field.
+class Reader {
+ public:
+  Reader(const json& object, std::string source, std::string path)
+      : object_(object), source_(std::move(source)), path_(std::move(path)) {
+    if (!object_.is_object()) fail("", "expected an object");
+  }
+
+  template <typename T>
+  T get(const std::string& key) const {
+    auto it = object_.find(key);
+    if (it == object_.end()) fail(key, "missing");
+    try {
+      return it->get<T>();
+    } catch (const json::exception&) {
+      fail(key, "has the wrong type");
+    }
+  }
+  template <typename T>
+  T get_or(const std::string& key, T fallback) const {
+    if (!object_.contains(key) || object_.at(key).is_null()) return fallback;
+    return get<T>(key);
+  }
+  std::optional<double> number(const std::string& key) const {
+    if (!object_.contains(key) || object_.at(key).is_null()) return std::nullopt;
+    return get<double>(key);
+  }
+  const json& array(const std::string& key) const {
+    auto it = object_.find(key);
+    if (it == object_.end() || !it->is_array()) fail(key, "missing or not an array");
+    return *it;
+  }
+  const json& object(const std::string& key) const {
+    auto it = object_.find(key);
+    if (it == object_.end() || !it->is_object()) fail(key, "missing or not an object");
+    return *it;
+  }
+  Reader child(const json& value, const std::string& name) const {
+    return Reader(value, source_, path_ + name);
+  }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    std::string field = path_.empty() ? key : (key.empty() ? path_ : path_ + "." + key);
+    throw Error(what, {.file = source_, .field = field});
+  }
+
+ private:
+  const json& object_;
+  std::string source_;
+  std::string path_;
+};
+
+}  // namespace
+
+json plan_to_json(const Plan& plan) {
+  json partitions = json::array();
+  for (const PlanPartition& p : plan.partitions) {
+    json alternatives = json::array();
+    for (const PlanAlternative& a : p.alternatives) {
+      json entry = {{"backend", a.backend},
+                    {"rule", a.rule},
+                    {"node_count", a.node_count},
+                    {"estimated_ms", optional_number(a.estimated_ms)}};
+      if (!a.reason.empty()) entry["reason"] = a.reason;
+      alternatives.push_back(entry);
+    }
+    partitions.push_back({{"backend", p.backend},
+                          {"rule", p.rule},
+                          {"nodes", p.nodes},
+                          {"ops", p.ops},
+                          {"inputs", p.inputs},
+                          {"outputs", p.outputs},
+                          {"estimated_ms", optional_number(p.estimated_ms)},
+                          {"measured_ms", optional_number(p.measured_ms)},
+                          {"alternatives", alternatives}});
+  }
+  json shapes = json::object();
+  for (const auto& [name, shape] : plan.input_shapes) shapes[name] = shape;
+  return {{"format", "collage-plan"},
+          {"version", kPlanFormatVersion},
+          {"strategy", plan.strategy},
+          {"model", {{"path", plan.model_path}, {"hash", plan.model_hash}, {"input_shapes", shapes}}},
+          {"machine", plan.machine},
+          {"threads", plan.threads},
+          {"backends", plan.backend_versions},
+          {"estimated_ms", optional_number(plan.estimated_ms)},
+          {"measured_ms", optional_number(plan.measured_ms)},
+          {"search",
+           {{"candidates", plan.search.candidates},
+            {"measured", plan.search.measured},
+            {"cache_hits", plan.search.cache_hits},
+            {"invalid", plan.search.invalid},
+            {"states_expanded", plan.search.states_expanded},
+            {"seconds", plan.search.seconds}}},
+          {"partitions", partitions}};
+}
+
+Plan plan_from_json(const json& document, const std::string& source) {
+  Reader top(document, source, "");
+  if (top.get<std::string>("format") != "collage-plan") top.fail("format", "is not 'collage-plan'");
+  if (int version = top.get<int>("version"); version != kPlanFormatVersion) {
+    top.fail("version", fmt::format("is {}, this build reads version {}", version,
+                                    kPlanFormatVersion));
+  }
+  Plan plan;
+  plan.strategy = top.get<std::string>("strategy");
+  Reader model = top.child(top.object("model"), "model");
+  plan.model_path = model.get_or<std::string>("path", "");
+  plan.model_hash = model.get_or<std::string>("hash", "");
+  plan.input_shapes = model.get_or<std::map<std::string, Shape>>("input_shapes", {});
+  plan.machine = top.get_or<std::string>("machine", "");
+  plan.threads = top.get_or<int>("threads", 1);
+  plan.backend_versions = top.get_or<std::map<std::string, std::string>>("backends", {});
+  plan.estimated_ms = top.number("estimated_ms");
+  plan.measured_ms = top.number("measured_ms");
+  if (document.contains("search")) {
+    Reader search = top.child(top.object("search"), "search");
+    plan.search.candidates = search.get_or<int>("candidates", 0);
+    plan.search.measured = search.get_or<int>("measured", 0);
+    plan.search.cache_hits = search.get_or<int>("cache_hits", 0);
+    plan.search.invalid = search.get_or<int>("invalid", 0);
+    plan.search.states_expanded = search.get_or<int>("states_expanded", 0);
+    plan.search.seconds = search.get_or<double>("seconds", 0);
+  }
+  const json& partitions = top.array("partitions");
+  for (std::size_t i = 0; i < partitions.size(); ++i) {
+    Reader p = top.child(partitions[i], fmt::format("partitions[{}]", i));
+    PlanPartition partition;
+    partition.backend = p.get<std::string>("backend");
+    partition.rule = p.get_or<std::string>("rule", "");
+    partition.nodes = p.get<std::vector<std::string>>("nodes");
+    if (partition.nodes.empty()) p.fail("nodes", "is empty");
+    partition.ops = p.get_or<std::vector<std::string>>("ops", {});
+    partition.inputs = p.get_or<std::vector<std::string>>("inputs", {});
+    partition.outputs = p.get_or<std::vector<std::string>>("outputs", {});
+    partition.estimated_ms = p.number("estimated_ms");
+    partition.measured_ms = p.number("measured_ms");
+    if (partitions[i].contains("alternatives")) {
+      const json& alternatives = p.array("alternatives");
+      for (std::size_t j = 0; j < alternatives.size(); ++j) {
+        Reader a = p.child(alternatives[j], fmt::format(".alternatives[{}]", j));
+        partition.alternatives.push_back(PlanAlternative{
+            a.get<std::string>("backend"), a.get_or<std::string>("rule", ""),
+            a.get_or<int>("node_count", 0), a.number("estimated_ms"),
+            a.get_or<std::string>("reason", "")});
+      }
+    }
+    plan.partitions.push_back(std::move(partition));
+  }
+  return plan;
+}
+
+void save_plan(const Plan& plan, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw Error("cannot write the plan", {.file = path});
+  out << plan_to_json(plan).dump(2) << "\n";
+  if (!out) throw Error("cannot write the plan", {.file = path});
+}
+
+Plan load_plan(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("cannot open the plan", {.file = path});
+  json document;
+  try {
+    document = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw Error(std::string("not valid JSON: ") + e.what(), {.file = path});
+  }
+  return plan_from_json(document, path);
+}
+
+}  // namespace collage

@@ -1,0 +1,107 @@
+#include "collage/plan/plan_json.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "collage/ir/error.h"
+
+namespace collage {
+namespace {
+
+Plan sample_plan() {
+  Plan plan;
+  plan.strategy = "collage";
+  plan.model_path = "resnet18.onnx";
+  plan.model_hash = "abc123";
+  plan.input_shapes = {{"input", {1, 3, 224, 224}}};
+  plan.machine = "AMD EPYC|avx2,fma|t2";
+  plan.threads = 2;
+  plan.backend_versions = {{"native", "collage-native 0.1"}, {"onednn", "oneDNN 2.6.3"}};
+  PlanPartition conv;
+  conv.backend = "onednn";
+  conv.rule = "conv_bias_relu";
+  conv.nodes = {"Conv_0", "Relu_1"};
+  conv.ops = {"Conv", "Relu"};
+  conv.inputs = {"input"};
+  conv.outputs = {"relu_out"};
+  conv.estimated_ms = 1.25;
+  conv.alternatives.push_back({"native", "op", 1, 2.5, ""});
+  conv.alternatives.push_back({"xnnpack", "graph", 2, std::nullopt, "compile failed"});
+  PlanPartition pool;
+  pool.backend = "native";
+  pool.nodes = {"GlobalAveragePool_2"};
+  pool.ops = {"GlobalAveragePool"};
+  pool.estimated_ms = 0.1;
+  plan.partitions = {conv, pool};
+  plan.estimated_ms = 1.35;
+  plan.search = {40, 30, 10, 2, 77, 12.5};
+  return plan;
+}
+
+TEST(PlanJsonTest, APlanSurvivesTheRoundTrip) {
+  Plan original = sample_plan();
+  Plan copy = plan_from_json(plan_to_json(original));
+  EXPECT_EQ(copy.strategy, "collage");
+  EXPECT_EQ(copy.model_hash, "abc123");
+  EXPECT_EQ(copy.input_shapes.at("input"), (Shape{1, 3, 224, 224}));
+  EXPECT_EQ(copy.threads, 2);
+  EXPECT_EQ(copy.backend_versions.at("onednn"), "oneDNN 2.6.3");
+  ASSERT_EQ(copy.partitions.size(), 2u);
+  EXPECT_EQ(copy.partitions[0].nodes, (std::vector<std::string>{"Conv_0", "Relu_1"}));
+  EXPECT_EQ(copy.partitions[0].rule, "conv_bias_relu");
+  EXPECT_DOUBLE_EQ(*copy.partitions[0].estimated_ms, 1.25);
+  EXPECT_FALSE(copy.partitions[0].measured_ms.has_value());
+  ASSERT_EQ(copy.partitions[0].alternatives.size(), 2u);
+  EXPECT_FALSE(copy.partitions[0].alternatives[1].estimated_ms.has_value());
+  EXPECT_EQ(copy.partitions[0].alternatives[1].reason, "compile failed");
+  EXPECT_EQ(copy.search.cache_hits, 10);
+  EXPECT_DOUBLE_EQ(copy.search.seconds, 12.5);
+}
+
+TEST(PlanJsonTest, TheJsonHasTheDocumentedTopLevelFields) {
+  nlohmann::json json = plan_to_json(sample_plan());
+  for (const char* key : {"format", "version", "strategy", "model", "machine", "threads",
+                          "backends", "partitions", "search", "estimated_ms"}) {
+    EXPECT_TRUE(json.contains(key)) << key;
+  }
+  EXPECT_EQ(json["partitions"][0]["backend"], "onednn");
+  EXPECT_EQ(json["search"]["measured"], 30);
+}
+
+TEST(PlanJsonTest, AMissingFieldIsAnErrorNamingIt) {
+  nlohmann::json json = plan_to_json(sample_plan());
+  json["partitions"][1].erase("backend");
+  try {
+    plan_from_json(json, "p.json");
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where().file, "p.json");
+    EXPECT_EQ(e.where().field, "partitions[1].backend");
+  }
+}
+
+TEST(PlanJsonTest, AnotherFormatVersionIsRejected) {
+  nlohmann::json json = plan_to_json(sample_plan());
+  json["version"] = 99;
+  EXPECT_THROW(plan_from_json(json), Error);
+}
+
+TEST(PlanJsonTest, LoadingAFileThatIsNotJsonIsAnError) {
+  auto path = std::filesystem::temp_directory_path() / "collage_plan_garbage.json";
+  std::ofstream(path) << "{ not json";
+  EXPECT_THROW(load_plan(path.string()), Error);
+  EXPECT_THROW(load_plan("/nonexistent/plan.json"), Error);
+}
+
+TEST(PlanJsonTest, SaveThenLoadGivesThePlanBack) {
+  auto path = std::filesystem::temp_directory_path() / "collage_plan_roundtrip.json";
+  save_plan(sample_plan(), path.string());
+  Plan loaded = load_plan(path.string());
+  EXPECT_EQ(loaded.partitions.size(), 2u);
+  EXPECT_EQ(loaded.partitions_per_backend().at("native"), 1);
+}
+
+}  // namespace
+}  // namespace collage

@@ -1,0 +1,59 @@
+#include "collage/runtime/timing.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+namespace collage {
+namespace {
+
+TEST(TimingTest, PercentileInterpolatesBetweenSortedSamples) {
+  EXPECT_DOUBLE_EQ(percentile({4, 1, 3, 2}, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(percentile({4, 1, 3, 2}, 0.0), 1.0);
+  EXPECT_DOUBLE_EQ(percentile({4, 1, 3, 2}, 1.0), 4.0);
+}
+
+TEST(TimingTest, SummarizeReportsMedianSpreadAndCount) {
+  TimingResult r = summarize({5, 1, 3, 2, 4});
+  EXPECT_DOUBLE_EQ(r.median_seconds, 3);
+  EXPECT_DOUBLE_EQ(r.min_seconds, 1);
+  EXPECT_DOUBLE_EQ(r.max_seconds, 5);
+  EXPECT_EQ(r.samples, 5);
+  EXPECT_LE(r.p10_seconds, r.median_seconds);
+  EXPECT_GE(r.p90_seconds, r.median_seconds);
+}
+
+TEST(TimingTest, MeasuresASleepCloseToItsLength) {
+  TimingOptions options;
+  options.budget_seconds = 0.2;
+  TimingResult r = time_function(
+      [] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); }, options);
+  EXPECT_GE(r.samples, options.min_samples);
+  EXPECT_GE(r.median_seconds, 0.0019);
+  EXPECT_LT(r.median_seconds, 0.02);
+}
+
+TEST(TimingTest, ShortCallsAreBatchedAndTimedPerCall) {
+  int calls = 0;
+  TimingOptions options;
+  options.budget_seconds = 0.05;
+  TimingResult r = time_function([&] { ++calls; }, options);
+  // Batching makes many calls per sample.
+  EXPECT_GT(calls, r.samples * 10);
+  EXPECT_LT(r.median_seconds, 1e-5);
+}
+
+TEST(TimingTest, SamplingStopsAtTheBudget) {
+  TimingOptions options;
+  options.budget_seconds = 0.05;
+  options.max_samples = 100000;
+  options.stable_fraction = 0;  // never "stable": only the budget can stop it
+  auto start = std::chrono::steady_clock::now();
+  time_function([] { std::this_thread::sleep_for(std::chrono::microseconds(500)); }, options);
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(elapsed, 1.0);
+}
+
+}  // namespace
+}  // namespace collage
