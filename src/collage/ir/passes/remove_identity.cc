@@ -1,0 +1,76 @@
+#include "collage/ir/passes/remove_identity.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace collage {
+namespace {
+
+bool is_graph_input(const Graph& graph, ValueId id) {
+  const auto& inputs = graph.inputs();
+  return std::find(inputs.begin(), inputs.end(), id) != inputs.end();
+}
+
+// Dropout is the identity unless opset 12's training_mode input says otherwise.
+bool dropout_is_inference(const Graph& graph, const Node& node) {
+  ValueId mode = node.input(2);
+  if (mode == kNoValue) return true;
+  const Value& value = graph.value(mode);
+  if (!value.is_constant()) return false;
+  const Tensor& tensor = *value.constant;
+  return tensor.numel() == 1 && tensor.int_at(0) == 0;
+}
+
+bool is_used(const Graph& graph, const std::vector<std::vector<NodeId>>& users, ValueId id) {
+  return !users[static_cast<std::size_t>(id)].empty() || graph.is_output(id);
+}
+
+// Makes every reader of `out` read `in`. A graph output moves to `in`, which
+// takes the output's name; that needs `in` to be an ordinary node output that
+// is not visible already. Returns whether the bypass was possible.
+bool bypass(Graph& graph, ValueId in, ValueId out) {
+  if (graph.is_output(out)) {
+    if (is_graph_input(graph, in) || graph.value(in).is_constant() || graph.is_output(in)) {
+      return false;
+    }
+    // Swapping keeps names unique; the name index is rebuilt by prune().
+    std::swap(graph.value(in).name, graph.value(out).name);
+  }
+  graph.replace_uses(out, in);
+  return true;
+}
+
+}  // namespace
+
+int remove_identity_ops(Graph& graph) {
+  const auto users = graph.consumers();
+  std::vector<NodeId> removed;
+  for (std::size_t n = 0; n < graph.num_nodes(); ++n) {
+    const Node& node = graph.node(static_cast<NodeId>(n));
+    if (!node.domain.empty() || node.inputs.empty() || node.input(0) == kNoValue ||
+        node.outputs.empty()) {
+      continue;
+    }
+    if (node.op_type == "Identity") {
+      // Copy the ids: bypass() rewrites node inputs, this node's included.
+      ValueId in = node.inputs[0];
+      ValueId out = node.outputs[0];
+      if (bypass(graph, in, out)) removed.push_back(static_cast<NodeId>(n));
+      continue;
+    }
+    if (node.op_type == "Dropout") {
+      if (!dropout_is_inference(graph, node)) continue;
+      if (node.outputs.size() > 1 && is_used(graph, users, node.outputs[1])) continue;
+      ValueId in = node.inputs[0];
+      ValueId out = node.outputs[0];
+      if (bypass(graph, in, out)) removed.push_back(static_cast<NodeId>(n));
+    }
+  }
+  if (removed.empty()) return 0;
+  graph.erase_nodes(removed);
+  graph.prune();
+  return static_cast<int>(removed.size());
+}
+
+}  // namespace collage

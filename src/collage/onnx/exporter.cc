@@ -1,0 +1,119 @@
+#include "collage/onnx/exporter.h"
+
+#include <algorithm>
+#include <type_traits>
+#include <variant>
+
+#include "collage/ir/passes/partial_type.h"
+#include "collage/onnx/proto_file.h"
+#include "collage/onnx/tensor_proto.h"
+
+namespace collage {
+namespace {
+
+void value_info(const Graph& graph, ValueId id, onnx::ValueInfoProto& info) {
+  info.set_name(graph.value(id).name);
+  type_to_proto(graph.type(id), *info.mutable_type());
+}
+
+void attribute_to_proto(const std::string& name, const AttributeValue& value,
+                        onnx::AttributeProto& proto) {
+  proto.set_name(name);
+  std::visit(
+      [&proto, &name](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::int64_t>) {
+          proto.set_type(onnx::AttributeProto::INT);
+          proto.set_i(v);
+        } else if constexpr (std::is_same_v<T, float>) {
+          proto.set_type(onnx::AttributeProto::FLOAT);
+          proto.set_f(v);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          proto.set_type(onnx::AttributeProto::STRING);
+          proto.set_s(v);
+        } else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>) {
+          proto.set_type(onnx::AttributeProto::INTS);
+          for (std::int64_t x : v) proto.add_ints(x);
+        } else if constexpr (std::is_same_v<T, std::vector<float>>) {
+          proto.set_type(onnx::AttributeProto::FLOATS);
+          for (float x : v) proto.add_floats(x);
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          proto.set_type(onnx::AttributeProto::STRINGS);
+          for (const std::string& x : v) proto.add_strings(x);
+        } else {
+          proto.set_type(onnx::AttributeProto::TENSOR);
+          *proto.mutable_t() = tensor_to_proto(v, name);
+        }
+      },
+      value);
+}
+
+}  // namespace
+
+void type_to_proto(const TensorType& tensor_type, onnx::TypeProto& type) {
+  auto* tensor = type.mutable_tensor_type();
+  tensor->set_elem_type(dtype_to_onnx(tensor_type.dtype));
+  if (!has_known_rank(tensor_type)) return;
+  auto* shape = tensor->mutable_shape();
+  for (std::int64_t dim : tensor_type.shape) {
+    auto* d = shape->add_dim();
+    if (dim >= 0) d->set_dim_value(dim);
+  }
+}
+
+onnx::ModelProto export_onnx(const Graph& graph, const ExportOptions& options) {
+  onnx::ModelProto model;
+  model.set_ir_version(onnx::IR_VERSION);
+  model.set_producer_name("collage");
+  auto* opset = model.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(graph.opset);
+  for (const auto& [domain, version] : graph.other_opsets) {
+    auto* other = model.add_opset_import();
+    other->set_domain(domain);
+    other->set_version(version);
+  }
+
+  onnx::GraphProto& proto = *model.mutable_graph();
+  proto.set_name(graph.name.empty() ? "graph" : graph.name);
+  for (ValueId input : graph.inputs()) value_info(graph, input, *proto.add_input());
+  for (std::size_t v = 0; v < graph.num_values(); ++v) {
+    const auto id = static_cast<ValueId>(v);
+    const Value& value = graph.value(id);
+    if (!value.is_constant()) continue;
+    if (value.constant->numel() > options.max_initializer_elements) {
+      value_info(graph, id, *proto.add_input());
+      continue;
+    }
+    *proto.add_initializer() = tensor_to_proto(*value.constant, value.name);
+  }
+
+  for (const Node& node : graph.nodes()) {
+    auto* out = proto.add_node();
+    out->set_name(node.name);
+    out->set_op_type(node.op_type);
+    if (!node.domain.empty()) out->set_domain(node.domain);
+    for (ValueId input : node.inputs) {
+      out->add_input(input == kNoValue ? std::string() : graph.value(input).name);
+    }
+    for (ValueId output : node.outputs) out->add_output(graph.value(output).name);
+    for (const auto& [name, value] : node.attributes.all()) {
+      attribute_to_proto(name, value, *out->add_attribute());
+    }
+  }
+
+  for (ValueId output : graph.outputs()) value_info(graph, output, *proto.add_output());
+  if (!options.value_info) return model;
+  for (const Node& node : graph.nodes()) {
+    for (ValueId output : node.outputs) {
+      if (!graph.is_output(output)) value_info(graph, output, *proto.add_value_info());
+    }
+  }
+  return model;
+}
+
+void save_onnx(const Graph& graph, const std::string& path) {
+  write_proto_file(path, export_onnx(graph));
+}
+
+}  // namespace collage

@@ -1,0 +1,434 @@
+#include "collage/onnx/importer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <vector>
+
+#include "collage/ir/error.h"
+#include "collage/ir/passes/canonicalize.h"
+#include "collage/ir/passes/partial_type.h"
+#include "collage/onnx/proto_file.h"
+#include "collage/onnx/tensor_proto.h"
+#include "collage/onnx/type_inference.h"
+
+namespace collage {
+namespace {
+
+std::string input_shape_hint(const std::string& input) {
+  return "--input-shape " + input + "=D0,D1,...";
+}
+
+std::string normalized_domain(const std::string& domain) {
+  return domain == "ai.onnx" ? std::string() : domain;
+}
+
+std::string qualified_op(const Node& node) {
+  return node.domain.empty() ? node.op_type : node.domain + "." + node.op_type;
+}
+
+// A partial type from a model's declaration, or nullopt when it is not a
+// tensor of a supported element type.
+std::optional<TensorType> declared_type(const onnx::TypeProto& type) {
+  if (!type.has_tensor_type()) return std::nullopt;
+  std::optional<DType> dtype = dtype_from_onnx(type.tensor_type().elem_type());
+  if (!dtype) return std::nullopt;
+  if (!type.tensor_type().has_shape()) return unknown_type(*dtype);
+  Shape shape;
+  for (const auto& dim : type.tensor_type().shape().dim()) {
+    shape.push_back(dim.has_dim_value() && dim.dim_value() >= 0 ? dim.dim_value() : kUnknownDim);
+  }
+  return TensorType{*dtype, std::move(shape)};
+}
+
+// The attribute's kind; old exporters leave `type` unset and fill one field.
+onnx::AttributeProto::AttributeType attribute_kind(const onnx::AttributeProto& a) {
+  if (a.type() != onnx::AttributeProto::UNDEFINED) return a.type();
+  if (a.has_f()) return onnx::AttributeProto::FLOAT;
+  if (a.has_i()) return onnx::AttributeProto::INT;
+  if (a.has_s()) return onnx::AttributeProto::STRING;
+  if (a.has_t()) return onnx::AttributeProto::TENSOR;
+  if (a.has_g()) return onnx::AttributeProto::GRAPH;
+  if (a.floats_size() > 0) return onnx::AttributeProto::FLOATS;
+  if (a.strings_size() > 0) return onnx::AttributeProto::STRINGS;
+  if (a.graphs_size() > 0) return onnx::AttributeProto::GRAPHS;
+  return onnx::AttributeProto::INTS;
+}
+
+class Importer {
+ public:
+  Importer(std::shared_ptr<const onnx::ModelProto> model, const ImportOptions& options,
+           std::string model_dir)
+      : model_(std::move(model)),
+        proto_(model_->graph()),
+        options_(options),
+        model_dir_(std::move(model_dir)) {}
+
+  Graph run() {
+    check_model();
+    read_opsets();
+    check_input_shape_names();
+    read_initializers();
+    read_inputs();
+    read_nodes();
+    read_outputs();
+    read_declared_types();
+    graph_.sort_topologically();
+    graph_.prune();
+    infer_types(graph_);
+    if (options_.canonicalize) {
+      CanonicalizeOptions canonical;
+      canonical.evaluator = options_.evaluator;
+      canonical.infer_types = infer_types;
+      canonicalize(graph_, canonical);
+    }
+    check_supported();
+    apply_declared_types();
+    check_static_types();
+    return std::move(graph_);
+  }
+
+ private:
+  void check_model() const {
+    if (model_->ir_version() <= 0) throw Error("not an ONNX model: it has no IR version");
+    if (!model_->has_graph()) throw Error("not an ONNX model: it has no graph");
+  }
+
+  void read_opsets() {
+    bool has_default = false;
+    for (const auto& opset : model_->opset_import()) {
+      std::string domain = normalized_domain(opset.domain());
+      if (!domain.empty()) {
+        graph_.other_opsets[domain] = opset.version();
+        continue;
+      }
+      if (opset.version() < kMinOpset || opset.version() > kMaxOpset) {
+        throw Error(fmt::format("opset {} of the default ONNX domain is not supported "
+                                "(supported: {} to {})",
+                                opset.version(), kMinOpset, kMaxOpset),
+                    {.field = "opset_import"});
+      }
+      graph_.opset = opset.version();
+      has_default = true;
+    }
+    if (!has_default) {
+      throw Error("the model imports no opset of the default ONNX domain",
+                  {.field = "opset_import"});
+    }
+  }
+
+  ValueId checked_new_value(const std::string& name, const std::string& what) {
+    if (name.empty()) throw Error(what + " without a name");
+    if (graph_.find_value(name)) throw Error("value '" + name + "' is defined more than once");
+    return graph_.add_value(name, unknown_type());
+  }
+
+  void read_initializers() {
+    for (const auto& initializer : proto_.initializer()) {
+      if (initializer.name().empty()) throw Error("initializer without a name");
+      if (graph_.find_value(initializer.name())) {
+        throw Error("initializer '" + initializer.name() + "' is defined more than once");
+      }
+      graph_.add_constant(initializer.name(), tensor_from_proto(initializer, model_dir_, model_));
+    }
+    if (proto_.sparse_initializer_size() > 0) {
+      throw Error("sparse initializers are not supported",
+                  {.field = "initializer '" + proto_.sparse_initializer(0).values().name() + "'"});
+    }
+  }
+
+  // Names in --input-shape must be inputs; checked first, since a misspelt
+  // name would otherwise surface as the dynamic dimension it failed to fix.
+  void check_input_shape_names() const {
+    std::set<std::string> initializers;
+    for (const auto& initializer : proto_.initializer()) initializers.insert(initializer.name());
+    std::vector<std::string> names;
+    for (const auto& input : proto_.input()) {
+      if (initializers.count(input.name()) == 0) names.push_back(input.name());
+    }
+    for (const auto& [name, shape] : options_.input_shapes) {
+      if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+      throw Error(fmt::format("'{}' is not an input of the model (inputs: {})", name,
+                              fmt::join(names, ", ")),
+                  {.field = "--input-shape"});
+    }
+  }
+
+  void read_inputs() {
+    for (const auto& input : proto_.input()) {
+      std::optional<ValueId> existing = graph_.find_value(input.name());
+      // Since IR version 4 an initializer may also be listed as an input, to
+      // allow overriding it; we treat it as the constant it is.
+      if (existing && graph_.value(*existing).is_constant()) continue;
+      if (existing) throw Error("input '" + input.name() + "' is listed more than once");
+      graph_.add_input(input.name(), input_type(input));
+    }
+  }
+
+  TensorType input_type(const onnx::ValueInfoProto& input) const {
+    const std::string field = "input '" + input.name() + "'";
+    if (input.name().empty()) throw Error("graph input without a name");
+    if (!input.type().has_tensor_type())
+      throw Error("only tensor inputs are supported", {.field = field});
+    const auto& tensor = input.type().tensor_type();
+    std::optional<DType> dtype = dtype_from_onnx(tensor.elem_type());
+    if (!dtype) {
+      throw Error("element type " + onnx_dtype_name(tensor.elem_type()) + " is not supported",
+                  {.field = field});
+    }
+    auto given = options_.input_shapes.find(input.name());
+    if (given != options_.input_shapes.end()) {
+      const Shape& shape = given->second;
+      if (tensor.has_shape() && tensor.shape().dim_size() != static_cast<int>(shape.size())) {
+        throw Error(fmt::format("--input-shape gives rank {} ({}), the model declares rank {}",
+                                shape.size(), shape_to_string(shape), tensor.shape().dim_size()),
+                    {.field = field});
+      }
+      for (std::int64_t dim : shape) {
+        if (dim < 0) {
+          throw Error("--input-shape has a negative dimension " + shape_to_string(shape),
+                      {.field = field});
+        }
+      }
+      return TensorType{*dtype, shape};
+    }
+    if (!tensor.has_shape()) {
+      throw Error("the model gives no shape; fix it with " + input_shape_hint(input.name()),
+                  {.field = field});
+    }
+    Shape shape;
+    for (int i = 0; i < tensor.shape().dim_size(); ++i) {
+      const auto& dim = tensor.shape().dim(i);
+      if (dim.has_dim_value() && dim.dim_value() >= 0) {
+        shape.push_back(dim.dim_value());
+        continue;
+      }
+      std::string label = dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : "";
+      throw Error(fmt::format("dimension {}{} is dynamic; fix it with {}", i, label,
+                              input_shape_hint(input.name())),
+                  {.field = field});
+    }
+    return TensorType{*dtype, std::move(shape)};
+  }
+
+  std::string unique_node_name(const onnx::NodeProto& node, int index) {
+    std::string name = node.name();
+    if (name.empty() || used_node_names_.count(name) != 0) {
+      name = fmt::format("{}_{}", node.name().empty() ? node.op_type() : node.name(), index);
+      while (used_node_names_.count(name) != 0) name += "_";
+    }
+    used_node_names_.insert(name);
+    return name;
+  }
+
+  // Outputs of a node, created before any node is added so that nodes may
+  // come in any order. Trailing omitted outputs are dropped; omitted outputs
+  // in the middle get a private name.
+  std::vector<ValueId> declare_outputs(const onnx::NodeProto& node, const std::string& name) {
+    int count = node.output_size();
+    while (count > 0 && node.output(count - 1).empty()) --count;
+    std::vector<ValueId> outputs;
+    for (int i = 0; i < count; ++i) {
+      std::string value = node.output(i);
+      if (value.empty()) {
+        value = fmt::format("{}:unused{}", name, i);
+        while (graph_.find_value(value)) value += "_";
+      }
+      try {
+        outputs.push_back(checked_new_value(value, "node output"));
+      } catch (const Error& error) {
+        throw Error(error.message(), {.node = name});
+      }
+    }
+    return outputs;
+  }
+
+  std::optional<AttributeValue> read_attribute(const onnx::AttributeProto& a,
+                                               const std::string& node_name) {
+    const std::string field = "attribute '" + a.name() + "'";
+    switch (attribute_kind(a)) {
+      case onnx::AttributeProto::FLOAT:
+        return a.f();
+      case onnx::AttributeProto::INT:
+        return a.i();
+      case onnx::AttributeProto::STRING:
+        return a.s();
+      case onnx::AttributeProto::FLOATS:
+        return std::vector<float>(a.floats().begin(), a.floats().end());
+      case onnx::AttributeProto::INTS:
+        return std::vector<std::int64_t>(a.ints().begin(), a.ints().end());
+      case onnx::AttributeProto::STRINGS:
+        return std::vector<std::string>(a.strings().begin(), a.strings().end());
+      case onnx::AttributeProto::TENSOR:
+        try {
+          return tensor_from_proto(a.t(), model_dir_, model_);
+        } catch (const Error& error) {
+          throw Error(error.message(), {.node = node_name, .field = field});
+        }
+      case onnx::AttributeProto::GRAPH:
+      case onnx::AttributeProto::GRAPHS:
+        // Control flow (If, Loop, Scan): reported as unsupported after canonicalization.
+        subgraph_nodes_.insert(node_name);
+        return std::nullopt;
+      default:
+        throw Error(fmt::format("attribute kind {} is not supported",
+                                onnx::AttributeProto::AttributeType_Name(attribute_kind(a))),
+                    {.node = node_name, .field = field});
+    }
+  }
+
+  void read_nodes() {
+    std::vector<std::string> names;
+    std::vector<std::vector<ValueId>> outputs;
+    for (int i = 0; i < proto_.node_size(); ++i) {
+      names.push_back(unique_node_name(proto_.node(i), i));
+      outputs.push_back(declare_outputs(proto_.node(i), names.back()));
+    }
+    for (int i = 0; i < proto_.node_size(); ++i) {
+      const onnx::NodeProto& node = proto_.node(i);
+      const std::string& name = names[static_cast<std::size_t>(i)];
+      std::vector<ValueId> inputs;
+      for (int k = 0; k < node.input_size(); ++k) {
+        if (node.input(k).empty()) {
+          inputs.push_back(kNoValue);
+          continue;
+        }
+        std::optional<ValueId> id = graph_.find_value(node.input(k));
+        if (!id) {
+          throw Error("reads '" + node.input(k) + "', which nothing defines",
+                      {.node = name, .field = fmt::format("input {}", k)});
+        }
+        inputs.push_back(*id);
+      }
+      Attributes attributes;
+      for (const auto& attribute : node.attribute()) {
+        if (!attribute.ref_attr_name().empty()) continue;
+        if (auto value = read_attribute(attribute, name)) attributes.set(attribute.name(), *value);
+      }
+      NodeId id = graph_.add_node(node.op_type(), std::move(inputs),
+                                  std::move(outputs[static_cast<std::size_t>(i)]),
+                                  std::move(attributes), name);
+      graph_.node(id).domain = normalized_domain(node.domain());
+    }
+  }
+
+  void read_outputs() {
+    if (proto_.output_size() == 0) throw Error("the graph has no outputs");
+    for (const auto& output : proto_.output()) {
+      std::optional<ValueId> id = graph_.find_value(output.name());
+      if (!id) {
+        throw Error("nothing defines it", {.field = "graph output '" + output.name() + "'"});
+      }
+      graph_.add_output(*id);
+    }
+  }
+
+  // Types the model itself declares for intermediate values and outputs:
+  // the last resort for values shape inference cannot type (custom ops).
+  void read_declared_types() {
+    for (const auto& info : proto_.value_info()) {
+      if (auto type = declared_type(info.type())) declared_[info.name()] = *type;
+    }
+    for (const auto& info : proto_.output()) {
+      if (auto type = declared_type(info.type())) declared_[info.name()] = *type;
+    }
+  }
+
+  void apply_declared_types() {
+    for (std::size_t v = 0; v < graph_.num_values(); ++v) {
+      Value& value = graph_.value(static_cast<ValueId>(v));
+      if (is_static(value.type)) continue;
+      auto declared = declared_.find(value.name);
+      if (declared != declared_.end() && is_static(declared->second)) value.type = declared->second;
+    }
+  }
+
+  void check_supported() const {
+    std::map<std::string, int> rejected;
+    for (const Node& node : graph_.nodes()) {
+      bool supported = subgraph_nodes_.count(node.name) == 0 &&
+                       (!options_.is_supported || options_.is_supported(node));
+      if (!supported) ++rejected[qualified_op(node)];
+    }
+    if (rejected.empty()) return;
+    std::vector<std::string> parts;
+    for (const auto& [op, count] : rejected) parts.push_back(fmt::format("{} ({})", op, count));
+    throw Error(fmt::format("unsupported operators: {}", fmt::join(parts, ", ")));
+  }
+
+  void check_static_types() const {
+    for (const Value& value : graph_.values()) {
+      if (is_static(value.type)) continue;
+      if (value.producer == kNoNode) {
+        throw Error("its shape is unknown", {.field = "value '" + value.name + "'"});
+      }
+      const Node& producer = graph_.node(value.producer);
+      throw Error(fmt::format("its shape is still unknown after shape inference ({}); ONNX shape "
+                              "inference cannot tell the output shape of {} for these inputs",
+                              partial_type_to_string(value.type), qualified_op(producer)),
+                  {.node = producer.name, .field = "value '" + value.name + "'"});
+    }
+  }
+
+  std::shared_ptr<const onnx::ModelProto> model_;
+  const onnx::GraphProto& proto_;
+  const ImportOptions& options_;
+  std::string model_dir_;
+  Graph graph_;
+  std::set<std::string> used_node_names_;
+  std::set<std::string> subgraph_nodes_;
+  std::map<std::string, TensorType> declared_;
+};
+
+}  // namespace
+
+Graph import_onnx_model(std::shared_ptr<const onnx::ModelProto> model, const ImportOptions& options,
+                        const std::string& model_dir) {
+  Graph graph = Importer(std::move(model), options, model_dir).run();
+  return graph;
+}
+
+Graph import_onnx(const std::string& path, const ImportOptions& options) {
+  auto model = std::make_shared<onnx::ModelProto>();
+  read_proto_file(path, *model, "ONNX model");
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  try {
+    Graph graph = import_onnx_model(std::move(model), options, dir.empty() ? "." : dir);
+    if (graph.name.empty()) graph.name = std::filesystem::path(path).stem().string();
+    return graph;
+  } catch (const Error& error) {
+    throw error.in_file(path);
+  }
+}
+
+std::pair<std::string, Shape> parse_input_shape(std::string_view text) {
+  auto malformed = [&]() {
+    return Error("'" + std::string(text) + "' is not NAME=D0,D1,...", {.field = "--input-shape"});
+  };
+  std::size_t eq = text.rfind('=');
+  if (eq == std::string_view::npos || eq == 0) throw malformed();
+  std::string name(text.substr(0, eq));
+  std::string_view dims = text.substr(eq + 1);
+  Shape shape;
+  while (!dims.empty()) {
+    std::size_t comma = dims.find(',');
+    std::string part(dims.substr(0, comma));
+    std::size_t used = 0;
+    long long dim = -1;
+    try {
+      dim = std::stoll(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (part.empty() || used != part.size() || dim < 0) throw malformed();
+    shape.push_back(dim);
+    if (comma == std::string_view::npos) break;
+    dims.remove_prefix(comma + 1);
+    if (dims.empty()) throw malformed();
+  }
+  return {std::move(name), std::move(shape)};
+}
+
+}  // namespace collage

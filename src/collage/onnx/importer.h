@@ -1,0 +1,59 @@
+// ONNX import: a model file in, a Graph with static types out.
+//
+// The importer parses the model (any size protobuf allows; weights stay in
+// the parsed message and are borrowed, not copied), checks that the opset is
+// one the project implements, fixes the input shapes (from the model or the
+// user: dynamic dimensions must be pinned, since every kernel and every
+// measurement is for concrete shapes), takes every other type from ONNX shape
+// inference, and canonicalizes the graph (ir/passes/canonicalize.h). What it
+// cannot handle it reports at once and completely: all unsupported operators
+// in one message, so a user sees the whole gap of a model in one run.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "collage/ir/evaluator.h"
+#include "collage/ir/graph.h"
+
+namespace collage {
+
+// The oldest and newest opset of the default ONNX domain the kernels implement.
+inline constexpr std::int64_t kMinOpset = 9;
+inline constexpr std::int64_t kMaxOpset = 17;
+
+struct ImportOptions {
+  // Shapes for graph inputs, overriding (and pinning the dynamic dimensions
+  // of) the model's; the rank must match the model's.
+  std::map<std::string, Shape> input_shapes;
+  // Computes folded constants during canonicalization; without one only
+  // Shape and Size fold.
+  const OpEvaluator* evaluator = nullptr;
+  // Which nodes can run at all (after canonicalization); unset accepts every
+  // node whose types are known.
+  std::function<bool(const Node&)> is_supported;
+  bool canonicalize = true;
+};
+
+// Imports the model at `path`; external data is read relative to its
+// directory. Throws Error naming the file (and the node, input or value)
+// for anything it cannot import.
+Graph import_onnx(const std::string& path, const ImportOptions& options = {});
+
+// Imports a model already in memory; `model` stays referenced by the graph's
+// constants, whose data it borrows. External data is read relative to
+// `model_dir`. Errors carry no file name.
+Graph import_onnx_model(std::shared_ptr<const onnx::ModelProto> model,
+                        const ImportOptions& options = {}, const std::string& model_dir = ".");
+
+// Parses the value of an --input-shape flag: "NAME=D0,D1,..." ("NAME=" for a
+// scalar). The name ends at the last '='. Throws Error on malformed text.
+std::pair<std::string, Shape> parse_input_shape(std::string_view text);
+
+}  // namespace collage

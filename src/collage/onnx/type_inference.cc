@@ -1,0 +1,79 @@
+#include "collage/onnx/type_inference.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <exception>
+
+#include "collage/ir/error.h"
+#include "collage/ir/passes/partial_type.h"
+#include "collage/onnx/exporter.h"
+#include "collage/onnx/tensor_proto.h"
+
+namespace collage {
+namespace {
+
+// Shape vectors and other data that shapes depend on are small; weights are
+// not, and inference only needs their types.
+constexpr std::int64_t kInferenceDataElements = 1024;
+
+TensorType refine(const TensorType& known, DType dtype, const onnx::TypeProto_Tensor& inferred) {
+  if (!inferred.has_shape()) return TensorType{dtype, known.shape};
+  Shape shape;
+  for (const auto& dim : inferred.shape().dim()) {
+    shape.push_back(dim.has_dim_value() && dim.dim_value() >= 0 ? dim.dim_value() : kUnknownDim);
+  }
+  if (has_known_rank(known) && known.shape.size() == shape.size()) {
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+      if (shape[i] < 0) shape[i] = known.shape[i];
+    }
+  }
+  return TensorType{dtype, std::move(shape)};
+}
+
+void apply(Graph& graph, const onnx::ValueInfoProto& info) {
+  std::optional<ValueId> id = graph.find_value(info.name());
+  if (!id) return;
+  Value& value = graph.value(*id);
+  const auto& inputs = graph.inputs();
+  if (value.is_constant() || std::find(inputs.begin(), inputs.end(), *id) != inputs.end()) return;
+  if (!info.type().has_tensor_type()) return;
+  const auto& tensor = info.type().tensor_type();
+  if (tensor.elem_type() == onnx::TensorProto::UNDEFINED) return;
+  std::optional<DType> dtype = dtype_from_onnx(tensor.elem_type());
+  if (!dtype) {
+    std::string producer = value.producer == kNoNode ? "" : graph.node(value.producer).name;
+    throw Error("element type " + onnx_dtype_name(tensor.elem_type()) + " is not supported",
+                {.node = producer, .field = "value '" + value.name + "'"});
+  }
+  value.type = refine(value.type, *dtype, tensor);
+}
+
+}  // namespace
+
+void infer_types(Graph& graph) {
+  onnx::ModelProto model =
+      export_onnx(graph, {.max_initializer_elements = kInferenceDataElements, .value_info = false});
+  // An output whose type is not settled may not even have its element type
+  // right yet (see unknown_type()); a declared type would clash with the
+  // inferred one, so such outputs go without.
+  for (std::size_t i = 0; i < graph.outputs().size(); ++i) {
+    if (!is_static(graph.type(graph.outputs()[i]))) {
+      model.mutable_graph()->mutable_output(static_cast<int>(i))->clear_type();
+    }
+  }
+  try {
+    // Node-level failures (error mode 0) leave those outputs untyped rather
+    // than abort; the importer reports values that stay untyped.
+    onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
+                                        /*data_prop_val=*/true);
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception& error) {
+    throw Error(std::string("ONNX shape inference failed: ") + error.what());
+  }
+  for (const auto& info : model.graph().value_info()) apply(graph, info);
+  for (const auto& info : model.graph().output()) apply(graph, info);
+}
+
+}  // namespace collage
