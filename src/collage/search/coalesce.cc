@@ -1,0 +1,89 @@
+#include "collage/search/coalesce.h"
+
+#include <cassert>
+#include <optional>
+#include <unordered_set>
+
+#include "collage/ir/error.h"
+#include "collage/partition/partition_order.h"
+#include "collage/partition/partition_spec.h"
+
+namespace collage {
+namespace {
+
+std::vector<IndexSet> insides_of(const std::vector<ChosenPartition>& partitions) {
+  std::vector<IndexSet> insides;
+  insides.reserve(partitions.size());
+  for (const ChosenPartition& partition : partitions) {
+    insides.push_back(partition.candidate.sub_graph.inside());
+  }
+  return insides;
+}
+
+// The merge of partitions `a` and `b`, or nullopt when it is not allowed.
+// `refused` remembers merged sets already estimated and refused, so that no
+// union is estimated twice.
+std::optional<ChosenPartition> try_merge(const DataflowGraph& dfg,
+                                         const std::vector<ChosenPartition>& partitions,
+                                         std::size_t a, std::size_t b, CostEstimator& estimator,
+                                         std::unordered_set<IndexSet>& refused) {
+  const CandidatePartition& first = partitions[a].candidate;
+  const CandidatePartition& second = partitions[b].candidate;
+  if (first.spec_name() != second.spec_name()) return std::nullopt;
+  if (!first.sub_graph.touches(second.sub_graph)) return std::nullopt;
+  IndexSet inside = first.sub_graph.inside() | second.sub_graph.inside();
+  if (refused.count(inside)) return std::nullopt;
+
+  SubGraph merged = first.sub_graph.disjoint_union(dfg, second.sub_graph);
+  if (!merged.is_valid(dfg, first.spec->config)) {
+    refused.insert(inside);
+    return std::nullopt;
+  }
+  std::vector<IndexSet> after;
+  for (std::size_t p = 0; p < partitions.size(); ++p) {
+    if (p != a && p != b) after.push_back(partitions[p].candidate.sub_graph.inside());
+  }
+  after.push_back(inside);
+  if (partitions_form_cycle(dfg, after)) return std::nullopt;
+
+  CandidatePartition candidate{std::move(merged), first.spec, "coalesce"};
+  Cost cost = estimator.estimate(dfg, candidate);
+  if (!cost.is_valid() || cost > partitions[a].cost + partitions[b].cost) {
+    refused.insert(inside);
+    return std::nullopt;
+  }
+  return ChosenPartition{std::move(candidate), std::move(cost)};
+}
+
+}  // namespace
+
+std::vector<ChosenPartition> coalesce(const DataflowGraph& dfg,
+                                      std::vector<ChosenPartition> partitions,
+                                      CostEstimator& estimator) {
+  if (partitions_form_cycle(dfg, insides_of(partitions))) {
+    throw Error("coalesce: the partitions already feed each other in a cycle");
+  }
+  std::unordered_set<IndexSet> refused;
+  for (bool merged_any = true; merged_any;) {
+    merged_any = false;
+    for (std::size_t a = 0; a < partitions.size() && !merged_any; ++a) {
+      for (std::size_t b = a + 1; b < partitions.size(); ++b) {
+        auto merged = try_merge(dfg, partitions, a, b, estimator, refused);
+        if (!merged) continue;
+        partitions[a] = std::move(*merged);
+        partitions.erase(partitions.begin() + static_cast<std::ptrdiff_t>(b));
+        merged_any = true;
+        break;
+      }
+    }
+  }
+  // Every merge was checked for cycles, so an order exists.
+  auto order = order_partitions(dfg, insides_of(partitions));
+  assert(order && "coalesce: a merge formed a cycle between partitions");
+  std::vector<ChosenPartition> ordered;
+  ordered.reserve(partitions.size());
+  for (std::size_t position : *order) ordered.push_back(std::move(partitions[position]));
+  return ordered;
+}
+
+}  // namespace collage

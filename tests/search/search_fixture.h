@@ -1,0 +1,95 @@
+// A graph, the specs of a few mock backends, and a mock estimator: the
+// setting of the search tests.
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "collage/cost/mock_cost_estimator.h"
+#include "collage/partition/partition_rule.h"
+#include "collage/partition/prune_candidates.h"
+#include "collage/partition/standard_rules.h"
+#include "collage/search/shortest_path.h"
+#include "partition/graph_builder.h"
+
+namespace collage::testing {
+
+inline bool any_op(const Graph&, const Node&) { return true; }
+
+inline NodePredicate ops_of_type(std::set<std::string> types) {
+  return [types = std::move(types)](const Graph&, const Node& node) {
+    return types.count(node.op_type) != 0;
+  };
+}
+
+class SearchFixture {
+ public:
+  // The graph sits behind a pointer so that the DataflowGraph's reference to
+  // it survives moving the fixture.
+  explicit SearchFixture(Graph graph)
+      : graph_(std::make_unique<Graph>(std::move(graph))),
+        dfg_(std::make_unique<DataflowGraph>(*graph_)) {}
+
+  const DataflowGraph& dfg() const { return *dfg_; }
+  MockCostEstimator& costs() { return costs_; }
+
+  // The native backend: every op, alone.
+  SearchFixture& native_singles() {
+    return add_spec("native", std::make_shared<OpPredicateRule>(any_op), {});
+  }
+  // The native backend fusing by kind.
+  SearchFixture& native_fusing(SubGraphConfig config = {}) {
+    return add_spec("native", make_fusing_rule(any_op, config), config);
+  }
+  // A graph-style backend over the given op types.
+  SearchFixture& graph_backend(const std::string& name, std::set<std::string> types,
+                               SubGraphConfig config = {}) {
+    return add_spec(name, make_graph_rule(ops_of_type(std::move(types)), config), config);
+  }
+  SearchFixture& add_spec(const std::string& name, PartitionRulePtr rule, SubGraphConfig config) {
+    specs_.push_back(make_partition_spec(name, std::move(rule), config));
+    return *this;
+  }
+  const PartitionSpecPtr& spec(const std::string& name) const {
+    for (const auto& spec : specs_) {
+      if (spec->name == name) return spec;
+    }
+    throw std::runtime_error("no spec " + name);
+  }
+
+  std::vector<CandidatePartition> candidates(bool prune = false) const {
+    auto all = gather_candidates(*dfg_, specs_);
+    return prune ? prune_candidates(std::move(all)) : all;
+  }
+  SearchResult search(bool prune = false) {
+    return find_cheapest_cover(*dfg_, candidates(prune), costs_);
+  }
+
+  // "spec:node,node" per partition, in the result's order.
+  std::vector<std::string> describe(const std::vector<ChosenPartition>& partitions) const {
+    std::vector<std::string> lines;
+    for (const ChosenPartition& partition : partitions) {
+      std::string line = partition.candidate.spec_name() + ":";
+      bool first = true;
+      for (const std::string& name : names_of(*dfg_, partition.candidate.sub_graph.inside())) {
+        line += (first ? "" : ",") + name;
+        first = false;
+      }
+      lines.push_back(line);
+    }
+    return lines;
+  }
+  std::vector<std::string> describe(const SearchResult& result) const {
+    return describe(result.partitions);
+  }
+
+ private:
+  std::unique_ptr<Graph> graph_;
+  std::unique_ptr<DataflowGraph> dfg_;
+  std::vector<PartitionSpecPtr> specs_;
+  MockCostEstimator costs_;
+};
+
+}  // namespace collage::testing
