@@ -1,0 +1,329 @@
+#include "collage/backends/native/elementwise_math.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace collage::native {
+namespace {
+
+// Unary ops: function objects built from the node's parameters.
+struct Relu {
+  ScalarParams p;
+  float operator()(float x) const { return x > 0.0f ? x : 0.0f; }
+};
+struct LeakyRelu {
+  ScalarParams p;
+  float operator()(float x) const { return x >= 0.0f ? x : p.alpha * x; }
+};
+struct Elu {
+  ScalarParams p;
+  float operator()(float x) const { return x >= 0.0f ? x : p.alpha * std::expm1(x); }
+};
+// alpha and gamma (in beta).
+struct Selu {
+  ScalarParams p;
+  float operator()(float x) const { return p.beta * (x > 0.0f ? x : p.alpha * std::expm1(x)); }
+};
+struct Sigmoid {
+  ScalarParams p;
+  // Written per sign so that exp never overflows.
+  float operator()(float x) const {
+    if (x >= 0.0f) return 1.0f / (1.0f + std::exp(-x));
+    const float e = std::exp(x);
+    return e / (1.0f + e);
+  }
+};
+struct HardSigmoid {
+  ScalarParams p;
+  float operator()(float x) const { return std::clamp(p.alpha * x + p.beta, 0.0f, 1.0f); }
+};
+struct HardSwish {
+  ScalarParams p;
+  float operator()(float x) const { return x * std::clamp(x * (1.0f / 6.0f) + 0.5f, 0.0f, 1.0f); }
+};
+// min in alpha, max in beta. When min > max every output is max, as ONNX says.
+struct Clip {
+  ScalarParams p;
+  float operator()(float x) const { return std::min(std::max(x, p.alpha), p.beta); }
+};
+struct Tanh {
+  ScalarParams p;
+  float operator()(float x) const { return std::tanh(x); }
+};
+struct Erf {
+  ScalarParams p;
+  float operator()(float x) const { return std::erf(x); }
+};
+struct Exp {
+  ScalarParams p;
+  float operator()(float x) const { return std::exp(x); }
+};
+struct Log {
+  ScalarParams p;
+  float operator()(float x) const { return std::log(x); }
+};
+struct Sqrt {
+  ScalarParams p;
+  float operator()(float x) const { return std::sqrt(x); }
+};
+struct Reciprocal {
+  ScalarParams p;
+  float operator()(float x) const { return 1.0f / x; }
+};
+struct Neg {
+  ScalarParams p;
+  float operator()(float x) const { return -x; }
+};
+struct Abs {
+  ScalarParams p;
+  float operator()(float x) const { return std::fabs(x); }
+};
+struct Floor {
+  ScalarParams p;
+  float operator()(float x) const { return std::floor(x); }
+};
+struct Ceil {
+  ScalarParams p;
+  float operator()(float x) const { return std::ceil(x); }
+};
+// Halves round to even (the default floating-point rounding mode), as ONNX says.
+struct Round {
+  ScalarParams p;
+  float operator()(float x) const { return std::nearbyint(x); }
+};
+struct Sign {
+  ScalarParams p;
+  float operator()(float x) const {
+    if (x > 0.0f) return 1.0f;
+    if (x < 0.0f) return -1.0f;
+    return x;  // 0 stays 0 and NaN stays NaN
+  }
+};
+struct Sin {
+  ScalarParams p;
+  float operator()(float x) const { return std::sin(x); }
+};
+struct Cos {
+  ScalarParams p;
+  float operator()(float x) const { return std::cos(x); }
+};
+// log(1 + e^x), without overflow for large x.
+struct Softplus {
+  ScalarParams p;
+  float operator()(float x) const {
+    return x > 0.0f ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+  }
+};
+struct Softsign {
+  ScalarParams p;
+  float operator()(float x) const { return x / (1.0f + std::fabs(x)); }
+};
+struct Identity {
+  ScalarParams p;
+  float operator()(float x) const { return x; }
+};
+
+template <typename Op>
+void unary_kernel(const float* x, std::int64_t x_stride, float* y, std::int64_t n,
+                  ScalarParams params) {
+  const Op op{params};
+  if (x_stride == 0) {
+    std::fill(y, y + n, op(x[0]));
+    return;
+  }
+  // simd: y may alias x exactly, which carries no dependence between
+  // iterations; without the pragma GCC's -O2 cost model keeps the loop scalar.
+#pragma omp simd
+  for (std::int64_t i = 0; i < n; ++i) y[i] = op(x[i]);
+}
+
+struct Add {
+  float operator()(float a, float b) const { return a + b; }
+};
+struct Sub {
+  float operator()(float a, float b) const { return a - b; }
+};
+struct Mul {
+  float operator()(float a, float b) const { return a * b; }
+};
+struct Div {
+  float operator()(float a, float b) const { return a / b; }
+};
+struct Pow {
+  float operator()(float a, float b) const { return std::pow(a, b); }
+};
+struct Min {
+  float operator()(float a, float b) const { return std::min(a, b); }
+};
+struct Max {
+  float operator()(float a, float b) const { return std::max(a, b); }
+};
+struct PRelu {
+  float operator()(float x, float slope) const { return x < 0.0f ? slope * x : x; }
+};
+
+template <typename Op>
+void binary_kernel(const float* a, std::int64_t a_stride, const float* b, std::int64_t b_stride,
+                   float* y, std::int64_t n) {
+  const Op op;
+  // One loop per stride combination, so each one vectorizes (y may alias an
+  // operand of stride 1 exactly, which simd allows).
+  if (a_stride != 0 && b_stride != 0) {
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) y[i] = op(a[i], b[i]);
+  } else if (a_stride != 0) {
+    const float bv = b[0];
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) y[i] = op(a[i], bv);
+  } else if (b_stride != 0) {
+    const float av = a[0];
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) y[i] = op(av, b[i]);
+  } else {
+    std::fill(y, y + n, op(a[0], b[0]));
+  }
+}
+
+struct UnaryEntry {
+  std::string_view op_type;
+  UnaryBlock block;
+};
+
+constexpr UnaryEntry kUnaryOps[] = {
+    {"Relu", &unary_kernel<Relu>},
+    {"LeakyRelu", &unary_kernel<LeakyRelu>},
+    {"Elu", &unary_kernel<Elu>},
+    {"Selu", &unary_kernel<Selu>},
+    {"Sigmoid", &unary_kernel<Sigmoid>},
+    {"HardSigmoid", &unary_kernel<HardSigmoid>},
+    {"HardSwish", &unary_kernel<HardSwish>},
+    {"Clip", &unary_kernel<Clip>},
+    {"Tanh", &unary_kernel<Tanh>},
+    {"Erf", &unary_kernel<Erf>},
+    {"Exp", &unary_kernel<Exp>},
+    {"Log", &unary_kernel<Log>},
+    {"Sqrt", &unary_kernel<Sqrt>},
+    {"Reciprocal", &unary_kernel<Reciprocal>},
+    {"Neg", &unary_kernel<Neg>},
+    {"Abs", &unary_kernel<Abs>},
+    {"Floor", &unary_kernel<Floor>},
+    {"Ceil", &unary_kernel<Ceil>},
+    {"Round", &unary_kernel<Round>},
+    {"Sign", &unary_kernel<Sign>},
+    {"Sin", &unary_kernel<Sin>},
+    {"Cos", &unary_kernel<Cos>},
+    {"Softplus", &unary_kernel<Softplus>},
+    {"Softsign", &unary_kernel<Softsign>},
+    {"Identity", &unary_kernel<Identity>},
+};
+
+struct BinaryEntry {
+  std::string_view op_type;
+  BinaryBlock block;
+  // Sum, Mean, Min and Max take one or more inputs; the others exactly two.
+  bool variadic;
+};
+
+constexpr BinaryEntry kBinaryOps[] = {
+    {"Add", &binary_kernel<Add>, false}, {"Sub", &binary_kernel<Sub>, false},
+    {"Mul", &binary_kernel<Mul>, false}, {"Div", &binary_kernel<Div>, false},
+    {"Pow", &binary_kernel<Pow>, false}, {"PRelu", &binary_kernel<PRelu>, false},
+    {"Min", &binary_kernel<Min>, true},  {"Max", &binary_kernel<Max>, true},
+    {"Sum", &binary_kernel<Add>, true},  {"Mean", &binary_kernel<Add>, true},
+};
+
+bool is_f32(const Graph& graph, ValueId value) {
+  return value != kNoValue && graph.type(value).dtype == DType::kFloat32;
+}
+
+// A Clip bound: an omitted input is no bound, a constant scalar is its value,
+// anything else is unknown until run time.
+std::optional<float> constant_bound(const Graph& graph, ValueId value, float none) {
+  if (value == kNoValue) return none;
+  const Value& bound = graph.value(value);
+  if (!bound.is_constant() || bound.type.dtype != DType::kFloat32 || bound.type.numel() != 1) {
+    return std::nullopt;
+  }
+  return bound.constant->data<float>()[0];
+}
+
+std::optional<ScalarParams> unary_params(const Graph& graph, const Node& node) {
+  const Attributes& attributes = node.attributes;
+  const std::string& op = node.op_type;
+  if (op == "LeakyRelu") return ScalarParams{attributes.get_float("alpha", 0.01f), 0.0f};
+  if (op == "Elu") return ScalarParams{attributes.get_float("alpha", 1.0f), 0.0f};
+  if (op == "Selu") {
+    return ScalarParams{attributes.get_float("alpha", 1.67326319217681884765625f),
+                        attributes.get_float("gamma", 1.05070102214813232421875f)};
+  }
+  if (op == "HardSigmoid") {
+    return ScalarParams{attributes.get_float("alpha", 0.2f), attributes.get_float("beta", 0.5f)};
+  }
+  if (op != "Clip") return ScalarParams{};
+  constexpr float kLowest = std::numeric_limits<float>::lowest();
+  constexpr float kHighest = std::numeric_limits<float>::max();
+  // Before opset 11 the bounds are attributes; from 11 on, optional inputs.
+  if (graph.opset < 11) {
+    return ScalarParams{attributes.get_float("min", kLowest),
+                        attributes.get_float("max", kHighest)};
+  }
+  const std::optional<float> low = constant_bound(graph, node.input(1), kLowest);
+  const std::optional<float> high = constant_bound(graph, node.input(2), kHighest);
+  if (!low || !high) return std::nullopt;
+  return ScalarParams{*low, *high};
+}
+
+}  // namespace
+
+UnaryBlock unary_block(std::string_view op_type) {
+  for (const UnaryEntry& entry : kUnaryOps) {
+    if (entry.op_type == op_type) return entry.block;
+  }
+  return nullptr;
+}
+
+std::optional<ElementwiseFn> float_elementwise_fn(const Graph& graph, const Node& node) {
+  if (!node.domain.empty() || node.outputs.size() != 1 || !is_f32(graph, node.outputs[0])) {
+    return std::nullopt;
+  }
+  if (UnaryBlock block = unary_block(node.op_type)) {
+    // Clip's extra inputs are its bounds, not operands.
+    const std::size_t max_inputs = node.op_type == "Clip" ? 3 : 1;
+    if (node.inputs.empty() || node.inputs.size() > max_inputs || !is_f32(graph, node.inputs[0])) {
+      return std::nullopt;
+    }
+    std::optional<ScalarParams> params = unary_params(graph, node);
+    if (!params) return std::nullopt;
+    return ElementwiseFn{.unary = block, .params = *params};
+  }
+  for (const BinaryEntry& entry : kBinaryOps) {
+    if (entry.op_type != node.op_type) continue;
+    const std::size_t count = node.inputs.size();
+    if (entry.variadic ? count < 1 : count != 2) return std::nullopt;
+    for (ValueId input : node.inputs) {
+      if (!is_f32(graph, input)) return std::nullopt;
+    }
+    const int operands = static_cast<int>(count);
+    const float scale = node.op_type == "Mean" ? 1.0f / static_cast<float>(count) : 1.0f;
+    if (operands == 1) return ElementwiseFn{.unary = &unary_kernel<Identity>, .scale = scale};
+    return ElementwiseFn{.binary = entry.block, .scale = scale, .operands = operands};
+  }
+  return std::nullopt;
+}
+
+void apply_block(const ElementwiseFn& fn, const float* const* operands, const std::int64_t* strides,
+                 float* y, std::int64_t n) {
+  if (fn.unary != nullptr) {
+    fn.unary(operands[0], strides[0], y, n, fn.params);
+  } else {
+    fn.binary(operands[0], strides[0], operands[1], strides[1], y, n);
+    for (int k = 2; k < fn.operands; ++k) fn.binary(y, 1, operands[k], strides[k], y, n);
+  }
+  if (fn.scale != 1.0f) {
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) y[i] *= fn.scale;
+  }
+}
+
+}  // namespace collage::native

@@ -1,0 +1,373 @@
+#include "collage/backends/native/native_backend.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <new>
+#include <optional>
+#include <thread>
+
+#include "collage/backends/native/elementwise_fusion.h"
+#include "collage/backends/native/op_registry.h"
+#include "collage/ir/error.h"
+
+namespace collage {
+namespace {
+
+bool node_supported(const Graph& graph, const Node& node) {
+  if (!node.domain.empty()) return false;
+  const native::OpEntry* entry = native::find_op(node.op_type);
+  if (entry == nullptr) return false;
+  // A malformed attribute (wrong kind) makes a check throw: that node is
+  // simply not one the kernels handle.
+  try {
+    return entry->check(graph, node);
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// "Foo (3), Bar (1)" for the op types of `graph` the kernels cannot run, or
+// "" when they can run all of them.
+std::string unsupported_summary(const Graph& graph) {
+  std::map<std::string, int> counts;
+  for (const Node& node : graph.nodes()) {
+    if (node_supported(graph, node)) continue;
+    const std::string name = node.domain.empty() ? node.op_type : node.domain + "." + node.op_type;
+    ++counts[name];
+  }
+  // Most frequent first: the ops worth implementing next lead the list.
+  std::vector<std::pair<std::string, int>> ordered(counts.begin(), counts.end());
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> parts;
+  for (const auto& [op_type, count] : ordered)
+    parts.push_back(fmt::format("{} ({})", op_type, count));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// A value every node input refers to must be defined before its use: a graph
+// input, a constant, or an output of an earlier node.
+std::optional<std::string> undefined_input(const Graph& graph) {
+  std::vector<bool> defined(graph.num_values(), false);
+  for (ValueId input : graph.inputs()) defined[static_cast<std::size_t>(input)] = true;
+  for (std::size_t v = 0; v < graph.num_values(); ++v) {
+    if (graph.value(static_cast<ValueId>(v)).is_constant()) defined[v] = true;
+  }
+  for (const Node& node : graph.nodes()) {
+    for (ValueId input : node.inputs) {
+      if (input != kNoValue && !defined[static_cast<std::size_t>(input)]) {
+        return fmt::format("node '{}' reads '{}' before it is defined", node.name,
+                           graph.value(input).name);
+      }
+    }
+    for (ValueId output : node.outputs) {
+      if (output != kNoValue) defined[static_cast<std::size_t>(output)] = true;
+    }
+  }
+  for (ValueId output : graph.outputs()) {
+    if (!defined[static_cast<std::size_t>(output)]) {
+      return fmt::format("graph output '{}' is never defined", graph.value(output).name);
+    }
+  }
+  return std::nullopt;
+}
+
+int default_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
+// Memory for intermediates, shared between values whose lifetimes do not
+// overlap.
+class BufferPool {
+ public:
+  // A buffer of at least `bytes`: the smallest free one that fits, or a new one.
+  std::shared_ptr<void> acquire(std::size_t bytes) {
+    auto best = free_.end();
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->second >= bytes && (best == free_.end() || it->second < best->second)) best = it;
+    }
+    if (best != free_.end()) {
+      std::shared_ptr<void> buffer = best->first;
+      free_.erase(best);
+      return buffer;
+    }
+    return allocate(bytes);
+  }
+  void release(std::shared_ptr<void> buffer, std::size_t bytes) {
+    free_.emplace_back(std::move(buffer), bytes);
+  }
+
+ private:
+  static std::shared_ptr<void> allocate(std::size_t bytes) {
+    constexpr std::size_t kAlignment = 64;
+    const std::size_t rounded =
+        std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+    void* memory = std::aligned_alloc(kAlignment, rounded);
+    if (memory == nullptr) throw std::bad_alloc();
+    return std::shared_ptr<void>(memory, std::free);
+  }
+
+  std::vector<std::pair<std::shared_ptr<void>, std::size_t>> free_;
+};
+
+// Runs a graph's nodes in order with the native kernels; with `fuse`,
+// elementwise fusion groups run as single loops. Intermediates live in
+// buffers the kernel owns, so one kernel serves one run at a time.
+class NativeKernel final : public Kernel {
+ public:
+  NativeKernel(const Graph& graph, int threads, bool fuse)
+      : graph_(graph), threads_(std::max(1, threads)), values_(graph.num_values()) {
+    for (std::size_t v = 0; v < graph_.num_values(); ++v) {
+      const Value& value = graph_.value(static_cast<ValueId>(v));
+      if (value.is_constant()) values_[v] = *value.constant;
+    }
+    plan_steps(fuse);
+    allocate_intermediates();
+  }
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
+    bind(inputs, outputs);
+    for (Step& step : steps_) {
+      for (std::size_t i = 0; i < step.inputs.size(); ++i) {
+        const ValueId id = step.inputs[i];
+        step.input_tensors[i] = id == kNoValue ? Tensor() : values_[static_cast<std::size_t>(id)];
+      }
+      for (std::size_t i = 0; i < step.outputs.size(); ++i) {
+        const ValueId id = step.outputs[i];
+        step.output_tensors[i] = id == kNoValue ? Tensor() : values_[static_cast<std::size_t>(id)];
+      }
+      if (step.program) {
+        step.program->run(step.input_tensors, step.output_tensors[0], threads_);
+      } else {
+        step.op->run(graph_, graph_.node(step.node), step.input_tensors, step.output_tensors,
+                     threads_);
+      }
+    }
+    copy_unproduced_outputs(outputs);
+    unbind();
+  }
+
+ private:
+  struct Step {
+    // A single node run by its op entry...
+    const native::OpEntry* op = nullptr;
+    NodeId node = kNoNode;
+    // ...or a fusion group run as one loop.
+    std::optional<native::ElementwiseProgram> program;
+    std::vector<ValueId> inputs;
+    std::vector<ValueId> outputs;
+    // Reused on every run to hand tensors to the kernel without allocating.
+    std::vector<Tensor> input_tensors;
+    std::vector<Tensor> output_tensors;
+  };
+
+  void plan_steps(bool fuse) {
+    std::vector<const native::FusionGroup*> root_group(graph_.num_nodes(), nullptr);
+    std::vector<bool> in_group(graph_.num_nodes(), false);
+    std::vector<native::FusionGroup> groups;
+    if (fuse) groups = native::find_fusion_groups(graph_);
+    for (const native::FusionGroup& group : groups) {
+      for (NodeId id : group.nodes) in_group[static_cast<std::size_t>(id)] = true;
+      root_group[static_cast<std::size_t>(group.nodes.back())] = &group;
+    }
+    for (std::size_t id = 0; id < graph_.num_nodes(); ++id) {
+      const Node& node = graph_.node(static_cast<NodeId>(id));
+      Step step;
+      if (const native::FusionGroup* group = root_group[id]) {
+        // Groups run at their root, after everything the group reads.
+        step.program = native::ElementwiseProgram::compile(graph_, *group);
+        step.inputs = group->leaves;
+        step.outputs = {group->output};
+      } else if (in_group[id]) {
+        continue;
+      } else {
+        step.op = native::find_op(node.op_type);
+        assert(step.op != nullptr && "NativeKernel: unsupported node survived the check");
+        step.node = static_cast<NodeId>(id);
+        step.inputs = node.inputs;
+        step.outputs = node.outputs;
+      }
+      step.input_tensors.resize(step.inputs.size());
+      step.output_tensors.resize(step.outputs.size());
+      steps_.push_back(std::move(step));
+    }
+  }
+
+  // Values owned by the kernel: those its steps define that are not graph outputs.
+  bool is_intermediate(ValueId id) const {
+    if (id == kNoValue || graph_.is_output(id)) return false;
+    return !graph_.value(id).is_constant();
+  }
+
+  // Gives every intermediate a buffer once, at compile time; a buffer is
+  // reused as soon as the last step reading its previous value has run.
+  void allocate_intermediates() {
+    std::vector<int> last_use(graph_.num_values(), -1);
+    for (std::size_t s = 0; s < steps_.size(); ++s) {
+      for (ValueId id : steps_[s].inputs) {
+        if (id != kNoValue) last_use[static_cast<std::size_t>(id)] = static_cast<int>(s);
+      }
+    }
+    BufferPool pool;
+    std::vector<std::shared_ptr<void>> held(graph_.num_values());
+    for (std::size_t s = 0; s < steps_.size(); ++s) {
+      const Step& step = steps_[s];
+      for (ValueId id : step.outputs) {
+        if (!is_intermediate(id)) continue;
+        const TensorType& type = graph_.type(id);
+        std::shared_ptr<void> buffer = pool.acquire(type.byte_size());
+        values_[static_cast<std::size_t>(id)] = Tensor::borrow(type, buffer, buffer.get());
+        held[static_cast<std::size_t>(id)] = std::move(buffer);
+      }
+      // Outputs nobody reads die at once; inputs die at their last reader.
+      auto retire = [&](ValueId id) {
+        if (!is_intermediate(id) || last_use[static_cast<std::size_t>(id)] > static_cast<int>(s)) {
+          return;
+        }
+        std::shared_ptr<void>& buffer = held[static_cast<std::size_t>(id)];
+        if (buffer == nullptr) return;
+        pool.release(std::move(buffer), graph_.type(id).byte_size());
+        buffer = nullptr;
+      };
+      for (ValueId id : step.inputs) retire(id);
+      for (ValueId id : step.outputs) retire(id);
+    }
+  }
+
+  void bind(std::span<const Tensor> inputs, std::span<Tensor> outputs) {
+    if (inputs.size() != graph_.inputs().size() || outputs.size() != graph_.outputs().size()) {
+      throw Error(fmt::format("kernel for '{}' takes {} inputs and {} outputs, got {} and {}",
+                              graph_.name, graph_.inputs().size(), graph_.outputs().size(),
+                              inputs.size(), outputs.size()));
+    }
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      const ValueId id = graph_.outputs()[k];
+      check_type(outputs[k], id, "output");
+      // Outputs that no step writes (a graph input or constant passed
+      // through, or a value listed twice) are copied after the steps.
+      const bool first = std::find(graph_.outputs().begin(),
+                                   graph_.outputs().begin() + static_cast<std::ptrdiff_t>(k),
+                                   id) == graph_.outputs().begin() + static_cast<std::ptrdiff_t>(k);
+      if (graph_.value(id).producer != kNoNode && first)
+        values_[static_cast<std::size_t>(id)] = outputs[k];
+    }
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      const ValueId id = graph_.inputs()[k];
+      check_type(inputs[k], id, "input");
+      values_[static_cast<std::size_t>(id)] = inputs[k];
+    }
+  }
+
+  void check_type(const Tensor& tensor, ValueId id, const char* role) const {
+    const TensorType& expected = graph_.type(id);
+    if (tensor.type() == expected && !tensor.empty()) return;
+    throw Error(fmt::format("kernel {} '{}' must be {}, got {}", role, graph_.value(id).name,
+                            expected.to_string(),
+                            tensor.empty() ? std::string("no tensor") : tensor.type().to_string()));
+  }
+
+  void copy_unproduced_outputs(std::span<Tensor> outputs) {
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      const Tensor& source = values_[static_cast<std::size_t>(graph_.outputs()[k])];
+      if (source.raw() == outputs[k].raw() || source.byte_size() == 0) continue;
+      std::memcpy(outputs[k].raw(), source.raw(), source.byte_size());
+    }
+  }
+
+  // Drops the references to the caller's tensors between runs.
+  void unbind() {
+    for (ValueId id : graph_.inputs()) values_[static_cast<std::size_t>(id)] = Tensor();
+    for (ValueId id : graph_.outputs()) {
+      if (graph_.value(id).producer != kNoNode) values_[static_cast<std::size_t>(id)] = Tensor();
+    }
+    for (Step& step : steps_) {
+      std::fill(step.input_tensors.begin(), step.input_tensors.end(), Tensor());
+      std::fill(step.output_tensors.begin(), step.output_tensors.end(), Tensor());
+    }
+  }
+
+  Graph graph_;
+  int threads_;
+  std::vector<Tensor> values_;
+  std::vector<Step> steps_;
+};
+
+class NativeBackend final : public Backend {
+ public:
+  std::string name() const override { return "native"; }
+  std::string version() const override { return "collage-native 0.1"; }
+  BackendStyle style() const override { return BackendStyle::kCompiler; }
+
+  bool supports(const Graph& graph, const Node& node) const override {
+    return node_supported(graph, node);
+  }
+
+  std::string describe_support() const override {
+    std::vector<std::string> op_types;
+    for (auto table : {native::compute_ops(), native::tensor_ops()}) {
+      for (const native::OpEntry& entry : table) op_types.emplace_back(entry.op_type);
+    }
+    std::sort(op_types.begin(), op_types.end());
+    return fmt::format(
+        "{} ops: {}\nfuses trees of float32 elementwise and broadcast ops into one loop",
+        op_types.size(), fmt::join(op_types, ", "));
+  }
+
+  Result<std::unique_ptr<Kernel>> compile(const Graph& partition,
+                                          const CompileOptions& options) const override {
+    const std::string unsupported = unsupported_summary(partition);
+    if (!unsupported.empty()) return Failure{"native backend does not support " + unsupported};
+    if (std::optional<std::string> problem = undefined_input(partition)) return Failure{*problem};
+    try {
+      return std::unique_ptr<Kernel>(
+          std::make_unique<NativeKernel>(partition, options.threads, /*fuse=*/true));
+    } catch (const Error& error) {
+      return Failure{error.what()};
+    }
+  }
+};
+
+class NativeEvaluator final : public OpEvaluator {
+ public:
+  bool can_evaluate(const Graph& graph, const Node& node) const override {
+    return node_supported(graph, node);
+  }
+
+  std::vector<Tensor> evaluate(const Graph& graph, const Node& node,
+                               std::span<const Tensor> inputs) const override {
+    const native::OpEntry* entry = native::find_op(node.op_type);
+    if (entry == nullptr || !node.domain.empty()) {
+      throw Error("no native kernel for " + node.op_type, {.node = node.name});
+    }
+    std::vector<Tensor> outputs;
+    for (ValueId output : node.outputs) {
+      outputs.push_back(output == kNoValue ? Tensor() : Tensor::allocate(graph.type(output)));
+    }
+    entry->run(graph, node, inputs, outputs, threads_);
+    return outputs;
+  }
+
+ private:
+  int threads_ = default_threads();
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_native_backend() { return std::make_unique<NativeBackend>(); }
+
+const OpEvaluator& native_evaluator() {
+  static const NativeEvaluator evaluator;
+  return evaluator;
+}
+
+std::unique_ptr<Kernel> compile_reference(const Graph& graph, int threads) {
+  const std::string unsupported = unsupported_summary(graph);
+  if (!unsupported.empty()) throw Error("unsupported operators: " + unsupported);
+  if (std::optional<std::string> problem = undefined_input(graph)) throw Error(*problem);
+  return std::make_unique<NativeKernel>(graph, threads, /*fuse=*/false);
+}
+
+}  // namespace collage

@@ -1,0 +1,570 @@
+// Data movement and indexing ops: Transpose, Concat, Split, Slice, Gather,
+// GatherElements, Expand, Tile, Pad and CumSum.
+//
+// They move elements without looking at them, so (CumSum aside) they work on
+// every dtype by moving bytes. Transpose, Slice, Expand, Tile and Pad are
+// axis-offset copies (axis_copy.h); Concat, Split and Gather copy contiguous
+// blocks.
+#include <cstring>
+
+#include "collage/backends/native/axis_copy.h"
+#include "collage/backends/native/broadcast.h"
+#include "collage/backends/native/tensor_kernels.h"
+
+namespace collage::native {
+namespace {
+
+using Tables = std::vector<std::vector<std::int64_t>>;
+
+void check_output_shape(const Node& node, const Tensor& out, const Shape& expected) {
+  if (out.shape() == expected) return;
+  throw node_error(node, "computed output shape " + shape_to_string(expected) +
+                             " differs from the graph's " + shape_to_string(out.shape()));
+}
+
+bool check_data_and_output(const Graph& graph, const Node& node) {
+  const std::optional<DType> dtype = input_dtype(graph, node, 0);
+  return dtype && dtype_size(*dtype) <= 8 && output_dtype(graph, node, 0) == *dtype;
+}
+
+// The product of shape[begin, end).
+std::int64_t dims_product(const Shape& shape, std::size_t begin, std::size_t end) {
+  std::int64_t product = 1;
+  for (std::size_t d = begin; d < end; ++d) product *= shape[d];
+  return product;
+}
+
+// --- Transpose -------------------------------------------------------------
+
+void run_transpose(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                   std::span<Tensor> outputs, int threads) {
+  const Shape& in = inputs[0].shape();
+  const auto rank = static_cast<std::int64_t>(in.size());
+  std::vector<std::int64_t> perm(in.size());
+  // Without perm, the axes are reversed.
+  for (std::int64_t d = 0; d < rank; ++d) perm[static_cast<std::size_t>(d)] = rank - 1 - d;
+  perm = node.attributes.get_ints("perm", perm);
+  if (static_cast<std::int64_t>(perm.size()) != rank)
+    throw node_error(node, "perm has the wrong length");
+  const std::vector<std::int64_t> strides = row_major_strides(in);
+  std::vector<bool> seen(in.size(), false);
+  Shape shape;
+  Tables tables;
+  for (std::int64_t axis : perm) {
+    const auto source = static_cast<std::size_t>(resolve_axis(axis, rank, node));
+    if (seen[source]) throw node_error(node, "perm repeats an axis");
+    seen[source] = true;
+    shape.push_back(in[source]);
+    std::vector<std::int64_t>& table = tables.emplace_back(static_cast<std::size_t>(in[source]));
+    for (std::int64_t i = 0; i < in[source]; ++i)
+      table[static_cast<std::size_t>(i)] = i * strides[source];
+  }
+  check_output_shape(node, outputs[0], shape);
+  axis_copy(inputs[0].raw(), outputs[0].raw(), dtype_size(inputs[0].dtype()), tables, nullptr,
+            threads);
+}
+
+// --- Concat and Split ------------------------------------------------------
+
+void run_concat(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                std::span<Tensor> outputs, int threads) {
+  Tensor& out = outputs[0];
+  const auto rank = static_cast<std::int64_t>(out.rank());
+  const auto axis =
+      static_cast<std::size_t>(resolve_axis(node.attributes.get_int("axis"), rank, node));
+  Shape expected = inputs[0].shape();
+  if (expected.size() != out.shape().size())
+    throw node_error(node, "input rank differs from output");
+  expected[axis] = 0;
+  for (const Tensor& input : inputs) {
+    Shape shape = input.shape();
+    if (shape.size() != expected.size()) throw node_error(node, "inputs differ in rank");
+    expected[axis] += shape[axis];
+    shape[axis] = expected[axis];
+    if (shape != expected) throw node_error(node, "inputs differ outside the concat axis");
+  }
+  check_output_shape(node, out, expected);
+  const std::size_t element = dtype_size(out.dtype());
+  const std::int64_t outer = dims_product(expected, 0, axis);
+  const std::size_t out_row =
+      static_cast<std::size_t>(dims_product(expected, axis, expected.size())) * element;
+  auto* destination = static_cast<unsigned char*>(out.raw());
+  std::size_t column = 0;
+  for (const Tensor& input : inputs) {
+    const std::size_t block =
+        static_cast<std::size_t>(dims_product(input.shape(), axis, input.shape().size())) * element;
+    const auto* source = static_cast<const unsigned char*>(input.raw());
+    const int team = threads_for(input.numel(), threads);
+#pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
+    for (std::int64_t o = 0; o < outer; ++o) {
+      std::memcpy(destination + static_cast<std::size_t>(o) * out_row + column,
+                  source + static_cast<std::size_t>(o) * block, block);
+    }
+    column += block;
+  }
+}
+
+bool check_concat(const Graph& graph, const Node& node) {
+  if (node.inputs.empty() || !node.attributes.has("axis")) return false;
+  const DType dtype = output_dtype(graph, node, 0);
+  if (dtype_size(dtype) > 8) return false;
+  for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+    if (!input_is(graph, node, i, {dtype})) return false;
+  }
+  return true;
+}
+
+void run_split(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+               std::span<Tensor> outputs, int threads) {
+  const Tensor& in = inputs[0];
+  const Shape& shape = in.shape();
+  const auto axis =
+      static_cast<std::size_t>(resolve_axis(node.attributes.get_int("axis", 0), in.rank(), node));
+  // The static output types fix the pieces; an explicit split must agree.
+  const std::optional<std::vector<std::int64_t>> split =
+      ints_from_input_or_attribute(graph, node, inputs, 1, "split", 13);
+  if (split && split->size() != outputs.size())
+    throw node_error(node, "split has the wrong length");
+  std::int64_t total = 0;
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    Shape expected = shape;
+    expected[axis] = outputs[k].shape().size() == shape.size() ? outputs[k].shape()[axis] : -1;
+    if (split) expected[axis] = (*split)[k];
+    check_output_shape(node, outputs[k], expected);
+    total += expected[axis];
+  }
+  if (total != shape[axis]) throw node_error(node, "the pieces do not add up to the axis");
+  if (!split) {
+    // Without split, pieces are equal (the last one smaller when the axis
+    // does not divide, as num_outputs allows).
+    const auto count = static_cast<std::int64_t>(outputs.size());
+    const std::int64_t piece = (shape[axis] + count - 1) / count;
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      const std::int64_t want = std::min(piece, shape[axis] - piece * static_cast<std::int64_t>(k));
+      if (outputs[k].shape()[axis] != want) throw node_error(node, "pieces are not equal");
+    }
+  }
+  const std::size_t element = dtype_size(in.dtype());
+  const std::int64_t outer = dims_product(shape, 0, axis);
+  const std::size_t in_row =
+      static_cast<std::size_t>(dims_product(shape, axis, shape.size())) * element;
+  const auto* source = static_cast<const unsigned char*>(in.raw());
+  std::size_t column = 0;
+  for (Tensor& out : outputs) {
+    const std::size_t block =
+        static_cast<std::size_t>(dims_product(out.shape(), axis, shape.size())) * element;
+    auto* destination = static_cast<unsigned char*>(out.raw());
+    const int team = threads_for(out.numel(), threads);
+#pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
+    for (std::int64_t o = 0; o < outer; ++o) {
+      std::memcpy(destination + static_cast<std::size_t>(o) * block,
+                  source + static_cast<std::size_t>(o) * in_row + column, block);
+    }
+    column += block;
+  }
+}
+
+bool check_split(const Graph& graph, const Node& node) {
+  if (!check_data_and_output(graph, node)) return false;
+  for (std::size_t k = 0; k < node.outputs.size(); ++k) {
+    if (output_dtype(graph, node, k) != output_dtype(graph, node, 0)) return false;
+  }
+  if (graph.opset >= 13)
+    return node.inputs.size() == 1 || input_is(graph, node, 1, {DType::kInt64});
+  return node.inputs.size() == 1;
+}
+
+// --- Slice -----------------------------------------------------------------
+
+void run_slice(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+               std::span<Tensor> outputs, int threads) {
+  const Shape& in = inputs[0].shape();
+  const auto rank = static_cast<std::int64_t>(in.size());
+  // Opset 10 moved starts, ends and axes from attributes to inputs and added steps.
+  std::vector<std::int64_t> starts, ends, axes, steps;
+  if (graph.opset < 10) {
+    starts = node.attributes.get_ints("starts");
+    ends = node.attributes.get_ints("ends");
+    axes = node.attributes.get_ints("axes", {});
+  } else {
+    starts = read_ints(inputs[1]);
+    ends = read_ints(inputs[2]);
+    if (inputs.size() > 3 && !inputs[3].empty()) axes = read_ints(inputs[3]);
+    if (inputs.size() > 4 && !inputs[4].empty()) steps = read_ints(inputs[4]);
+  }
+  if (axes.empty()) {
+    for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
+  }
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size()) {
+    throw node_error(node, "starts, ends, axes and steps differ in length");
+  }
+
+  std::vector<std::int64_t> first(in.size(), 0), step(in.size(), 1);
+  Shape shape = in;
+  std::vector<bool> seen(in.size(), false);
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const auto d = static_cast<std::size_t>(resolve_axis(axes[i], rank, node));
+    if (seen[d]) throw node_error(node, "an axis appears twice");
+    seen[d] = true;
+    const std::int64_t dim = in[d];
+    const std::int64_t s = steps[i];
+    if (s == 0) throw node_error(node, "step is 0");
+    std::int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
+    std::int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
+    // Clamping as ONNX specifies: a negative step walks from dim-1 down to
+    // just past -1.
+    if (s > 0) {
+      start = std::clamp<std::int64_t>(start, 0, dim);
+      end = std::clamp<std::int64_t>(end, 0, dim);
+      shape[d] = std::max<std::int64_t>(0, (end - start + s - 1) / s);
+    } else {
+      start = std::clamp<std::int64_t>(start, 0, dim - 1);
+      end = std::clamp<std::int64_t>(end, -1, dim - 1);
+      shape[d] = std::max<std::int64_t>(0, (start - end + (-s) - 1) / (-s));
+    }
+    first[d] = start;
+    step[d] = s;
+  }
+  check_output_shape(node, outputs[0], shape);
+  const std::vector<std::int64_t> strides = row_major_strides(in);
+  Tables tables(in.size());
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    tables[d].resize(static_cast<std::size_t>(shape[d]));
+    for (std::int64_t i = 0; i < shape[d]; ++i) {
+      tables[d][static_cast<std::size_t>(i)] = (first[d] + i * step[d]) * strides[d];
+    }
+  }
+  axis_copy(inputs[0].raw(), outputs[0].raw(), dtype_size(inputs[0].dtype()), tables, nullptr,
+            threads);
+}
+
+bool check_slice(const Graph& graph, const Node& node) {
+  if (!check_data_and_output(graph, node)) return false;
+  if (graph.opset < 10) return node.inputs.size() == 1 && node.attributes.has("starts");
+  if (node.inputs.size() < 3 || node.inputs.size() > 5) return false;
+  for (std::size_t i = 1; i < node.inputs.size(); ++i) {
+    if (node.inputs[i] == kNoValue && i >= 3) continue;
+    if (!input_is(graph, node, i, {DType::kInt32, DType::kInt64})) return false;
+  }
+  return true;
+}
+
+// --- Gather and GatherElements ---------------------------------------------
+
+// An index in [-dim, dim) as an offset in [0, dim).
+std::int64_t wrap_index(std::int64_t index, std::int64_t dim, const Node& node) {
+  if (index < -dim || index >= dim) {
+    throw node_error(node, "index " + std::to_string(index) +
+                               " is out of range for a dimension of " + std::to_string(dim));
+  }
+  return index < 0 ? index + dim : index;
+}
+
+void run_gather(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                std::span<Tensor> outputs, int threads) {
+  const Tensor& data = inputs[0];
+  const Tensor& indices = inputs[1];
+  const Shape& shape = data.shape();
+  const auto axis =
+      static_cast<std::size_t>(resolve_axis(node.attributes.get_int("axis", 0), data.rank(), node));
+  Shape expected(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(axis));
+  expected.insert(expected.end(), indices.shape().begin(), indices.shape().end());
+  expected.insert(expected.end(), shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1,
+                  shape.end());
+  check_output_shape(node, outputs[0], expected);
+
+  const std::int64_t count = indices.numel();
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(count));
+  for (std::int64_t k = 0; k < count; ++k) {
+    rows[static_cast<std::size_t>(k)] = wrap_index(indices.int_at(k), shape[axis], node);
+  }
+  const std::size_t element = dtype_size(data.dtype());
+  const std::int64_t outer = dims_product(shape, 0, axis);
+  const std::size_t block =
+      static_cast<std::size_t>(dims_product(shape, axis + 1, shape.size())) * element;
+  const auto* source = static_cast<const unsigned char*>(data.raw());
+  auto* destination = static_cast<unsigned char*>(outputs[0].raw());
+  const int team = threads_for(outputs[0].numel(), threads);
+#pragma omp parallel for collapse(2) num_threads(team) schedule(static) if (team > 1)
+  for (std::int64_t o = 0; o < outer; ++o) {
+    for (std::int64_t k = 0; k < count; ++k) {
+      const auto row = static_cast<std::size_t>(rows[static_cast<std::size_t>(k)]);
+      const auto from = static_cast<std::size_t>(o) * static_cast<std::size_t>(shape[axis]) + row;
+      const auto to = static_cast<std::size_t>(o * count + k);
+      std::memcpy(destination + to * block, source + from * block, block);
+    }
+  }
+}
+
+bool check_gather(const Graph& graph, const Node& node) {
+  return node.inputs.size() == 2 && check_data_and_output(graph, node) &&
+         input_is(graph, node, 1, {DType::kInt32, DType::kInt64});
+}
+
+template <typename T>
+void gather_elements_typed(const Node& node, const Tensor& data, const Tensor& indices,
+                           std::size_t axis, Tensor& out) {
+  const Shape& shape = data.shape();
+  const Shape& index_shape = indices.shape();
+  const std::vector<std::int64_t> strides = row_major_strides(shape);
+  const T* source = static_cast<const T*>(data.raw());
+  T* destination = static_cast<T*>(out.raw());
+  std::vector<std::int64_t> coordinate(index_shape.size(), 0);
+  for (std::int64_t i = 0; i < indices.numel(); ++i) {
+    std::int64_t offset = 0;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      const std::int64_t at =
+          d == axis ? wrap_index(indices.int_at(i), shape[d], node) : coordinate[d];
+      offset += at * strides[d];
+    }
+    destination[i] = source[offset];
+    // Advance the coordinate in row-major order.
+    for (std::size_t d = index_shape.size(); d-- > 0;) {
+      if (++coordinate[d] < index_shape[d]) break;
+      coordinate[d] = 0;
+    }
+  }
+}
+
+void run_gather_elements(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                         std::span<Tensor> outputs, int threads) {
+  const Tensor& data = inputs[0];
+  const Tensor& indices = inputs[1];
+  const auto axis =
+      static_cast<std::size_t>(resolve_axis(node.attributes.get_int("axis", 0), data.rank(), node));
+  if (indices.rank() != data.rank()) throw node_error(node, "indices and data differ in rank");
+  for (std::size_t d = 0; d < data.shape().size(); ++d) {
+    if (d != axis && indices.shape()[d] > data.shape()[d]) {
+      throw node_error(node, "indices are larger than data outside the axis");
+    }
+  }
+  check_output_shape(node, outputs[0], indices.shape());
+  switch (dtype_size(data.dtype())) {
+    case 1:
+      return gather_elements_typed<std::uint8_t>(node, data, indices, axis, outputs[0]);
+    case 2:
+      return gather_elements_typed<std::uint16_t>(node, data, indices, axis, outputs[0]);
+    case 4:
+      return gather_elements_typed<std::uint32_t>(node, data, indices, axis, outputs[0]);
+    default:
+      gather_elements_typed<std::uint64_t>(node, data, indices, axis, outputs[0]);
+  }
+}
+
+// --- Expand and Tile -------------------------------------------------------
+
+void run_expand(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                std::span<Tensor> outputs, int threads) {
+  const Shape& in = inputs[0].shape();
+  const std::vector<std::int64_t> requested = read_ints(inputs[1]);
+  Shape expected;
+  try {
+    expected = broadcast_shapes(in, Shape(requested.begin(), requested.end()));
+  } catch (const Error& error) {
+    throw node_error(node, error.message());
+  }
+  check_output_shape(node, outputs[0], expected);
+  const std::vector<std::int64_t> strides = row_major_strides(in);
+  const std::size_t skip = expected.size() - in.size();
+  Tables tables(expected.size());
+  for (std::size_t d = 0; d < expected.size(); ++d) {
+    tables[d].assign(static_cast<std::size_t>(expected[d]), 0);
+    // Dimensions the input lacks or has as 1 repeat (offset 0).
+    if (d < skip || in[d - skip] == 1) continue;
+    for (std::int64_t i = 0; i < expected[d]; ++i) {
+      tables[d][static_cast<std::size_t>(i)] = i * strides[d - skip];
+    }
+  }
+  axis_copy(inputs[0].raw(), outputs[0].raw(), dtype_size(inputs[0].dtype()), tables, nullptr,
+            threads);
+}
+
+bool check_shape_input_op(const Graph& graph, const Node& node) {
+  return node.inputs.size() == 2 && check_data_and_output(graph, node) &&
+         input_is(graph, node, 1, {DType::kInt64});
+}
+
+void run_tile(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+              std::span<Tensor> outputs, int threads) {
+  const Shape& in = inputs[0].shape();
+  const std::vector<std::int64_t> repeats = read_ints(inputs[1]);
+  if (repeats.size() != in.size()) throw node_error(node, "repeats must have one entry per axis");
+  Shape expected(in.size());
+  const std::vector<std::int64_t> strides = row_major_strides(in);
+  // Output axis d of size repeats[d] * in[d] is walked as the pair
+  // (repeat, position): the repeat contributes nothing, the position its stride.
+  Tables tables;
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    if (repeats[d] < 0) throw node_error(node, "negative repeat");
+    expected[d] = in[d] * repeats[d];
+    tables.emplace_back(static_cast<std::size_t>(repeats[d]), 0);
+    std::vector<std::int64_t>& position = tables.emplace_back(static_cast<std::size_t>(in[d]));
+    for (std::int64_t i = 0; i < in[d]; ++i) position[static_cast<std::size_t>(i)] = i * strides[d];
+  }
+  check_output_shape(node, outputs[0], expected);
+  axis_copy(inputs[0].raw(), outputs[0].raw(), dtype_size(inputs[0].dtype()), tables, nullptr,
+            threads);
+}
+
+// --- Pad -------------------------------------------------------------------
+
+// Where output index `i` of a padded axis reads: i - before is inside the
+// input, or mapped back inside by the mode, or kOutside for a constant.
+std::int64_t pad_source(std::int64_t i, std::int64_t before, std::int64_t dim,
+                        const std::string& mode, const Node& node) {
+  std::int64_t source = i - before;
+  if (source >= 0 && source < dim) return source;
+  if (mode == "constant") return kOutside;
+  if (dim == 0) throw node_error(node, "cannot pad an empty axis in " + mode + " mode");
+  if (mode == "edge") return std::clamp<std::int64_t>(source, 0, dim - 1);
+  // reflect: mirror around the edges without repeating them; the pattern has
+  // period 2 * (dim - 1).
+  if (dim == 1) return 0;
+  const std::int64_t period = 2 * (dim - 1);
+  source %= period;
+  if (source < 0) source += period;
+  return source < dim ? source : period - source;
+}
+
+void run_pad(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+             std::span<Tensor> outputs, int threads) {
+  const Tensor& in = inputs[0];
+  const Shape& shape = in.shape();
+  const auto rank = static_cast<std::int64_t>(shape.size());
+  const std::string mode = node.attributes.get_string("mode", "constant");
+  const std::optional<std::vector<std::int64_t>> pads_given =
+      ints_from_input_or_attribute(graph, node, inputs, 1, "pads", 11);
+  if (!pads_given) throw node_error(node, "pads are missing");
+  // Opset 18's axes input says which axes the pads are for; default all.
+  std::vector<std::int64_t> axes;
+  if (graph.opset >= 18 && inputs.size() > 3 && !inputs[3].empty()) {
+    axes = read_ints(inputs[3]);
+  } else {
+    for (std::int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  if (pads_given->size() != 2 * axes.size()) throw node_error(node, "pads has the wrong length");
+  std::vector<std::int64_t> before(shape.size(), 0), after(shape.size(), 0);
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    const auto d = static_cast<std::size_t>(resolve_axis(axes[i], rank, node));
+    before[d] = (*pads_given)[i];
+    after[d] = (*pads_given)[i + axes.size()];
+  }
+
+  // The fill value, in the data's dtype.
+  std::uint64_t fill = 0;
+  if (graph.opset >= 11) {
+    if (inputs.size() > 2 && !inputs[2].empty()) {
+      if (inputs[2].numel() != 1) throw node_error(node, "constant_value must be a scalar");
+      std::memcpy(&fill, inputs[2].raw(), dtype_size(in.dtype()));
+    }
+  } else {
+    store_number(in.dtype(), node.attributes.get_float("value", 0.0f), &fill);
+  }
+
+  Shape expected(shape.size());
+  const std::vector<std::int64_t> strides = row_major_strides(shape);
+  Tables tables(shape.size());
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    expected[d] = shape[d] + before[d] + after[d];
+    if (expected[d] < 0) throw node_error(node, "pads remove more than the axis holds");
+    tables[d].resize(static_cast<std::size_t>(expected[d]));
+    for (std::int64_t i = 0; i < expected[d]; ++i) {
+      const std::int64_t source = pad_source(i, before[d], shape[d], mode, node);
+      tables[d][static_cast<std::size_t>(i)] = source == kOutside ? kOutside : source * strides[d];
+    }
+  }
+  check_output_shape(node, outputs[0], expected);
+  axis_copy(in.raw(), outputs[0].raw(), dtype_size(in.dtype()), tables, &fill, threads);
+}
+
+bool check_pad(const Graph& graph, const Node& node) {
+  if (!check_data_and_output(graph, node)) return false;
+  const std::string mode = node.attributes.get_string("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge") return false;
+  if (graph.opset < 11) return node.inputs.size() == 1 && node.attributes.has("pads");
+  if (!input_is(graph, node, 1, {DType::kInt64})) return false;
+  if (node.input(2) != kNoValue && !input_is(graph, node, 2, {output_dtype(graph, node, 0)})) {
+    return false;
+  }
+  return node.input(3) == kNoValue ||
+         (graph.opset >= 18 && input_is(graph, node, 3, {DType::kInt64, DType::kInt32}));
+}
+
+// --- CumSum ----------------------------------------------------------------
+
+template <typename T>
+void cumsum_typed(const Tensor& in, Tensor& out, std::size_t axis, bool exclusive, bool reverse,
+                  int threads) {
+  const Shape& shape = in.shape();
+  const std::int64_t outer = dims_product(shape, 0, axis);
+  const std::int64_t length = shape[axis];
+  const std::int64_t inner = dims_product(shape, axis + 1, shape.size());
+  const T* x = in.data<T>();
+  T* y = out.data<T>();
+  const int team = threads_for(in.numel(), threads);
+#pragma omp parallel for collapse(2) num_threads(team) schedule(static) if (team > 1)
+  for (std::int64_t o = 0; o < outer; ++o) {
+    for (std::int64_t i = 0; i < inner; ++i) {
+      const std::int64_t base = o * length * inner + i;
+      T sum = 0;
+      for (std::int64_t step = 0; step < length; ++step) {
+        const std::int64_t j = reverse ? length - 1 - step : step;
+        const std::int64_t at = base + j * inner;
+        if (exclusive) {
+          y[at] = sum;
+          sum += x[at];
+        } else {
+          sum += x[at];
+          y[at] = sum;
+        }
+      }
+    }
+  }
+}
+
+void run_cumsum(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                std::span<Tensor> outputs, int threads) {
+  const Tensor& in = inputs[0];
+  if (inputs[1].numel() != 1) throw node_error(node, "axis must be a scalar");
+  const auto axis = static_cast<std::size_t>(resolve_axis(inputs[1].int_at(0), in.rank(), node));
+  check_output_shape(node, outputs[0], in.shape());
+  const bool exclusive = node.attributes.get_int("exclusive", 0) != 0;
+  const bool reverse = node.attributes.get_int("reverse", 0) != 0;
+  visit_dtype(in.dtype(), [&](auto type) {
+    using T = typename decltype(type)::type;
+    if constexpr (!std::is_same_v<T, bool>) {
+      cumsum_typed<T>(in, outputs[0], axis, exclusive, reverse, threads);
+    }
+  });
+}
+
+bool check_cumsum(const Graph& graph, const Node& node) {
+  return node.inputs.size() == 2 && check_data_and_output(graph, node) &&
+         input_is(graph, node, 0,
+                  {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64}) &&
+         input_is(graph, node, 1, {DType::kInt32, DType::kInt64});
+}
+
+constexpr OpEntry kIndexOps[] = {
+    {"Transpose", run_transpose,
+     [](const Graph& graph, const Node& node) {
+       return node.inputs.size() == 1 && check_data_and_output(graph, node);
+     }},
+    {"Concat", run_concat, check_concat},
+    {"Split", run_split, check_split},
+    {"Slice", run_slice, check_slice},
+    {"Gather", run_gather, check_gather},
+    {"GatherElements", run_gather_elements, check_gather},
+    {"Expand", run_expand, check_shape_input_op},
+    {"Tile", run_tile, check_shape_input_op},
+    {"Pad", run_pad, check_pad},
+    {"CumSum", run_cumsum, check_cumsum},
+};
+
+}  // namespace
+
+std::span<const OpEntry> index_ops() { return kIndexOps; }
+
+}  // namespace collage::native

@@ -1,0 +1,190 @@
+#include "collage/backends/onednn/convolution.h"
+
+#include <fmt/format.h>
+
+#include "collage/backends/onednn/node_checks.h"
+
+namespace collage::onednn {
+namespace {
+
+memory::dims spatial_of(const Shape& shape) { return memory::dims(shape.begin() + 2, shape.end()); }
+
+// Weight dims and strides for a Conv: ONNX [O, I/g, k...] is oneDNN's
+// [g, O/g, I/g, k...] read row-major.
+void conv_weights(ConvolutionSpec& spec, const Shape& w) {
+  memory::dims dims(w.begin(), w.end());
+  if (spec.groups > 1) {
+    dims[0] /= spec.groups;
+    dims.insert(dims.begin(), spec.groups);
+  }
+  spec.weights_dims = dims;
+  spec.weights_strides = row_major_strides(dims);
+}
+
+// ConvTranspose: ONNX stores [I, O/g, k...] = [g, I/g, O/g, k...]; oneDNN
+// wants [g, O/g, I/g, k...], so the view swaps the strides of I and O.
+void deconv_weights(ConvolutionSpec& spec, const Shape& w) {
+  const memory::dim g = spec.groups;
+  const memory::dim in_per_group = w[0] / g;
+  const memory::dim out_per_group = w[1];
+  memory::dims spatial(w.begin() + 2, w.end());
+  const memory::dims spatial_strides = row_major_strides(spatial);
+  const memory::dim kernel = dims_numel(spatial);
+  memory::dims dims = {out_per_group, in_per_group};
+  memory::dims strides = {kernel, out_per_group * kernel};
+  dims.insert(dims.end(), spatial.begin(), spatial.end());
+  strides.insert(strides.end(), spatial_strides.begin(), spatial_strides.end());
+  if (g > 1) {
+    dims.insert(dims.begin(), g);
+    strides.insert(strides.begin(), in_per_group * out_per_group * kernel);
+  }
+  spec.weights_dims = dims;
+  spec.weights_strides = strides;
+}
+
+Result<ConvolutionSpec> common_spec(const Graph& graph, const Node& node) {
+  if (auto problem = tensor_problem(graph, node, 3)) return Failure{*problem};
+  if (node.input(0) == kNoValue || node.input(1) == kNoValue || node.outputs.size() != 1) {
+    return Failure{fmt::format("{} needs an input, weights and one output", node.op_type)};
+  }
+  const Shape& x = graph.type(node.input(0)).shape;
+  const Shape& w = graph.type(node.input(1)).shape;
+  const Shape& y = graph.type(node.outputs[0]).shape;
+  if (x.size() < 3 || x.size() > 5 || w.size() != x.size() || y.size() != x.size()) {
+    return Failure{
+        fmt::format("{} supports 1 to 3 spatial dims with matching ranks", node.op_type)};
+  }
+  ConvolutionSpec spec;
+  spec.transposed = node.op_type == "ConvTranspose";
+  spec.input = node.input(0);
+  spec.weights = node.input(1);
+  spec.bias = node.input(2);
+  spec.output = node.outputs[0];
+  spec.groups = node.attributes.get_int("group", 1);
+  spec.src_dims = to_dims(x);
+  spec.dst_dims = to_dims(y);
+  spec.out_channels = y[1];
+  const memory::dims kernel = spatial_of(w);
+  if (node.attributes.has("kernel_shape") && node.attributes.get_ints("kernel_shape") != kernel) {
+    return Failure{fmt::format("{} kernel_shape disagrees with the weights", node.op_type)};
+  }
+  Result<Window> window = read_window(node, kernel);
+  if (!window) return Failure{window.error()};
+  spec.window = std::move(window.value());
+  if (spec.groups < 1 || x[1] % spec.groups != 0 || y[1] % spec.groups != 0) {
+    return Failure{
+        fmt::format("{} channels are not divisible by group={}", node.op_type, spec.groups)};
+  }
+  if (y[0] != x[0]) return Failure{fmt::format("{} changes the batch size", node.op_type)};
+  if (spec.bias != kNoValue && graph.type(spec.bias).shape != Shape{y[1]}) {
+    return Failure{fmt::format("{} bias is not [{}]", node.op_type, y[1])};
+  }
+  return spec;
+}
+
+Result<ConvolutionSpec> conv_spec(const Graph& graph, const Node& node) {
+  Result<ConvolutionSpec> result = common_spec(graph, node);
+  if (!result) return result;
+  ConvolutionSpec& spec = result.value();
+  const Shape& x = graph.type(spec.input).shape;
+  const Shape& w = graph.type(spec.weights).shape;
+  if (w[0] != spec.out_channels || w[1] * spec.groups != x[1]) {
+    return Failure{"Conv weights do not match the input channels and group"};
+  }
+  const memory::dims in = spatial_of(x);
+  const memory::dims out = spatial_of(graph.type(spec.output).shape);
+  resolve_forward_auto_pad(spec.window, in, out);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (forward_output_size(spec.window, i, in[i]) != out[i]) {
+      return Failure{"Conv output shape disagrees with its attributes"};
+    }
+  }
+  conv_weights(spec, w);
+  return result;
+}
+
+Result<ConvolutionSpec> deconv_spec(const Graph& graph, const Node& node) {
+  Result<ConvolutionSpec> result = common_spec(graph, node);
+  if (!result) return result;
+  ConvolutionSpec& spec = result.value();
+  Window& window = spec.window;
+  const Shape& x = graph.type(spec.input).shape;
+  const Shape& w = graph.type(spec.weights).shape;
+  if (w[0] != x[1] || w[1] * spec.groups != spec.out_channels) {
+    return Failure{"ConvTranspose weights do not match the channels and group"};
+  }
+  const memory::dims in = spatial_of(x);
+  const memory::dims out = spatial_of(graph.type(spec.output).shape);
+  const std::vector<std::int64_t> output_padding =
+      node.attributes.get_ints("output_padding", std::vector<std::int64_t>(in.size(), 0));
+  if (output_padding.size() != in.size()) return Failure{"ConvTranspose output_padding size"};
+  const bool from_output_shape = node.attributes.has("output_shape") ||
+                                 window.auto_pad == "SAME_UPPER" || window.auto_pad == "SAME_LOWER";
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const memory::dim full = (in[i] - 1) * window.strides[i] + window.extent(i);
+    if (window.auto_pad == "VALID") {
+      window.padding_l[i] = 0;
+    } else if (from_output_shape) {
+      // ONNX: total = stride * (in - 1) + output_padding + extent - out, split
+      // with the odd element at the start unless auto_pad is SAME_UPPER.
+      const memory::dim total = full + output_padding[i] - out[i];
+      window.padding_l[i] = window.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    }
+    // The right padding follows from the output size; output_padding is the
+    // part of it oneDNN sees as negative padding.
+    window.padding_r[i] = full - window.padding_l[i] - out[i];
+    if (window.padding_l[i] < 0 || out[i] < 1) {
+      return Failure{"ConvTranspose output shape disagrees with its attributes"};
+    }
+  }
+  deconv_weights(spec, w);
+  return result;
+}
+
+}  // namespace
+
+Result<ConvolutionSpec> convolution_spec(const Graph& graph, const Node& node) {
+  if (!in_onnx_domain(node)) return Failure{"not an ONNX-domain op"};
+  if (node.op_type == "Conv") return conv_spec(graph, node);
+  if (node.op_type == "ConvTranspose") return deconv_spec(graph, node);
+  return Failure{fmt::format("{} is not a convolution", node.op_type)};
+}
+
+std::size_t emit_convolution(ProgramBuilder& builder, const ConvolutionSpec& spec,
+                             const PostOpChain& chain) {
+  using dnnl::prop_kind;
+  const memory::dims bias_dims = {spec.out_channels};
+  const memory::desc bias_md = spec.bias != kNoValue ? plain_desc(bias_dims) : memory::desc();
+  const Window& w = spec.window;
+  auto build = [&](const dnnl::primitive_attr& attr) -> dnnl::primitive_desc {
+    if (spec.transposed) {
+      dnnl::deconvolution_forward::desc desc(
+          prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+          any_desc(spec.src_dims), any_desc(spec.weights_dims), bias_md, any_desc(spec.dst_dims),
+          w.strides, w.onednn_dilations(), w.padding_l, w.padding_r);
+      return dnnl::deconvolution_forward::primitive_desc(desc, attr, builder.engine());
+    }
+    dnnl::convolution_forward::desc desc(
+        prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any_desc(spec.src_dims),
+        any_desc(spec.weights_dims), bias_md, any_desc(spec.dst_dims), w.strides,
+        w.onednn_dilations(), w.padding_l, w.padding_r);
+    return dnnl::convolution_forward::primitive_desc(desc, attr, builder.engine());
+  };
+  auto [pd, post_ops, fused] =
+      create_fused<dnnl::primitive_desc>(builder, build, {}, chain, spec.dst_dims);
+
+  const ValueId output = fused > 0 ? chain.outputs[fused - 1] : spec.output;
+  const memory::desc weights_view = strided_desc(spec.weights_dims, spec.weights_strides);
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, builder.read(spec.input, pd.src_desc(0))},
+      {DNNL_ARG_WEIGHTS, builder.read_view(spec.weights, weights_view, pd.weights_desc(0))}};
+  if (spec.bias != kNoValue) args[DNNL_ARG_BIAS] = builder.read_plain(spec.bias, bias_dims);
+  memory dst = builder.output_memory(output, pd.dst_desc(0));
+  args[DNNL_ARG_DST] = dst;
+  post_ops.bind(builder, args, dst);
+  builder.add(dnnl::primitive(pd), std::move(args));
+  builder.define(output, dst);
+  return fused;
+}
+
+}  // namespace collage::onednn

@@ -1,0 +1,56 @@
+#include "collage/backends/onednn/layout.h"
+
+namespace collage::onednn {
+
+memory::dims to_dims(const Shape& shape) {
+  if (shape.empty()) return {1};
+  return memory::dims(shape.begin(), shape.end());
+}
+
+std::int64_t dims_numel(const memory::dims& dims) {
+  std::int64_t numel = 1;
+  for (memory::dim d : dims) numel *= d;
+  return numel;
+}
+
+memory::dims align_rank(const memory::dims& dims, int rank) {
+  if (static_cast<int>(dims.size()) >= rank) return dims;
+  memory::dims aligned(static_cast<std::size_t>(rank) - dims.size(), 1);
+  aligned.insert(aligned.end(), dims.begin(), dims.end());
+  return aligned;
+}
+
+memory::dims row_major_strides(const memory::dims& dims) {
+  memory::dims strides(dims.size(), 1);
+  for (std::size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
+memory::desc plain_desc(const memory::dims& dims) {
+  return memory::desc(dims, memory::data_type::f32, row_major_strides(dims));
+}
+
+memory::desc any_desc(const memory::dims& dims) {
+  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+}
+
+memory::desc strided_desc(const memory::dims& dims, const memory::dims& strides) {
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+bool is_plain(const memory::desc& desc) {
+  const dnnl_memory_desc_t& md = desc.data;
+  if (md.data_type != dnnl_f32 || md.format_kind != dnnl_blocked) return false;
+  if (md.offset0 != 0 || md.format_desc.blocking.inner_nblks != 0) return false;
+  // A stride of a size-1 dimension never matters; every other stride must be
+  // that of the dense row-major layout.
+  std::int64_t expected = 1;
+  for (int i = md.ndims - 1; i >= 0; --i) {
+    if (md.padded_dims[i] != md.dims[i]) return false;
+    if (md.dims[i] != 1 && md.format_desc.blocking.strides[i] != expected) return false;
+    expected *= md.dims[i];
+  }
+  return true;
+}
+
+}  // namespace collage::onednn

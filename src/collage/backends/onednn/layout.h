@@ -1,0 +1,45 @@
+// Layout: oneDNN memory descriptors for the project's plain tensors.
+//
+// Kernels take and return dense row-major float32 tensors; inside a kernel,
+// oneDNN primitives pick their own (often blocked, e.g. nChw8c) layouts. These
+// helpers describe the plain side of that boundary and tell whether a
+// descriptor oneDNN chose is plain, so that reorders are inserted only where
+// the layout really changes.
+#pragma once
+
+#include <cstdint>
+#include <dnnl.hpp>
+
+#include "collage/ir/tensor_type.h"
+
+namespace collage::onednn {
+
+using dnnl::memory;
+
+// oneDNN dims of a shape; a scalar (rank 0) becomes {1}, since oneDNN has no
+// rank-0 tensors.
+memory::dims to_dims(const Shape& shape);
+
+// The product of the dims.
+std::int64_t dims_numel(const memory::dims& dims);
+
+// `dims` with leading 1s up to `rank` (numpy-style broadcasting alignment).
+memory::dims align_rank(const memory::dims& dims, int rank);
+
+// Dense row-major strides of `dims`.
+memory::dims row_major_strides(const memory::dims& dims);
+
+// A float32 dense row-major descriptor.
+memory::desc plain_desc(const memory::dims& dims);
+
+// A float32 descriptor that lets the primitive choose the layout.
+memory::desc any_desc(const memory::dims& dims);
+
+// A float32 descriptor with explicit strides (a transposed view of a buffer).
+memory::desc strided_desc(const memory::dims& dims, const memory::dims& strides);
+
+// Whether `desc` is float32, dense and row-major for its dims, with no
+// blocking, padding or offset: its bytes are those of a plain tensor.
+bool is_plain(const memory::desc& desc);
+
+}  // namespace collage::onednn

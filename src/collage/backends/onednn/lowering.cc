@@ -1,0 +1,113 @@
+#include "collage/backends/onednn/lowering.h"
+
+#include <fmt/format.h>
+
+#include "collage/backends/onednn/binary.h"
+#include "collage/backends/onednn/convolution.h"
+#include "collage/backends/onednn/eltwise.h"
+#include "collage/backends/onednn/fusion.h"
+#include "collage/backends/onednn/lowering_error.h"
+#include "collage/backends/onednn/matmul.h"
+#include "collage/backends/onednn/node_checks.h"
+#include "collage/backends/onednn/normalization.h"
+#include "collage/backends/onednn/pooling.h"
+#include "collage/backends/onednn/softmax.h"
+#include "collage/backends/onednn/units.h"
+
+namespace collage::onednn {
+namespace {
+
+// Emits `op`'s anchor with as many of its post-op groups as oneDNN fuses
+// well; returns how many. The caller emits the rest one by one.
+std::size_t emit_anchor(ProgramBuilder& builder, const FusedOp& op) {
+  const Graph& graph = builder.graph();
+  if (op.anchor.kind == Unit::Kind::kGeluErf) {
+    emit_eltwise(builder, op.anchor.inputs[0], op.anchor.output, gelu_erf_steps());
+    return 0;
+  }
+  const Node& node = graph.node(op.anchor.node);
+  const std::string& type = node.op_type;
+  const PostOpChain chain = op.chain();
+  if (!in_onnx_domain(node)) {
+    throw LoweringError(fmt::format("{} ({}) is not in the ONNX domain", type, node.domain));
+  }
+  if (is_activation(type)) {
+    emit_eltwise(builder, node.input(0), node.outputs[0], require(eltwise_steps(graph, node)));
+    return 0;
+  }
+  if (binary_algorithm(type)) {
+    return emit_binary(builder, require(binary_spec(graph, node)), chain);
+  }
+  if (type == "Conv" || type == "ConvTranspose") {
+    ConvolutionSpec spec = require(convolution_spec(graph, node));
+    if (op.bias_add) {
+      spec.bias = op.bias;
+      spec.output = op.anchor_output();
+    }
+    return emit_convolution(builder, spec, chain);
+  }
+  if (type == "MatMul" || type == "Gemm") {
+    MatMulSpec spec = require(matmul_spec(graph, node));
+    if (op.bias_add) {
+      spec.bias = op.bias;
+      spec.output = op.anchor_output();
+    }
+    return emit_matmul(builder, spec, chain);
+  }
+  if (type == "BatchNormalization") {
+    // Fusion gives a batch norm at most a Relu, which oneDNN fuses by flag.
+    emit_batch_norm(builder, require(batch_norm_spec(graph, node)), !op.post.empty(), op.output());
+    return op.post.size();
+  }
+  if (type == "LayerNormalization") {
+    emit_layer_norm(builder, require(layer_norm_spec(graph, node)));
+    return 0;
+  }
+  if (type == "Softmax" || type == "LogSoftmax") {
+    emit_softmax(builder, require(softmax_spec(graph, node)));
+    return 0;
+  }
+  if (type == "MaxPool" || type == "AveragePool" || type == "GlobalMaxPool" ||
+      type == "GlobalAveragePool") {
+    emit_pooling(builder, require(pooling_spec(graph, node)));
+    return 0;
+  }
+  throw LoweringError(fmt::format("oneDNN has no primitive for {} (node '{}')", type, node.name));
+}
+
+void emit(ProgramBuilder& builder, const FusedOp& op) {
+  const std::size_t fused = emit_anchor(builder, op);
+  for (std::size_t i = fused; i < op.post.size(); ++i) {
+    emit(builder, FusedOp{op.post[i].unit, std::nullopt, kNoValue, {}});
+  }
+}
+
+}  // namespace
+
+Result<Program> lower_partition(const Graph& partition, const dnnl::engine& engine,
+                                const dnnl::stream& stream) {
+  try {
+    for (ValueId input : partition.inputs()) {
+      if (partition.type(input).dtype != DType::kFloat32) {
+        return Failure{fmt::format("input '{}' is not float32", partition.value(input).name)};
+      }
+    }
+    ProgramBuilder builder(partition, engine, stream);
+    for (const FusedOp& op : fuse_units(partition, build_units(partition))) emit(builder, op);
+    for (ValueId output : partition.outputs()) {
+      if (partition.value(output).producer == kNoNode || !builder.is_defined(output)) {
+        return Failure{fmt::format("output '{}' is not computed by a supported node",
+                                   partition.value(output).name)};
+      }
+    }
+    return builder.finish();
+  } catch (const dnnl::error& e) {
+    return Failure{fmt::format("oneDNN: {} (status {})", e.what(), static_cast<int>(e.status))};
+  } catch (const LoweringError& e) {
+    return Failure{e.what()};
+  } catch (const std::exception& e) {
+    return Failure{fmt::format("oneDNN lowering: {}", e.what())};
+  }
+}
+
+}  // namespace collage::onednn

@@ -1,0 +1,53 @@
+#include "collage/backends/onednn/node_checks.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <dnnl.hpp>
+
+namespace collage::onednn {
+
+bool in_onnx_domain(const Node& node) { return node.domain.empty() || node.domain == "ai.onnx"; }
+
+std::optional<std::string> tensor_problem(const Graph& graph, const Node& node,
+                                          std::size_t max_inputs) {
+  auto check = [&](ValueId value, const char* role) -> std::optional<std::string> {
+    const TensorType& type = graph.type(value);
+    if (type.dtype != DType::kFloat32) {
+      return fmt::format("{} '{}' is {}, oneDNN runs float32 only", role, graph.value(value).name,
+                         dtype_name(type.dtype));
+    }
+    if (type.rank() > DNNL_MAX_NDIMS) {
+      return fmt::format("{} '{}' has rank {} > {}", role, graph.value(value).name, type.rank(),
+                         DNNL_MAX_NDIMS);
+    }
+    if (type.numel() == 0) return fmt::format("{} '{}' is empty", role, graph.value(value).name);
+    return std::nullopt;
+  };
+  for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+    if (node.inputs[i] == kNoValue) continue;
+    if (i >= max_inputs) return fmt::format("{} input {} is not supported", node.op_type, i);
+    if (auto problem = check(node.inputs[i], "input")) return problem;
+  }
+  for (ValueId output : node.outputs) {
+    if (output == kNoValue) continue;
+    if (auto problem = check(output, "output")) return problem;
+  }
+  return std::nullopt;
+}
+
+std::optional<float> scalar_constant(const Graph& graph, ValueId value) {
+  if (value == kNoValue) return std::nullopt;
+  const Value& v = graph.value(value);
+  if (!v.is_constant() || v.constant->dtype() != DType::kFloat32 || v.constant->numel() != 1) {
+    return std::nullopt;
+  }
+  return v.constant->data<float>()[0];
+}
+
+bool is_scalar_near(const Graph& graph, ValueId value, double expected) {
+  std::optional<float> scalar = scalar_constant(graph, value);
+  return scalar && std::abs(*scalar - expected) <= 1e-4 * std::abs(expected);
+}
+
+}  // namespace collage::onednn

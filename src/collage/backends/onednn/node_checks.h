@@ -1,0 +1,31 @@
+// NodeChecks: small predicates every op family's support check shares.
+//
+// oneDNN here computes in float32 only and handles up to DNNL_MAX_NDIMS
+// dimensions; these checks say so once, with a reason a report can show.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "collage/ir/graph.h"
+
+namespace collage::onednn {
+
+// Whether `node` is an op of the default ONNX domain ("" or "ai.onnx"):
+// custom-domain ops may share a name without sharing semantics.
+bool in_onnx_domain(const Node& node);
+
+// Why `node` cannot run on oneDNN on account of its tensors (a non-float32
+// input or output, an empty tensor, too many dimensions), or nullopt if its
+// tensors are fine. `max_inputs` present inputs at most are checked; later
+// inputs are rejected when present.
+std::optional<std::string> tensor_problem(const Graph& graph, const Node& node,
+                                          std::size_t max_inputs);
+
+// A float32 constant with exactly one element, or nullopt.
+std::optional<float> scalar_constant(const Graph& graph, ValueId value);
+
+// Whether `value` is a float32 scalar constant within 1e-4 (relative) of `expected`.
+bool is_scalar_near(const Graph& graph, ValueId value, double expected);
+
+}  // namespace collage::onednn

@@ -1,0 +1,71 @@
+#include "collage/backends/onednn/onednn_backend.h"
+
+#include <fmt/format.h>
+
+#include <dnnl.hpp>
+
+#include "collage/backends/onednn/fusion_patterns.h"
+#include "collage/backends/onednn/lowering.h"
+#include "collage/backends/onednn/omp_threads.h"
+#include "collage/backends/onednn/onednn_kernel.h"
+#include "collage/backends/onednn/op_support.h"
+
+namespace collage {
+namespace {
+
+class OnednnBackend final : public Backend {
+ public:
+  // One CPU engine per backend: creating it queries the machine, and every
+  // kernel can share it.
+  OnednnBackend() : engine_(dnnl::engine::kind::cpu, 0) {}
+
+  std::string name() const override { return "onednn"; }
+
+  std::string version() const override {
+    const dnnl_version_t* v = dnnl_version();
+    return fmt::format("oneDNN {}.{}.{}", v->major, v->minor, v->patch);
+  }
+
+  BackendStyle style() const override { return BackendStyle::kLibrary; }
+
+  bool supports(const Graph& graph, const Node& node) const override {
+    return !onednn::why_unsupported(graph, node).has_value();
+  }
+
+  std::vector<NamedPattern> patterns() const override { return onednn::fusion_patterns(); }
+
+  std::string describe_support() const override {
+    std::vector<std::string> names;
+    for (const NamedPattern& pattern : patterns()) names.push_back(pattern.name);
+    return fmt::format(
+        "ops (float32): {}\npatterns: {}\nnotes: Conv/ConvTranspose/pooling over 1-3 spatial "
+        "dims; MatMul with batch broadcasting; binary ops broadcast their second input; "
+        "Softmax follows opset semantics; Clip and Pow need constant scalars",
+        fmt::join(onednn::supported_op_types(), ", "), fmt::join(names, ", "));
+  }
+
+  Result<std::unique_ptr<Kernel>> compile(const Graph& partition,
+                                          const CompileOptions& options) const override {
+    // Primitive creation already depends on the thread count (blockings).
+    onednn::ScopedOmpThreads threads(options.threads);
+    dnnl::stream stream(engine_);
+    Result<onednn::Program> program = onednn::lower_partition(partition, engine_, stream);
+    if (!program) return Failure{program.error()};
+    std::vector<TensorType> inputs;
+    std::vector<TensorType> outputs;
+    for (ValueId input : partition.inputs()) inputs.push_back(partition.type(input));
+    for (ValueId output : partition.outputs()) outputs.push_back(partition.type(output));
+    return std::unique_ptr<Kernel>(std::make_unique<onednn::OnednnKernel>(
+        std::move(program.value()), std::move(stream), std::move(inputs), std::move(outputs),
+        options.threads));
+  }
+
+ private:
+  dnnl::engine engine_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_onednn_backend() { return std::make_unique<OnednnBackend>(); }
+
+}  // namespace collage

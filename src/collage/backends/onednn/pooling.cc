@@ -1,0 +1,113 @@
+#include "collage/backends/onednn/pooling.h"
+
+#include <fmt/format.h>
+
+#include "collage/backends/onednn/node_checks.h"
+
+namespace collage::onednn {
+namespace {
+
+Result<PoolingSpec> common_spec(const Graph& graph, const Node& node) {
+  if (auto problem = tensor_problem(graph, node, 1)) return Failure{*problem};
+  if (node.input(0) == kNoValue || node.outputs.size() != 1) {
+    return Failure{fmt::format("{} needs one input and one output (no Indices)", node.op_type)};
+  }
+  PoolingSpec spec;
+  spec.input = node.input(0);
+  spec.output = node.outputs[0];
+  const Shape& x = graph.type(spec.input).shape;
+  const Shape& y = graph.type(spec.output).shape;
+  if (x.size() < 3 || x.size() > 5 || y.size() != x.size() || y[0] != x[0] || y[1] != x[1]) {
+    return Failure{fmt::format("{} supports 1 to 3 spatial dims", node.op_type)};
+  }
+  spec.src_dims = to_dims(x);
+  spec.dst_dims = to_dims(y);
+  return spec;
+}
+
+Result<PoolingSpec> global_spec(const Graph& graph, const Node& node) {
+  Result<PoolingSpec> result = common_spec(graph, node);
+  if (!result) return result;
+  PoolingSpec& spec = result.value();
+  spec.algorithm = node.op_type == "GlobalMaxPool" ? dnnl::algorithm::pooling_max
+                                                   : dnnl::algorithm::pooling_avg_exclude_padding;
+  const memory::dims kernel(spec.src_dims.begin() + 2, spec.src_dims.end());
+  spec.window.kernel = kernel;
+  spec.window.strides.assign(kernel.size(), 1);
+  spec.window.dilations.assign(kernel.size(), 1);
+  spec.window.padding_l.assign(kernel.size(), 0);
+  spec.window.padding_r.assign(kernel.size(), 0);
+  for (std::size_t i = 2; i < spec.dst_dims.size(); ++i) {
+    if (spec.dst_dims[i] != 1) return Failure{fmt::format("{} output is not 1x1", node.op_type)};
+  }
+  return result;
+}
+
+Result<PoolingSpec> windowed_spec(const Graph& graph, const Node& node) {
+  Result<PoolingSpec> result = common_spec(graph, node);
+  if (!result) return result;
+  PoolingSpec& spec = result.value();
+  const Attributes& attrs = node.attributes;
+  const bool max = node.op_type == "MaxPool";
+  const bool count_pad = !max && attrs.get_int("count_include_pad", 0) != 0;
+  spec.algorithm = max         ? dnnl::algorithm::pooling_max
+                   : count_pad ? dnnl::algorithm::pooling_avg_include_padding
+                               : dnnl::algorithm::pooling_avg_exclude_padding;
+  if (!attrs.has("kernel_shape"))
+    return Failure{fmt::format("{} without kernel_shape", node.op_type)};
+  const memory::dims kernel = attrs.get_ints("kernel_shape");
+  if (kernel.size() + 2 != spec.src_dims.size()) {
+    return Failure{fmt::format("{} kernel_shape rank disagrees with the input", node.op_type)};
+  }
+  Result<Window> window = read_window(node, kernel);
+  if (!window) return Failure{window.error()};
+  spec.window = std::move(window.value());
+  Window& w = spec.window;
+  const memory::dims in(spec.src_dims.begin() + 2, spec.src_dims.end());
+  const memory::dims out(spec.dst_dims.begin() + 2, spec.dst_dims.end());
+  resolve_forward_auto_pad(w, in, out);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    // The right padding oneDNN's floor formula needs for the graph's output
+    // size; more than declared only under ceil_mode.
+    const memory::dim needed = (out[i] - 1) * w.strides[i] + w.extent(i) - in[i] - w.padding_l[i];
+    if (needed > w.padding_r[i] && count_pad) {
+      return Failure{"AveragePool with count_include_pad whose ceil_mode windows pass the pads"};
+    }
+    w.padding_r[i] = std::max<memory::dim>(needed, 0);
+    if (forward_output_size(w, i, in[i]) != out[i]) {
+      return Failure{fmt::format("{} output shape disagrees with its attributes", node.op_type)};
+    }
+    // A window lying entirely in padding has no ONNX meaning.
+    if (w.padding_l[i] >= w.extent(i) || w.padding_r[i] >= w.extent(i)) {
+      return Failure{fmt::format("{} pads reach a whole window", node.op_type)};
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+Result<PoolingSpec> pooling_spec(const Graph& graph, const Node& node) {
+  if (!in_onnx_domain(node)) return Failure{"not an ONNX-domain op"};
+  if (node.op_type == "MaxPool" || node.op_type == "AveragePool") return windowed_spec(graph, node);
+  if (node.op_type == "GlobalMaxPool" || node.op_type == "GlobalAveragePool") {
+    return global_spec(graph, node);
+  }
+  return Failure{fmt::format("{} is not a pooling op", node.op_type)};
+}
+
+void emit_pooling(ProgramBuilder& builder, const PoolingSpec& spec) {
+  const memory::desc current = builder.desc(spec.input);
+  const memory::desc src_md = current.dims() == spec.src_dims ? current : plain_desc(spec.src_dims);
+  const Window& w = spec.window;
+  dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, spec.algorithm, src_md,
+                                      any_desc(spec.dst_dims), w.strides, w.kernel,
+                                      w.onednn_dilations(), w.padding_l, w.padding_r);
+  dnnl::pooling_v2_forward::primitive_desc pd(desc, builder.engine());
+  memory src = builder.read(spec.input, src_md);
+  memory dst = builder.output_memory(spec.output, pd.dst_desc());
+  builder.add(dnnl::pooling_v2_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+  builder.define(spec.output, dst);
+}
+
+}  // namespace collage::onednn

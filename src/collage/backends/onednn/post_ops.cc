@@ -1,0 +1,61 @@
+#include "collage/backends/onednn/post_ops.h"
+
+#include <string_view>
+
+#include "collage/backends/onednn/lowering_error.h"
+
+namespace collage::onednn {
+
+PostOpAttr::PostOpAttr(ProgramBuilder& builder, const std::vector<PostOp>& ops,
+                       const memory::dims& dst_dims,
+                       const std::optional<memory::desc>& full_layout) {
+  dnnl::post_ops list;
+  int index = 0;
+  for (const PostOp& op : ops) {
+    switch (op.kind) {
+      case PostOp::Kind::kEltwise:
+        list.append_eltwise(1.f, op.eltwise.algorithm, op.eltwise.alpha, op.eltwise.beta);
+        break;
+      case PostOp::Kind::kSum:
+        if (sum_operand_ != kNoValue) throw LoweringError("two sum post-ops on one primitive");
+        list.append_sum(op.scale);
+        sum_operand_ = op.operand;
+        break;
+      case PostOp::Kind::kBinary: {
+        const memory::dims dims =
+            align_rank(to_dims(builder.shape(op.operand)), static_cast<int>(dst_dims.size()));
+        if (dims.size() != dst_dims.size()) {
+          throw LoweringError("binary post-op operand has a higher rank than the result");
+        }
+        const memory::desc layout =
+            dims == dst_dims && full_layout ? *full_layout : plain_desc(dims);
+        list.append_binary(op.algorithm, layout);
+        binary_operands_.push_back(Operand{index, op.operand, layout});
+        break;
+      }
+    }
+    ++index;
+  }
+  attr_.set_post_ops(list);
+}
+
+void PostOpAttr::bind(ProgramBuilder& builder, std::unordered_map<int, memory>& args,
+                      const memory& dst) const {
+  for (const Operand& operand : binary_operands_) {
+    args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(operand.index) | DNNL_ARG_SRC_1] =
+        builder.read(operand.value, operand.layout);
+  }
+  if (sum_operand_ != kNoValue) builder.copy_into(sum_operand_, dst);
+}
+
+std::vector<PostOp> PostOpChain::prefix(const std::vector<PostOp>& fixed, std::size_t count) const {
+  std::vector<PostOp> ops = fixed;
+  for (std::size_t i = 0; i < count; ++i) ops.insert(ops.end(), groups[i].begin(), groups[i].end());
+  return ops;
+}
+
+bool is_reference_impl(const dnnl::primitive_desc_base& pd) {
+  return std::string_view(pd.impl_info_str()).starts_with("ref");
+}
+
+}  // namespace collage::onednn

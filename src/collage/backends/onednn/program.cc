@@ -1,0 +1,193 @@
+#include "collage/backends/onednn/program.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace collage::onednn {
+
+ProgramBuilder::ProgramBuilder(const Graph& graph, dnnl::engine engine, dnnl::stream stream)
+    : graph_(graph),
+      engine_(std::move(engine)),
+      stream_(std::move(stream)),
+      next_synthetic_(static_cast<ValueId>(graph.num_values())) {}
+
+const Shape& ProgramBuilder::shape(ValueId value) const {
+  auto it = synthetic_constants_.find(value);
+  if (it != synthetic_constants_.end()) return it->second.shape();
+  return graph_.type(value).shape;
+}
+
+bool ProgramBuilder::is_constant(ValueId value) const {
+  if (synthetic_constants_.count(value) != 0) return true;
+  return value < static_cast<ValueId>(graph_.num_values()) && graph_.value(value).is_constant();
+}
+
+const Tensor& ProgramBuilder::constant(ValueId value) const {
+  auto it = synthetic_constants_.find(value);
+  if (it != synthetic_constants_.end()) return it->second;
+  return *graph_.value(value).constant;
+}
+
+ValueId ProgramBuilder::add_constant(Tensor tensor) {
+  ValueId id = next_synthetic_++;
+  synthetic_constants_.emplace(id, std::move(tensor));
+  return id;
+}
+
+ProgramBuilder::ValueState& ProgramBuilder::state(ValueId value) {
+  auto it = values_.find(value);
+  if (it != values_.end()) return it->second;
+  const memory::desc desc = plain_desc(to_dims(shape(value)));
+  ValueState fresh;
+  if (is_constant(value)) {
+    const Tensor& tensor = constant(value);
+    if (tensor.dtype() != DType::kFloat32) {
+      throw std::runtime_error(fmt::format("constant '{}' is not float32", value));
+    }
+    program_.constants.push_back(tensor);
+    // oneDNN only reads source memories; the const_cast never leads to a write.
+    fresh.primary = memory(desc, engine_, const_cast<void*>(tensor.raw()));
+  } else {
+    const auto& inputs = graph_.inputs();
+    auto input = std::find(inputs.begin(), inputs.end(), value);
+    if (input == inputs.end()) {
+      throw std::runtime_error(
+          fmt::format("value '{}' is read before it is defined", graph_.value(value).name));
+    }
+    fresh.primary = bound_memory(desc, static_cast<int>(input - inputs.begin()), false);
+  }
+  return values_.emplace(value, std::move(fresh)).first->second;
+}
+
+memory::desc ProgramBuilder::desc(ValueId value) { return state(value).primary.get_desc(); }
+
+memory ProgramBuilder::read(ValueId value, const memory::desc& want) {
+  ValueState& s = state(value);
+  const memory::desc current = s.primary.get_desc();
+  if (current == want) return s.primary;
+  for (const memory& version : s.versions) {
+    if (version.get_desc() == want) return version;
+  }
+  if (dims_numel(current.dims()) != dims_numel(want.dims())) {
+    throw std::runtime_error(fmt::format("value '{}' read with {} elements instead of {}",
+                                         graph_.value(value).name, dims_numel(want.dims()),
+                                         dims_numel(current.dims())));
+  }
+  memory result;
+  if (is_plain(current) && is_plain(want)) {
+    result = view_of(s.primary, want);
+  } else if (current.dims() == want.dims()) {
+    result = reorder_into_new(value, s.primary, want);
+  } else {
+    // A reshape of a blocked layout: go through the plain layout of the
+    // current dims, whose bytes every row-major reshape shares.
+    memory plain = read(value, plain_desc(current.dims()));
+    result = is_plain(want)
+                 ? view_of(plain, want)
+                 : reorder_into_new(value, view_of(plain, plain_desc(want.dims())), want);
+  }
+  state(value).versions.push_back(result);
+  return result;
+}
+
+memory ProgramBuilder::reinterpret(ValueId value, const memory::desc& view) {
+  memory plain = read(value, plain_desc(desc(value).dims()));
+  return view_of(plain, view);
+}
+
+memory ProgramBuilder::read_view(ValueId value, const memory::desc& view,
+                                 const memory::desc& want) {
+  if (view == plain_desc(view.dims())) return read(value, want);
+  memory seen = reinterpret(value, view);
+  if (view == want) return seen;
+  return reorder_into_new(value, seen, want);
+}
+
+memory ProgramBuilder::view_of(const memory& base, const memory::desc& view) {
+  if (const Binding* binding = binding_of(base)) {
+    return bound_memory(view, binding->slot, binding->output);
+  }
+  memory result(view, engine_, base.get_data_handle());
+  program_.memories.push_back(base);
+  program_.memories.push_back(result);
+  return result;
+}
+
+memory ProgramBuilder::reorder_into_new(ValueId value, const memory& src,
+                                        const memory::desc& want) {
+  memory dst(want, engine_);
+  program_.memories.push_back(dst);
+  if (is_constant(value)) {
+    // Weights and other constants are converted once, here.
+    memory from = src;
+    dnnl::reorder(from, dst).execute(stream_, from, dst);
+    stream_.wait();
+    return dst;
+  }
+  add_reorder(src, dst);
+  return dst;
+}
+
+void ProgramBuilder::add_reorder(const memory& src, const memory& dst) {
+  add(dnnl::reorder(src, dst), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
+}
+
+memory ProgramBuilder::output_memory(ValueId value, const memory::desc& desc) {
+  const auto& outputs = graph_.outputs();
+  auto output = std::find(outputs.begin(), outputs.end(), value);
+  if (output != outputs.end() && is_plain(desc)) {
+    return bound_memory(desc, static_cast<int>(output - outputs.begin()), true);
+  }
+  memory result(desc, engine_);
+  program_.memories.push_back(result);
+  return result;
+}
+
+void ProgramBuilder::define(ValueId value, const memory& mem) {
+  values_[value] = ValueState{mem, {}};
+  const Binding* binding = binding_of(mem);
+  const int written_slot = binding != nullptr && binding->output ? binding->slot : -1;
+  const auto& outputs = graph_.outputs();
+  for (std::size_t slot = 0; slot < outputs.size(); ++slot) {
+    if (outputs[slot] != value || written_slot == static_cast<int>(slot)) continue;
+    const memory::dims dims = to_dims(shape(value));
+    memory dst = bound_memory(plain_desc(dims), static_cast<int>(slot), true);
+    memory src = mem.get_desc().dims() == dims ? mem : read_plain(value, dims);
+    add_reorder(src, dst);
+  }
+}
+
+void ProgramBuilder::copy_into(ValueId value, const memory& dst) {
+  const memory::dims dims = dst.get_desc().dims();
+  memory src = desc(value).dims() == dims ? state(value).primary : read_plain(value, dims);
+  add_reorder(src, dst);
+}
+
+void ProgramBuilder::add(dnnl::primitive primitive, std::unordered_map<int, memory> args) {
+  program_.steps.push_back(Step{std::move(primitive), std::move(args)});
+}
+
+const Binding* ProgramBuilder::binding_of(const memory& mem) const {
+  for (const Binding& binding : program_.bindings) {
+    if (binding.mem.get() == mem.get()) return &binding;
+  }
+  return nullptr;
+}
+
+memory ProgramBuilder::bound_memory(const memory::desc& desc, int slot, bool output) {
+  memory result(desc, engine_, DNNL_MEMORY_NONE);
+  program_.bindings.push_back(Binding{result, slot, output});
+  return result;
+}
+
+bool ProgramBuilder::is_defined(ValueId value) const {
+  if (values_.count(value) != 0 || is_constant(value)) return true;
+  const auto& inputs = graph_.inputs();
+  return std::find(inputs.begin(), inputs.end(), value) != inputs.end();
+}
+
+Program ProgramBuilder::finish() { return std::move(program_); }
+
+}  // namespace collage::onednn

@@ -1,0 +1,121 @@
+// Program: a compiled partition as a list of oneDNN steps over memories.
+//
+// ProgramBuilder is where values meet layouts. Each value of the partition
+// lives in one memory in whatever layout its producer chose (a convolution's
+// blocked nChw8c, a plain row-major input); a consumer asks for the layout it
+// needs and the builder inserts a reorder only when the layout really
+// changes, caching the result so a value is converted at most once per
+// layout. Constants are converted right away, at compile time; everything
+// else becomes a step that runs on every call. Memories over the kernel's
+// inputs and outputs have no buffer of their own: they are bound to the
+// caller's tensors on each run, so plain edges cost no copy.
+#pragma once
+
+#include <dnnl.hpp>
+#include <unordered_map>
+#include <vector>
+
+#include "collage/backends/onednn/layout.h"
+#include "collage/ir/graph.h"
+
+namespace collage::onednn {
+
+// One primitive execution with its arguments.
+struct Step {
+  dnnl::primitive primitive;
+  std::unordered_map<int, memory> args;
+};
+
+// A memory that points into kernel input or output `slot`; its data handle is
+// set before each run.
+struct Binding {
+  memory mem;
+  int slot = 0;
+  bool output = false;
+};
+
+struct Program {
+  std::vector<Step> steps;
+  std::vector<Binding> bindings;
+  // Buffers and constants the steps refer to, kept alive with the program.
+  std::vector<memory> memories;
+  std::vector<Tensor> constants;
+};
+
+class ProgramBuilder {
+ public:
+  ProgramBuilder(const Graph& graph, dnnl::engine engine, dnnl::stream stream);
+
+  const Graph& graph() const { return graph_; }
+  const dnnl::engine& engine() const { return engine_; }
+
+  // The logical (ONNX) shape of a value.
+  const Shape& shape(ValueId value) const;
+  bool is_constant(ValueId value) const;
+  // The data of a constant value.
+  const Tensor& constant(ValueId value) const;
+  // A constant computed at compile time (folded weights, scaled bias),
+  // usable like any other value.
+  ValueId add_constant(Tensor tensor);
+
+  // The layout `value` currently lives in; its dims may be a reshape of the
+  // value's shape (a matmul lowers [K] to [1, K]).
+  memory::desc desc(ValueId value);
+
+  // `value` in layout `want`. When `want` has other dims than the current
+  // layout they must have the same element count: the value is read as a
+  // row-major reshape. Reorders are added (or, for constants, run now) only
+  // when needed.
+  memory read(ValueId value, const memory::desc& want);
+  memory read_plain(ValueId value, const memory::dims& dims) {
+    return read(value, plain_desc(dims));
+  }
+  // The row-major buffer of `value` seen through another descriptor over the
+  // same bytes (a transposed view via strides). No data moves.
+  memory reinterpret(ValueId value, const memory::desc& view);
+  // `value` seen through `view` (as in reinterpret), converted to layout
+  // `want`: how weights stored transposed or grouped reach a primitive.
+  memory read_view(ValueId value, const memory::desc& view, const memory::desc& want);
+
+  // A memory for a primitive to write `value` into in layout `desc`: the
+  // caller's output tensor itself when `value` is a kernel output and `desc`
+  // is plain, else a new buffer.
+  memory output_memory(ValueId value, const memory::desc& desc);
+  // Records that `mem` now holds `value` (after the step writing it was
+  // added); copies it to the kernel output when it is one and was not
+  // written there directly.
+  void define(ValueId value, const memory& mem);
+  // Adds a step copying `value` into `dst` (same element count), e.g. the
+  // accumulator of a sum post-op.
+  void copy_into(ValueId value, const memory& dst);
+  void add(dnnl::primitive primitive, std::unordered_map<int, memory> args);
+
+  // Whether `value` is an input, a constant or has been defined.
+  bool is_defined(ValueId value) const;
+
+  Program finish();
+
+ private:
+  struct ValueState {
+    memory primary;
+    std::vector<memory> versions;
+  };
+
+  ValueState& state(ValueId value);
+  // A memory over the same buffer as `base` with descriptor `view`.
+  memory view_of(const memory& base, const memory::desc& view);
+  memory reorder_into_new(ValueId value, const memory& src, const memory::desc& want);
+  void add_reorder(const memory& src, const memory& dst);
+  const Binding* binding_of(const memory& mem) const;
+  memory bound_memory(const memory::desc& desc, int slot, bool output);
+
+  const Graph& graph_;
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  std::unordered_map<ValueId, ValueState> values_;
+  std::unordered_map<ValueId, Tensor> synthetic_constants_;
+  ValueId next_synthetic_;
+  Program program_;
+};
+
+}  // namespace collage::onednn
