@@ -1,0 +1,43 @@
+#include "collage/backends/openblas/openblas_backend.h"
+
+#include "collage/backends/openblas/blas.h"
+#include "collage/backends/openblas/fused_kernel.h"
+#include "collage/backends/openblas/head_op.h"
+#include "collage/backends/openblas/openblas_patterns.h"
+
+namespace collage {
+namespace {
+
+class OpenBlasBackend : public Backend {
+ public:
+  std::string name() const override { return "openblas"; }
+  std::string version() const override { return openblas::library_version(); }
+  BackendStyle style() const override { return BackendStyle::kLibrary; }
+
+  bool supports(const Graph& graph, const Node& node) const override {
+    return openblas::is_head_op(node.op_type) && openblas::analyze_head_op(graph, node).ok();
+  }
+
+  std::vector<NamedPattern> patterns() const override { return openblas::openblas_patterns(); }
+
+  std::string describe_support() const override {
+    return "ops: Gemm (transA, transB, alpha, beta, broadcast C), MatMul (2-D, batched with "
+           "broadcasting, 1-D operands), Conv (1-D/2-D, groups, strides, pads, dilations, "
+           "auto_pad; im2col + sgemm), float32 only; single-row or single-column products use "
+           "sgemv\n"
+           "patterns: conv|gemm followed by Add (bias or residual), Add+Add, and/or one of "
+           "Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, Elu, Gelu "
+           "(fused epilogue after sgemm)";
+  }
+
+  Result<std::unique_ptr<Kernel>> compile(const Graph& partition,
+                                          const CompileOptions& options) const override {
+    return openblas::compile_partition(partition, options.threads);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_openblas_backend() { return std::make_unique<OpenBlasBackend>(); }
+
+}  // namespace collage
