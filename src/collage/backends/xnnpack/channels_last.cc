@@ -1,0 +1,144 @@
+#include "collage/backends/xnnpack/channels_last.h"
+
+#include <algorithm>
+#include <cassert>
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+namespace collage::xnnpack {
+namespace {
+
+// Square tiles keep both the reads and the writes of a transpose within a
+// few cache lines each.
+constexpr std::int64_t kTile = 32;
+// Below this many elements, waking the pool costs more than the copy.
+constexpr std::int64_t kParallelThreshold = 1 << 16;
+
+#if defined(__AVX2__)
+// Transposes the 8x8 block at `in` (rows `in_stride` apart) into `out`
+// (rows `out_stride` apart) in registers: scalar strided stores run at a
+// fraction of memory bandwidth.
+void transpose_8x8(const float* in, std::int64_t in_stride, float* out, std::int64_t out_stride) {
+  __m256 r[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(in + i * in_stride);
+  __m256 t[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  __m256 q[8];
+  for (int half = 0; half < 2; ++half) {
+    const __m256 a = t[4 * half], b = t[4 * half + 1], c = t[4 * half + 2], d = t[4 * half + 3];
+    q[4 * half + 0] = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(1, 0, 1, 0));
+    q[4 * half + 1] = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(3, 2, 3, 2));
+    q[4 * half + 2] = _mm256_shuffle_ps(b, d, _MM_SHUFFLE(1, 0, 1, 0));
+    q[4 * half + 3] = _mm256_shuffle_ps(b, d, _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(out + i * out_stride, _mm256_permute2f128_ps(q[i], q[4 + i], 0x20));
+    _mm256_storeu_ps(out + (4 + i) * out_stride, _mm256_permute2f128_ps(q[i], q[4 + i], 0x31));
+  }
+}
+#endif
+
+// Transposes `batches` dense [rows, cols] matrices to [cols, rows].
+struct Transpose {
+  const float* src;
+  float* dst;
+  std::int64_t rows;
+  std::int64_t cols;
+  std::int64_t row_tiles;
+  std::int64_t col_tiles;
+
+  void tile(std::size_t task) const {
+    auto t = static_cast<std::int64_t>(task);
+    std::int64_t col_tile = t % col_tiles;
+    std::int64_t row_tile = (t / col_tiles) % row_tiles;
+    std::int64_t batch = t / (col_tiles * row_tiles);
+    const float* in = src + batch * rows * cols;
+    float* out = dst + batch * rows * cols;
+    const std::int64_t r_begin = row_tile * kTile;
+    const std::int64_t c_begin = col_tile * kTile;
+    const std::int64_t r_end = std::min(rows, r_begin + kTile);
+    const std::int64_t c_end = std::min(cols, c_begin + kTile);
+    std::int64_t r_vector_end = r_begin;
+    std::int64_t c_vector_end = c_begin;
+#if defined(__AVX2__)
+    r_vector_end = r_begin + (r_end - r_begin) / 8 * 8;
+    c_vector_end = c_begin + (c_end - c_begin) / 8 * 8;
+    for (std::int64_t r = r_begin; r < r_vector_end; r += 8) {
+      for (std::int64_t c = c_begin; c < c_vector_end; c += 8) {
+        transpose_8x8(in + r * cols + c, cols, out + c * rows + r, rows);
+      }
+    }
+#endif
+    // The edges the 8x8 blocks leave: the last columns of the vector rows,
+    // then the last rows.
+    for (std::int64_t r = r_begin; r < r_vector_end; ++r) {
+      for (std::int64_t c = c_vector_end; c < c_end; ++c) out[c * rows + r] = in[r * cols + c];
+    }
+    for (std::int64_t r = r_vector_end; r < r_end; ++r) {
+      for (std::int64_t c = c_begin; c < c_end; ++c) out[c * rows + r] = in[r * cols + c];
+    }
+  }
+};
+
+void transpose_batches(const float* src, float* dst, std::int64_t batches, std::int64_t rows,
+                       std::int64_t cols, pthreadpool_t pool) {
+  Transpose job{src, dst, rows, cols, (rows + kTile - 1) / kTile, (cols + kTile - 1) / kTile};
+  auto tasks = static_cast<std::size_t>(batches * job.row_tiles * job.col_tiles);
+  if (pool != nullptr && batches * rows * cols >= kParallelThreshold) {
+    pthreadpool_parallelize_1d(
+        pool, [](void* context, std::size_t task) { static_cast<Transpose*>(context)->tile(task); },
+        &job, tasks, 0);
+    return;
+  }
+  for (std::size_t task = 0; task < tasks; ++task) job.tile(task);
+}
+
+}  // namespace
+
+bool is_layout_free(const Shape& shape) {
+  if (shape.size() != 4) return true;
+  return shape[1] == 1 || shape[2] * shape[3] == 1;
+}
+
+std::vector<std::size_t> xnn_dims(const Shape& shape, Layout layout) {
+  if (shape.empty()) return {1};
+  if (layout == Layout::kChannelsLast && shape.size() == 4) {
+    return {static_cast<std::size_t>(shape[0]), static_cast<std::size_t>(shape[2]),
+            static_cast<std::size_t>(shape[3]), static_cast<std::size_t>(shape[1])};
+  }
+  return std::vector<std::size_t>(shape.begin(), shape.end());
+}
+
+Shape pad_to_rank(const Shape& shape, int rank) {
+  Shape padded(static_cast<std::size_t>(std::max(0, rank - static_cast<int>(shape.size()))), 1);
+  padded.insert(padded.end(), shape.begin(), shape.end());
+  return padded;
+}
+
+void nchw_to_nhwc(const float* src, float* dst, std::int64_t n, std::int64_t c, std::int64_t hw,
+                  pthreadpool_t pool) {
+  transpose_batches(src, dst, n, c, hw, pool);
+}
+
+void nhwc_to_nchw(const float* src, float* dst, std::int64_t n, std::int64_t c, std::int64_t hw,
+                  pthreadpool_t pool) {
+  transpose_batches(src, dst, n, hw, c, pool);
+}
+
+std::vector<float> constant_in_layout(const float* data, const Shape& shape, Layout layout) {
+  std::vector<float> result(static_cast<std::size_t>(shape_numel(shape)));
+  if (layout == Layout::kPlain || is_layout_free(shape)) {
+    std::copy(data, data + result.size(), result.begin());
+    return result;
+  }
+  assert(shape.size() == 4 && "constant_in_layout: channels-last needs a 4-D shape");
+  nchw_to_nhwc(data, result.data(), shape[0], shape[1], shape[2] * shape[3], nullptr);
+  return result;
+}
+
+}  // namespace collage::xnnpack

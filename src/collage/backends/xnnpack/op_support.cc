@@ -1,0 +1,505 @@
+#include "collage/backends/xnnpack/op_support.h"
+
+#include <xnnpack.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <string_view>
+
+namespace collage::xnnpack {
+namespace {
+
+// A float32 tensor XNNPACK can hold: rank within XNN_MAX_TENSOR_DIMS, not empty.
+bool is_float_tensor(const Graph& graph, ValueId value) {
+  if (value == kNoValue) return false;
+  const TensorType& type = graph.type(value);
+  return type.dtype == DType::kFloat32 && type.rank() <= XNN_MAX_TENSOR_DIMS && type.numel() > 0;
+}
+
+// A float input computed at run time. Ops on constants only are left to
+// constant folding, so every supported node has one.
+bool is_activation(const Graph& graph, ValueId value) {
+  return is_float_tensor(graph, value) && !graph.value(value).is_constant();
+}
+
+bool is_float_constant(const Graph& graph, ValueId value) {
+  return is_float_tensor(graph, value) && graph.value(value).is_constant();
+}
+
+bool has_one_float_output(const Graph& graph, const Node& node) {
+  return node.outputs.size() == 1 && is_float_tensor(graph, node.outputs[0]);
+}
+
+const Shape& shape_of(const Graph& graph, ValueId value) { return graph.type(value).shape; }
+
+bool present(const Node& node, std::size_t i) { return node.input(i) != kNoValue; }
+
+// One activation in, one float output of the same shape.
+bool is_unary(const Graph& graph, const Node& node) {
+  return node.inputs.size() == 1 && is_activation(graph, node.inputs[0]) &&
+         has_one_float_output(graph, node) &&
+         shape_of(graph, node.outputs[0]) == shape_of(graph, node.inputs[0]);
+}
+
+// Every input broadcasts (numpy rules) to the output shape and at least one is an activation.
+bool is_broadcast(const Graph& graph, const Node& node) {
+  if (node.inputs.size() < 2 || !has_one_float_output(graph, node)) return false;
+  const Shape& out = shape_of(graph, node.outputs[0]);
+  bool any_activation = false;
+  for (ValueId input : node.inputs) {
+    if (!is_float_tensor(graph, input)) return false;
+    any_activation |= !graph.value(input).is_constant();
+    const Shape& shape = shape_of(graph, input);
+    if (shape.size() > out.size()) return false;
+    Shape padded = pad_to_rank(shape, static_cast<int>(out.size()));
+    for (std::size_t d = 0; d < out.size(); ++d) {
+      if (padded[d] != out[d] && padded[d] != 1) return false;
+    }
+  }
+  return any_activation;
+}
+
+bool is_binary(const Graph& graph, const Node& node) {
+  return node.inputs.size() == 2 && is_broadcast(graph, node);
+}
+
+bool is_leaky_relu(const Graph& graph, const Node& node) {
+  return is_unary(graph, node) && std::isfinite(node.attributes.get_float("alpha", 0.01f));
+}
+
+// XNNPACK's ELU takes a positive, normal alpha only.
+bool is_elu(const Graph& graph, const Node& node) {
+  const float alpha = node.attributes.get_float("alpha", 1.0f);
+  return is_unary(graph, node) && alpha > 0.0f && std::isnormal(alpha);
+}
+
+bool is_clamp(const Graph& graph, const Node& node) {
+  if (node.inputs.empty() || !is_activation(graph, node.inputs[0])) return false;
+  if (!has_one_float_output(graph, node)) return false;
+  if (shape_of(graph, node.outputs[0]) != shape_of(graph, node.inputs[0])) return false;
+  return clamp_bounds(graph, node).has_value();
+}
+
+bool is_hard_sigmoid(const Graph& graph, const Node& node) {
+  return is_unary(graph, node) && std::isfinite(node.attributes.get_float("alpha", 0.2f)) &&
+         std::isfinite(node.attributes.get_float("beta", 0.5f));
+}
+
+bool is_pow(const Graph& graph, const Node& node) {
+  return node.inputs.size() == 2 && is_activation(graph, node.inputs[0]) &&
+         has_one_float_output(graph, node) &&
+         shape_of(graph, node.outputs[0]) == shape_of(graph, node.inputs[0]) &&
+         pow_exponent(graph, node).has_value();
+}
+
+// A slope that varies along the channel axis only: axis 1 of a 4-D input
+// (channels-last inside), the last axis otherwise.
+bool is_prelu(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 2 || !is_activation(graph, node.inputs[0])) return false;
+  if (!is_float_constant(graph, node.inputs[1]) || !has_one_float_output(graph, node)) return false;
+  const Shape& x = shape_of(graph, node.inputs[0]);
+  if (x.empty() || shape_of(graph, node.outputs[0]) != x) return false;
+  const Shape& slope = shape_of(graph, node.inputs[1]);
+  if (slope.size() > x.size()) return false;
+  Shape padded = pad_to_rank(slope, static_cast<int>(x.size()));
+  std::size_t channel_axis = x.size() == 4 ? 1 : x.size() - 1;
+  for (std::size_t d = 0; d < x.size(); ++d) {
+    if (d == channel_axis) {
+      if (padded[d] != x[d] && padded[d] != 1) return false;
+    } else if (padded[d] != 1) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool is_softmax(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 1 || !is_activation(graph, node.inputs[0])) return false;
+  if (!has_one_float_output(graph, node) || graph.type(node.inputs[0]).rank() == 0) return false;
+  if (softmax_axis(graph, node) < 0) return false;
+  return softmax_runs_in(graph, node, Layout::kPlain) ||
+         softmax_runs_in(graph, node, Layout::kChannelsLast);
+}
+
+bool is_conv(const Graph& graph, const Node& node) {
+  if (node.inputs.size() < 2 || node.inputs.size() > 3) return false;
+  if (!is_activation(graph, node.inputs[0]) || !is_float_constant(graph, node.inputs[1])) {
+    return false;
+  }
+  if (!has_one_float_output(graph, node)) return false;
+  const Shape& x = shape_of(graph, node.inputs[0]);
+  const Shape& w = shape_of(graph, node.inputs[1]);
+  const Shape& y = shape_of(graph, node.outputs[0]);
+  if (x.size() != 4 || w.size() != 4 || y.size() != 4) return false;
+  const std::int64_t group = node.attributes.get_int("group", 1);
+  if (group <= 0 || x[1] % group != 0) return false;
+  const bool transposed = node.op_type == "ConvTranspose";
+  // Conv weights are [M, C/group, kH, kW]; ConvTranspose weights are [C, M/group, kH, kW].
+  const std::int64_t out_channels = transposed ? w[1] * group : w[0];
+  if (transposed ? w[0] != x[1] : (w[1] * group != x[1] || w[0] % group != 0)) return false;
+  if (y[0] != x[0] || y[1] != out_channels) return false;
+  if (present(node, 2)) {
+    if (!is_float_constant(graph, node.inputs[2])) return false;
+    if (shape_of(graph, node.inputs[2]) != Shape{out_channels}) return false;
+  }
+  return conv_window(graph, node).has_value();
+}
+
+bool is_pool(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 1 || !is_activation(graph, node.inputs[0])) return false;
+  if (!has_one_float_output(graph, node)) return false;
+  const Shape& x = shape_of(graph, node.inputs[0]);
+  const Shape& y = shape_of(graph, node.outputs[0]);
+  if (x.size() != 4 || y.size() != 4 || y[0] != x[0] || y[1] != x[1]) return false;
+  return pool_window(graph, node).has_value();
+}
+
+bool is_global_pool(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 1 || !is_activation(graph, node.inputs[0])) return false;
+  if (!has_one_float_output(graph, node)) return false;
+  const Shape& x = shape_of(graph, node.inputs[0]);
+  return x.size() == 4 && shape_of(graph, node.outputs[0]) == Shape{x[0], x[1], 1, 1};
+}
+
+bool is_gemm(const Graph& graph, const Node& node) {
+  if (node.inputs.size() < 2 || node.inputs.size() > 3) return false;
+  if (!is_activation(graph, node.inputs[0]) || !is_float_constant(graph, node.inputs[1])) {
+    return false;
+  }
+  if (!has_one_float_output(graph, node)) return false;
+  if (node.attributes.get_int("transA", 0) != 0) return false;
+  const Shape& a = shape_of(graph, node.inputs[0]);
+  const Shape& b = shape_of(graph, node.inputs[1]);
+  const Shape& y = shape_of(graph, node.outputs[0]);
+  if (a.size() != 2 || b.size() != 2 || y.size() != 2) return false;
+  const bool trans_b = node.attributes.get_int("transB", 0) != 0;
+  const std::int64_t k = trans_b ? b[1] : b[0];
+  const std::int64_t n = trans_b ? b[0] : b[1];
+  if (a[1] != k || y != Shape{a[0], n}) return false;
+  if (!std::isfinite(node.attributes.get_float("alpha", 1.0f))) return false;
+  if (!present(node, 2)) return true;
+  ValueId c = node.inputs[2];
+  if (!is_float_tensor(graph, c)) return false;
+  const Shape& c_shape = shape_of(graph, c);
+  if (c_shape.size() > 2) return false;
+  Shape padded = pad_to_rank(c_shape, 2);
+  if ((padded[0] != 1 && padded[0] != a[0]) || (padded[1] != 1 && padded[1] != n)) return false;
+  // A computed C is added as it is; only a constant one can absorb beta.
+  const float beta = node.attributes.get_float("beta", 1.0f);
+  return graph.value(c).is_constant() ? std::isfinite(beta) : beta == 1.0f;
+}
+
+// MatMul by a constant matrix: a fully connected layer over the last axis.
+bool is_matmul(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 2 || !is_activation(graph, node.inputs[0])) return false;
+  if (!is_float_constant(graph, node.inputs[1]) || !has_one_float_output(graph, node)) return false;
+  const Shape& a = shape_of(graph, node.inputs[0]);
+  const Shape& b = shape_of(graph, node.inputs[1]);
+  const Shape& y = shape_of(graph, node.outputs[0]);
+  if (a.size() < 2 || b.size() != 2 || y.size() != a.size() || a.back() != b[0]) return false;
+  Shape expected = a;
+  expected.back() = b[1];
+  return y == expected;
+}
+
+bool is_batch_norm(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 5 || !is_activation(graph, node.inputs[0])) return false;
+  if (!has_one_float_output(graph, node)) return false;
+  if (node.attributes.get_int("training_mode", 0) != 0) return false;
+  if (node.attributes.get_int("spatial", 1) != 1) return false;
+  const Shape& x = shape_of(graph, node.inputs[0]);
+  if (x.size() < 2 || shape_of(graph, node.outputs[0]) != x) return false;
+  for (std::size_t i = 1; i < 5; ++i) {
+    if (!is_float_constant(graph, node.inputs[i])) return false;
+    if (graph.type(node.inputs[i]).numel() != x[1]) return false;
+  }
+  return std::isfinite(node.attributes.get_float("epsilon", 1e-5f));
+}
+
+bool is_pad(const Graph& graph, const Node& node) {
+  if (node.inputs.empty() || !is_activation(graph, node.inputs[0])) return false;
+  if (!has_one_float_output(graph, node)) return false;
+  return constant_pad(graph, node).has_value();
+}
+
+// Reshape-like ops: XNNPACK copies the data into the output's static shape,
+// so the shape-giving inputs only have to be constants.
+bool is_reshape(const Graph& graph, const Node& node) {
+  if (node.inputs.empty() || !is_activation(graph, node.inputs[0])) return false;
+  if (!has_one_float_output(graph, node)) return false;
+  for (std::size_t i = 1; i < node.inputs.size(); ++i) {
+    if (present(node, i) && !graph.value(node.inputs[i]).is_constant()) return false;
+  }
+  return graph.type(node.outputs[0]).numel() == graph.type(node.inputs[0]).numel();
+}
+
+bool is_depth_to_space(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 1 || !is_activation(graph, node.inputs[0])) return false;
+  if (!has_one_float_output(graph, node)) return false;
+  // XNNPACK's channel order is ONNX's DCR; CRD interleaves channels differently.
+  if (node.attributes.get_string("mode", "DCR") != "DCR") return false;
+  const std::int64_t block = node.attributes.get_int("blocksize", 0);
+  const Shape& x = shape_of(graph, node.inputs[0]);
+  if (block < 2 || x.size() != 4 || x[1] % (block * block) != 0) return false;
+  return shape_of(graph, node.outputs[0]) ==
+         Shape{x[0], x[1] / (block * block), x[2] * block, x[3] * block};
+}
+
+// Bilinear Resize of H and W. XNNPACK derives each axis' scale from the
+// sizes (in / out), so a scales input must equal out / in; its coordinate
+// modes are ONNX's half_pixel (default), align_corners and asymmetric
+// (XNNPACK's TensorFlow legacy mode).
+bool is_resize(const Graph& graph, const Node& node) {
+  if (graph.opset < 11 || node.inputs.empty() || node.inputs.size() > 4) return false;
+  if (!is_activation(graph, node.inputs[0]) || !has_one_float_output(graph, node)) return false;
+  for (std::size_t i = 1; i < node.inputs.size(); ++i) {
+    if (present(node, i) && !graph.value(node.inputs[i]).is_constant()) return false;
+  }
+  if (node.attributes.get_string("mode", "nearest") != "linear") return false;
+  if (node.attributes.get_int("antialias", 0) != 0 || node.attributes.has("axes")) return false;
+  if (node.attributes.get_string("keep_aspect_ratio_policy", "stretch") != "stretch") return false;
+  if (!resize_flags(node).has_value()) return false;
+  const Shape& x = shape_of(graph, node.inputs[0]);
+  const Shape& y = shape_of(graph, node.outputs[0]);
+  if (x.size() != 4 || y.size() != 4 || y[0] != x[0] || y[1] != x[1]) return false;
+  // Both modes map a single output row to the input's first row; XNNPACK does not.
+  const std::string mode =
+      node.attributes.get_string("coordinate_transformation_mode", "half_pixel");
+  if ((mode == "align_corners" || mode == "pytorch_half_pixel") && (y[2] == 1 || y[3] == 1)) {
+    return false;
+  }
+  const ValueId scales = node.input(2);
+  if (scales == kNoValue || graph.type(scales).numel() == 0) return true;
+  const Tensor& values = *graph.value(scales).constant;
+  if (values.dtype() != DType::kFloat32 || values.numel() != 4) return false;
+  if (values.data<float>()[0] != 1.0f || values.data<float>()[1] != 1.0f) return false;
+  for (int axis = 2; axis < 4; ++axis) {
+    const double scale = values.data<float>()[axis];
+    const double exact = static_cast<double>(y[axis]) / static_cast<double>(x[axis]);
+    if (std::abs(scale - exact) > 1e-6 * exact) return false;
+  }
+  return true;
+}
+
+using Check = bool (*)(const Graph&, const Node&);
+
+struct OpInfo {
+  Check check;
+  LayoutRule rule;
+};
+
+const std::map<std::string_view, OpInfo>& op_table() {
+  static const std::map<std::string_view, OpInfo> table = {
+      {"Abs", {is_unary, LayoutRule::kFollowInput}},
+      {"Add", {is_binary, LayoutRule::kBroadcast}},
+      {"AveragePool", {is_pool, LayoutRule::kChannelsLast}},
+      {"BatchNormalization", {is_batch_norm, LayoutRule::kFollowInput}},
+      {"Ceil", {is_unary, LayoutRule::kFollowInput}},
+      {"Clip", {is_clamp, LayoutRule::kFollowInput}},
+      {"Conv", {is_conv, LayoutRule::kChannelsLast}},
+      {"ConvTranspose", {is_conv, LayoutRule::kChannelsLast}},
+      {"DepthToSpace", {is_depth_to_space, LayoutRule::kChannelsLast}},
+      {"Div", {is_binary, LayoutRule::kBroadcast}},
+      {"Elu", {is_elu, LayoutRule::kFollowInput}},
+      {"Flatten", {is_reshape, LayoutRule::kPlain}},
+      {"Floor", {is_unary, LayoutRule::kFollowInput}},
+      {"Gemm", {is_gemm, LayoutRule::kPlain}},
+      {"GlobalAveragePool", {is_global_pool, LayoutRule::kChannelsLast}},
+      {"GlobalMaxPool", {is_global_pool, LayoutRule::kChannelsLast}},
+      {"HardSigmoid", {is_hard_sigmoid, LayoutRule::kFollowInput}},
+      {"HardSwish", {is_unary, LayoutRule::kFollowInput}},
+      {"Identity", {is_unary, LayoutRule::kFollowInput}},
+      {"LeakyRelu", {is_leaky_relu, LayoutRule::kFollowInput}},
+      {"MatMul", {is_matmul, LayoutRule::kPlain}},
+      {"Max", {is_broadcast, LayoutRule::kBroadcast}},
+      {"MaxPool", {is_pool, LayoutRule::kChannelsLast}},
+      {"Min", {is_broadcast, LayoutRule::kBroadcast}},
+      {"Mul", {is_binary, LayoutRule::kBroadcast}},
+      {"Neg", {is_unary, LayoutRule::kFollowInput}},
+      {"Pad", {is_pad, LayoutRule::kFollowInput}},
+      {"Pow", {is_pow, LayoutRule::kFollowInput}},
+      {"PRelu", {is_prelu, LayoutRule::kPrelu}},
+      {"Relu", {is_clamp, LayoutRule::kFollowInput}},
+      {"Reshape", {is_reshape, LayoutRule::kPlain}},
+      {"Resize", {is_resize, LayoutRule::kChannelsLast}},
+      {"Round", {is_unary, LayoutRule::kFollowInput}},
+      {"Sigmoid", {is_unary, LayoutRule::kFollowInput}},
+      {"Softmax", {is_softmax, LayoutRule::kSoftmax}},
+      {"Sqrt", {is_unary, LayoutRule::kFollowInput}},
+      {"Squeeze", {is_reshape, LayoutRule::kPlain}},
+      {"Sub", {is_binary, LayoutRule::kBroadcast}},
+      {"Sum", {is_broadcast, LayoutRule::kBroadcast}},
+      {"Unsqueeze", {is_reshape, LayoutRule::kPlain}},
+  };
+  return table;
+}
+
+bool pads_inside_kernel(const Window2d& w) {
+  const std::int64_t effective_h = (w.kernel_h - 1) * w.dilation_h + 1;
+  const std::int64_t effective_w = (w.kernel_w - 1) * w.dilation_w + 1;
+  return w.pad_top < effective_h && w.pad_bottom < effective_h && w.pad_left < effective_w &&
+         w.pad_right < effective_w;
+}
+
+}  // namespace
+
+bool supports_node(const Graph& graph, const Node& node) {
+  if (!node.domain.empty() && node.domain != "ai.onnx") return false;
+  auto it = op_table().find(node.op_type);
+  if (it == op_table().end()) return false;
+  return it->second.check(graph, node);
+}
+
+std::vector<std::string> supported_op_types() {
+  std::vector<std::string> names;
+  for (const auto& [name, info] : op_table()) names.emplace_back(name);
+  return names;
+}
+
+LayoutRule layout_rule(const Node& node) {
+  auto it = op_table().find(node.op_type);
+  return it == op_table().end() ? LayoutRule::kPlain : it->second.rule;
+}
+
+std::optional<float> constant_scalar(const Graph& graph, ValueId value) {
+  if (value == kNoValue || !graph.value(value).is_constant()) return std::nullopt;
+  const Tensor& tensor = *graph.value(value).constant;
+  if (tensor.numel() != 1 || tensor.dtype() != DType::kFloat32) return std::nullopt;
+  return tensor.data<float>()[0];
+}
+
+std::optional<ClampBounds> clamp_bounds(const Graph& graph, const Node& node) {
+  if (node.op_type == "Relu") {
+    if (node.inputs.size() != 1) return std::nullopt;
+    return ClampBounds{0.0f, std::numeric_limits<float>::infinity()};
+  }
+  ClampBounds bounds{std::numeric_limits<float>::lowest(), std::numeric_limits<float>::max()};
+  if (graph.opset < 11) {
+    if (node.inputs.size() != 1) return std::nullopt;
+    bounds.min = node.attributes.get_float("min", bounds.min);
+    bounds.max = node.attributes.get_float("max", bounds.max);
+  } else {
+    if (node.inputs.size() > 3) return std::nullopt;
+    for (std::size_t i = 1; i < 3; ++i) {
+      if (!present(node, i)) continue;
+      auto bound = constant_scalar(graph, node.inputs[i]);
+      if (!bound) return std::nullopt;
+      (i == 1 ? bounds.min : bounds.max) = *bound;
+    }
+  }
+  // XNNPACK needs min < max; ONNX's min > max case (all outputs = max) is not a clamp.
+  if (std::isnan(bounds.min) || std::isnan(bounds.max) || !(bounds.min < bounds.max)) {
+    return std::nullopt;
+  }
+  return bounds;
+}
+
+std::optional<ConstantPad> constant_pad(const Graph& graph, const Node& node) {
+  if (node.attributes.get_string("mode", "constant") != "constant") return std::nullopt;
+  const std::size_t rank = static_cast<std::size_t>(graph.type(node.inputs[0]).rank());
+  std::vector<std::int64_t> pads;
+  ConstantPad result;
+  if (graph.opset < 11) {
+    if (node.inputs.size() != 1) return std::nullopt;
+    pads = node.attributes.get_ints("pads", {});
+    result.value = node.attributes.get_float("value", 0.0f);
+  } else {
+    if (node.inputs.size() < 2 || node.inputs.size() > 3 || !present(node, 1)) return std::nullopt;
+    const Value& pads_value = graph.value(node.inputs[1]);
+    if (!pads_value.is_constant() || pads_value.type.dtype != DType::kInt64) return std::nullopt;
+    for (std::int64_t i = 0; i < pads_value.constant->numel(); ++i) {
+      pads.push_back(pads_value.constant->int_at(i));
+    }
+    if (present(node, 2)) {
+      auto value = constant_scalar(graph, node.inputs[2]);
+      if (!value) return std::nullopt;
+      result.value = *value;
+    }
+  }
+  if (pads.size() != 2 * rank || rank == 0) return std::nullopt;
+  // Negative pads crop, which XNNPACK's pad cannot do.
+  if (std::any_of(pads.begin(), pads.end(), [](std::int64_t p) { return p < 0; })) {
+    return std::nullopt;
+  }
+  result.pre.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(rank));
+  result.post.assign(pads.begin() + static_cast<std::ptrdiff_t>(rank), pads.end());
+  Shape expected = graph.type(node.inputs[0]).shape;
+  for (std::size_t d = 0; d < rank; ++d) expected[d] += result.pre[d] + result.post[d];
+  if (expected != graph.type(node.outputs[0]).shape) return std::nullopt;
+  return result;
+}
+
+std::int64_t softmax_axis(const Graph& graph, const Node& node) {
+  const std::int64_t rank = graph.type(node.inputs[0]).rank();
+  std::int64_t axis = node.attributes.get_int("axis", graph.opset < 13 ? 1 : -1);
+  if (axis < 0) axis += rank;
+  return axis >= 0 && axis < rank ? axis : -1;
+}
+
+bool softmax_runs_in(const Graph& graph, const Node& node, Layout layout) {
+  const Shape& shape = graph.type(node.inputs[0]).shape;
+  const std::int64_t axis = softmax_axis(graph, node);
+  if (axis < 0) return false;
+  // Before opset 13, Softmax normalizes over all axes from `axis` on; since 13
+  // over `axis` alone. XNNPACK normalizes over the innermost dimension.
+  const bool coerced = graph.opset < 13;
+  if (layout == Layout::kPlain) {
+    if (coerced) return true;
+    std::int64_t inner = 1;
+    for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < shape.size(); ++d) {
+      inner *= shape[d];
+    }
+    return inner == 1;
+  }
+  // Channels-last [N,H,W,C]: C is innermost, and {C,H,W} are the trailing axes.
+  if (shape.size() != 4) return false;
+  return coerced ? axis <= 1 : axis == 1;
+}
+
+std::optional<Window2d> conv_window(const Graph& graph, const Node& node) {
+  const Shape& w = graph.type(node.inputs[1]).shape;
+  if (w.size() != 4) return std::nullopt;
+  auto kernel = node.attributes.get_ints("kernel_shape", {w[2], w[3]});
+  if (kernel != std::vector<std::int64_t>{w[2], w[3]}) return std::nullopt;
+  const Shape& x = graph.type(node.inputs[0]).shape;
+  const Shape& y = graph.type(node.outputs[0]).shape;
+  if (node.op_type == "ConvTranspose") return resolve_transposed_window(node, x, y, w[2], w[3]);
+  return resolve_window(node, x, y, w[2], w[3], false);
+}
+
+std::optional<Window2d> pool_window(const Graph& graph, const Node& node) {
+  auto kernel = node.attributes.get_ints("kernel_shape", {});
+  if (kernel.size() != 2) return std::nullopt;
+  // XNNPACK rejects 1x1 pooling windows.
+  if (kernel[0] * kernel[1] <= 1) return std::nullopt;
+  if (node.op_type == "AveragePool") {
+    auto dilations = node.attributes.get_ints("dilations", {1, 1});
+    if (dilations != std::vector<std::int64_t>{1, 1}) return std::nullopt;
+  }
+  const bool ceil_mode = node.attributes.get_int("ceil_mode", 0) != 0;
+  auto window = resolve_window(node, graph.type(node.inputs[0]).shape,
+                               graph.type(node.outputs[0]).shape, kernel[0], kernel[1], ceil_mode);
+  // A window made of padding only has no value to take.
+  if (!window || !pads_inside_kernel(*window)) return std::nullopt;
+  return window;
+}
+
+std::optional<std::uint32_t> resize_flags(const Node& node) {
+  const std::string mode =
+      node.attributes.get_string("coordinate_transformation_mode", "half_pixel");
+  if (mode == "half_pixel" || mode == "pytorch_half_pixel") return 0u;
+  if (mode == "align_corners") return static_cast<std::uint32_t>(XNN_FLAG_ALIGN_CORNERS);
+  if (mode == "asymmetric") return static_cast<std::uint32_t>(XNN_FLAG_TENSORFLOW_LEGACY_MODE);
+  return std::nullopt;
+}
+
+std::optional<float> pow_exponent(const Graph& graph, const Node& node) {
+  auto exponent = constant_scalar(graph, node.input(1));
+  if (!exponent || (*exponent != 2.0f && *exponent != 0.5f)) return std::nullopt;
+  return exponent;
+}
+
+}  // namespace collage::xnnpack

@@ -1,0 +1,172 @@
+#include "collage/backends/xnnpack/runtime_kernel.h"
+
+#include <fmt/format.h>
+#include <pthreadpool.h>
+#include <xnnpack.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "collage/backends/xnnpack/channels_last.h"
+#include "collage/ir/error.h"
+
+namespace collage::xnnpack {
+namespace {
+
+using Pool = std::shared_ptr<pthreadpool>;
+
+// One pool per thread count for the whole process; a pool lives as long as
+// some kernel uses it.
+Pool shared_pool(int threads) {
+  // With one thread XNNPACK runs on the caller's thread; no pool is needed.
+  if (threads <= 1) return nullptr;
+  static std::mutex mutex;
+  static std::map<int, std::weak_ptr<pthreadpool>> pools;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::weak_ptr<pthreadpool>& cached = pools[threads];
+  if (Pool pool = cached.lock()) return pool;
+  pthreadpool_t raw = pthreadpool_create(static_cast<std::size_t>(threads));
+  if (raw == nullptr) return nullptr;
+  Pool pool(raw, [](pthreadpool_t p) { pthreadpool_destroy(p); });
+  cached = pool;
+  return pool;
+}
+
+struct RuntimeDeleter {
+  void operator()(xnn_runtime* runtime) const { xnn_delete_runtime(runtime); }
+};
+
+class RuntimeKernel final : public Kernel {
+ public:
+  RuntimeKernel(BuiltSubgraph built, Pool pool, xnn_runtime_t runtime)
+      : static_data_(std::move(built.static_data)), pool_(std::move(pool)), runtime_(runtime) {
+    for (ExternalValue& value : built.inputs) {
+      // XNNPACK may read XNN_EXTRA_BYTES past an input's end.
+      std::vector<float> staging(static_cast<std::size_t>(value.type.numel()) +
+                                 XNN_EXTRA_BYTES / sizeof(float));
+      externals_.push_back({value.id, staging.data()});
+      inputs_.push_back({std::move(value), std::move(staging)});
+    }
+    for (ExternalValue& value : built.outputs) {
+      std::vector<float> staging;
+      if (value.layout == Layout::kChannelsLast) {
+        staging.resize(static_cast<std::size_t>(value.type.numel()));
+      }
+      externals_.push_back({value.id, nullptr});
+      outputs_.push_back({std::move(value), std::move(staging)});
+    }
+  }
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
+    check_contract(inputs, outputs);
+    pthreadpool_t pool = pool_.get();
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      Edge& edge = inputs_[i];
+      const float* source = inputs[i].data<float>();
+      float* staged = edge.staging.data();
+      if (edge.value.layout == Layout::kChannelsLast) {
+        const Shape& shape = edge.value.type.shape;
+        nchw_to_nhwc(source, staged, shape[0], shape[1], shape[2] * shape[3], pool);
+      } else {
+        std::memcpy(staged, source, inputs[i].byte_size());
+      }
+    }
+    // Plain outputs are written in place; the runtime is set up again only
+    // when the caller hands in other buffers.
+    bool moved = !set_up_;
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      Edge& edge = outputs_[i];
+      void* target = edge.value.layout == Layout::kChannelsLast
+                         ? static_cast<void*>(edge.staging.data())
+                         : outputs[i].raw();
+      xnn_external_value& external = externals_[inputs_.size() + i];
+      moved |= external.data != target;
+      external.data = target;
+    }
+    if (moved) {
+      xnn_status status = xnn_setup_runtime(runtime_.get(), externals_.size(), externals_.data());
+      if (status != xnn_status_success) {
+        throw Error(fmt::format("XNNPACK could not set up the runtime: {}", status_name(status)));
+      }
+      set_up_ = true;
+    }
+    xnn_status status = xnn_invoke_runtime(runtime_.get());
+    if (status != xnn_status_success) {
+      throw Error(fmt::format("XNNPACK could not run the runtime: {}", status_name(status)));
+    }
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      const Edge& edge = outputs_[i];
+      if (edge.value.layout != Layout::kChannelsLast) continue;
+      const Shape& shape = edge.value.type.shape;
+      nhwc_to_nchw(edge.staging.data(), outputs[i].data<float>(), shape[0], shape[1],
+                   shape[2] * shape[3], pool);
+    }
+  }
+
+ private:
+  struct Edge {
+    ExternalValue value;
+    std::vector<float> staging;
+  };
+
+  void check_contract(std::span<const Tensor> inputs, std::span<Tensor> outputs) const {
+    if (inputs.size() != inputs_.size() || outputs.size() != outputs_.size()) {
+      throw Error(
+          fmt::format("XNNPACK kernel called with {} inputs and {} outputs, expected {} and {}",
+                      inputs.size(), outputs.size(), inputs_.size(), outputs_.size()));
+    }
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i].type() != inputs_[i].value.type || inputs[i].empty()) {
+        throw Error(fmt::format("XNNPACK kernel input {} is {}, expected {}", i,
+                                inputs[i].type().to_string(), inputs_[i].value.type.to_string()));
+      }
+    }
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      if (outputs[i].type() != outputs_[i].value.type || outputs[i].empty()) {
+        throw Error(fmt::format("XNNPACK kernel output {} is {}, expected {}", i,
+                                outputs[i].type().to_string(), outputs_[i].value.type.to_string()));
+      }
+    }
+  }
+
+  // Declared before runtime_, so the runtime is destroyed first.
+  std::vector<std::vector<float>> static_data_;
+  Pool pool_;
+  std::unique_ptr<xnn_runtime, RuntimeDeleter> runtime_;
+  std::vector<Edge> inputs_;
+  std::vector<Edge> outputs_;
+  std::vector<xnn_external_value> externals_;
+  bool set_up_ = false;
+};
+
+}  // namespace
+
+std::optional<std::string> initialize_xnnpack() {
+  static const std::optional<std::string> failure = []() -> std::optional<std::string> {
+    xnn_status status = xnn_initialize(nullptr);
+    if (status == xnn_status_success) return std::nullopt;
+    return fmt::format("XNNPACK could not initialize: {}", status_name(status));
+  }();
+  return failure;
+}
+
+Result<std::unique_ptr<Kernel>> make_runtime_kernel(BuiltSubgraph built, int threads) {
+  Pool pool = shared_pool(threads);
+  if (threads > 1 && pool == nullptr) return Failure{"could not create a pthreadpool"};
+  // Partitions of OpenMP backends run between XNNPACK runtimes on the same
+  // cores; workers left spinning after the last operator would take those
+  // cores from them (docs/threading.md measures it).
+  xnn_runtime_t runtime = nullptr;
+  xnn_status status =
+      xnn_create_runtime_v2(built.subgraph.get(), pool.get(), XNN_FLAG_YIELD_WORKERS, &runtime);
+  if (status != xnn_status_success) {
+    return Failure{fmt::format("XNNPACK could not create the runtime: {}", status_name(status))};
+  }
+  // The runtime no longer needs the subgraph; it keeps reading static_data.
+  built.subgraph.reset();
+  return std::unique_ptr<Kernel>(
+      std::make_unique<RuntimeKernel>(std::move(built), std::move(pool), runtime));
+}
+
+}  // namespace collage::xnnpack

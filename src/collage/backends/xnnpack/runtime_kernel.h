@@ -1,0 +1,32 @@
+// RuntimeKernel: an XNNPACK runtime behind the Kernel contract.
+//
+// The kernel owns the runtime made from a BuiltSubgraph, the static data the
+// runtime reads, and staging buffers for the partition's edges. Each run
+// copies the inputs into the staging buffers (transposing NCHW to NHWC where
+// the input is stored channels-last, and leaving XNN_EXTRA_BYTES of slack
+// that XNNPACK may read past the end), invokes the runtime and writes the
+// outputs back in NCHW order. Plain outputs are written by XNNPACK in place.
+// Kernels with the same thread count share one pthreadpool. Its workers go
+// to sleep when a run ends (XNN_FLAG_YIELD_WORKERS) instead of spinning, so
+// they leave the cores to the OpenMP backend that often runs next.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "collage/backends/xnnpack/subgraph_builder.h"
+#include "collage/ir/result.h"
+#include "collage/runtime/kernel.h"
+
+namespace collage::xnnpack {
+
+// Whether XNNPACK initialized on this machine (done once, on first call);
+// nullopt when it did, the reason otherwise.
+std::optional<std::string> initialize_xnnpack();
+
+// A Kernel running `built` on `threads` threads; a Failure when XNNPACK
+// cannot create the runtime (an operator it rejects at creation).
+Result<std::unique_ptr<Kernel>> make_runtime_kernel(BuiltSubgraph built, int threads);
+
+}  // namespace collage::xnnpack

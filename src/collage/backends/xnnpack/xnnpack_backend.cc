@@ -1,0 +1,66 @@
+#include "collage/backends/xnnpack/xnnpack_backend.h"
+
+#include <fmt/format.h>
+
+#include "collage/backends/xnnpack/op_support.h"
+#include "collage/backends/xnnpack/runtime_kernel.h"
+#include "collage/backends/xnnpack/subgraph_builder.h"
+#include "collage/ir/error.h"
+
+// The library does not report its version; the build reads the package's.
+#ifndef COLLAGE_XNNPACK_VERSION
+#define COLLAGE_XNNPACK_VERSION "unknown"
+#endif
+
+namespace collage {
+namespace {
+
+class XnnpackBackend final : public Backend {
+ public:
+  std::string name() const override { return "xnnpack"; }
+  std::string version() const override { return "XNNPACK " COLLAGE_XNNPACK_VERSION; }
+  BackendStyle style() const override { return BackendStyle::kGraph; }
+
+  bool supports(const Graph& graph, const Node& node) const override {
+    // An attribute of the wrong kind is the model's error, reported where the
+    // model is checked; here it only means "not this backend".
+    try {
+      return xnnpack::supports_node(graph, node);
+    } catch (const Error&) {
+      return false;
+    }
+  }
+
+  std::string describe_support() const override {
+    return fmt::format(
+        "float32 nodes, any connected region as one XNNPACK runtime (NHWC inside): {}.\n"
+        "Conv/ConvTranspose 2-D with constant weights (groups, depthwise, dilations, auto_pad); "
+        "MaxPool/AveragePool 2-D (ceil_mode); Gemm and MatMul by a constant 2-D matrix; "
+        "BatchNormalization (inference; folded into a preceding Conv); Softmax where the "
+        "normalized axes are innermost; Pad (constant, non-negative); Clip with constant "
+        "bounds; Pow by 2 or 0.5; PRelu with a per-channel slope; Resize (linear, 2-D, "
+        "half_pixel/align_corners/asymmetric). No Concat or Transpose "
+        "(absent from this XNNPACK's subgraph API).",
+        fmt::join(xnnpack::supported_op_types(), ", "));
+  }
+
+  Result<std::unique_ptr<Kernel>> compile(const Graph& partition,
+                                          const CompileOptions& options) const override {
+    if (auto failure = xnnpack::initialize_xnnpack()) return Failure{*failure};
+    if (partition.num_nodes() == 0) return Failure{"the partition has no nodes"};
+    for (const Node& node : partition.nodes()) {
+      if (!supports(partition, node)) {
+        return Failure{fmt::format("XNNPACK cannot run {} '{}'", node.op_type, node.name)};
+      }
+    }
+    auto built = xnnpack::build_subgraph(partition);
+    if (!built) return Failure{built.error()};
+    return xnnpack::make_runtime_kernel(std::move(*built), options.threads);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_xnnpack_backend() { return std::make_unique<XnnpackBackend>(); }
+
+}  // namespace collage
