@@ -57,3 +57,31 @@ TEST(TimingTest, SamplingStopsAtTheBudget) {
 
 }  // namespace
 }  // namespace collage
+
+#include "collage/runtime/interleaved_timing.h"
+
+namespace collage {
+namespace {
+
+TEST(InterleavedTimingTest, EachVariantIsTimedOncePerRoundInTurn) {
+  std::vector<int> calls;
+  std::vector<std::function<void()>> variants = {[&] { calls.push_back(0); },
+                                                 [&] { calls.push_back(1); }};
+  std::vector<TimingResult> results = time_interleaved(variants, 3, 1);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].samples, 3);
+  EXPECT_EQ(results[1].samples, 3);
+  // Warm-up round, then three timed rounds, always A then B.
+  EXPECT_EQ(calls, (std::vector<int>{0, 1, 0, 1, 0, 1, 0, 1}));
+}
+
+TEST(InterleavedTimingTest, ASlowerVariantHasTheLargerMedian) {
+  std::vector<std::function<void()>> variants = {
+      [] { std::this_thread::sleep_for(std::chrono::microseconds(200)); },
+      [] { std::this_thread::sleep_for(std::chrono::milliseconds(3)); }};
+  std::vector<TimingResult> results = time_interleaved(variants, 5, 1);
+  EXPECT_LT(results[0].median_seconds, results[1].median_seconds);
+}
+
+}  // namespace
+}  // namespace collage

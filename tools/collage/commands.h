@@ -10,5 +10,9 @@ namespace collage::cli {
 void add_info_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_backends_command(CLI::App& app);
+void add_tune_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
+void add_show_command(CLI::App& app);
+void add_worker_command(CLI::App& app);
 
 }  // namespace collage::cli

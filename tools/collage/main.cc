@@ -1,5 +1,8 @@
 // collage: partition an ONNX model across inference backends by measuring.
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include <CLI/CLI.hpp>
@@ -7,13 +10,36 @@
 #include "collage/ir/error.h"
 #include "commands.h"
 
+namespace {
+
+// libgomp reads its wait policy once, when it loads, so the setting chosen in
+// docs/threading.md is put in the environment and the program re-executed
+// once. A user's own GOMP_SPINCOUNT or OMP_WAIT_POLICY is left alone.
+void use_chosen_openmp_wait_policy(char** argv) {
+  if (std::getenv("GOMP_SPINCOUNT") != nullptr || std::getenv("OMP_WAIT_POLICY") != nullptr) return;
+  ::setenv("GOMP_SPINCOUNT", "1000", 1);
+  ::execv("/proc/self/exe", argv);
+  // If re-executing fails, run on with libgomp's defaults.
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  use_chosen_openmp_wait_policy(argv);
   CLI::App app{"collage: find the fastest partitioning of an ONNX model across backends"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "collage 0.1.0");
+  // A usage error is one line, like every other bad input.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("collage: error: ") + e.what() + " (see --help)\n";
+  });
   collage::cli::add_info_command(app);
   collage::cli::add_run_command(app);
   collage::cli::add_backends_command(app);
+  collage::cli::add_tune_command(app);
+  collage::cli::add_compare_command(app);
+  collage::cli::add_show_command(app);
+  collage::cli::add_worker_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

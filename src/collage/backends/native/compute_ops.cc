@@ -1,0 +1,329 @@
+#include <fmt/format.h>
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cassert>
+#include <limits>
+
+#include "collage/backends/native/compute_kernels.h"
+#include "collage/backends/native/op_registry.h"
+#include "collage/ir/error.h"
+
+namespace collage::native {
+namespace {
+
+constexpr OpEntry kComputeOps[] = {
+    {"Conv", run_conv, check_conv},
+    {"ConvTranspose", run_conv_transpose, check_conv_transpose},
+    {"Gemm", run_gemm, check_gemm},
+    {"MatMul", run_matmul, check_matmul},
+    {"MaxPool", run_max_pool, check_max_pool},
+    {"AveragePool", run_average_pool, check_average_pool},
+    {"GlobalAveragePool", run_global_average_pool, check_global_pool},
+    {"GlobalMaxPool", run_global_max_pool, check_global_pool},
+    {"BatchNormalization", run_batch_normalization, check_batch_normalization},
+    {"LayerNormalization", run_layer_normalization, check_layer_normalization},
+    {"InstanceNormalization", run_instance_normalization, check_instance_normalization},
+    {"Softmax", run_softmax, check_softmax},
+    {"LogSoftmax", run_log_softmax, check_softmax},
+    {"ReduceSum", run_reduce_sum, check_reduce},
+    {"ReduceMean", run_reduce_mean, check_reduce},
+    {"ReduceMax", run_reduce_max, check_reduce},
+    {"ReduceMin", run_reduce_min, check_reduce},
+    {"ReduceProd", run_reduce_prod, check_reduce},
+    {"ReduceSumSquare", run_reduce_sum_square, check_reduce},
+    {"ReduceL1", run_reduce_l1, check_reduce},
+    {"ReduceL2", run_reduce_l2, check_reduce},
+    {"ReduceLogSum", run_reduce_log_sum, check_reduce},
+    {"ReduceLogSumExp", run_reduce_log_sum_exp, check_reduce},
+    {"ArgMax", run_arg_max, check_arg_reduce},
+    {"ArgMin", run_arg_min, check_arg_reduce},
+    {"Resize", run_resize, check_resize},
+    {"Upsample", run_upsample, check_upsample},
+};
+
+// Work (elementary operations) below which a parallel loop costs more in
+// thread wake-up than it saves.
+constexpr std::int64_t kMinParallelWork = 1 << 15;
+
+bool is_auto_pad(const std::string& mode) {
+  return mode == "NOTSET" || mode == "VALID" || mode == "SAME_UPPER" || mode == "SAME_LOWER";
+}
+
+bool has_length(const Node& node, const char* name, std::size_t length) {
+  if (!node.attributes.has(name)) return true;
+  const auto* values = std::get_if<std::vector<std::int64_t>>(&node.attributes.all().at(name));
+  return values != nullptr && values->size() == length;
+}
+
+bool all_positive(const Node& node, const char* name) {
+  if (!node.attributes.has(name)) return true;
+  const auto* values = std::get_if<std::vector<std::int64_t>>(&node.attributes.all().at(name));
+  return values != nullptr &&
+         std::all_of(values->begin(), values->end(), [](std::int64_t v) { return v > 0; });
+}
+
+std::vector<std::int64_t> ints_of_length(const Node& node, const char* name, std::size_t length,
+                                         std::int64_t fallback) {
+  if (!node.attributes.has(name)) return std::vector<std::int64_t>(length, fallback);
+  const std::vector<std::int64_t>& values = node.attributes.get_ints(name);
+  if (values.size() != length) {
+    throw Error(fmt::format("expected {} values, got {}", length, values.size()),
+                {.node = node.name, .field = name});
+  }
+  return values;
+}
+
+}  // namespace
+
+std::span<const OpEntry> compute_ops() { return kComputeOps; }
+
+bool is_float32(const Graph& graph, ValueId value) {
+  return value != kNoValue && graph.type(value).dtype == DType::kFloat32;
+}
+
+bool float32_io(const Graph& graph, const Node& node, std::size_t float_inputs) {
+  for (std::size_t i = 0; i < std::min(float_inputs, node.inputs.size()); ++i) {
+    if (node.inputs[i] != kNoValue && !is_float32(graph, node.inputs[i])) return false;
+  }
+  for (ValueId output : node.outputs) {
+    if (output != kNoValue && !is_float32(graph, output)) return false;
+  }
+  return true;
+}
+
+const Tensor* optional_input(std::span<const Tensor> inputs, std::size_t i) {
+  if (i >= inputs.size() || inputs[i].empty()) return nullptr;
+  return &inputs[i];
+}
+
+int normalize_axis(std::int64_t axis, int rank, const Node& node, std::string_view field) {
+  if (axis < -rank || axis >= rank) {
+    throw Error(fmt::format("axis {} is out of range for rank {}", axis, rank),
+                {.node = node.name, .field = std::string(field)});
+  }
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+bool window_attributes_supported(const Node& node, std::size_t spatial_rank,
+                                 bool kernel_shape_required) {
+  if (spatial_rank < 1 || spatial_rank > 3) return false;
+  if (!is_auto_pad(node.attributes.get_string("auto_pad", "NOTSET"))) return false;
+  if (kernel_shape_required && !node.attributes.has("kernel_shape")) return false;
+  if (!has_length(node, "kernel_shape", spatial_rank) || !all_positive(node, "kernel_shape")) {
+    return false;
+  }
+  if (!has_length(node, "strides", spatial_rank) || !all_positive(node, "strides")) return false;
+  if (!has_length(node, "dilations", spatial_rank) || !all_positive(node, "dilations")) {
+    return false;
+  }
+  if (!has_length(node, "pads", 2 * spatial_rank)) return false;
+  if (node.attributes.has("pads")) {
+    const auto& pads = node.attributes.get_ints("pads");
+    if (std::any_of(pads.begin(), pads.end(), [](std::int64_t p) { return p < 0; })) return false;
+  }
+  return true;
+}
+
+Shape kernel_shape(const Node& node, const Shape& fallback) {
+  if (!node.attributes.has("kernel_shape")) return fallback;
+  const std::vector<std::int64_t>& kernel = node.attributes.get_ints("kernel_shape");
+  if (!fallback.empty() && kernel != fallback) {
+    throw Error(fmt::format("kernel_shape {} does not match the weights' {}",
+                            shape_to_string(kernel), shape_to_string(fallback)),
+                {.node = node.name, .field = "kernel_shape"});
+  }
+  return kernel;
+}
+
+Window3d sliding_window(const Node& node, const Shape& input_spatial, const Shape& output_spatial,
+                        const Shape& kernel) {
+  const std::size_t rank = input_spatial.size();
+  assert(output_spatial.size() == rank && kernel.size() == rank &&
+         "sliding_window: spatial ranks differ");
+  if (rank < 1 || rank > 3) {
+    throw Error(fmt::format("{} spatial axes are not supported", rank), {.node = node.name});
+  }
+  const std::string auto_pad = node.attributes.get_string("auto_pad", "NOTSET");
+  if (!is_auto_pad(auto_pad)) {
+    throw Error("unknown auto_pad '" + auto_pad + "'", {.node = node.name, .field = "auto_pad"});
+  }
+  const std::vector<std::int64_t> strides = ints_of_length(node, "strides", rank, 1);
+  const std::vector<std::int64_t> dilations = ints_of_length(node, "dilations", rank, 1);
+  const std::vector<std::int64_t> pads = ints_of_length(node, "pads", 2 * rank, 0);
+
+  Window3d window{};
+  const std::size_t first = 3 - rank;
+  for (std::size_t i = 0; i < rank; ++i) {
+    WindowAxis& axis = window[first + i];
+    axis.input = input_spatial[i];
+    axis.output = output_spatial[i];
+    axis.kernel = kernel[i];
+    axis.stride = strides[i];
+    axis.dilation = dilations[i];
+    if (axis.stride < 1 || axis.dilation < 1 || axis.kernel < 1) {
+      throw Error("strides, dilations and kernel sizes must be positive", {.node = node.name});
+    }
+    if (auto_pad == "NOTSET") {
+      axis.pad_begin = pads[i];
+      axis.pad_end = pads[rank + i];
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const std::int64_t extent = (axis.kernel - 1) * axis.dilation + 1;
+      const std::int64_t total =
+          std::max<std::int64_t>(0, (axis.output - 1) * axis.stride + extent - axis.input);
+      // SAME_UPPER puts the odd padding element at the end, SAME_LOWER at the start.
+      axis.pad_begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      axis.pad_end = total - axis.pad_begin;
+    }
+  }
+  return window;
+}
+
+PhasePlane::PhasePlane(const WindowAxis& height, const WindowAxis& width) : h_(height), w_(width) {
+  rows_ = (h_.output - 1) * h_.stride + (h_.kernel - 1) * h_.dilation + 1;
+  const std::int64_t columns = (w_.output - 1) * w_.stride + (w_.kernel - 1) * w_.dilation + 1;
+  phase_width_ = (columns + w_.stride - 1) / w_.stride;
+  row_size_ = w_.stride * phase_width_;
+  for (std::int64_t kx = 0; kx < w_.kernel; ++kx) {
+    const std::int64_t column = kx * w_.dilation;
+    tap_offset_.push_back(column % w_.stride * phase_width_ + column / w_.stride);
+  }
+  data_.resize(static_cast<std::size_t>(rows_ * row_size_));
+  if (w_.stride == 2) {
+    even_.resize(static_cast<std::size_t>((w_.input + 1) / 2));
+    odd_.resize(static_cast<std::size_t>(w_.input / 2));
+  }
+}
+
+namespace {
+
+// even[u] = src[2u], odd[u] = src[2u + 1] for a row of `count` floats.
+void deinterleave(const float* src, std::int64_t count, float* even, float* odd) {
+  std::int64_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    const __m256 a = _mm256_loadu_ps(src + i);
+    const __m256 b = _mm256_loadu_ps(src + i + 8);
+    // Within each 128-bit lane: [a0 a2 b0 b2 | a4 a6 b4 b6]; then order the lanes.
+    const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    const __m256 o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+    _mm256_storeu_ps(even + i / 2,
+                     _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8)));
+    _mm256_storeu_ps(odd + i / 2,
+                     _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xD8)));
+  }
+  for (; i < count; ++i) (i % 2 == 0 ? even : odd)[i / 2] = src[i];
+}
+
+// out[t] = source[t + shift] where that is inside [0, length), else fill.
+void shifted_copy(const float* source, std::int64_t length, std::int64_t shift, float* out,
+                  std::int64_t count, float fill) {
+  const std::int64_t lo = std::clamp<std::int64_t>(-shift, 0, count);
+  const std::int64_t hi = std::clamp<std::int64_t>(length - shift, lo, count);
+  std::fill(out, out + lo, fill);
+  std::copy(source + lo + shift, source + hi + shift, out + lo);
+  std::fill(out + hi, out + count, fill);
+}
+
+}  // namespace
+
+void PhasePlane::load(const float* plane, float fill) {
+  for (std::int64_t row = 0; row < rows_; ++row) {
+    float* dst = data_.data() + row * w_.stride * phase_width_;
+    const std::int64_t in_row = row - h_.pad_begin;
+    if (in_row < 0 || in_row >= h_.input) {
+      std::fill(dst, dst + w_.stride * phase_width_, fill);
+      continue;
+    }
+    const float* src = plane + in_row * w_.input;
+    if (w_.stride == 1) {
+      // Padded column c holds input column c - pad_begin.
+      shifted_copy(src, w_.input, -w_.pad_begin, dst, phase_width_, fill);
+      continue;
+    }
+    if (w_.stride == 2) {
+      // Phase q, element t holds input column q + 2t - pad_begin: an even
+      // or odd input column, depending on the parity of q - pad_begin.
+      deinterleave(src, w_.input, even_.data(), odd_.data());
+      for (std::int64_t phase = 0; phase < 2; ++phase) {
+        const std::int64_t base = phase - w_.pad_begin;
+        const bool odd = (base % 2 + 2) % 2 == 1;
+        const std::int64_t shift = (base - (odd ? 1 : 0)) / 2;
+        const std::vector<float>& source = odd ? odd_ : even_;
+        shifted_copy(source.data(), static_cast<std::int64_t>(source.size()), shift,
+                     dst + phase * phase_width_, phase_width_, fill);
+      }
+      continue;
+    }
+    for (std::int64_t phase = 0; phase < w_.stride; ++phase) {
+      // Element t holds input column phase + t * stride - pad_begin; the
+      // ones inside the input are t in [lo, hi).
+      float* out = dst + phase * phase_width_;
+      const std::int64_t first = phase - w_.pad_begin;
+      const std::int64_t lo = std::clamp<std::int64_t>(
+          first >= 0 ? 0 : (-first + w_.stride - 1) / w_.stride, 0, phase_width_);
+      const std::int64_t last = w_.input - 1 - first;
+      const std::int64_t hi =
+          std::clamp<std::int64_t>(last < 0 ? 0 : last / w_.stride + 1, lo, phase_width_);
+      std::fill(out, out + lo, fill);
+      const float* column = src + first;
+      for (std::int64_t t = lo; t < hi; ++t) out[t] = column[t * w_.stride];
+      std::fill(out + hi, out + phase_width_, fill);
+    }
+  }
+}
+
+float row_max(const float* x, std::int64_t count) {
+  __m256 m0 = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  __m256 m1 = m0;
+  std::int64_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    m0 = _mm256_max_ps(m0, _mm256_loadu_ps(x + i));
+    m1 = _mm256_max_ps(m1, _mm256_loadu_ps(x + i + 8));
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, _mm256_max_ps(m0, m1));
+  float result = lanes[0];
+  for (int l = 1; l < 8; ++l) result = std::max(result, lanes[l]);
+  for (; i < count; ++i) result = std::max(result, x[i]);
+  return result;
+}
+
+float row_sum(const float* x, std::int64_t count) {
+  __m256 s0 = _mm256_setzero_ps();
+  __m256 s1 = s0;
+  std::int64_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    s0 = _mm256_add_ps(s0, _mm256_loadu_ps(x + i));
+    s1 = _mm256_add_ps(s1, _mm256_loadu_ps(x + i + 8));
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, _mm256_add_ps(s0, s1));
+  float result = 0.0f;
+  for (float lane : lanes) result += lane;
+  for (; i < count; ++i) result += x[i];
+  return result;
+}
+
+void max_into(float* dst, const float* src, std::int64_t count) {
+  std::int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    _mm256_storeu_ps(dst + i, _mm256_max_ps(_mm256_loadu_ps(dst + i), _mm256_loadu_ps(src + i)));
+  }
+  for (; i < count; ++i) dst[i] = std::max(dst[i], src[i]);
+}
+
+void add_into(float* dst, const float* src, std::int64_t count) {
+  std::int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    _mm256_storeu_ps(dst + i, _mm256_add_ps(_mm256_loadu_ps(dst + i), _mm256_loadu_ps(src + i)));
+  }
+  for (; i < count; ++i) dst[i] += src[i];
+}
+
+int loop_threads(std::int64_t units, std::int64_t work_per_unit, int threads) {
+  if (threads <= 1 || units <= 1) return 1;
+  if (units * work_per_unit < kMinParallelWork) return 1;
+  return static_cast<int>(std::min<std::int64_t>(threads, units));
+}
+
+}  // namespace collage::native

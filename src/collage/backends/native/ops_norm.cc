@@ -1,0 +1,407 @@
+// Normalizations and softmax: BatchNormalization (inference form),
+// LayerNormalization, InstanceNormalization, Softmax and LogSoftmax.
+//
+// All of them reduce along some axes and then rescale, so each splits the
+// tensor into independent rows (a plane per (image, channel), a row per
+// normalized slice) and runs rows in parallel. Softmax needs exp on every
+// element, which libm computes one scalar at a time; exp8() below is a
+// vectorized exp (range reduction to [-ln2/2, ln2/2] and a degree-6
+// polynomial, about 2 ulp), which makes softmax memory bound instead of
+// exp bound.
+#include <fmt/format.h>
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "collage/backends/native/compute_kernels.h"
+#include "collage/ir/error.h"
+
+namespace collage::native {
+namespace {
+
+// e^x for eight floats. Inputs below about -87.3 give 0 (libm would give a
+// denormal); inputs above 88.38, where e^x is within a factor of two of
+// FLT_MAX, give +inf.
+inline __m256 exp8(__m256 x) {
+  const __m256 log2e = _mm256_set1_ps(1.44269504088896341f);
+  // ln 2 split in two so that n * ln2_hi is exact.
+  const __m256 ln2_hi = _mm256_set1_ps(0.693359375f);
+  const __m256 ln2_lo = _mm256_set1_ps(-2.12194440e-4f);
+  x = _mm256_min_ps(x, _mm256_set1_ps(88.7228f));
+  x = _mm256_max_ps(x, _mm256_set1_ps(-88.0f));
+  const __m256 n =
+      _mm256_round_ps(_mm256_mul_ps(x, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, ln2_hi, x);
+  r = _mm256_fnmadd_ps(n, ln2_lo, r);
+  // Taylor series of e^r to degree 6; |r| <= 0.35 keeps the error below 2e-7.
+  __m256 p = _mm256_set1_ps(1.0f / 720.0f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  // 2^n from the exponent bits: n = -127 gives the bits of 0, n = 128 those of +inf.
+  const __m256i bits =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+}
+
+float exp1(float x) {
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, exp8(_mm256_set1_ps(x)));
+  return lanes[0];
+}
+
+}  // namespace
+
+float sum_exp_shifted(const float* x, float shift, std::int64_t count) {
+  const __m256 s = _mm256_set1_ps(shift);
+  __m256 sum = _mm256_setzero_ps();
+  std::int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    sum = _mm256_add_ps(sum, exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), s)));
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, sum);
+  float total = 0.0f;
+  for (float lane : lanes) total += lane;
+  for (; i < count; ++i) total += exp1(x[i] - shift);
+  return total;
+}
+
+namespace {
+
+// y[i] = exp(x[i] - shift[i]) (shift broadcast when `shift_stride` is 0);
+// returns the sum of the y[i].
+float exp_shifted(const float* x, const float* shift, std::int64_t shift_stride, float* y,
+                  std::int64_t count) {
+  __m256 sum = _mm256_setzero_ps();
+  std::int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m256 s = shift_stride == 0 ? _mm256_broadcast_ss(shift) : _mm256_loadu_ps(shift + i);
+    const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), s));
+    _mm256_storeu_ps(y + i, e);
+    sum = _mm256_add_ps(sum, e);
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, sum);
+  float total = 0.0f;
+  for (float lane : lanes) total += lane;
+  for (; i < count; ++i) {
+    y[i] = exp1(x[i] - shift[shift_stride * i]);
+    total += y[i];
+  }
+  return total;
+}
+
+// Mean and biased variance of a row, in two passes for accuracy.
+std::pair<float, float> row_moments(const float* x, std::int64_t count) {
+  const float mean = row_sum(x, count) / static_cast<float>(count);
+  float squares = 0.0f;
+#pragma omp simd reduction(+ : squares)
+  for (std::int64_t i = 0; i < count; ++i) squares += (x[i] - mean) * (x[i] - mean);
+  return {mean, squares / static_cast<float>(count)};
+}
+
+std::int64_t product(const Shape& shape, std::size_t begin, std::size_t end) {
+  std::int64_t result = 1;
+  for (std::size_t i = begin; i < end; ++i) result *= shape[i];
+  return result;
+}
+
+// `tensor` broadcast (numpy rules, aligned right) to `target`, as a dense buffer.
+std::vector<float> broadcast_to(const Tensor& tensor, const Shape& target, const Node& node,
+                                const char* what) {
+  const Shape& source = tensor.shape();
+  if (source.size() > target.size()) {
+    throw Error(fmt::format("{} {} does not broadcast to {}", what, tensor.type().to_string(),
+                            shape_to_string(target)),
+                {.node = node.name});
+  }
+  const std::size_t lead = target.size() - source.size();
+  std::vector<std::int64_t> strides(target.size(), 0);
+  std::int64_t run = 1;
+  for (std::size_t d = source.size(); d-- > 0;) {
+    if (source[d] != 1 && source[d] != target[lead + d]) {
+      throw Error(fmt::format("{} {} does not broadcast to {}", what, tensor.type().to_string(),
+                              shape_to_string(target)),
+                  {.node = node.name});
+    }
+    if (source[d] != 1) strides[lead + d] = run;
+    run *= source[d];
+  }
+  const std::int64_t count = shape_numel(target);
+  std::vector<float> result(static_cast<std::size_t>(count));
+  const float* data = tensor.data<float>();
+  for (std::int64_t i = 0; i < count; ++i) {
+    std::int64_t offset = 0;
+    for (std::size_t d = target.size(), rest = static_cast<std::size_t>(i); d-- > 0;) {
+      offset += static_cast<std::int64_t>(rest % static_cast<std::size_t>(target[d])) * strides[d];
+      rest /= static_cast<std::size_t>(target[d]);
+    }
+    result[static_cast<std::size_t>(i)] = data[offset];
+  }
+  return result;
+}
+
+bool only_first_output(const Node& node) {
+  if (node.outputs.empty() || node.outputs[0] == kNoValue) return false;
+  for (std::size_t i = 1; i < node.outputs.size(); ++i) {
+    if (node.outputs[i] != kNoValue) return false;
+  }
+  return true;
+}
+
+template <bool log>
+void run_softmax_kind(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                      std::span<Tensor> outputs, int threads) {
+  const Tensor& x = inputs[0];
+  Tensor& y = outputs[0];
+  const int rank = x.rank();
+  if (rank == 0 || y.shape() != x.shape()) {
+    throw Error("Softmax needs an input of rank >= 1 and an output of the same shape",
+                {.node = node.name});
+  }
+  // Before opset 13 the input is coerced to 2-D at `axis` and the softmax
+  // runs over the whole second dimension; from 13 on it runs along one axis.
+  const bool coerce = graph.opset < 13;
+  const int axis =
+      normalize_axis(node.attributes.get_int("axis", coerce ? 1 : -1), rank, node, "axis");
+  const std::size_t a = static_cast<std::size_t>(axis);
+  const std::int64_t outer = product(x.shape(), 0, a);
+  const std::int64_t length = coerce ? product(x.shape(), a, x.shape().size()) : x.shape()[a];
+  const std::int64_t inner = coerce ? 1 : product(x.shape(), a + 1, x.shape().size());
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+  if (length == 0 || outer == 0 || inner == 0) return;
+
+  if (inner == 1) {
+#pragma omp parallel for num_threads(loop_threads(outer, length * 8, threads)) schedule(static)
+    for (std::int64_t o = 0; o < outer; ++o) {
+      const float* in = xd + o * length;
+      float* out = yd + o * length;
+      const float max = row_max(in, length);
+      const float sum = exp_shifted(in, &max, 0, out, length);
+      if constexpr (log) {
+        // (x - max) - log(sum), not x - (max + log(sum)): the latter rounds
+        // log(sum) to the precision of a large max.
+        const float log_sum = std::log(sum);
+#pragma omp simd
+        for (std::int64_t i = 0; i < length; ++i) out[i] = (in[i] - max) - log_sum;
+      } else {
+        const float scale = 1.0f / sum;
+#pragma omp simd
+        for (std::int64_t i = 0; i < length; ++i) out[i] *= scale;
+      }
+    }
+    return;
+  }
+
+  // The axis is not innermost: work on whole [length, inner] slabs, with
+  // the running max and sum as vectors along the contiguous inner axis.
+#pragma omp parallel for num_threads(loop_threads(outer, length* inner * 8, threads)) \
+    schedule(static)
+  for (std::int64_t o = 0; o < outer; ++o) {
+    const float* in = xd + o * length * inner;
+    float* out = yd + o * length * inner;
+    std::vector<float> max(in, in + inner);
+    std::vector<float> sum(static_cast<std::size_t>(inner), 0.0f);
+    for (std::int64_t d = 1; d < length; ++d) max_into(max.data(), in + d * inner, inner);
+    for (std::int64_t d = 0; d < length; ++d) {
+      float* row = out + d * inner;
+      exp_shifted(in + d * inner, max.data(), 1, row, inner);
+      add_into(sum.data(), row, inner);
+    }
+    if constexpr (log) {
+      for (std::int64_t i = 0; i < inner; ++i) sum[i] = std::log(sum[i]);
+      for (std::int64_t d = 0; d < length; ++d) {
+        const float* src = in + d * inner;
+        float* row = out + d * inner;
+#pragma omp simd
+        for (std::int64_t i = 0; i < inner; ++i) row[i] = (src[i] - max[i]) - sum[i];
+      }
+    } else {
+      for (std::int64_t i = 0; i < inner; ++i) sum[i] = 1.0f / sum[i];
+      for (std::int64_t d = 0; d < length; ++d) {
+        float* row = out + d * inner;
+#pragma omp simd
+        for (std::int64_t i = 0; i < inner; ++i) row[i] *= sum[i];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void run_batch_normalization(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                             std::span<Tensor> outputs, int threads) {
+  const Tensor& x = inputs[0];
+  Tensor& y = outputs[0];
+  if (x.rank() < 2 || y.shape() != x.shape()) {
+    throw Error("BatchNormalization needs an input of rank >= 2 and an output of the same shape",
+                {.node = node.name});
+  }
+  const std::int64_t channels = x.shape()[1];
+  for (std::size_t i = 1; i <= 4; ++i) {
+    if (inputs[i].numel() != channels) {
+      throw Error(
+          fmt::format("input {} has {} values for {} channels", i, inputs[i].numel(), channels),
+          {.node = node.name});
+    }
+  }
+  const float epsilon = node.attributes.get_float("epsilon", 1e-5f);
+  const float* scale = inputs[1].data<float>();
+  const float* bias = inputs[2].data<float>();
+  const float* mean = inputs[3].data<float>();
+  const float* var = inputs[4].data<float>();
+  // y = x * a + b per channel.
+  std::vector<float> a(static_cast<std::size_t>(channels)), b(static_cast<std::size_t>(channels));
+  for (std::int64_t c = 0; c < channels; ++c) {
+    a[c] = scale[c] / std::sqrt(var[c] + epsilon);
+    b[c] = bias[c] - mean[c] * a[c];
+  }
+  const std::int64_t planes = x.shape()[0] * channels;
+  const std::int64_t size = product(x.shape(), 2, x.shape().size());
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+#pragma omp parallel for num_threads(loop_threads(planes, size, threads)) schedule(static)
+  for (std::int64_t plane = 0; plane < planes; ++plane) {
+    const float pa = a[plane % channels];
+    const float pb = b[plane % channels];
+    const float* in = xd + plane * size;
+    float* out = yd + plane * size;
+#pragma omp simd
+    for (std::int64_t i = 0; i < size; ++i) out[i] = in[i] * pa + pb;
+  }
+}
+
+bool check_batch_normalization(const Graph& graph, const Node& node) {
+  // Only the inference form: training mode and its extra outputs are not implemented.
+  if (node.attributes.get_int("training_mode", 0) != 0) return false;
+  if (node.attributes.has("spatial") && node.attributes.get_int("spatial") != 1) return false;
+  if (node.inputs.size() != 5 || !only_first_output(node)) return false;
+  for (ValueId input : node.inputs) {
+    if (!is_float32(graph, input)) return false;
+  }
+  return float32_io(graph, node, 5) && graph.type(node.input(0)).rank() >= 2;
+}
+
+void run_layer_normalization(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                             std::span<Tensor> outputs, int threads) {
+  const Tensor& x = inputs[0];
+  Tensor& y = outputs[0];
+  const int rank = x.rank();
+  if (rank == 0 || y.shape() != x.shape()) {
+    throw Error("LayerNormalization needs an input of rank >= 1 and an output of the same shape",
+                {.node = node.name});
+  }
+  const int axis = normalize_axis(node.attributes.get_int("axis", -1), rank, node, "axis");
+  const float epsilon = node.attributes.get_float("epsilon", 1e-5f);
+  const Shape normalized(x.shape().begin() + axis, x.shape().end());
+  const std::int64_t rows = product(x.shape(), 0, static_cast<std::size_t>(axis));
+  const std::int64_t length = shape_numel(normalized);
+  const std::vector<float> scale = broadcast_to(inputs[1], normalized, node, "Scale");
+  const Tensor* bias_input = optional_input(inputs, 2);
+  const std::vector<float> bias = bias_input != nullptr
+                                      ? broadcast_to(*bias_input, normalized, node, "B")
+                                      : std::vector<float>(static_cast<std::size_t>(length), 0.0f);
+  float* mean_out = outputs.size() > 1 && !outputs[1].empty() ? outputs[1].data<float>() : nullptr;
+  float* inv_std_out =
+      outputs.size() > 2 && !outputs[2].empty() ? outputs[2].data<float>() : nullptr;
+  for (std::size_t i = 1; i < outputs.size(); ++i) {
+    if (!outputs[i].empty() && outputs[i].numel() != rows) {
+      throw Error(fmt::format("output {} has {} values for {} rows", i, outputs[i].numel(), rows),
+                  {.node = node.name});
+    }
+  }
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+  if (length == 0) return;
+#pragma omp parallel for num_threads(loop_threads(rows, length * 4, threads)) schedule(static)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* in = xd + r * length;
+    float* out = yd + r * length;
+    const auto [mean, variance] = row_moments(in, length);
+    const float inv_std = 1.0f / std::sqrt(variance + epsilon);
+    const float* s = scale.data();
+    const float* b = bias.data();
+#pragma omp simd
+    for (std::int64_t i = 0; i < length; ++i) out[i] = (in[i] - mean) * inv_std * s[i] + b[i];
+    if (mean_out != nullptr) mean_out[r] = mean;
+    if (inv_std_out != nullptr) inv_std_out[r] = inv_std;
+  }
+}
+
+bool check_layer_normalization(const Graph& graph, const Node& node) {
+  if (node.inputs.size() < 2 || node.outputs.empty() || node.outputs[0] == kNoValue) return false;
+  if (node.outputs.size() > 3) return false;
+  // stash_type 1 (float32) is the only computation type of float32 inputs here.
+  if (node.attributes.get_int("stash_type", 1) != 1) return false;
+  if (!is_float32(graph, node.input(0)) || !is_float32(graph, node.input(1))) return false;
+  return float32_io(graph, node, 3) && graph.type(node.input(0)).rank() >= 1;
+}
+
+void run_instance_normalization(const Graph& graph, const Node& node,
+                                std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                                int threads) {
+  const Tensor& x = inputs[0];
+  Tensor& y = outputs[0];
+  if (x.rank() < 3 || y.shape() != x.shape()) {
+    throw Error("InstanceNormalization needs an input of rank >= 3 and an output of the same shape",
+                {.node = node.name});
+  }
+  const std::int64_t channels = x.shape()[1];
+  if (inputs[1].numel() != channels || inputs[2].numel() != channels) {
+    throw Error("scale and B need one value per channel", {.node = node.name});
+  }
+  const float epsilon = node.attributes.get_float("epsilon", 1e-5f);
+  const float* scale = inputs[1].data<float>();
+  const float* bias = inputs[2].data<float>();
+  const std::int64_t planes = x.shape()[0] * channels;
+  const std::int64_t size = product(x.shape(), 2, x.shape().size());
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+  if (size == 0) return;
+#pragma omp parallel for num_threads(loop_threads(planes, size * 4, threads)) schedule(static)
+  for (std::int64_t plane = 0; plane < planes; ++plane) {
+    const float* in = xd + plane * size;
+    float* out = yd + plane * size;
+    const auto [mean, variance] = row_moments(in, size);
+    const float a = scale[plane % channels] / std::sqrt(variance + epsilon);
+    const float b = bias[plane % channels] - mean * a;
+#pragma omp simd
+    for (std::int64_t i = 0; i < size; ++i) out[i] = in[i] * a + b;
+  }
+}
+
+bool check_instance_normalization(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 3 || node.outputs.size() != 1) return false;
+  for (ValueId input : node.inputs) {
+    if (!is_float32(graph, input)) return false;
+  }
+  return float32_io(graph, node, 3) && graph.type(node.input(0)).rank() >= 3;
+}
+
+void run_softmax(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                 std::span<Tensor> outputs, int threads) {
+  run_softmax_kind<false>(graph, node, inputs, outputs, threads);
+}
+
+void run_log_softmax(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                     std::span<Tensor> outputs, int threads) {
+  run_softmax_kind<true>(graph, node, inputs, outputs, threads);
+}
+
+bool check_softmax(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 1 || node.outputs.size() != 1) return false;
+  if (!is_float32(graph, node.input(0)) || !float32_io(graph, node, 1)) return false;
+  const int rank = graph.type(node.input(0)).rank();
+  const std::int64_t axis = node.attributes.get_int("axis", graph.opset < 13 ? 1 : -1);
+  return rank >= 1 && axis >= -rank && axis < rank;
+}
+
+}  // namespace collage::native

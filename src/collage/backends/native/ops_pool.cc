@@ -1,0 +1,257 @@
+// MaxPool, AveragePool (1-D, 2-D, 3-D; strides, pads, dilations, ceil_mode,
+// auto_pad, count_include_pad) and GlobalAveragePool / GlobalMaxPool.
+//
+// Windowed pools run one (image, channel) plane per task. A 1-D or 2-D
+// plane is first copied into a padded, phase-split PhasePlane; an output row
+// is then built tap by tap, each tap combining a contiguous run of that copy
+// into the row, with no bounds checks whatever the stride. 3-D planes take a
+// direct loop with bounds checks. AveragePool divides by a
+// per-position count that is a product of per-axis counts: the taps inside
+// the input (count_include_pad = 0) or inside the padded input, up to the
+// end padding (count_include_pad = 1), which is how ceil_mode windows that
+// run past the padding are counted by PyTorch and ONNX Runtime.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "collage/backends/native/compute_kernels.h"
+#include "collage/ir/error.h"
+
+namespace collage::native {
+namespace {
+
+enum class PoolKind { kMax, kAverage };
+
+struct PoolShape {
+  std::int64_t planes;
+  Window3d window;
+
+  std::int64_t input_plane() const { return window[0].input * window[1].input * window[2].input; }
+  std::int64_t output_plane() const {
+    return window[0].output * window[1].output * window[2].output;
+  }
+};
+
+PoolShape pool_shape(const Node& node, const Tensor& x, const Tensor& y) {
+  const int spatial = x.rank() - 2;
+  if (spatial < 1 || spatial > 3 || y.rank() != x.rank() || y.shape()[0] != x.shape()[0] ||
+      y.shape()[1] != x.shape()[1]) {
+    throw Error(
+        fmt::format("output {} does not fit input {}", y.type().to_string(), x.type().to_string()),
+        {.node = node.name});
+  }
+  const Shape kernel = node.attributes.get_ints("kernel_shape");
+  if (kernel.size() != static_cast<std::size_t>(spatial)) {
+    throw Error("kernel_shape has the wrong length", {.node = node.name, .field = "kernel_shape"});
+  }
+  PoolShape shape;
+  shape.planes = x.shape()[0] * x.shape()[1];
+  shape.window = sliding_window(node, Shape(x.shape().begin() + 2, x.shape().end()),
+                                Shape(y.shape().begin() + 2, y.shape().end()), kernel);
+  return shape;
+}
+
+// Per output position of one axis: how many taps an average divides by.
+std::vector<float> tap_counts(const WindowAxis& axis, bool include_pad) {
+  std::vector<float> counts(static_cast<std::size_t>(axis.output));
+  const std::int64_t lo = include_pad ? -axis.pad_begin : 0;
+  const std::int64_t hi = include_pad ? axis.input + axis.pad_end : axis.input;
+  for (std::int64_t o = 0; o < axis.output; ++o) {
+    std::int64_t count = 0;
+    for (std::int64_t t = 0; t < axis.kernel; ++t) {
+      const std::int64_t position = o * axis.stride - axis.pad_begin + t * axis.dilation;
+      if (position >= lo && position < hi) ++count;
+    }
+    counts[static_cast<std::size_t>(o)] = static_cast<float>(count);
+  }
+  return counts;
+}
+
+// One 1-D or 2-D plane from its padded, phase-split copy: each kernel tap
+// combines a contiguous run of the copy into the output row.
+template <PoolKind kind>
+void pool_plane_2d(const PhasePlane& input, float* output, const Window3d& w,
+                   const std::array<std::vector<float>, 3>& counts) {
+  const WindowAxis& ah = w[1];
+  const WindowAxis& aw = w[2];
+  for (std::int64_t oh = 0; oh < ah.output; ++oh) {
+    float* out_row = output + oh * aw.output;
+    std::copy(input.tap(oh, 0, 0), input.tap(oh, 0, 0) + aw.output, out_row);
+    for (std::int64_t kh = 0; kh < ah.kernel; ++kh) {
+      for (std::int64_t kw = kh == 0 ? 1 : 0; kw < aw.kernel; ++kw) {
+        if constexpr (kind == PoolKind::kMax) {
+          max_into(out_row, input.tap(oh, kh, kw), aw.output);
+        } else {
+          add_into(out_row, input.tap(oh, kh, kw), aw.output);
+        }
+      }
+    }
+    if constexpr (kind == PoolKind::kAverage) {
+      // A window wholly in the padding (possible with ceil_mode) averages to 0.
+      const float count_h = counts[1][oh];
+      const float* count_w = counts[2].data();
+      for (std::int64_t ox = 0; ox < aw.output; ++ox) {
+        out_row[ox] /= std::max(1.0f, count_h * count_w[ox]);
+      }
+    }
+  }
+}
+
+// Any plane, 3-D included, with bounds checks per tap.
+template <PoolKind kind>
+void pool_plane_3d(const float* input, float* output, const Window3d& w,
+                   const std::array<std::vector<float>, 3>& counts) {
+  const WindowAxis& ad = w[0];
+  const WindowAxis& ah = w[1];
+  const WindowAxis& aw = w[2];
+  const float init = kind == PoolKind::kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+  for (std::int64_t od = 0; od < ad.output; ++od) {
+    for (std::int64_t oh = 0; oh < ah.output; ++oh) {
+      float* out_row = output + (od * ah.output + oh) * aw.output;
+      for (std::int64_t ow = 0; ow < aw.output; ++ow) {
+        float acc = init;
+        for (std::int64_t kd = 0; kd < ad.kernel; ++kd) {
+          const std::int64_t id = od * ad.stride - ad.pad_begin + kd * ad.dilation;
+          if (id < 0 || id >= ad.input) continue;
+          for (std::int64_t kh = 0; kh < ah.kernel; ++kh) {
+            const std::int64_t ih = oh * ah.stride - ah.pad_begin + kh * ah.dilation;
+            if (ih < 0 || ih >= ah.input) continue;
+            const float* in_row = input + (id * ah.input + ih) * aw.input;
+            for (std::int64_t kw = 0; kw < aw.kernel; ++kw) {
+              const std::int64_t iw = ow * aw.stride - aw.pad_begin + kw * aw.dilation;
+              if (iw < 0 || iw >= aw.input) continue;
+              acc = kind == PoolKind::kMax ? std::max(acc, in_row[iw]) : acc + in_row[iw];
+            }
+          }
+        }
+        if constexpr (kind == PoolKind::kAverage) {
+          acc /= std::max(1.0f, counts[0][od] * counts[1][oh] * counts[2][ow]);
+        }
+        out_row[ow] = acc;
+      }
+    }
+  }
+}
+
+template <PoolKind kind>
+void run_pool(const Node& node, std::span<const Tensor> inputs, std::span<Tensor> outputs,
+              int threads) {
+  const Tensor& x = inputs[0];
+  Tensor& y = outputs[0];
+  const PoolShape shape = pool_shape(node, x, y);
+  std::array<std::vector<float>, 3> counts;
+  if constexpr (kind == PoolKind::kAverage) {
+    const bool include_pad = node.attributes.get_int("count_include_pad", 0) != 0;
+    for (int axis = 0; axis < 3; ++axis) counts[axis] = tap_counts(shape.window[axis], include_pad);
+  }
+  const std::int64_t in_plane = shape.input_plane();
+  const std::int64_t out_plane = shape.output_plane();
+  const std::int64_t work =
+      out_plane * shape.window[0].kernel * shape.window[1].kernel * shape.window[2].kernel;
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+  if (out_plane == 0) return;
+  const bool planar =
+      shape.window[0].input == 1 && shape.window[0].kernel == 1 && shape.window[0].output == 1;
+  // Padding holds values the combination ignores: -inf for a maximum, 0 for
+  // a sum (the count then decides what the padding weighs).
+  const float fill = kind == PoolKind::kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+#pragma omp parallel num_threads(loop_threads(shape.planes, work, threads))
+  {
+    std::optional<PhasePlane> padded;
+    if (planar) padded.emplace(shape.window[1], shape.window[2]);
+#pragma omp for schedule(static)
+    for (std::int64_t plane = 0; plane < shape.planes; ++plane) {
+      if (planar) {
+        padded->load(xd + plane * in_plane, fill);
+        pool_plane_2d<kind>(*padded, yd + plane * out_plane, shape.window, counts);
+      } else {
+        pool_plane_3d<kind>(xd + plane * in_plane, yd + plane * out_plane, shape.window, counts);
+      }
+    }
+  }
+}
+
+bool check_window_pool(const Graph& graph, const Node& node) {
+  // MaxPool's optional Indices output is not implemented.
+  if (node.inputs.size() != 1 || node.outputs.empty() || node.outputs[0] == kNoValue) return false;
+  for (std::size_t i = 1; i < node.outputs.size(); ++i) {
+    if (node.outputs[i] != kNoValue) return false;
+  }
+  if (!is_float32(graph, node.input(0)) || !float32_io(graph, node, 1)) return false;
+  const int rank = graph.type(node.input(0)).rank();
+  if (rank < 3 || rank > 5 || graph.type(node.outputs[0]).rank() != rank) return false;
+  return window_attributes_supported(node, static_cast<std::size_t>(rank - 2), true);
+}
+
+template <PoolKind kind>
+void run_global_pool(const Node& node, std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                     int threads) {
+  const Tensor& x = inputs[0];
+  Tensor& y = outputs[0];
+  if (x.rank() < 2 || y.rank() != x.rank() || y.shape()[0] != x.shape()[0] ||
+      y.shape()[1] != x.shape()[1]) {
+    throw Error(
+        fmt::format("output {} does not fit input {}", y.type().to_string(), x.type().to_string()),
+        {.node = node.name});
+  }
+  const std::int64_t planes = x.shape()[0] * x.shape()[1];
+  const std::int64_t size = planes == 0 ? 0 : x.numel() / planes;
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+#pragma omp parallel for num_threads(loop_threads(planes, size, threads)) schedule(static)
+  for (std::int64_t plane = 0; plane < planes; ++plane) {
+    const float* values = xd + plane * size;
+    if constexpr (kind == PoolKind::kMax) {
+      yd[plane] = row_max(values, size);
+    } else {
+      yd[plane] = row_sum(values, size) / static_cast<float>(size);
+    }
+  }
+}
+
+}  // namespace
+
+void run_max_pool(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                  std::span<Tensor> outputs, int threads) {
+  run_pool<PoolKind::kMax>(node, inputs, outputs, threads);
+}
+
+bool check_max_pool(const Graph& graph, const Node& node) {
+  // Column-major indices only matter for the Indices output.
+  if (node.attributes.get_int("storage_order", 0) != 0) return false;
+  return check_window_pool(graph, node);
+}
+
+void run_average_pool(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                      std::span<Tensor> outputs, int threads) {
+  run_pool<PoolKind::kAverage>(node, inputs, outputs, threads);
+}
+
+bool check_average_pool(const Graph& graph, const Node& node) {
+  const std::int64_t include_pad = node.attributes.get_int("count_include_pad", 0);
+  if (include_pad != 0 && include_pad != 1) return false;
+  return check_window_pool(graph, node);
+}
+
+void run_global_average_pool(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                             std::span<Tensor> outputs, int threads) {
+  run_global_pool<PoolKind::kAverage>(node, inputs, outputs, threads);
+}
+
+void run_global_max_pool(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                         std::span<Tensor> outputs, int threads) {
+  run_global_pool<PoolKind::kMax>(node, inputs, outputs, threads);
+}
+
+bool check_global_pool(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 1 || node.outputs.size() != 1) return false;
+  if (!is_float32(graph, node.input(0)) || !float32_io(graph, node, 1)) return false;
+  return graph.type(node.input(0)).rank() >= 3 &&
+         graph.type(node.outputs[0]).rank() == graph.type(node.input(0)).rank();
+}
+
+}  // namespace collage::native

@@ -1,0 +1,430 @@
+// Resize (opsets 10-17) and Upsample (opsets 7-9): nearest, linear and
+// cubic interpolation over any number of axes.
+//
+// Every mode is separable: an output element is a weighted sum over a
+// small set of input positions per axis (1 for nearest, 2 for linear, 4 for
+// cubic), and the weights multiply across axes. So the resize runs one axis
+// at a time: per axis, a table gives each output position its taps (input
+// index and weight), and a pass combines whole inner rows with those taps.
+// Axes that shrink go first, so later passes touch less data; axes whose
+// table is the identity are skipped (NCHW resizes only touch H and W).
+//
+// Per axis, an output index i maps to an input coordinate x by the
+// coordinate_transformation_mode; nearest rounds x by nearest_mode, linear
+// clamps x to the input and blends its two neighbours, cubic uses Keys'
+// kernel with coefficient cubic_coeff_a on four neighbours (clamped to the
+// edge, or dropped and renormalized with exclude_outside).
+// tf_crop_and_resize maps through the roi box and writes
+// extrapolation_value wherever x falls outside the input. Resize-10 and
+// Upsample behave as asymmetric with floor rounding.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collage/backends/native/compute_kernels.h"
+#include "collage/ir/error.h"
+
+namespace collage::native {
+namespace {
+
+enum class Mode { kNearest, kLinear, kCubic };
+
+struct ResizeOptions {
+  Mode mode = Mode::kNearest;
+  std::string coordinates = "half_pixel";
+  std::string nearest = "round_prefer_floor";
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  float extrapolation = 0.0f;
+};
+
+constexpr const char* kCoordinateModes[] = {"half_pixel",           "pytorch_half_pixel",
+                                            "align_corners",        "asymmetric",
+                                            "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+constexpr const char* kNearestModes[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                         "ceil"};
+
+bool one_of(const std::string& value, std::span<const char* const> choices) {
+  return std::any_of(choices.begin(), choices.end(),
+                     [&](const char* choice) { return value == choice; });
+}
+
+std::optional<Mode> parse_mode(const std::string& mode) {
+  if (mode == "nearest") return Mode::kNearest;
+  if (mode == "linear" || mode == "bilinear") return Mode::kLinear;
+  if (mode == "cubic") return Mode::kCubic;
+  return std::nullopt;
+}
+
+// The taps of one axis: for output position i, `width` (index, weight)
+// pairs at [i * width, (i + 1) * width), or `outside[i]` when the position
+// maps outside the input (tf_crop_and_resize only).
+struct AxisTaps {
+  int width = 1;
+  std::vector<std::int64_t> index;
+  std::vector<float> weight;
+  std::vector<bool> outside;
+
+  // Whether every output position takes its whole weight from the same
+  // input position, so the pass would copy.
+  bool is_identity(std::int64_t in, std::int64_t out) const {
+    if (in != out) return false;
+    for (std::int64_t i = 0; i < out; ++i) {
+      if (outside[static_cast<std::size_t>(i)]) return false;
+      float self = 0.0f;
+      for (int t = 0; t < width; ++t) {
+        const std::size_t k = static_cast<std::size_t>(i * width + t);
+        if (index[k] == i) {
+          self += weight[k];
+        } else if (weight[k] != 0.0f) {
+          return false;
+        }
+      }
+      if (self != 1.0f) return false;
+    }
+    return true;
+  }
+};
+
+// How one axis is scaled: `scale` for the half-pixel and asymmetric
+// transforms, and the resized length for the others. With a scales input
+// the ONNX reference takes that length as input * scale, which need not be
+// the (integer) output size; with sizes it is the output size.
+struct AxisScale {
+  double scale = 1.0;
+  double length = 1.0;
+};
+
+double input_coordinate(const ResizeOptions& options, std::int64_t i, std::int64_t in,
+                        const AxisScale& axis, double roi_start, double roi_end) {
+  const std::string& mode = options.coordinates;
+  const double x = static_cast<double>(i);
+  const double scale = axis.scale;
+  if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (mode == "pytorch_half_pixel") return axis.length > 1.0 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (mode == "align_corners") {
+    return axis.length == 1.0 ? 0.0 : x * static_cast<double>(in - 1) / (axis.length - 1.0);
+  }
+  if (mode == "asymmetric") return x / scale;
+  if (mode == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
+  // tf_crop_and_resize
+  const double extent = static_cast<double>(in - 1);
+  if (axis.length == 1.0) return 0.5 * (roi_start + roi_end) * extent;
+  return roi_start * extent + x * (roi_end - roi_start) * extent / (axis.length - 1.0);
+}
+
+std::int64_t round_nearest(const std::string& mode, double x) {
+  const double floor = std::floor(x);
+  if (mode == "floor") return static_cast<std::int64_t>(floor);
+  if (mode == "ceil") return static_cast<std::int64_t>(std::ceil(x));
+  if (x - floor == 0.5) {
+    return static_cast<std::int64_t>(mode == "round_prefer_ceil" ? floor + 1.0 : floor);
+  }
+  return static_cast<std::int64_t>(std::round(x));
+}
+
+// Keys' cubic convolution kernel at distance d (>= 0) with coefficient a.
+double cubic_weight(double d, double a) {
+  if (d <= 1.0) return ((a + 2.0) * d - (a + 3.0)) * d * d + 1.0;
+  if (d < 2.0) return ((a * d - 5.0 * a) * d + 8.0 * a) * d - 4.0 * a;
+  return 0.0;
+}
+
+AxisTaps axis_taps(const ResizeOptions& options, std::int64_t in, std::int64_t out,
+                   const AxisScale& scale, double roi_start, double roi_end) {
+  AxisTaps taps;
+  taps.width = options.mode == Mode::kNearest ? 1 : options.mode == Mode::kLinear ? 2 : 4;
+  const std::size_t count = static_cast<std::size_t>(out * taps.width);
+  taps.index.assign(count, 0);
+  taps.weight.assign(count, 0.0f);
+  taps.outside.assign(static_cast<std::size_t>(out), false);
+  const bool crop = options.coordinates == "tf_crop_and_resize";
+  auto clamp = [in](std::int64_t i) { return std::clamp<std::int64_t>(i, 0, in - 1); };
+  for (std::int64_t i = 0; i < out; ++i) {
+    const double x = input_coordinate(options, i, in, scale, roi_start, roi_end);
+    std::int64_t* index = taps.index.data() + i * taps.width;
+    float* weight = taps.weight.data() + i * taps.width;
+    if (crop && (x < 0.0 || x > static_cast<double>(in - 1))) {
+      taps.outside[static_cast<std::size_t>(i)] = true;
+      continue;
+    }
+    if (options.mode == Mode::kNearest) {
+      index[0] = clamp(round_nearest(options.nearest, x));
+      weight[0] = 1.0f;
+      continue;
+    }
+    if (options.mode == Mode::kLinear) {
+      const double xc = std::clamp(x, 0.0, static_cast<double>(in - 1));
+      const std::int64_t x0 = static_cast<std::int64_t>(std::floor(xc));
+      const double frac = xc - static_cast<double>(x0);
+      index[0] = x0;
+      index[1] = clamp(x0 + 1);
+      weight[0] = static_cast<float>(1.0 - frac);
+      weight[1] = static_cast<float>(frac);
+      continue;
+    }
+    const double floor = std::floor(x);
+    const double frac = x - floor;
+    const std::int64_t x0 = static_cast<std::int64_t>(floor);
+    double w[4];
+    double total = 0.0;
+    for (int t = 0; t < 4; ++t) {
+      const std::int64_t position = x0 - 1 + t;
+      w[t] = cubic_weight(std::fabs(frac - static_cast<double>(t - 1)), options.cubic_a);
+      if (options.exclude_outside && (position < 0 || position >= in)) w[t] = 0.0;
+      total += w[t];
+      index[t] = clamp(position);
+    }
+    for (int t = 0; t < 4; ++t) {
+      weight[t] = static_cast<float>(options.exclude_outside ? w[t] / total : w[t]);
+    }
+  }
+  return taps;
+}
+
+// One pass: resamples axis `axis` of `src` (shape `dims`) into `dst`.
+void resample_axis(const float* src, float* dst, const Shape& dims, std::size_t axis,
+                   std::int64_t out, const AxisTaps& taps, float extrapolation, int threads) {
+  std::int64_t outer = 1, inner = 1;
+  for (std::size_t d = 0; d < axis; ++d) outer *= dims[d];
+  for (std::size_t d = axis + 1; d < dims.size(); ++d) inner *= dims[d];
+  const std::int64_t in = dims[axis];
+  const int width = taps.width;
+  const std::int64_t units = outer * out;
+#pragma omp parallel for num_threads(loop_threads(units, inner* width, threads)) schedule(static)
+  for (std::int64_t unit = 0; unit < units; ++unit) {
+    const std::int64_t o = unit / out;
+    const std::int64_t i = unit % out;
+    float* row = dst + unit * inner;
+    if (taps.outside[static_cast<std::size_t>(i)]) {
+      std::fill(row, row + inner, extrapolation);
+      continue;
+    }
+    const std::int64_t* index = taps.index.data() + i * width;
+    const float* weight = taps.weight.data() + i * width;
+    const float* base = src + o * in * inner;
+    if (inner == 1) {
+      float sum = 0.0f;
+      for (int t = 0; t < width; ++t) sum += weight[t] * base[index[t]];
+      row[0] = sum;
+      continue;
+    }
+    if (width == 1) {
+      std::memcpy(row, base + index[0] * inner, static_cast<std::size_t>(inner) * sizeof(float));
+      continue;
+    }
+    const float* first = base + index[0] * inner;
+    const float w0 = weight[0];
+#pragma omp simd
+    for (std::int64_t k = 0; k < inner; ++k) row[k] = w0 * first[k];
+    for (int t = 1; t < width; ++t) {
+      const float* tap = base + index[t] * inner;
+      const float wt = weight[t];
+#pragma omp simd
+      for (std::int64_t k = 0; k < inner; ++k) row[k] += wt * tap[k];
+    }
+  }
+}
+
+// Resizes `x` into `y` given per-axis scales (used by the coordinate
+// transforms) and the roi box (tf_crop_and_resize).
+void resize(const Tensor& x, Tensor& y, const std::vector<AxisScale>& scales,
+            const std::vector<double>& roi, const ResizeOptions& options, int threads) {
+  const std::size_t rank = x.shape().size();
+  std::vector<AxisTaps> taps(rank);
+  std::vector<std::size_t> axes;
+  for (std::size_t d = 0; d < rank; ++d) {
+    const std::int64_t in = x.shape()[d];
+    const std::int64_t out = y.shape()[d];
+    taps[d] = axis_taps(options, in, out, scales[d], roi[d], roi[rank + d]);
+    if (!taps[d].is_identity(in, out)) axes.push_back(d);
+  }
+  if (axes.empty()) {
+    std::memcpy(y.raw(), x.raw(), x.byte_size());
+    return;
+  }
+  // Shrinking axes first: every later pass then reads and writes less.
+  std::stable_sort(axes.begin(), axes.end(), [&](std::size_t a, std::size_t b) {
+    return y.shape()[a] * x.shape()[b] < y.shape()[b] * x.shape()[a];
+  });
+  Shape dims = x.shape();
+  std::vector<float> buffers[2];
+  const float* src = x.data<float>();
+  for (std::size_t p = 0; p < axes.size(); ++p) {
+    const std::size_t axis = axes[p];
+    Shape next = dims;
+    next[axis] = y.shape()[axis];
+    float* dst = y.data<float>();
+    if (p + 1 < axes.size()) {
+      std::vector<float>& buffer = buffers[p % 2];
+      buffer.resize(static_cast<std::size_t>(shape_numel(next)));
+      dst = buffer.data();
+    }
+    resample_axis(src, dst, dims, axis, next[axis], taps[axis], options.extrapolation, threads);
+    src = dst;
+    dims = next;
+  }
+}
+
+// Per-axis scales from a scales tensor, or from the output/input sizes.
+std::vector<AxisScale> axis_scales(const Node& node, const Tensor* scales, const Tensor& x,
+                                   const Tensor& y) {
+  const std::size_t rank = x.shape().size();
+  std::vector<AxisScale> result(rank);
+  if (scales != nullptr && scales->numel() > 0) {
+    if (static_cast<std::size_t>(scales->numel()) != rank) {
+      throw Error(fmt::format("{} scales for rank {}", scales->numel(), rank),
+                  {.node = node.name, .field = "scales"});
+    }
+    for (std::size_t d = 0; d < rank; ++d) {
+      const double scale = scales->number_at(static_cast<std::int64_t>(d));
+      if (!(scale > 0.0)) {
+        throw Error("scales must be positive", {.node = node.name, .field = "scales"});
+      }
+      result[d] = AxisScale{scale, static_cast<double>(x.shape()[d]) * scale};
+    }
+    return result;
+  }
+  for (std::size_t d = 0; d < rank; ++d) {
+    const double in = static_cast<double>(x.shape()[d]);
+    const double out = static_cast<double>(y.shape()[d]);
+    result[d] = AxisScale{in == 0.0 ? 1.0 : out / in, out};
+  }
+  return result;
+}
+
+void check_shapes(const Node& node, const Tensor& x, const Tensor& y) {
+  if (x.rank() != y.rank()) {
+    throw Error(fmt::format("output {} and input {} differ in rank", y.type().to_string(),
+                            x.type().to_string()),
+                {.node = node.name});
+  }
+  for (int d = 0; d < x.rank(); ++d) {
+    if (x.shape()[d] == 0 && y.shape()[d] != 0) {
+      throw Error("cannot resize an empty axis", {.node = node.name});
+    }
+  }
+}
+
+// Resize-10 and Upsample: asymmetric coordinates, nearest rounds down.
+ResizeOptions legacy_options(const Node& node) {
+  ResizeOptions options;
+  options.mode = parse_mode(node.attributes.get_string("mode", "nearest")).value_or(Mode::kNearest);
+  options.coordinates = "asymmetric";
+  options.nearest = "floor";
+  return options;
+}
+
+bool legacy_mode_supported(const Node& node) {
+  const std::optional<Mode> mode = parse_mode(node.attributes.get_string("mode", "nearest"));
+  return mode.has_value() && *mode != Mode::kCubic;
+}
+
+}  // namespace
+
+void run_resize(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                std::span<Tensor> outputs, int threads) {
+  const Tensor& x = inputs[0];
+  Tensor& y = outputs[0];
+  check_shapes(node, x, y);
+  const std::size_t rank = x.shape().size();
+  std::vector<double> roi(2 * rank, 0.0);
+  std::fill(roi.begin() + static_cast<std::ptrdiff_t>(rank), roi.end(), 1.0);
+  if (graph.opset < 11) {
+    const std::vector<AxisScale> scales = axis_scales(node, optional_input(inputs, 1), x, y);
+    resize(x, y, scales, roi, legacy_options(node), threads);
+    return;
+  }
+  ResizeOptions options;
+  const std::string mode = node.attributes.get_string("mode", "nearest");
+  const std::optional<Mode> parsed = parse_mode(mode);
+  if (!parsed) throw Error("unknown mode '" + mode + "'", {.node = node.name, .field = "mode"});
+  options.mode = *parsed;
+  options.coordinates =
+      node.attributes.get_string("coordinate_transformation_mode", options.coordinates);
+  options.nearest = node.attributes.get_string("nearest_mode", options.nearest);
+  options.cubic_a = node.attributes.get_float("cubic_coeff_a", -0.75f);
+  options.exclude_outside = node.attributes.get_int("exclude_outside", 0) != 0;
+  options.extrapolation = node.attributes.get_float("extrapolation_value", 0.0f);
+  if (options.coordinates == "tf_crop_and_resize") {
+    const Tensor* roi_input = optional_input(inputs, 1);
+    if (roi_input == nullptr || static_cast<std::size_t>(roi_input->numel()) != 2 * rank) {
+      throw Error("tf_crop_and_resize needs a roi of 2 * rank values",
+                  {.node = node.name, .field = "roi"});
+    }
+    for (std::size_t i = 0; i < 2 * rank; ++i) {
+      roi[i] = roi_input->number_at(static_cast<std::int64_t>(i));
+    }
+  }
+  const std::vector<AxisScale> scales = axis_scales(node, optional_input(inputs, 2), x, y);
+  resize(x, y, scales, roi, options, threads);
+}
+
+bool check_resize(const Graph& graph, const Node& node) {
+  if (node.inputs.empty() || node.outputs.size() != 1) return false;
+  if (!is_float32(graph, node.input(0)) || !float32_io(graph, node, 1)) return false;
+  if (graph.type(node.input(0)).rank() != graph.type(node.outputs[0]).rank()) return false;
+  if (graph.opset < 11) {
+    return node.inputs.size() == 2 && is_float32(graph, node.input(1)) &&
+           legacy_mode_supported(node);
+  }
+  // Opset 18 additions: antialiasing, a subset of axes, aspect-ratio policies.
+  if (node.attributes.get_int("antialias", 0) != 0 || node.attributes.has("axes")) return false;
+  if (node.attributes.get_string("keep_aspect_ratio_policy", "stretch") != "stretch") return false;
+  if (!parse_mode(node.attributes.get_string("mode", "nearest"))) return false;
+  if (!one_of(node.attributes.get_string("coordinate_transformation_mode", "half_pixel"),
+              kCoordinateModes)) {
+    return false;
+  }
+  if (!one_of(node.attributes.get_string("nearest_mode", "round_prefer_floor"), kNearestModes)) {
+    return false;
+  }
+  const ValueId roi = node.input(1);
+  const ValueId scales = node.input(2);
+  const ValueId sizes = node.input(3);
+  if (roi != kNoValue && !is_float32(graph, roi) && graph.type(roi).dtype != DType::kFloat64) {
+    return false;
+  }
+  if (scales != kNoValue && !is_float32(graph, scales)) return false;
+  if (sizes != kNoValue && graph.type(sizes).dtype != DType::kInt64) return false;
+  const bool has_scales = scales != kNoValue && graph.type(scales).numel() > 0;
+  return has_scales || sizes != kNoValue;
+}
+
+void run_upsample(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                  std::span<Tensor> outputs, int threads) {
+  const Tensor& x = inputs[0];
+  Tensor& y = outputs[0];
+  check_shapes(node, x, y);
+  const std::size_t rank = x.shape().size();
+  std::vector<AxisScale> scales;
+  if (node.attributes.has("scales")) {
+    const std::vector<float>& values = node.attributes.get_floats("scales");
+    if (values.size() != rank) {
+      throw Error("scales does not match the rank", {.node = node.name, .field = "scales"});
+    }
+    for (std::size_t d = 0; d < rank; ++d) {
+      scales.push_back(AxisScale{values[d], static_cast<double>(x.shape()[d]) * values[d]});
+    }
+  } else {
+    scales = axis_scales(node, optional_input(inputs, 1), x, y);
+  }
+  std::vector<double> roi(2 * rank, 0.0);
+  resize(x, y, scales, roi, legacy_options(node), threads);
+}
+
+bool check_upsample(const Graph& graph, const Node& node) {
+  if (node.inputs.empty() || node.outputs.size() != 1) return false;
+  if (!is_float32(graph, node.input(0)) || !float32_io(graph, node, 1)) return false;
+  if (graph.type(node.input(0)).rank() != graph.type(node.outputs[0]).rank()) return false;
+  const bool scales_input = node.inputs.size() == 2 && is_float32(graph, node.input(1));
+  if (!scales_input && !node.attributes.has("scales")) return false;
+  return legacy_mode_supported(node);
+}
+
+}  // namespace collage::native

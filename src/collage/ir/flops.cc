@@ -1,0 +1,127 @@
+#include "collage/ir/flops.h"
+
+#include <set>
+#include <string_view>
+
+namespace collage {
+namespace {
+
+// Ops that only move, reinterpret or create data.
+const std::set<std::string_view, std::less<>> kDataMovementOps = {
+    "Cast",      "Concat",  "Constant",  "ConstantOfShape", "DepthToSpace", "Dropout",
+    "Expand",    "Flatten", "Gather",    "GatherElements",  "GatherND",     "Identity",
+    "NonZero",   "OneHot",  "Pad",       "Range",           "Reshape",      "ScatterElements",
+    "ScatterND", "Shape",   "Size",      "Slice",           "SpaceToDepth", "Split",
+    "Squeeze",   "Tile",    "Transpose", "Unsqueeze",
+};
+
+// Ops that read every input element once and write fewer.
+const std::set<std::string_view, std::less<>> kReductionOps = {
+    "ArgMax",     "ArgMin",    "GlobalAveragePool", "GlobalLpPool",    "GlobalMaxPool",
+    "ReduceL1",   "ReduceL2",  "ReduceLogSum",      "ReduceLogSumExp", "ReduceMax",
+    "ReduceMean", "ReduceMin", "ReduceProd",        "ReduceSum",       "ReduceSumSquare",
+};
+
+std::int64_t numel_of(const Graph& graph, ValueId id) {
+  return id == kNoValue ? 0 : graph.type(id).numel();
+}
+
+const Shape& shape_of(const Graph& graph, ValueId id) { return graph.type(id).shape; }
+
+// Product of dims [from, end) of a shape; 1 when empty.
+std::int64_t product_from(const Shape& shape, std::size_t from) {
+  std::int64_t product = 1;
+  for (std::size_t i = from; i < shape.size(); ++i) product *= shape[i];
+  return product;
+}
+
+std::int64_t conv_flops(const Graph& graph, const Node& node) {
+  if (node.input(1) == kNoValue || node.outputs.empty()) return 0;
+  const Shape& weight = shape_of(graph, node.input(1));
+  if (weight.size() < 2) return 0;
+  // Every output element accumulates (C_in / group) * prod(kernel) products.
+  std::int64_t output = numel_of(graph, node.outputs[0]);
+  std::int64_t flops = 2 * output * product_from(weight, 1);
+  if (node.input(2) != kNoValue) flops += output;
+  return flops;
+}
+
+std::int64_t conv_transpose_flops(const Graph& graph, const Node& node) {
+  if (node.input(1) == kNoValue || node.outputs.empty()) return 0;
+  const Shape& weight = shape_of(graph, node.input(1));
+  if (weight.size() < 2) return 0;
+  // Every input element is scattered into (C_out / group) * prod(kernel) outputs.
+  std::int64_t flops = 2 * numel_of(graph, node.input(0)) * product_from(weight, 1);
+  if (node.input(2) != kNoValue) flops += numel_of(graph, node.outputs[0]);
+  return flops;
+}
+
+std::int64_t gemm_flops(const Graph& graph, const Node& node) {
+  if (node.input(0) == kNoValue || node.outputs.empty()) return 0;
+  const Shape& a = shape_of(graph, node.input(0));
+  if (a.size() != 2) return 0;
+  std::int64_t k = node.attributes.get_int("transA", 0) != 0 ? a[0] : a[1];
+  std::int64_t output = numel_of(graph, node.outputs[0]);
+  std::int64_t flops = 2 * output * k;
+  if (node.input(2) != kNoValue) flops += output;
+  return flops;
+}
+
+std::int64_t matmul_flops(const Graph& graph, const Node& node) {
+  if (node.input(0) == kNoValue || node.outputs.empty()) return 0;
+  const Shape& a = shape_of(graph, node.input(0));
+  if (a.empty()) return 0;
+  return 2 * numel_of(graph, node.outputs[0]) * a.back();
+}
+
+std::int64_t pool_flops(const Graph& graph, const Node& node) {
+  if (node.outputs.empty()) return 0;
+  std::int64_t window = 1;
+  for (std::int64_t k : node.attributes.get_ints("kernel_shape", {})) window *= k;
+  return numel_of(graph, node.outputs[0]) * window;
+}
+
+}  // namespace
+
+std::int64_t node_flops(const Graph& graph, const Node& node) {
+  const std::string& op = node.op_type;
+  if (!node.domain.empty() && node.domain != "ai.onnx") return 0;
+  if (op == "Conv") return conv_flops(graph, node);
+  if (op == "ConvTranspose") return conv_transpose_flops(graph, node);
+  if (op == "Gemm") return gemm_flops(graph, node);
+  if (op == "MatMul") return matmul_flops(graph, node);
+  if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") return pool_flops(graph, node);
+  if (kDataMovementOps.count(op) != 0) return 0;
+  if (kReductionOps.count(op) != 0) return numel_of(graph, node.input(0));
+  if (node.outputs.empty()) return 0;
+  std::int64_t output = numel_of(graph, node.outputs[0]);
+  // Inference batch norm is one scale and one shift per element.
+  if (op == "BatchNormalization") return 2 * output;
+  // Subtract the max, exponentiate, sum, divide.
+  if (op == "Softmax" || op == "LogSoftmax") return 4 * output;
+  // Mean, variance, normalize, scale, shift.
+  if (op == "LayerNormalization" || op == "InstanceNormalization" || op == "GroupNormalization") {
+    return 5 * output;
+  }
+  return output;
+}
+
+std::int64_t graph_flops(const Graph& graph) {
+  std::int64_t total = 0;
+  for (const Node& node : graph.nodes()) total += node_flops(graph, node);
+  return total;
+}
+
+std::int64_t parameter_count(const Graph& graph) {
+  std::int64_t total = 0;
+  for (const Value& value : graph.values()) {
+    if (!value.is_constant()) continue;
+    DType dtype = value.type.dtype;
+    if (dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16) {
+      total += value.type.numel();
+    }
+  }
+  return total;
+}
+
+}  // namespace collage

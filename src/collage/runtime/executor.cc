@@ -1,0 +1,188 @@
+#include "collage/runtime/executor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <numeric>
+
+#include "collage/ir/error.h"
+
+namespace collage {
+namespace {
+
+constexpr std::size_t kNoSlot = std::numeric_limits<std::size_t>::max();
+
+std::string partition_label(std::size_t index, const CompiledPartition& partition) {
+  return fmt::format("partition {} ({})", index, partition.backend);
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  return names.empty() ? "(none)" : fmt::format("{}", fmt::join(names, ", "));
+}
+
+}  // namespace
+
+Executor::Executor(const Graph& model, std::vector<CompiledPartition> partitions)
+    : partitions_(std::move(partitions)) {
+  std::vector<std::size_t> slot_of(model.num_values(), kNoSlot);
+  // Whether a value has been given a tensor: model inputs and constants from
+  // the start, partition outputs once their partition is placed.
+  std::vector<bool> defined(model.num_values(), false);
+  std::vector<bool> written_by_kernel(model.num_values(), false);
+  auto slot_for = [&](ValueId id) {
+    std::size_t& slot = slot_of[static_cast<std::size_t>(id)];
+    if (slot != kNoSlot) return slot;
+    slot = slots_.size();
+    const Value& value = model.value(id);
+    slots_.push_back(value.is_constant() ? *value.constant : Tensor());
+    slot_types_.push_back(value.type);
+    return slot;
+  };
+  for (std::size_t v = 0; v < model.num_values(); ++v) {
+    if (model.values()[v].is_constant()) defined[v] = true;
+  }
+  for (ValueId id : model.inputs()) {
+    const Value& value = model.value(id);
+    input_names_.push_back(value.name);
+    input_types_.push_back(value.type);
+    input_slots_.push_back(slot_for(id));
+    defined[static_cast<std::size_t>(id)] = true;
+  }
+
+  auto model_value = [&](const std::string& name, std::size_t index, const TensorType& type,
+                         const char* role) {
+    std::optional<ValueId> id = model.find_value(name);
+    if (!id) {
+      throw Error(fmt::format("{} {} '{}', which the model does not have",
+                              partition_label(index, partitions_[index]), role, name));
+    }
+    if (model.type(*id) != type) {
+      throw Error(fmt::format("{} {} '{}' as {}, but the model has {}",
+                              partition_label(index, partitions_[index]), role, name,
+                              type.to_string(), model.type(*id).to_string()));
+    }
+    return *id;
+  };
+
+  for (std::size_t p = 0; p < partitions_.size(); ++p) {
+    const CompiledPartition& partition = partitions_[p];
+    if (!partition.kernel) throw Error(partition_label(p, partition) + " has no kernel");
+    std::vector<Slot> in_slots;
+    for (ValueId input : partition.graph.inputs()) {
+      const Value& value = partition.graph.value(input);
+      ValueId id = model_value(value.name, p, value.type, "reads");
+      if (!defined[static_cast<std::size_t>(id)]) {
+        throw Error(fmt::format("{} reads '{}' before any partition produces it",
+                                partition_label(p, partition), value.name));
+      }
+      in_slots.push_back(slot_for(id));
+    }
+    std::vector<Slot> out_slots;
+    for (ValueId output : partition.graph.outputs()) {
+      const Value& value = partition.graph.value(output);
+      ValueId id = model_value(value.name, p, value.type, "writes");
+      if (defined[static_cast<std::size_t>(id)]) {
+        throw Error(fmt::format("{} writes '{}', which is already defined",
+                                partition_label(p, partition), value.name));
+      }
+      defined[static_cast<std::size_t>(id)] = true;
+      written_by_kernel[static_cast<std::size_t>(id)] = true;
+      Slot slot = slot_for(id);
+      slots_[slot] = Tensor::allocate(value.type);
+      out_slots.push_back(slot);
+    }
+    input_args_.emplace_back(in_slots.size());
+    output_args_.emplace_back(out_slots.size());
+    partition_inputs_.push_back(std::move(in_slots));
+    partition_outputs_.push_back(std::move(out_slots));
+  }
+
+  for (ValueId id : model.outputs()) {
+    const Value& value = model.value(id);
+    if (!defined[static_cast<std::size_t>(id)]) {
+      throw Error(fmt::format("no partition produces the model output '{}'", value.name));
+    }
+    output_names_.push_back(value.name);
+    Slot slot = slot_for(id);
+    output_slots_.push_back(slot);
+    if (written_by_kernel[static_cast<std::size_t>(id)] &&
+        std::find(fresh_slots_.begin(), fresh_slots_.end(), slot) == fresh_slots_.end()) {
+      fresh_slots_.push_back(slot);
+    }
+  }
+  partition_seconds_.assign(partitions_.size(), 0.0);
+}
+
+std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>& inputs) {
+  for (const auto& [name, tensor] : inputs) {
+    if (std::find(input_names_.begin(), input_names_.end(), name) == input_names_.end()) {
+      throw Error(fmt::format("the model has no input '{}' (its inputs: {})", name,
+                              join_names(input_names_)));
+    }
+  }
+  for (std::size_t i = 0; i < input_names_.size(); ++i) {
+    const std::string& name = input_names_[i];
+    auto it = inputs.find(name);
+    if (it == inputs.end()) {
+      throw Error(fmt::format("missing; the model needs {}", input_types_[i].to_string()),
+                  {.field = "input '" + name + "'"});
+    }
+    if (it->second.empty()) {
+      throw Error("holds no data", {.field = "input '" + name + "'"});
+    }
+    if (it->second.type() != input_types_[i]) {
+      throw Error(fmt::format("is {}, but the model needs {}", it->second.type().to_string(),
+                              input_types_[i].to_string()),
+                  {.field = "input '" + name + "'"});
+    }
+    slots_[input_slots_[i]] = it->second;
+  }
+  for (Slot slot : fresh_slots_) slots_[slot] = Tensor::allocate(slot_types_[slot]);
+
+  for (std::size_t p = 0; p < partitions_.size(); ++p) {
+    std::vector<Tensor>& in = input_args_[p];
+    std::vector<Tensor>& out = output_args_[p];
+    for (std::size_t j = 0; j < in.size(); ++j) in[j] = slots_[partition_inputs_[p][j]];
+    for (std::size_t j = 0; j < out.size(); ++j) out[j] = slots_[partition_outputs_[p][j]];
+    auto start = std::chrono::steady_clock::now();
+    partitions_[p].kernel->run(in, out);
+    partition_seconds_[p] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  std::map<std::string, Tensor> outputs;
+  for (std::size_t i = 0; i < output_names_.size(); ++i) {
+    Slot slot = output_slots_[i];
+    bool fresh = std::find(fresh_slots_.begin(), fresh_slots_.end(), slot) != fresh_slots_.end();
+    // A model output that is an input or a constant is copied, so the caller
+    // can never write into the model's weights or its own input through it.
+    outputs[output_names_[i]] = fresh ? slots_[slot] : slots_[slot].clone();
+  }
+  // Drop the references to the caller's inputs and to the returned outputs.
+  for (Slot slot : input_slots_) slots_[slot] = Tensor();
+  for (std::vector<Tensor>& in : input_args_) std::fill(in.begin(), in.end(), Tensor());
+  for (std::vector<Tensor>& out : output_args_) std::fill(out.begin(), out.end(), Tensor());
+  return outputs;
+}
+
+Executor whole_model_executor(const Graph& model, const std::string& backend,
+                              const PartitionCompiler& compile) {
+  std::vector<CompiledPartition> partitions;
+  if (model.num_nodes() > 0) {
+    std::vector<NodeId> nodes(model.num_nodes());
+    std::iota(nodes.begin(), nodes.end(), 0);
+    Graph graph = extract_subgraph(model, nodes);
+    Result<std::unique_ptr<Kernel>> kernel = compile(graph);
+    if (!kernel) {
+      throw Error(
+          fmt::format("backend '{}' cannot compile the model: {}", backend, kernel.error()));
+    }
+    partitions.push_back(
+        CompiledPartition{std::move(nodes), std::move(graph), std::move(*kernel), backend});
+  }
+  return Executor(model, std::move(partitions));
+}
+
+}  // namespace collage

@@ -1,0 +1,92 @@
+// Executor: runs a model that has been split into compiled partitions.
+//
+// A plan assigns every node of the model to one partition; each partition
+// was extracted as a standalone Graph (extract_subgraph) and compiled into a
+// Kernel by its backend. The executor wires the kernels together: values
+// flow between partitions by name, boundary tensors (every value one
+// partition produces and another reads) are allocated once at construction
+// and reused by every run, and partitions run in the given order, which must
+// be topological. Graph outputs get fresh buffers on every run, so what
+// run() returns stays valid after the next run.
+//
+// run() validates what it is given, because the inputs come from users
+// (.npy files, --input flags): an unknown name, a missing input, or a wrong
+// dtype or shape is an Error naming the input.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collage/ir/graph.h"
+#include "collage/ir/result.h"
+#include "collage/runtime/kernel.h"
+
+namespace collage {
+
+struct CompiledPartition {
+  // Node ids in the model.
+  std::vector<NodeId> nodes;
+  // extract_subgraph(model, nodes): its inputs and outputs name model values.
+  Graph graph;
+  std::unique_ptr<Kernel> kernel;
+  // The backend that compiled the kernel, for reports.
+  std::string backend;
+};
+
+class Executor {
+ public:
+  // Checks that the partitions fit the model (every value a partition reads
+  // is a model input, a constant, or produced by an earlier partition; types
+  // agree; every model output is defined) and allocates boundary tensors.
+  // Throws Error when they do not fit.
+  Executor(const Graph& model, std::vector<CompiledPartition> partitions);
+
+  // Runs all partitions once. `inputs` must hold exactly the model's inputs
+  // by name, with their exact types. Returns the model's outputs by name.
+  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs);
+
+  // Seconds each partition's kernel took in the last run, in partition order.
+  const std::vector<double>& last_partition_seconds() const { return partition_seconds_; }
+
+  const std::vector<CompiledPartition>& partitions() const { return partitions_; }
+  // The model's input and output names, in model order.
+  const std::vector<std::string>& input_names() const { return input_names_; }
+  const std::vector<std::string>& output_names() const { return output_names_; }
+
+ private:
+  // Where a kernel argument lives: an index into slots_.
+  using Slot = std::size_t;
+
+  std::vector<CompiledPartition> partitions_;
+  std::vector<std::string> input_names_;
+  std::vector<TensorType> input_types_;
+  std::vector<std::string> output_names_;
+  // One tensor per model value some partition reads or writes, or that is a
+  // model input or output.
+  std::vector<Tensor> slots_;
+  std::vector<TensorType> slot_types_;
+  std::vector<Slot> input_slots_;   // per model input
+  std::vector<Slot> output_slots_;  // per model output
+  // Slots that hold model outputs written by a kernel: reallocated per run.
+  std::vector<Slot> fresh_slots_;
+  std::vector<std::vector<Slot>> partition_inputs_;
+  std::vector<std::vector<Slot>> partition_outputs_;
+  // Argument arrays handed to the kernels, kept to avoid allocating per run.
+  std::vector<std::vector<Tensor>> input_args_;
+  std::vector<std::vector<Tensor>> output_args_;
+  std::vector<double> partition_seconds_;
+};
+
+// Compiles one partition Graph: a backend's compile() bound to its options.
+using PartitionCompiler = std::function<Result<std::unique_ptr<Kernel>>(const Graph& partition)>;
+
+// The whole model as one partition compiled by `compile` (the `native`
+// strategy, and the single-backend baselines where a backend runs every
+// node). A compile failure is an Error naming the backend and the reason.
+Executor whole_model_executor(const Graph& model, const std::string& backend,
+                              const PartitionCompiler& compile);
+
+}  // namespace collage

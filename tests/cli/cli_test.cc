@@ -1,0 +1,182 @@
+// The `collage` binary as a user meets it: bad input of every kind exits
+// with code 2 and exactly one line on stderr, and a good run succeeds.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  // The exit code, or -1 when the process died of a signal.
+  int exit_code = -1;
+  int signal = 0;
+  std::string err;
+  std::string out;
+};
+
+std::string read_all(int fd) {
+  std::string text;
+  char buffer[4096];
+  ssize_t n = 0;
+  while ((n = read(fd, buffer, sizeof buffer)) > 0)
+    text.append(buffer, static_cast<std::size_t>(n));
+  return text;
+}
+
+// Runs the built binary with `args`; stdout and stderr go to files so that
+// a chatty process cannot block on a full pipe.
+Outcome run_collage(const std::vector<std::string>& args) {
+  fs::path scratch = fs::temp_directory_path() / ("collage_cli_test_" + std::to_string(getpid()));
+  fs::create_directories(scratch);
+  std::string out_path = (scratch / "stdout").string();
+  std::string err_path = (scratch / "stderr").string();
+  std::string binary = std::string(COLLAGE_BINARY_DIR) + "/collage";
+  pid_t child = fork();
+  if (child == 0) {
+    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(out, 1);
+    dup2(err, 2);
+    std::vector<char*> argv;
+    argv.push_back(binary.data());
+    std::vector<std::string> copies = args;
+    for (std::string& arg : copies) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    execv(binary.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  Outcome outcome;
+  if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) outcome.signal = WTERMSIG(status);
+  int fd = open(err_path.c_str(), O_RDONLY);
+  outcome.err = read_all(fd);
+  close(fd);
+  fd = open(out_path.c_str(), O_RDONLY);
+  outcome.out = read_all(fd);
+  close(fd);
+  fs::remove_all(scratch);
+  return outcome;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("collage_cli_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // y = Relu(x), x: float[2,3] — the smallest real model.
+  std::string write_relu_model() const {
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(13);
+    onnx::GraphProto* graph = model.mutable_graph();
+    graph->set_name("relu");
+    onnx::NodeProto* node = graph->add_node();
+    node->set_op_type("Relu");
+    node->add_input("x");
+    node->add_output("y");
+    for (auto [info, name] : {std::pair{graph->add_input(), "x"}, {graph->add_output(), "y"}}) {
+      info->set_name(name);
+      auto* tensor = info->mutable_type()->mutable_tensor_type();
+      tensor->set_elem_type(onnx::TensorProto::FLOAT);
+      tensor->mutable_shape()->add_dim()->set_dim_value(2);
+      tensor->mutable_shape()->add_dim()->set_dim_value(3);
+    }
+    std::string file = path("relu.onnx");
+    std::ofstream out(file, std::ios::binary);
+    model.SerializeToOstream(&out);
+    return file;
+  }
+
+  fs::path dir_;
+};
+
+// The contract for bad input: exit code 2, one line on stderr, no crash.
+void expect_one_line_error(const Outcome& outcome, const std::string& mentions) {
+  EXPECT_EQ(outcome.signal, 0) << "crashed with signal " << outcome.signal;
+  EXPECT_EQ(outcome.exit_code, 2) << outcome.err;
+  EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1) << outcome.err;
+  EXPECT_EQ(outcome.err.rfind("collage: error: ", 0), 0u) << outcome.err;
+  EXPECT_NE(outcome.err.find(mentions), std::string::npos) << outcome.err;
+}
+
+TEST_F(CliTest, MissingModelFileIsOneLineAndExitCodeTwo) {
+  expect_one_line_error(run_collage({"info", path("absent.onnx")}), "absent.onnx");
+}
+
+TEST_F(CliTest, GarbageModelFileIsOneLineAndExitCodeTwo) {
+  std::string garbage = path("garbage.onnx");
+  std::ofstream(garbage) << "\x01\x02 this is not a protobuf \xff\xfe";
+  expect_one_line_error(run_collage({"run", garbage}), "garbage.onnx");
+}
+
+TEST_F(CliTest, UnknownStrategyIsOneLineAndExitCodeTwo) {
+  expect_one_line_error(run_collage({"run", write_relu_model(), "--strategy", "fastest"}),
+                        "fastest");
+}
+
+TEST_F(CliTest, MalformedInputShapeIsOneLineAndExitCodeTwo) {
+  expect_one_line_error(run_collage({"run", write_relu_model(), "--input-shape", "x=2,three"}),
+                        "--input-shape");
+}
+
+TEST_F(CliTest, InputShapeForAnUnknownInputIsOneLineAndExitCodeTwo) {
+  expect_one_line_error(run_collage({"info", write_relu_model(), "--input-shape", "z=2,3"}), "'z'");
+}
+
+TEST_F(CliTest, UnknownFlagIsOneLineAndExitCodeTwo) {
+  expect_one_line_error(run_collage({"run", write_relu_model(), "--fast"}), "--fast");
+}
+
+TEST_F(CliTest, NonPositiveThreadCountIsOneLineAndExitCodeTwo) {
+  expect_one_line_error(run_collage({"run", write_relu_model(), "--threads", "0"}), "--threads");
+}
+
+TEST_F(CliTest, InputFileWithTheWrongShapeIsOneLineAndExitCodeTwo) {
+  std::string model = write_relu_model();
+  // Save a float[4] array: the model wants float[2,3].
+  std::string npy = path("x.npy");
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }";
+  header.append(128 - 10 - header.size() - 1, ' ');
+  header.push_back('\n');
+  std::ofstream out(npy, std::ios::binary);
+  out << "\x93NUMPY" << '\x01' << '\x00' << static_cast<char>(header.size()) << '\x00' << header
+      << std::string(16, '\0');
+  out.close();
+  expect_one_line_error(run_collage({"run", model, "--input", "x=" + npy}), "'x'");
+}
+
+TEST_F(CliTest, InfoDescribesAValidModel) {
+  Outcome outcome = run_collage({"info", write_relu_model()});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("f32[2,3]"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("Relu"), std::string::npos) << outcome.out;
+}
+
+TEST_F(CliTest, RunSavesEveryOutputAsNpy) {
+  Outcome outcome = run_collage({"run", write_relu_model(), "--repeat", "2", "--threads", "1",
+                                 "--save-outputs", path("out")});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("median"), std::string::npos) << outcome.out;
+  EXPECT_TRUE(fs::exists(path("out/y.npy")));
+}
+
+}  // namespace

@@ -1,0 +1,85 @@
+#include "collage/ir/flops.h"
+
+#include <gtest/gtest.h>
+
+namespace collage {
+namespace {
+
+TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+
+TEST(FlopsTest, ConvCountsTwoFlopsPerMultiplyAccumulatePlusBias) {
+  Graph g;
+  ValueId x = g.add_input("x", f32({1, 3, 8, 8}));
+  ValueId w = g.add_constant("w", Tensor::zeros(f32({16, 3, 3, 3})));
+  ValueId b = g.add_constant("b", Tensor::zeros(f32({16})));
+  ValueId y = g.add_value("y", f32({1, 16, 8, 8}));
+  g.add_node("Conv", {x, w, b}, {y});
+  // 1024 outputs, each 27 MACs, plus one bias add.
+  EXPECT_EQ(node_flops(g, g.node(0)), 1024 * 27 * 2 + 1024);
+}
+
+TEST(FlopsTest, GroupedConvCountsOnlyItsGroupsChannels) {
+  Graph g;
+  ValueId x = g.add_input("x", f32({1, 8, 4, 4}));
+  ValueId w = g.add_constant("w", Tensor::zeros(f32({8, 1, 3, 3})));
+  ValueId y = g.add_value("y", f32({1, 8, 4, 4}));
+  Attributes depthwise;
+  depthwise.set("group", std::int64_t{8});
+  g.add_node("Conv", {x, w}, {y}, depthwise);
+  EXPECT_EQ(node_flops(g, g.node(0)), 128 * 9 * 2);
+}
+
+TEST(FlopsTest, ConvTransposeCountsProductsPerInputElement) {
+  Graph g;
+  ValueId x = g.add_input("x", f32({1, 4, 2, 2}));
+  ValueId w = g.add_constant("w", Tensor::zeros(f32({4, 2, 4, 4})));
+  ValueId y = g.add_value("y", f32({1, 2, 4, 4}));
+  g.add_node("ConvTranspose", {x, w}, {y});
+  EXPECT_EQ(node_flops(g, g.node(0)), 16 * 2 * 16 * 2);
+}
+
+TEST(FlopsTest, GemmHonoursTransA) {
+  Graph g;
+  ValueId a = g.add_input("a", f32({5, 3}));
+  ValueId b = g.add_constant("b", Tensor::zeros(f32({5, 7})));
+  ValueId y = g.add_value("y", f32({3, 7}));
+  Attributes transposed;
+  transposed.set("transA", std::int64_t{1});
+  g.add_node("Gemm", {a, b}, {y}, transposed);
+  EXPECT_EQ(node_flops(g, g.node(0)), 2 * 3 * 7 * 5);
+}
+
+TEST(FlopsTest, BatchedMatMulCountsEveryBatch) {
+  Graph g;
+  ValueId a = g.add_input("a", f32({4, 2, 8}));
+  ValueId b = g.add_input("b", f32({4, 8, 3}));
+  ValueId y = g.add_value("y", f32({4, 2, 3}));
+  g.add_node("MatMul", {a, b}, {y});
+  EXPECT_EQ(node_flops(g, g.node(0)), 2 * 24 * 8);
+}
+
+TEST(FlopsTest, ElementwiseOpsCountOnePerOutputElementAndReshapeIsFree) {
+  Graph g;
+  ValueId x = g.add_input("x", f32({2, 6}));
+  ValueId r = g.add_value("r", f32({2, 6}));
+  ValueId s = g.add_constant("s", Tensor::from_vector<std::int64_t>({12}, {1}));
+  ValueId y = g.add_value("y", f32({12}));
+  g.add_node("Relu", {x}, {r});
+  g.add_node("Reshape", {r, s}, {y});
+  g.add_output(y);
+  EXPECT_EQ(node_flops(g, g.node(0)), 12);
+  EXPECT_EQ(node_flops(g, g.node(1)), 0);
+  EXPECT_EQ(graph_flops(g), 12);
+}
+
+TEST(FlopsTest, ParameterCountSumsFloatConstantsOnly) {
+  Graph g;
+  g.add_constant("w", Tensor::zeros(f32({16, 3, 3, 3})));
+  g.add_constant("b", Tensor::zeros(f32({16})));
+  g.add_constant("shape", Tensor::from_vector<std::int64_t>({1, 2}, {2}));
+  g.add_input("x", f32({100}));
+  EXPECT_EQ(parameter_count(g), 16 * 27 + 16);
+}
+
+}  // namespace
+}  // namespace collage

@@ -1,0 +1,107 @@
+#include "collage/runtime/random_inputs.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace collage {
+namespace {
+
+bool same_bytes(const Tensor& a, const Tensor& b) {
+  return a.type() == b.type() && std::memcmp(a.raw(), b.raw(), a.byte_size()) == 0;
+}
+
+TEST(RandomInputsTest, SameSeedAndNameGiveTheSameData) {
+  TensorType type{DType::kFloat32, {64}};
+  EXPECT_TRUE(same_bytes(random_tensor(type, "x"), random_tensor(type, "x")));
+}
+
+TEST(RandomInputsTest, DifferentNamesGiveDifferentData) {
+  TensorType type{DType::kFloat32, {64}};
+  EXPECT_FALSE(same_bytes(random_tensor(type, "x"), random_tensor(type, "y")));
+}
+
+TEST(RandomInputsTest, DifferentSeedsGiveDifferentData) {
+  TensorType type{DType::kFloat32, {64}};
+  EXPECT_FALSE(
+      same_bytes(random_tensor(type, "x", {.seed = 1}), random_tensor(type, "x", {.seed = 2})));
+}
+
+TEST(RandomInputsTest, UniformFloatsLieInMinusOneToOne) {
+  Tensor t = random_tensor(TensorType{DType::kFloat32, {10000}}, "x");
+  const float* data = t.data<float>();
+  auto [lo, hi] = std::minmax_element(data, data + t.numel());
+  EXPECT_GE(*lo, -1.0f);
+  EXPECT_LT(*hi, 1.0f);
+  // Both halves of the range are used.
+  EXPECT_LT(*lo, -0.9f);
+  EXPECT_GT(*hi, 0.9f);
+}
+
+TEST(RandomInputsTest, NormalFloatsHaveUnitVariance) {
+  Tensor t = random_tensor(TensorType{DType::kFloat64, {20000}}, "x",
+                           {.floats = FloatDistribution::kNormal});
+  double sum = 0;
+  double squares = 0;
+  for (std::int64_t i = 0; i < t.numel(); ++i) {
+    sum += t.data<double>()[i];
+    squares += t.data<double>()[i] * t.data<double>()[i];
+  }
+  double mean = sum / static_cast<double>(t.numel());
+  double variance = squares / static_cast<double>(t.numel()) - mean * mean;
+  EXPECT_NEAR(mean, 0.0, 0.05);
+  EXPECT_NEAR(variance, 1.0, 0.05);
+}
+
+TEST(RandomInputsTest, IntegersLieInZeroToBound) {
+  Tensor t = random_tensor(TensorType{DType::kInt64, {1000}}, "ids", {.int_bound = 7});
+  for (std::int64_t i = 0; i < t.numel(); ++i) {
+    ASSERT_GE(t.int_at(i), 0);
+    ASSERT_LT(t.int_at(i), 7);
+  }
+}
+
+TEST(RandomInputsTest, BoolsAreZeroOrOne) {
+  Tensor t = random_tensor(TensorType{DType::kBool, {256}}, "mask");
+  int ones = 0;
+  for (std::int64_t i = 0; i < t.numel(); ++i) {
+    ASSERT_TRUE(t.int_at(i) == 0 || t.int_at(i) == 1);
+    ones += static_cast<int>(t.int_at(i));
+  }
+  EXPECT_GT(ones, 0);
+  EXPECT_LT(ones, 256);
+}
+
+// ids (i64[32]) index rows of a 10-row table.
+Graph embedding_lookup() {
+  Graph g;
+  ValueId table = g.add_constant("table", Tensor::zeros(TensorType{DType::kFloat32, {10, 4}}));
+  ValueId ids = g.add_input("ids", TensorType{DType::kInt64, {32}});
+  ValueId rows = g.add_value("rows", TensorType{DType::kFloat32, {32, 4}});
+  g.add_node("Gather", {table, ids}, {rows});
+  g.add_output(rows);
+  return g;
+}
+
+TEST(RandomInputsTest, GatherIndicesStayWithinTheGatheredAxis) {
+  Graph g = embedding_lookup();
+  EXPECT_EQ(index_bound(g, *g.find_value("ids"), 100), 10);
+  auto inputs = random_inputs(g);
+  const Tensor& ids = inputs.at("ids");
+  for (std::int64_t i = 0; i < ids.numel(); ++i) {
+    ASSERT_GE(ids.int_at(i), 0);
+    ASSERT_LT(ids.int_at(i), 10);
+  }
+}
+
+TEST(RandomInputsTest, RandomInputsCoverEveryGraphInputWithItsType) {
+  Graph g = embedding_lookup();
+  auto inputs = random_inputs(g);
+  ASSERT_EQ(inputs.size(), 1u);
+  EXPECT_EQ(inputs.at("ids").type(), (TensorType{DType::kInt64, {32}}));
+}
+
+}  // namespace
+}  // namespace collage

@@ -1,0 +1,163 @@
+// `collage compare MODEL`: every strategy on one model, side by side.
+//
+// Builds the native plan, each single-backend plan, greedy placement in the
+// --backends order (what BYOC and ONNX Runtime do), and the collage search,
+// then runs them interleaved (A B C A B C ...) on the same inputs and prints
+// latency, speedups and collage's estimated vs measured latency (the
+// additive error of summing partition costs).
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "collage/ir/error.h"
+#include "collage/plan/plan_json.h"
+#include "commands.h"
+#include "evaluation.h"
+#include "model_loading.h"
+#include "planning.h"
+
+namespace collage::cli {
+namespace {
+
+struct CompareArgs {
+  std::string model;
+  std::vector<std::string> input_shapes;
+  std::string backends = "all";
+  std::string cache;
+  std::string json;
+  std::string save_plan;
+  int threads = 0;
+  int repeat = 20;
+  bool no_isolation = false;
+  bool quiet = false;
+};
+
+double ms(double seconds) { return seconds * 1e3; }
+
+void run_compare(const CompareArgs& args) {
+  PlanningOptions options;
+  options.model_path = args.model;
+  options.input_shapes = parse_input_shapes(args.input_shapes);
+  options.backends = parse_backend_list(args.backends);
+  options.threads = args.threads > 0 ? args.threads : default_threads();
+  options.cache_path = args.cache;
+  options.isolate = !args.no_isolation;
+  options.show_progress = !args.quiet;
+  if (args.repeat < 1) throw Error("must be at least 1", {.field = "--repeat"});
+
+  Graph graph = load_model(args.model, options.input_shapes);
+  require_native_support(graph, args.model);
+  std::vector<std::string> others;
+  for (const Backend* backend : resolve_backends(options.backends)) {
+    if (backend->name() != "native") others.push_back(backend->name());
+  }
+
+  std::vector<std::string> strategies = {"native"};
+  for (const std::string& name : others) strategies.push_back("single:" + name);
+  if (others.size() > 1) strategies.push_back("greedy:" + fmt::format("{}", fmt::join(others, ",")));
+  strategies.push_back("collage");
+
+  fmt::print("comparing {} strategies on {} ({} nodes) at {} thread{}\n", strategies.size(),
+             args.model, graph.num_nodes(), options.threads, options.threads == 1 ? "" : "s");
+  std::vector<Plan> plans;
+  for (const std::string& name : strategies) {
+    plans.push_back(make_plan(graph, Strategy::parse(name), options));
+  }
+  std::vector<EvaluatedPlan> results =
+      evaluate_plans(graph, plans, options.threads, args.repeat, 3);
+
+  double native = results.front().timing.median_seconds;
+  double best_single = native;
+  std::string best_single_name = "native";
+  for (const EvaluatedPlan& r : results) {
+    bool single = r.plan.strategy.rfind("single:", 0) == 0;
+    if (single && !r.mismatch && r.timing.median_seconds < best_single) {
+      best_single = r.timing.median_seconds;
+      best_single_name = r.plan.strategy;
+    }
+  }
+
+  fmt::print("\n{:<28} {:>5} {:>10} {:>10} {:>10} {:>9} {:>11} {:>10}\n", "strategy", "parts",
+             "median ms", "p10 ms", "p90 ms", "vs native", "vs best 1", "est ms");
+  for (const EvaluatedPlan& r : results) {
+    std::string est = r.plan.estimated_ms ? fmt::format("{:.3f}", *r.plan.estimated_ms) : "-";
+    fmt::print("{:<28} {:>5} {:>10.3f} {:>10.3f} {:>10.3f} {:>8.2f}x {:>10.2f}x {:>10}{}\n",
+               r.plan.strategy, r.plan.partitions.size(), ms(r.timing.median_seconds),
+               ms(r.timing.p10_seconds), ms(r.timing.p90_seconds),
+               native / r.timing.median_seconds, best_single / r.timing.median_seconds, est,
+               r.mismatch ? "  OUTPUTS DIFFER: " + *r.mismatch : "");
+  }
+  const EvaluatedPlan& collage = results.back();
+  fmt::print("\nbest single backend: {} ({:.3f} ms)\n", best_single_name, ms(best_single));
+  if (collage.plan.estimated_ms) {
+    double measured = ms(collage.timing.median_seconds);
+    fmt::print("collage: estimated {:.3f} ms, measured {:.3f} ms (additive error {:+.1f}%)\n",
+               *collage.plan.estimated_ms, measured,
+               (measured - *collage.plan.estimated_ms) / *collage.plan.estimated_ms * 100);
+  }
+  const Plan* kept = &collage.plan;
+  if (collage.timing.median_seconds > best_single) {
+    fmt::print("collage's plan measured slower than {} in this run; `collage tune` keeps {} "
+               "for this model\n",
+               best_single_name, best_single_name);
+    for (const EvaluatedPlan& r : results) {
+      if (r.plan.strategy == best_single_name) kept = &r.plan;
+    }
+  }
+  if (!args.save_plan.empty()) {
+    save_plan(*kept, args.save_plan);
+    fmt::print("plan saved to {}\n", args.save_plan);
+  }
+
+  if (args.json.empty()) return;
+  nlohmann::json strategies_json = nlohmann::json::array();
+  for (const EvaluatedPlan& r : results) {
+    strategies_json.push_back(
+        {{"name", r.plan.strategy},
+         {"latency_ms_median", ms(r.timing.median_seconds)},
+         {"latency_ms_p10", ms(r.timing.p10_seconds)},
+         {"latency_ms_p90", ms(r.timing.p90_seconds)},
+         {"partitions", r.plan.partitions.size()},
+         {"estimated_ms", r.plan.estimated_ms ? nlohmann::json(*r.plan.estimated_ms) : nullptr},
+         {"outputs_match", !r.mismatch.has_value()}});
+  }
+  nlohmann::json document = {{"model", args.model},
+                             {"threads", options.threads},
+                             {"repeat", args.repeat},
+                             {"machine", machine_text(options.threads)},
+                             {"strategies", strategies_json},
+                             {"search", plan_to_json(collage.plan)["search"]}};
+  std::ofstream out(args.json);
+  if (!out) throw Error("cannot write", {.file = args.json});
+  out << document.dump(2) << "\n";
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app) {
+  auto args = std::make_shared<CompareArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "compare", "Run native, each single backend, greedy placement and collage side by side");
+  cmd->add_option("model", args->model, "ONNX model file")->required();
+  cmd->add_option("--input-shape", args->input_shapes,
+                  "fix an input's shape: NAME=D0,D1,... (repeatable)");
+  cmd->add_option("--backends", args->backends,
+                  "backends, comma-separated, in greedy priority order, or 'all'")
+      ->capture_default_str();
+  cmd->add_option("--cache", args->cache, "measurement cache file ('none' for no cache)");
+  cmd->add_option("--threads", args->threads, "threads for every backend (default: all cores)");
+  cmd->add_option("--repeat", args->repeat, "interleaved rounds (one run of each strategy per round)")
+      ->capture_default_str();
+  cmd->add_option("--json", args->json, "also write the results as JSON");
+  cmd->add_option("-o,--save-plan", args->save_plan,
+                  "save the collage plan (or the faster baseline's, see above)");
+  cmd->add_flag("--no-isolation", args->no_isolation, "measure candidates in this process");
+  cmd->add_flag("-q,--quiet", args->quiet, "no progress display");
+  cmd->callback([args] { run_compare(*args); });
+}
+
+}  // namespace collage::cli

@@ -1,0 +1,84 @@
+// `collage info MODEL`: what a model is, after import and canonicalization.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "collage/backends/registry.h"
+#include "collage/ir/flops.h"
+#include "commands.h"
+#include "model_loading.h"
+
+namespace collage::cli {
+namespace {
+
+struct InfoArgs {
+  std::string model;
+  std::vector<std::string> input_shapes;
+};
+
+// 11689512 -> "11,689,512"
+std::string with_thousands(std::int64_t number) {
+  std::string digits = std::to_string(number);
+  std::string out;
+  int since_comma = 0;
+  for (auto it = digits.rbegin(); it != digits.rend(); ++it) {
+    if (since_comma == 3 && *it != '-') {
+      out.push_back(',');
+      since_comma = 0;
+    }
+    out.push_back(*it);
+    ++since_comma;
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+void print_values(const Graph& graph, const std::vector<ValueId>& ids) {
+  std::size_t width = 0;
+  for (ValueId id : ids) width = std::max(width, graph.value(id).name.size());
+  for (ValueId id : ids) {
+    fmt::print("  {:<{}}  {}\n", graph.value(id).name, width, graph.type(id).to_string());
+  }
+}
+
+void run_info(const InfoArgs& args) {
+  Graph graph = load_model(args.model, parse_input_shapes(args.input_shapes));
+
+  fmt::print("model: {}\n", args.model);
+  fmt::print("opset: {}\n", graph.opset);
+  fmt::print("inputs:\n");
+  print_values(graph, graph.inputs());
+  fmt::print("outputs:\n");
+  print_values(graph, graph.outputs());
+
+  std::map<std::string, int> histogram = op_histogram(graph);
+  fmt::print("operators: {} nodes, {} kinds\n", graph.num_nodes(), histogram.size());
+  std::size_t width = 0;
+  for (const auto& [op, count] : histogram) width = std::max(width, op.size());
+  for (const auto& [op, count] : histogram) fmt::print("  {:<{}}  {}\n", op, width, count);
+
+  fmt::print("parameters: {}\n", with_thousands(parameter_count(graph)));
+  fmt::print("GFLOPs: {:.3f}\n", static_cast<double>(graph_flops(graph)) * 1e-9);
+
+  std::map<std::string, int> missing =
+      unsupported_ops(graph, BackendRegistry::global().get("native"));
+  fmt::print("unsupported by native: {}\n", missing.empty() ? "none" : describe_op_counts(missing));
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app) {
+  auto args = std::make_shared<InfoArgs>();
+  CLI::App* cmd =
+      app.add_subcommand("info", "Show a model's inputs, outputs, operators, parameters and FLOPs");
+  cmd->add_option("model", args->model, "ONNX model file")->required();
+  cmd->add_option("--input-shape", args->input_shapes,
+                  "Fix an input's shape: NAME=D0,D1,... (repeatable)")
+      ->take_all()
+      ->allow_extra_args(false);
+  cmd->callback([args] { run_info(*args); });
+}
+
+}  // namespace collage::cli

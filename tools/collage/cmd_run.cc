@@ -1,0 +1,272 @@
+// `collage run MODEL`: plan a model under a strategy, compile the plan, run
+// it, time it and summarize (or save) its outputs.
+//
+// The strategy goes through the same make_plan()/compile_plan() path as
+// `tune` and `compare`, so a strategy added there runs here unchanged.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "collage/backends/registry.h"
+#include "collage/ir/error.h"
+#include "collage/plan/plan_compiler.h"
+#include "collage/runtime/npy.h"
+#include "collage/runtime/random_inputs.h"
+#include "collage/runtime/timing.h"
+#include "commands.h"
+#include "model_loading.h"
+#include "planning.h"
+
+namespace collage::cli {
+namespace {
+
+struct RunArgs {
+  std::string model;
+  std::vector<std::string> input_shapes;
+  std::vector<std::string> inputs;
+  std::string save_outputs;
+  int threads = 0;
+  int repeat = 10;
+  int warmup = 2;
+  std::string strategy = "native";
+};
+
+// An --input value: "NAME=FILE.npy", or just "FILE.npy" for a model with
+// one input.
+struct InputFlag {
+  std::string name;  // empty: the model's only input
+  std::string path;
+};
+
+// Input names rarely contain '=' and paths sometimes do, so the name ends at
+// the first '='. A value without '=' is a path.
+InputFlag parse_input_flag(const std::string& text) {
+  std::size_t eq = text.find('=');
+  if (eq == std::string::npos) return InputFlag{"", text};
+  if (eq == 0 || eq + 1 == text.size()) {
+    throw Error("expected NAME=FILE.npy", {.field = "--input '" + text + "'"});
+  }
+  return InputFlag{text.substr(0, eq), text.substr(eq + 1)};
+}
+
+// Characters other than [A-Za-z0-9._-] become '_', so any ONNX value name
+// makes a safe file name.
+std::string file_name_for(const std::string& value_name) {
+  std::string out = value_name;
+  for (char& c : out) {
+    bool safe = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+    if (!safe) c = '_';
+  }
+  if (out.empty() || out == "." || out == "..") out = "_" + out;
+  return out + ".npy";
+}
+
+struct Summary {
+  double min = 0;
+  double max = 0;
+  double mean = 0;
+  std::int64_t non_finite = 0;
+};
+
+Summary summarize_values(const Tensor& tensor) {
+  Summary s;
+  s.min = std::numeric_limits<double>::infinity();
+  s.max = -std::numeric_limits<double>::infinity();
+  double sum = 0;
+  std::int64_t finite = 0;
+  for (std::int64_t i = 0; i < tensor.numel(); ++i) {
+    double v = tensor.number_at(i);
+    if (!std::isfinite(v)) {
+      ++s.non_finite;
+      continue;
+    }
+    s.min = std::min(s.min, v);
+    s.max = std::max(s.max, v);
+    sum += v;
+    ++finite;
+  }
+  if (finite == 0) s.min = s.max = std::numeric_limits<double>::quiet_NaN();
+  s.mean = finite == 0 ? std::numeric_limits<double>::quiet_NaN() : sum / finite;
+  return s;
+}
+
+std::string first_values(const Tensor& tensor, std::int64_t count) {
+  std::vector<std::string> parts;
+  for (std::int64_t i = 0; i < std::min(count, tensor.numel()); ++i) {
+    parts.push_back(fmt::format("{:.6g}", tensor.number_at(i)));
+  }
+  if (tensor.numel() > count) parts.push_back("...");
+  return fmt::format("[{}]", fmt::join(parts, ", "));
+}
+
+std::string milliseconds(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
+
+// Reads the --input files. They are read before the (slower) import, so a
+// bad file is reported at once; names are resolved against the model after.
+std::vector<std::pair<InputFlag, Tensor>> read_input_files(const std::vector<std::string>& flags) {
+  std::vector<std::pair<InputFlag, Tensor>> files;
+  for (const std::string& text : flags) {
+    InputFlag flag = parse_input_flag(text);
+    files.emplace_back(flag, read_npy(flag.path));
+  }
+  return files;
+}
+
+void run_run(const RunArgs& args) {
+  Strategy strategy = Strategy::parse(args.strategy);
+  if (args.threads < 1) throw Error("must be at least 1", {.field = "--threads"});
+  if (args.repeat < 1) throw Error("must be at least 1", {.field = "--repeat"});
+  if (args.warmup < 0) throw Error("must not be negative", {.field = "--warmup"});
+  std::map<std::string, Shape> shapes = parse_input_shapes(args.input_shapes);
+  std::vector<std::pair<InputFlag, Tensor>> files = read_input_files(args.inputs);
+
+  Graph graph = load_model(args.model, shapes);
+  require_native_support(graph, args.model);
+
+  std::map<std::string, Tensor> inputs;
+  std::set<std::string> from_files;
+  for (auto& [flag, tensor] : files) {
+    std::string name = flag.name;
+    if (name.empty()) {
+      if (graph.inputs().size() != 1) {
+        throw Error(fmt::format("the model has {} inputs; name the one '{}' is for "
+                                "(--input NAME=FILE.npy)",
+                                graph.inputs().size(), flag.path),
+                    {.field = "--input"});
+      }
+      name = graph.value(graph.inputs()[0]).name;
+    }
+    if (!inputs.emplace(name, tensor).second) {
+      throw Error(fmt::format("input '{}' is given twice", name), {.field = "--input"});
+    }
+    // Checked here as well as by the executor, so a wrong file is reported
+    // before the (possibly long) planning.
+    std::optional<ValueId> id = graph.find_value(name);
+    if (!id ||
+        std::find(graph.inputs().begin(), graph.inputs().end(), *id) == graph.inputs().end()) {
+      std::vector<std::string> names;
+      for (ValueId input : graph.inputs()) names.push_back(graph.value(input).name);
+      throw Error(
+          fmt::format("the model has no input '{}' (its inputs: {})", name, fmt::join(names, ", ")),
+          {.field = "--input"});
+    }
+    if (tensor.type() != graph.type(*id)) {
+      throw Error(fmt::format("{} holds {}, but the model needs {}", flag.path,
+                              tensor.type().to_string(), graph.type(*id).to_string()),
+                  {.field = "input '" + name + "'"});
+    }
+    from_files.insert(name);
+  }
+  // Every input the user left out gets deterministic random data.
+  for (ValueId id : graph.inputs()) {
+    const Value& value = graph.value(id);
+    if (inputs.count(value.name) != 0) continue;
+    std::int64_t bound = index_bound(graph, id, RandomOptions{}.int_bound);
+    inputs.emplace(value.name, random_tensor_bounded(value.type, value.name, bound));
+  }
+
+  PlanningOptions planning;
+  planning.model_path = args.model;
+  planning.input_shapes = shapes;
+  planning.backends = parse_backend_list("all");
+  planning.threads = args.threads;
+  auto start = std::chrono::steady_clock::now();
+  Plan plan = make_plan(graph, strategy, planning);
+  Executor executor = compile_plan(graph, plan, BackendRegistry::global(), args.threads);
+  double prepare_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::vector<std::string> placement;
+  for (const auto& [backend, count] : plan.partitions_per_backend()) {
+    placement.push_back(fmt::format("{} {}", backend, count));
+  }
+  fmt::print("model: {} ({} nodes)\n", args.model, graph.num_nodes());
+  fmt::print("strategy: {} (partitions: {}), threads: {}, plan and compile: {}\n",
+             strategy.to_string(), fmt::join(placement, ", "), args.threads,
+             milliseconds(prepare_seconds));
+  for (ValueId id : graph.inputs()) {
+    const Value& value = graph.value(id);
+    fmt::print("input  {}  {}  ({})\n", value.name, value.type.to_string(),
+               from_files.count(value.name) ? "from file" : "random");
+  }
+
+  for (int i = 0; i < args.warmup; ++i) executor.run(inputs);
+  std::vector<double> samples;
+  std::map<std::string, Tensor> outputs;
+  for (int i = 0; i < args.repeat; ++i) {
+    auto run_start = std::chrono::steady_clock::now();
+    outputs = executor.run(inputs);
+    samples.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count());
+  }
+  TimingResult timing = summarize(samples);
+  fmt::print("latency over {} run{}: median {}, min {}, max {}\n", args.repeat,
+             args.repeat == 1 ? "" : "s", milliseconds(timing.median_seconds),
+             milliseconds(timing.min_seconds), milliseconds(timing.max_seconds));
+
+  for (const std::string& name : executor.output_names()) {
+    const Tensor& tensor = outputs.at(name);
+    Summary s = summarize_values(tensor);
+    fmt::print("output {}  {}  min {:.6g} max {:.6g} mean {:.6g}{}  {}\n", name,
+               tensor.type().to_string(), s.min, s.max, s.mean,
+               s.non_finite == 0 ? "" : fmt::format(" non-finite {}", s.non_finite),
+               first_values(tensor, 5));
+  }
+
+  if (args.save_outputs.empty()) return;
+  std::filesystem::path dir(args.save_outputs);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    throw Error(fmt::format("cannot create directory: {}", ec.message()),
+                {.file = args.save_outputs, .field = "--save-outputs"});
+  }
+  std::set<std::string> written;
+  for (const std::string& name : executor.output_names()) {
+    std::string file = file_name_for(name);
+    if (!written.insert(file).second) {
+      throw Error(fmt::format("two outputs map to the file name '{}'", file),
+                  {.field = "--save-outputs"});
+    }
+    write_npy((dir / file).string(), outputs.at(name));
+  }
+  fmt::print("saved {} output{} to {}\n", written.size(), written.size() == 1 ? "" : "s",
+             dir.string());
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  args->threads = default_threads();
+  CLI::App* cmd = app.add_subcommand("run", "Run a model and report its latency and outputs");
+  cmd->add_option("model", args->model, "ONNX model file")->required();
+  cmd->add_option("--input-shape", args->input_shapes,
+                  "Fix an input's shape: NAME=D0,D1,... (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--input", args->inputs,
+                  "Input data: NAME=FILE.npy, or FILE.npy for a one-input model (repeatable); "
+                  "inputs not given get deterministic random data")
+      ->allow_extra_args(false);
+  cmd->add_option("--save-outputs", args->save_outputs,
+                  "Write each output to DIR/<name>.npy (characters outside [A-Za-z0-9._-] "
+                  "become '_')");
+  cmd->add_option("--threads", args->threads, "Threads per kernel")->capture_default_str();
+  cmd->add_option("--repeat", args->repeat, "Timed runs")->capture_default_str();
+  cmd->add_option("--warmup", args->warmup, "Untimed runs before timing")->capture_default_str();
+  cmd->add_option("--strategy", args->strategy,
+                  "How to place nodes on backends: native, single:<backend>, "
+                  "greedy:<b1>,<b2>,... or collage")
+      ->capture_default_str();
+  cmd->callback([args] { run_run(*args); });
+}
+
+}  // namespace collage::cli

@@ -1,0 +1,48 @@
+// `collage worker MODEL`: the measuring side of `collage tune`.
+//
+// Reads one measurement request per line on stdin, answers one line on
+// stdout (see cost/measurer.h). Runs in its own process so that a backend
+// that crashes or hangs on a candidate takes only this process down; the
+// tuner restarts it. Not meant to be run by hand, hence hidden from --help.
+#include <iostream>
+#include <memory>
+
+#include "collage/backends/registry.h"
+#include "collage/cost/measurement_server.h"
+#include "commands.h"
+#include "model_loading.h"
+
+namespace collage::cli {
+namespace {
+
+struct WorkerArgs {
+  std::string model;
+  std::vector<std::string> input_shapes;
+  int threads = 1;
+};
+
+void run_worker(const WorkerArgs& args) {
+  std::FILE* replies = take_stdout_for_replies();
+  Graph graph = load_model(args.model, parse_input_shapes(args.input_shapes));
+  MeasureOptions options;
+  options.threads = args.threads;
+  const BackendRegistry& registry = BackendRegistry::global();
+  InProcessMeasurer measurer(registry.get("native"), options);
+  serve_measurements(
+      graph, measurer, [&](const std::string& name) { return registry.find(name); }, std::cin,
+      replies);
+}
+
+}  // namespace
+
+void add_worker_command(CLI::App& app) {
+  auto args = std::make_shared<WorkerArgs>();
+  CLI::App* cmd = app.add_subcommand("worker", "Measure candidates for `collage tune` (internal)");
+  cmd->group("");
+  cmd->add_option("model", args->model, "ONNX model")->required();
+  cmd->add_option("--input-shape", args->input_shapes, "NAME=D0,D1,...");
+  cmd->add_option("--threads", args->threads, "threads per kernel");
+  cmd->callback([args] { run_worker(*args); });
+}
+
+}  // namespace collage::cli

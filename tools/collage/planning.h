@@ -1,0 +1,54 @@
+// Planning: one place that turns a model and a strategy into a Plan.
+//
+// `run`, `tune` and `compare` all go through make_plan(), so every strategy
+// sees the same canonical graph, the same backend specs and the same
+// measurement settings, and their plans are comparable. For the collage
+// strategy this is the tuning run: candidates, measurements (in a worker
+// process, through the persistent cache), search, coalescing.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collage/backends/backend.h"
+#include "collage/ir/graph.h"
+#include "collage/plan/plan.h"
+#include "collage/search/backend_spec.h"
+#include "collage/search/strategy.h"
+
+namespace collage::cli {
+
+struct PlanningOptions {
+  std::string model_path;
+  std::map<std::string, Shape> input_shapes;
+  // Backends the collage strategy may use; native is always added.
+  std::vector<std::string> backends;
+  int threads = 1;
+  // Measurement cache file; empty: the default; "none": no persistent cache.
+  std::string cache_path;
+  // Measure in a worker process (crash and hang isolation).
+  bool isolate = true;
+  // Keep only maximal candidates of each backend.
+  bool prune = false;
+  bool show_progress = true;
+  SpecOptions specs;
+};
+
+// The named backends, native first, each once. Throws Error for a name this
+// build does not have.
+std::vector<const Backend*> resolve_backends(const std::vector<std::string>& names);
+
+// Builds `strategy`'s plan for `graph` (the canonical graph of options.model_path).
+Plan make_plan(const Graph& graph, const Strategy& strategy, const PlanningOptions& options);
+
+// The --backends value "native,onednn,xnnpack" as names; "all" is every backend of this build.
+std::vector<std::string> parse_backend_list(const std::string& text);
+
+// The machine fingerprint text for `threads`.
+std::string machine_text(int threads);
+
+// Default thread count: every core.
+int default_threads();
+
+}  // namespace collage::cli

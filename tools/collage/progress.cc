@@ -1,0 +1,71 @@
+#include "progress.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+namespace collage::cli {
+namespace {
+
+std::string clock_text(double seconds) {
+  auto s = static_cast<long>(seconds + 0.5);
+  if (s < 60) return fmt::format("{}s", s);
+  if (s < 3600) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
+}
+
+}  // namespace
+
+Progress::Progress(std::string label, bool enabled)
+    : label_(std::move(label)),
+      enabled_(enabled),
+      terminal_(::isatty(STDERR_FILENO) != 0),
+      start_(std::chrono::steady_clock::now()),
+      last_log_(start_) {}
+
+std::string Progress::render(const ProgressCounts& c, bool bar) const {
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  std::string eta = "?";
+  if (c.done > 0 && c.total >= c.done) {
+    eta = clock_text(elapsed / static_cast<double>(c.done) * static_cast<double>(c.total - c.done));
+  }
+  std::string text;
+  if (bar) {
+    constexpr int kWidth = 24;
+    int filled = c.total == 0 ? kWidth : static_cast<int>(kWidth * c.done / c.total);
+    text = "[" + std::string(static_cast<std::size_t>(filled), '#') +
+           std::string(static_cast<std::size_t>(kWidth - filled), '.') + "] ";
+  }
+  return text + fmt::format("{} {}/{}  measured {}  cached {}  invalid {}  elapsed {}  ETA {}",
+                            label_, c.done, c.total, c.measured, c.cache_hits, c.invalid,
+                            clock_text(elapsed), eta);
+}
+
+void Progress::update(const ProgressCounts& counts) {
+  if (!enabled_) return;
+  if (terminal_) {
+    std::fprintf(stderr, "\r%s\033[K", render(counts, true).c_str());
+    std::fflush(stderr);
+    return;
+  }
+  auto now = std::chrono::steady_clock::now();
+  std::size_t tenth = counts.total == 0 ? 10 : counts.done * 10 / counts.total;
+  if (tenth > last_logged_tenth_ || now - last_log_ > std::chrono::seconds(15)) {
+    last_logged_tenth_ = tenth;
+    last_log_ = now;
+    std::fprintf(stderr, "%s\n", render(counts, false).c_str());
+  }
+}
+
+void Progress::finish(const ProgressCounts& counts) {
+  if (!enabled_) return;
+  if (terminal_) {
+    std::fprintf(stderr, "\r%s\033[K\n", render(counts, true).c_str());
+  } else {
+    std::fprintf(stderr, "%s\n", render(counts, false).c_str());
+  }
+}
+
+}  // namespace collage::cli
