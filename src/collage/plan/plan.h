@@ -43,7 +43,7 @@ struct PlanPartition {
   std::vector<PlanAlternative> alternatives;
 };
 
-struct SearchStats {
+struct PlanSearchStats {
   int candidates = 0;
   int measured = 0;
   int cache_hits = 0;
@@ -66,7 +66,7 @@ struct Plan {
   std::optional<double> estimated_ms;
   // End-to-end time of the whole plan, when it was measured.
   std::optional<double> measured_ms;
-  SearchStats search;
+  PlanSearchStats search;
 
   // Partitions per backend, sorted by backend name.
   std::map<std::string, int> partitions_per_backend() const;

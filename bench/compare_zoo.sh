@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs `collage compare` on every zoo model and, where npm's onnxruntime-node
+# is installed, ONNX Runtime on the same model and input at the same thread
+# count. Collage's strategies run interleaved inside `compare`; ONNX Runtime
+# runs in rounds alternating with them (collage, ORT, collage, ORT, ...).
+# Writes bench/results/<date>.md with the machine, threads and the table.
+# Usage: bench/compare_zoo.sh [COLLAGE_BINARY] [ZOO_DIR]   (env: THREADS, ROUNDS, REPEAT)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+collage="${1:-$root/build/collage}"
+cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/collage"
+zoo="${2:-$cache_dir/zoo}"
+threads="${THREADS:-2}"
+rounds="${ROUNDS:-3}"
+repeat="${REPEAT:-20}"
+models="${MODELS:-resnet18 resnet50 mobilenet_v2 squeezenet1_1 bert_encoder dcgan_generator}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+bash "$root/scripts/fetch_thirdparty.sh" "$cache_dir" > /dev/null
+modules="$cache_dir/npm/node_modules"
+
+for model in $models; do
+  dir="$zoo/$model"
+  [ -f "$dir/model.onnx" ] || { echo "skip $model: not exported (make zoo)"; continue; }
+  input_name="$(/usr/bin/python3 -c "import json;print(json.load(open('$dir/meta.json'))['input_name'])")"
+  # Tune once (fills the cache) so the timed rounds measure plans, not tuning.
+  "$collage" tune "$dir/model.onnx" --backends all --threads "$threads" -q --no-verify \
+    -o "$work/$model.plan.json" > /dev/null
+  for r in $(seq 1 "$rounds"); do
+    echo "== $model round $r/$rounds"
+    "$collage" compare "$dir/model.onnx" --backends all --threads "$threads" --repeat "$repeat" \
+      -q --json "$work/$model.collage.$r.json" > /dev/null
+    if [ -d "$modules/onnxruntime-node" ]; then
+      node "$root/scripts/ort_runner.js" "$dir/model.onnx" --input "$input_name=$dir/input.npy" \
+        --threads "$threads" --repeat "$repeat" --modules "$modules" > "$work/$model.ort.$r.json"
+    fi
+  done
+done
+
+out="$root/bench/results/$(date +%Y-%m-%d).md"
+/usr/bin/python3 "$root/bench/summarize_compare.py" "$work" "$threads" "$rounds" "$repeat" > "$out"
+cat "$out"
+echo "written to $out"

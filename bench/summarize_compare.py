@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Turns the JSON files of bench/compare_zoo.sh into a Markdown table.
+
+For each model and strategy: the median over rounds of each round's median
+latency, with the spread (min-max of the round medians). Ratios are taken
+between medians of the same run. Usage: summarize_compare.py DIR THREADS ROUNDS REPEAT
+"""
+import glob
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+
+work, threads, rounds, repeat = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+
+
+def cpu_model():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor()
+
+
+models = sorted({os.path.basename(p).split(".")[0] for p in glob.glob(os.path.join(work, "*.collage.*.json"))})
+rows = []
+geo = {"best single": [], "greedy": [], "onnxruntime": []}
+for model in models:
+    per_strategy = {}
+    for path in sorted(glob.glob(os.path.join(work, f"{model}.collage.*.json"))):
+        for s in json.load(open(path))["strategies"]:
+            per_strategy.setdefault(s["name"], []).append(s["latency_ms_median"])
+    ort = [json.load(open(p))["median_ms"] for p in sorted(glob.glob(os.path.join(work, f"{model}.ort.*.json")))]
+    med = {k: statistics.median(v) for k, v in per_strategy.items()}
+    spread = {k: (min(v), max(v)) for k, v in per_strategy.items()}
+    singles = {k: v for k, v in med.items() if k.startswith("single:") or k == "native"}
+    best_name = min(singles, key=singles.get)
+    greedy = next((k for k in med if k.startswith("greedy:")), None)
+    collage = med["collage"]
+    row = {
+        "model": model, "native": med["native"], "best": (best_name, med[best_name]),
+        "greedy": med.get(greedy) if greedy else None, "collage": collage,
+        "collage_spread": spread["collage"], "ort": statistics.median(ort) if ort else None,
+    }
+    rows.append(row)
+    geo["best single"].append(med[best_name] / collage)
+    if greedy:
+        geo["greedy"].append(med[greedy] / collage)
+    if ort:
+        geo["onnxruntime"].append(row["ort"] / collage)
+
+
+def gmean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+print(f"# Collage vs. baselines, {threads} threads\n")
+print(f"Machine: {cpu_model()}, {os.cpu_count()} cores. Threads: {threads}. "
+      f"{rounds} rounds x {repeat} interleaved runs per strategy; latency = median over rounds of "
+      f"each round's median (ms); the collage column shows the min-max of round medians.\n")
+print("| model | native | best single backend | greedy | collage | ONNX Runtime | collage vs best single | collage vs greedy | ORT / collage |")
+print("|---|---|---|---|---|---|---|---|---|")
+for r in rows:
+    g = f"{r['greedy']:.2f}" if r["greedy"] else "-"
+    o = f"{r['ort']:.2f}" if r["ort"] else "-"
+    vs_g = f"{r['greedy'] / r['collage']:.2f}x" if r["greedy"] else "-"
+    vs_o = f"{r['ort'] / r['collage']:.2f}" if r["ort"] else "-"
+    lo, hi = r["collage_spread"]
+    print(f"| {r['model']} | {r['native']:.2f} | {r['best'][1]:.2f} ({r['best'][0]}) | {g} | "
+          f"{r['collage']:.2f} ({lo:.2f}-{hi:.2f}) | {o} | {r['best'][1] / r['collage']:.2f}x | {vs_g} | {vs_o} |")
+print()
+for k, v in geo.items():
+    print(f"- geometric-mean speedup of collage over {k}: {gmean(v):.2f}x ({len(v)} models)")

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# `make demo`: tune real models with every backend, compare every strategy
+# side by side (and ONNX Runtime, when npm could install it), and draw the plan.
+# Usage: scripts/demo.sh COLLAGE_BINARY ZOO_DIR
+set -euo pipefail
+collage="$1"
+zoo="$2"
+cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/collage"
+out="$cache_dir/demo"
+threads="${THREADS:-$(nproc)}"
+mkdir -p "$out"
+here="$(cd "$(dirname "$0")" && pwd)"
+bash "$here/fetch_thirdparty.sh" "$cache_dir"
+
+for model in resnet50 mobilenet_v2; do
+  onnx="$zoo/$model/model.onnx"
+  echo
+  echo "=== $model: tuning with all backends at $threads threads"
+  "$collage" tune "$onnx" --backends all --threads "$threads" -o "$out/$model.plan.json"
+  echo
+  echo "=== $model: every strategy side by side"
+  "$collage" compare "$onnx" --backends all --threads "$threads" --repeat 20 \
+    --json "$out/$model.compare.json" -q
+  if [ -d "$cache_dir/npm/node_modules/onnxruntime-node" ]; then
+    ort="$(node "$here/ort_runner.js" "$onnx" --input "input=$zoo/$model/input.npy" \
+      --threads "$threads" --repeat 20 --modules "$cache_dir/npm/node_modules")"
+    echo "onnxruntime (CPU, $threads threads): median $(echo "$ort" | sed 's/.*"median_ms":\([0-9.]*\).*/\1/') ms"
+  fi
+  "$collage" show "$out/$model.plan.json" --format svg -o "$out/$model.plan.svg" > /dev/null
+  echo "plan: $out/$model.plan.json   drawing: $out/$model.plan.svg"
+  echo "      (collage show $out/$model.plan.json  lists partitions, costs and alternatives)"
+done

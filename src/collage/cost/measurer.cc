@@ -1,0 +1,159 @@
+#include "collage/cost/measurer.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "collage/ir/error.h"
+#include "collage/runtime/random_inputs.h"
+
+namespace collage {
+namespace {
+
+using nlohmann::json;
+
+// Runs a kernel on inputs ordered like the partition's inputs, into fresh outputs.
+std::vector<Tensor> run_once(Kernel& kernel, const Graph& partition,
+                             const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> outputs;
+  for (ValueId id : partition.outputs()) outputs.push_back(Tensor::allocate(partition.type(id)));
+  kernel.run(inputs, outputs);
+  return outputs;
+}
+
+double element(const Tensor& t, std::int64_t i) { return t.number_at(i); }
+
+}  // namespace
+
+TimingOptions MeasureOptions::default_candidate_timing() {
+  TimingOptions timing;
+  timing.warmup_runs = 2;
+  timing.warmup_seconds = 0.01;
+  timing.min_samples = 5;
+  timing.max_samples = 50;
+  timing.budget_seconds = 0.3;
+  timing.stable_fraction = 0.03;
+  return timing;
+}
+
+std::optional<std::string> compare_outputs(const Tensor& actual, const Tensor& expected,
+                                           double rtol, double atol) {
+  if (actual.type() != expected.type()) {
+    return fmt::format("output type {} differs from the reference's {}",
+                       actual.type().to_string(), expected.type().to_string());
+  }
+  if (expected.dtype() == DType::kFloat16) return std::nullopt;
+  double largest = 0;
+  for (std::int64_t i = 0; i < expected.numel(); ++i) {
+    largest = std::max(largest, std::abs(element(expected, i)));
+  }
+  double tolerance = atol + rtol * largest;
+  double worst = 0;
+  std::int64_t worst_at = -1;
+  for (std::int64_t i = 0; i < expected.numel(); ++i) {
+    double a = element(actual, i);
+    double e = element(expected, i);
+    double diff = std::abs(a - e);
+    if (std::isnan(a) != std::isnan(e)) diff = INFINITY;
+    if (diff > worst || (std::isnan(diff) && worst_at < 0)) {
+      worst = diff;
+      worst_at = i;
+    }
+  }
+  if (worst <= tolerance) return std::nullopt;
+  return fmt::format("outputs differ from the reference: |diff| {:.3g} at element {} (tolerance {:.3g})",
+                     worst, worst_at, tolerance);
+}
+
+InProcessMeasurer::InProcessMeasurer(const Backend& reference, MeasureOptions options)
+    : reference_(reference), options_(std::move(options)) {}
+
+Cost InProcessMeasurer::measure(const Graph& model, const std::vector<NodeId>& nodes,
+                                const Backend& backend) {
+  return measure_partition(extract_subgraph(model, nodes), backend);
+}
+
+Cost InProcessMeasurer::measure_partition(const Graph& partition, const Backend& backend) {
+  try {
+    CompileOptions compile_options{options_.threads};
+    auto kernel = backend.compile(partition, compile_options);
+    if (!kernel) return Cost::invalid(backend.name() + ": " + kernel.error());
+    auto reference = reference_.compile(partition, compile_options);
+    if (!reference) return Cost::invalid("reference: " + reference.error());
+
+    std::map<std::string, Tensor> named = random_inputs(partition);
+    std::vector<Tensor> inputs;
+    for (ValueId id : partition.inputs()) inputs.push_back(named.at(partition.value(id).name));
+
+    std::vector<Tensor> expected = run_once(**reference, partition, inputs);
+    std::vector<Tensor> actual = run_once(**kernel, partition, inputs);
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      auto mismatch = compare_outputs(actual[i], expected[i], options_.rtol, options_.atol);
+      if (mismatch) {
+        return Cost::invalid(fmt::format("{}: output '{}': {}", backend.name(),
+                                         partition.value(partition.outputs()[i]).name, *mismatch));
+      }
+    }
+    std::vector<Tensor> outputs = actual;
+    Kernel& timed = **kernel;
+    TimingResult timing = time_function([&] { timed.run(inputs, outputs); }, options_.timing);
+    return Cost::measured(timing.median_seconds, timing.p90_seconds,
+                          static_cast<std::size_t>(timing.samples));
+  } catch (const std::exception& e) {
+    return Cost::invalid(backend.name() + ": " + e.what());
+  }
+}
+
+WorkerMeasurer::WorkerMeasurer(std::vector<std::string> worker_command, MeasureOptions options)
+    : worker_(std::move(worker_command)), options_(std::move(options)) {}
+
+Cost WorkerMeasurer::measure(const Graph& model, const std::vector<NodeId>& nodes,
+                             const Backend& backend) {
+  MeasureRequest request;
+  for (NodeId id : nodes) request.nodes.push_back(model.node(id).name);
+  request.backend = backend.name();
+  auto reply = worker_.request(encode_measure_request(request),
+                               std::chrono::duration<double>(options_.timeout_seconds));
+  if (!reply) return Cost::invalid(backend.name() + ": " + reply.error());
+  return decode_measure_reply(reply.value());
+}
+
+std::string encode_measure_request(const MeasureRequest& request) {
+  return json{{"nodes", request.nodes}, {"backend", request.backend}}.dump();
+}
+
+MeasureRequest decode_measure_request(const std::string& line) {
+  try {
+    json document = json::parse(line);
+    return MeasureRequest{document.at("nodes").get<std::vector<std::string>>(),
+                          document.at("backend").get<std::string>()};
+  } catch (const json::exception& e) {
+    throw Error(std::string("malformed measurement request: ") + e.what());
+  }
+}
+
+std::string encode_measure_reply(const Cost& cost) {
+  if (!cost.is_valid()) return json{{"valid", false}, {"reason", cost.reason()}}.dump();
+  return json{{"valid", true},
+              {"median_seconds", cost.seconds()},
+              {"p90_seconds", cost.p90_seconds()},
+              {"samples", cost.samples()}}
+      .dump();
+}
+
+Cost decode_measure_reply(const std::string& line) {
+  try {
+    json document = json::parse(line);
+    if (!document.at("valid").get<bool>()) {
+      return Cost::invalid(document.value("reason", std::string("invalid")));
+    }
+    return Cost::measured(document.at("median_seconds").get<double>(),
+                          document.at("p90_seconds").get<double>(),
+                          document.at("samples").get<std::size_t>());
+  } catch (const json::exception& e) {
+    return Cost::invalid(std::string("malformed reply from the worker: ") + e.what());
+  }
+}
+
+}  // namespace collage

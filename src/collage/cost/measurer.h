@@ -1,0 +1,95 @@
+// Measurer: compiles one partition with a backend, checks it, and times it.
+//
+// This is where a candidate's cost comes from. The partition (a set of nodes
+// of the model) is extracted as a standalone Graph, compiled with the
+// backend, run on deterministic pseudo-random inputs and compared with the
+// reference backend's outputs, then timed under the timing protocol. Any
+// failure (no kernel, wrong numbers, an exception) is a Cost::invalid with
+// the reason, never an exception out of measure().
+//
+// Two implementations: InProcessMeasurer does the work in this process;
+// WorkerMeasurer sends it to a `collage worker` process (which runs an
+// InProcessMeasurer) so that a backend that crashes or hangs costs one
+// candidate, not the run. Both speak through the same one-line JSON
+// protocol functions below.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collage/backends/backend.h"
+#include "collage/cost/cost.h"
+#include "collage/cost/worker_process.h"
+#include "collage/ir/graph.h"
+#include "collage/runtime/timing.h"
+
+namespace collage {
+
+struct MeasureOptions {
+  int threads = 1;
+  TimingOptions timing = default_candidate_timing();
+  // Outputs must agree with the reference within
+  // atol + rtol * (largest magnitude of the reference output).
+  double rtol = 1e-3;
+  double atol = 1e-5;
+  // A worker that takes longer than this for one candidate is killed.
+  double timeout_seconds = 60;
+
+  // A tighter protocol than the end-to-end one: there are many candidates.
+  static TimingOptions default_candidate_timing();
+};
+
+class Measurer {
+ public:
+  virtual ~Measurer() = default;
+  // The cost of running `nodes` of `model` as one partition on `backend`.
+  virtual Cost measure(const Graph& model, const std::vector<NodeId>& nodes,
+                       const Backend& backend) = 0;
+};
+
+class InProcessMeasurer : public Measurer {
+ public:
+  // `reference` computes the expected outputs (the native backend).
+  InProcessMeasurer(const Backend& reference, MeasureOptions options);
+  Cost measure(const Graph& model, const std::vector<NodeId>& nodes,
+               const Backend& backend) override;
+  // The same for a partition already extracted as a standalone Graph.
+  Cost measure_partition(const Graph& partition, const Backend& backend);
+
+ private:
+  const Backend& reference_;
+  MeasureOptions options_;
+};
+
+class WorkerMeasurer : public Measurer {
+ public:
+  // `worker_command` starts a process that reads encode_measure_request()
+  // lines for this model and answers each with encode_measure_reply().
+  WorkerMeasurer(std::vector<std::string> worker_command, MeasureOptions options);
+  Cost measure(const Graph& model, const std::vector<NodeId>& nodes,
+               const Backend& backend) override;
+  int worker_starts() const { return worker_.starts(); }
+
+ private:
+  WorkerProcess worker_;
+  MeasureOptions options_;
+};
+
+// The worker protocol: one JSON object per line each way.
+struct MeasureRequest {
+  std::vector<std::string> nodes;
+  std::string backend;
+};
+std::string encode_measure_request(const MeasureRequest& request);
+// Throws Error on a malformed line.
+MeasureRequest decode_measure_request(const std::string& line);
+std::string encode_measure_reply(const Cost& cost);
+// A malformed reply is an invalid cost saying so.
+Cost decode_measure_reply(const std::string& line);
+
+// How far `actual` is from `expected`, as a reason when it is too far.
+std::optional<std::string> compare_outputs(const Tensor& actual, const Tensor& expected,
+                                           double rtol, double atol);
+
+}  // namespace collage

@@ -1,0 +1,56 @@
+#include "collage/cost/measuring_estimator.h"
+
+#include <cassert>
+
+#include "collage/ir/structural_hash.h"
+#include "collage/partition/partition_spec.h"
+
+namespace collage {
+
+Cost cost_from_cache(const CachedMeasurement& m) {
+  if (!m.valid) return Cost::invalid(m.reason);
+  if (m.count <= 0) return Cost::value(m.median_seconds);
+  return Cost::measured(m.median_seconds, m.p90_seconds, static_cast<std::size_t>(m.count));
+}
+
+CachedMeasurement cache_entry_from_cost(const Cost& cost) {
+  if (!cost.is_valid()) return CachedMeasurement{false, 0, 0, 0, cost.reason()};
+  return CachedMeasurement{true, cost.seconds(), cost.p90_seconds(),
+                           static_cast<int>(cost.samples()), ""};
+}
+
+MeasuringEstimator::MeasuringEstimator(Measurer& measurer, MeasurementCache* cache,
+                                       std::string machine)
+    : measurer_(measurer), cache_(cache), machine_(std::move(machine)) {}
+
+Cost MeasuringEstimator::estimate(const DataflowGraph& dfg, const CandidatePartition& candidate) {
+  ++counters_.requests;
+  const Backend* backend = candidate.spec->backend;
+  assert(backend != nullptr && "MeasuringEstimator: the candidate's spec has no backend");
+  Graph partition = candidate.sub_graph.extract(dfg);
+  std::string key =
+      cache_key(structural_hash_hex(partition), backend->name(), backend->version(), machine_);
+
+  if (auto it = memo_.find(key); it != memo_.end()) {
+    ++counters_.memo_hits;
+    if (!it->second.is_valid()) ++counters_.invalid;
+    return it->second;
+  }
+  if (cache_ != nullptr) {
+    if (auto cached = cache_->find(key)) {
+      ++counters_.cache_hits;
+      Cost cost = cost_from_cache(*cached);
+      if (!cost.is_valid()) ++counters_.invalid;
+      memo_.emplace(key, cost);
+      return cost;
+    }
+  }
+  Cost cost = measurer_.measure(dfg.graph(), candidate.sub_graph.node_ids(dfg), *backend);
+  ++counters_.measured;
+  if (!cost.is_valid()) ++counters_.invalid;
+  memo_.emplace(key, cost);
+  if (cache_ != nullptr) cache_->store(key, cache_entry_from_cost(cost));
+  return cost;
+}
+
+}  // namespace collage

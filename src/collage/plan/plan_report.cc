@@ -1,0 +1,153 @@
+#include "collage/plan/plan_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace collage {
+namespace {
+
+std::string ms(const std::optional<double>& value) {
+  return value ? fmt::format("{:.3f}", *value) : "-";
+}
+
+// "Conv+Relu" for short partitions, "Conv x20, Relu x16, +3 more" for long ones.
+std::string describe_ops(const std::vector<std::string>& ops) {
+  if (ops.size() <= 4) return fmt::format("{}", fmt::join(ops, "+"));
+  std::map<std::string, int> counts;
+  for (const std::string& op : ops) ++counts[op];
+  std::vector<std::pair<int, std::string>> sorted;
+  for (const auto& [op, n] : counts) sorted.emplace_back(-n, op);
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < sorted.size() && i < 3; ++i) {
+    parts.push_back(fmt::format("{} x{}", sorted[i].second, -sorted[i].first));
+  }
+  if (sorted.size() > 3) parts.push_back(fmt::format("+{} more", sorted.size() - 3));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string shorten(const std::string& text, std::size_t width) {
+  if (text.size() <= width) return text;
+  return text.substr(0, width - 3) + "...";
+}
+
+std::string dot_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string backend_color(const std::string& backend) {
+  static const std::map<std::string, std::string> kColors = {
+      {"native", "#d9d9d9"}, {"onednn", "#8ecae6"}, {"openblas", "#ffb703"},
+      {"xnnpack", "#90be6d"}, {"halide", "#f4a261"}, {"cudnn", "#b5838d"},
+      {"cublas", "#e5989b"}};
+  auto it = kColors.find(backend);
+  return it != kColors.end() ? it->second : "#ffffff";
+}
+
+std::string plan_to_text(const Plan& plan) {
+  std::string text;
+  text += fmt::format("plan: {}   model: {}   threads: {}\n", plan.strategy, plan.model_path,
+                      plan.threads);
+  if (!plan.machine.empty()) text += fmt::format("machine: {}\n", plan.machine);
+  text += fmt::format("estimated: {} ms   measured end to end: {} ms\n", ms(plan.estimated_ms),
+                      ms(plan.measured_ms));
+  text += fmt::format("\n{:>3}  {:<9} {:<22} {:<34} {:>9}  {}\n", "#", "backend", "rule", "ops",
+                      "est ms", "alternatives (est ms)");
+  for (std::size_t i = 0; i < plan.partitions.size(); ++i) {
+    const PlanPartition& p = plan.partitions[i];
+    std::vector<std::string> alternatives;
+    for (const PlanAlternative& a : p.alternatives) {
+      alternatives.push_back(a.estimated_ms
+                                 ? fmt::format("{}/{} {:.3f}", a.backend, a.node_count, *a.estimated_ms)
+                                 : fmt::format("{}/{} invalid", a.backend, a.node_count));
+    }
+    text += fmt::format("{:>3}  {:<9} {:<22} {:<34} {:>9}  {}\n", i, p.backend,
+                        shorten(p.rule, 22), shorten(describe_ops(p.ops), 34),
+                        ms(p.estimated_ms), fmt::join(alternatives, ", "));
+    text += fmt::format("     in: {}   out: {}\n", shorten(fmt::format("{}", fmt::join(p.inputs, ", ")), 50),
+                        shorten(fmt::format("{}", fmt::join(p.outputs, ", ")), 50));
+  }
+  text += "\npartitions per backend:";
+  for (const auto& [backend, count] : plan.partitions_per_backend()) {
+    text += fmt::format(" {} {}", backend, count);
+  }
+  text += "\n";
+  if (plan.search.candidates > 0) {
+    text += fmt::format(
+        "search: {} candidates, {} measured, {} cache hits, {} invalid, {} states, {:.1f} s\n",
+        plan.search.candidates, plan.search.measured, plan.search.cache_hits, plan.search.invalid,
+        plan.search.states_expanded, plan.search.seconds);
+  }
+  return text;
+}
+
+std::string plan_to_dot(const Plan& plan, const Graph* model) {
+  std::string dot = "digraph plan {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n";
+  dot += fmt::format("  label=\"{} plan of {} (estimated {} ms)\";\n  labelloc=t;\n",
+                     dot_escape(plan.strategy), dot_escape(plan.model_path), ms(plan.estimated_ms));
+  // Legend: one node per backend used.
+  dot += "  subgraph cluster_legend {\n    label=\"backends\";\n";
+  for (const auto& [backend, count] : plan.partitions_per_backend()) {
+    dot += fmt::format("    \"legend_{0}\" [label=\"{0} ({1})\", fillcolor=\"{2}\"];\n", backend,
+                       count, backend_color(backend));
+  }
+  dot += "  }\n";
+
+  if (model == nullptr) {
+    std::unordered_map<std::string, std::size_t> producer;
+    for (std::size_t i = 0; i < plan.partitions.size(); ++i) {
+      const PlanPartition& p = plan.partitions[i];
+      for (const std::string& v : p.outputs) producer[v] = i;
+      dot += fmt::format("  p{} [label=\"#{} {}\\n{}\\n{} ms\", fillcolor=\"{}\"];\n", i, i,
+                         p.backend, dot_escape(describe_ops(p.ops)), ms(p.estimated_ms),
+                         backend_color(p.backend));
+    }
+    for (std::size_t i = 0; i < plan.partitions.size(); ++i) {
+      for (const std::string& v : plan.partitions[i].inputs) {
+        auto it = producer.find(v);
+        if (it != producer.end()) dot += fmt::format("  p{} -> p{};\n", it->second, i);
+      }
+    }
+    return dot + "}\n";
+  }
+
+  std::unordered_map<std::string, NodeId> node_by_name;
+  for (std::size_t i = 0; i < model->num_nodes(); ++i) {
+    node_by_name.emplace(model->node(static_cast<NodeId>(i)).name, static_cast<NodeId>(i));
+  }
+  for (std::size_t i = 0; i < plan.partitions.size(); ++i) {
+    const PlanPartition& p = plan.partitions[i];
+    dot += fmt::format("  subgraph cluster_p{} {{\n    style=\"rounded\"; color=\"#555555\";\n", i);
+    dot += fmt::format("    label=\"#{} {} {} ms\";\n", i, p.backend, ms(p.estimated_ms));
+    for (const std::string& name : p.nodes) {
+      auto it = node_by_name.find(name);
+      if (it == node_by_name.end()) continue;
+      const Node& node = model->node(it->second);
+      dot += fmt::format("    n{} [label=\"{}\", fillcolor=\"{}\", tooltip=\"{}\"];\n", it->second,
+                         node.op_type, backend_color(p.backend), dot_escape(node.name));
+    }
+    dot += "  }\n";
+  }
+  auto users = model->consumers();
+  for (std::size_t n = 0; n < model->num_nodes(); ++n) {
+    for (ValueId v : model->node(static_cast<NodeId>(n)).outputs) {
+      for (NodeId user : users[static_cast<std::size_t>(v)]) {
+        dot += fmt::format("  n{} -> n{};\n", n, user);
+      }
+    }
+  }
+  return dot + "}\n";
+}
+
+}  // namespace collage

@@ -1,0 +1,25 @@
+// Plan reports: a Plan as text for a terminal, or as a Graphviz drawing.
+//
+// The text lists partitions in execution order with backend, ops, boundary
+// values, estimated cost and the alternatives the search weighed against
+// each one, so a user can see why it won. The drawing shows the model's
+// nodes clustered by partition and coloured by backend; without the model it
+// falls back to one box per partition, connected by the values between them.
+#pragma once
+
+#include <string>
+
+#include "collage/ir/graph.h"
+#include "collage/plan/plan.h"
+
+namespace collage {
+
+std::string plan_to_text(const Plan& plan);
+
+// `model` may be null (partitions only).
+std::string plan_to_dot(const Plan& plan, const Graph* model);
+
+// A fill colour per backend name, the same in every drawing.
+std::string backend_color(const std::string& backend);
+
+}  // namespace collage

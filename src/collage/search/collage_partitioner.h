@@ -1,0 +1,51 @@
+// The Collage partitioner: candidates of every backend, measured, and the
+// cheapest cover of the graph.
+//
+// Puts the pieces together in DESIGN.md's order: gather each spec's
+// candidates (optionally only the maximal ones), estimate every one of them
+// up front (so progress and ETA are known; identical partitions cost one
+// measurement), run the shortest-path search, then coalesce touching
+// partitions of the same backend. Keeps every candidate's cost so a plan can
+// show the runner-up alternatives of each partition.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "collage/cost/cost_estimator.h"
+#include "collage/partition/partition_spec.h"
+#include "collage/search/shortest_path.h"
+
+namespace collage {
+
+struct EstimatedCandidate {
+  CandidatePartition candidate;
+  Cost cost;
+};
+
+struct CollageOptions {
+  // Keep only maximal candidates of each spec (single nodes always stay).
+  bool prune = false;
+  bool coalesce = true;
+  // Called after each candidate is estimated: (done, total, candidate, cost).
+  std::function<void(std::size_t, std::size_t, const CandidatePartition&, const Cost&)> progress;
+};
+
+struct CollageResult {
+  SearchResult search;
+  std::vector<EstimatedCandidate> candidates;
+  double seconds = 0;
+};
+
+CollageResult collage_partition(const DataflowGraph& dfg, const std::vector<PartitionSpecPtr>& specs,
+                                CostEstimator& estimator, const CollageOptions& options = {});
+
+// The other candidates that could have covered the first node of `chosen`,
+// cheapest first (invalid last), at most `limit`.
+std::vector<EstimatedCandidate> alternatives_for(const DataflowGraph& dfg,
+                                                 const CandidatePartition& chosen,
+                                                 const std::vector<EstimatedCandidate>& all,
+                                                 std::size_t limit);
+
+}  // namespace collage

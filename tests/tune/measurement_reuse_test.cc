@@ -1,0 +1,111 @@
+// Measurements outlive the run that made them: a second run on the same
+// model measures nothing, and another model reuses the measurements of the
+// sub-graphs it shares.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collage/backends/registry.h"
+#include "collage/cost/machine_fingerprint.h"
+#include "collage/cost/measurement_cache.h"
+#include "collage/cost/measurer.h"
+#include "collage/cost/measuring_estimator.h"
+#include "collage/search/backend_spec.h"
+#include "collage/search/collage_partitioner.h"
+#include "onnx/temp_dir.h"
+#include "tune/planted_backends.h"
+#include "tune/tune_models.h"
+
+namespace collage {
+namespace {
+
+struct TuneOutcome {
+  EstimatorCounters counters;
+  testing::PartitionSummary partitions;
+  std::size_t candidates = 0;
+  int invalid_candidates = 0;
+};
+
+class MeasurementReuseTest : public ::testing::Test {
+ protected:
+  MeasurementReuseTest() : cache_path_(dir_.file("measurements.sqlite")) {
+    options_.threads = 1;
+    // Every backend of this build; native alone is enough for these tests.
+    backends_ = BackendRegistry::global().all();
+  }
+
+  // One collage_partition of `model` through a cache opened afresh from
+  // the file, as a new process would.
+  TuneOutcome tune(const Graph& model) {
+    std::unique_ptr<MeasurementCache> cache = MeasurementCache::open(cache_path_);
+    InProcessMeasurer measurer(BackendRegistry::global().get("native"), options_);
+    MeasuringEstimator estimator(measurer, cache.get(), MachineFingerprint::current(1).to_string());
+    DataflowGraph dfg(model);
+    CollageResult result = collage_partition(dfg, make_backend_specs(backends_), estimator);
+    TuneOutcome outcome{estimator.counters(), testing::summarize(dfg, result.search.partitions),
+                        result.candidates.size()};
+    for (const EstimatedCandidate& e : result.candidates) {
+      if (!e.cost.is_valid()) ++outcome.invalid_candidates;
+    }
+    return outcome;
+  }
+
+  int cache_size() const { return MeasurementCache::open(cache_path_)->size(); }
+
+  testing::TempDir dir_;
+  std::string cache_path_;
+  MeasureOptions options_;
+  std::vector<const Backend*> backends_;
+};
+
+TEST_F(MeasurementReuseTest, AFirstRunMeasuresAndStoresEveryDistinctCandidate) {
+  TuneOutcome first = tune(testing::dense_block_model());
+  EXPECT_GT(first.counters.measured, 0);
+  EXPECT_EQ(first.counters.cache_hits, 0);
+  EXPECT_EQ(cache_size(), first.counters.measured);
+}
+
+TEST_F(MeasurementReuseTest, ASecondRunWithTheSameCacheMeasuresNothing) {
+  Graph model = testing::dense_block_model();
+  TuneOutcome first = tune(model);
+  TuneOutcome second = tune(model);
+  EXPECT_EQ(second.counters.measured, 0);
+  EXPECT_EQ(second.counters.cache_hits, first.counters.measured);
+  EXPECT_EQ(second.counters.requests, first.counters.requests);
+}
+
+TEST_F(MeasurementReuseTest, ASecondRunFromTheCacheChoosesTheSamePartitions) {
+  Graph model = testing::dense_block_model();
+  TuneOutcome first = tune(model);
+  TuneOutcome second = tune(model);
+  ASSERT_FALSE(first.partitions.empty());
+  EXPECT_EQ(second.partitions, first.partitions);
+}
+
+TEST_F(MeasurementReuseTest, AnotherModelWithTheSameBlockReusesItsMeasurements) {
+  TuneOutcome block = tune(testing::dense_block_model());
+  TuneOutcome larger = tune(testing::dense_block_then_scale_model());
+  // The shared dense layer (renamed) comes from the cache; only what is new
+  // around it is measured.
+  EXPECT_GT(larger.counters.cache_hits, 0);
+  EXPECT_LE(larger.counters.cache_hits, block.counters.measured);
+  EXPECT_GT(larger.counters.measured, 0);
+  EXPECT_EQ(cache_size(), block.counters.measured + larger.counters.measured);
+}
+
+TEST_F(MeasurementReuseTest, AFailedMeasurementIsCachedAndStaysInvalid) {
+  testing::PlantedBackends planted;
+  backends_ = {&planted.native(), &planted.planted(testing::Fault::kWrongNumbers)};
+  Graph model = testing::relu_add_mul_model();
+  TuneOutcome first = tune(model);
+  TuneOutcome second = tune(model);
+  ASSERT_GT(first.invalid_candidates, 0);
+  EXPECT_EQ(second.counters.measured, 0);
+  EXPECT_EQ(second.invalid_candidates, first.invalid_candidates);
+  for (const auto& [backend, names] : second.partitions) EXPECT_EQ(backend, "native");
+}
+
+}  // namespace
+}  // namespace collage

@@ -1,0 +1,195 @@
+// `collage tune` as a user runs it: killed with SIGKILL it loses nothing it
+// had committed, and runs from a warm cache save the same plan.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collage/backends/registry.h"
+#include "collage/cost/measurement_cache.h"
+#include "collage/ir/error.h"
+#include "collage/onnx/exporter.h"
+#include "collage/plan/plan_json.h"
+#include "onnx/temp_dir.h"
+#include "tune/tune_models.h"
+
+extern char** environ;
+
+namespace collage {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Every backend this build has, as a --backends value.
+std::string all_backend_names() {
+  std::string names;
+  for (const std::string& name : BackendRegistry::global().names()) {
+    names += (names.empty() ? "" : ",") + name;
+  }
+  return names;
+}
+
+class TuneCommandTest : public ::testing::Test {
+ protected:
+  TuneCommandTest()
+      : model_path_(dir_.file("model.onnx")),
+        cache_path_(dir_.file("cache/measurements.sqlite")),
+        log_path_(dir_.file("tune.log")) {}
+
+  // `collage tune` of the model into `plan_path`, quietly, without the
+  // end-to-end verification.
+  std::vector<std::string> tune_args(const std::string& plan_path,
+                                     const std::string& backends) const {
+    std::vector<std::string> args = {COLLAGE_BINARY_DIR "/collage", "tune", model_path_};
+    args.insert(args.end(), {"--backends", backends, "--cache", cache_path_, "-o", plan_path});
+    args.insert(args.end(), {"--threads", "1", "--no-verify", "-q"});
+    return args;
+  }
+
+  // Starts the command with stdout and stderr appended to the log.
+  pid_t start(std::vector<std::string> args) const {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path_.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    EXPECT_EQ(rc, 0) << "cannot start " << args[0];
+    return rc == 0 ? pid : -1;
+  }
+
+  // Runs the command to its end; its exit code, or -1 when a signal ended it.
+  int run(const std::vector<std::string>& args) const {
+    pid_t pid = start(args);
+    if (pid < 0) return -1;
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  // Tunes to the end and loads the plan it saved.
+  Plan tune(const std::string& plan_path, const std::string& backends) const {
+    int code = run(tune_args(plan_path, backends));
+    EXPECT_EQ(code, 0) << read_text(log_path_);
+    return load_plan(plan_path);
+  }
+
+  // How many measurements the cache file holds; 0 before it exists.
+  int committed_measurements() const {
+    if (!fs::exists(cache_path_)) return 0;
+    try {
+      return MeasurementCache::open(cache_path_)->size();
+    } catch (const Error&) {
+      return 0;  // created but not yet initialized by the tuner
+    }
+  }
+
+  testing::TempDir dir_;
+  std::string model_path_;
+  std::string cache_path_;
+  std::string log_path_;
+};
+
+// Every node of `graph` is in exactly one partition of `plan`.
+void expect_covers_every_node_once(const Plan& plan, const Graph& graph) {
+  std::vector<std::string> covered;
+  for (const PlanPartition& partition : plan.partitions) {
+    covered.insert(covered.end(), partition.nodes.begin(), partition.nodes.end());
+  }
+  std::sort(covered.begin(), covered.end());
+  EXPECT_EQ(covered, testing::sorted_node_names(graph));
+}
+
+TEST_F(TuneCommandTest, AKilledTuneResumesFromEveryMeasurementItCommitted) {
+  save_onnx(testing::layered_model(16), model_path_);
+  const std::string backends = "native";
+  pid_t pid = start(tune_args(dir_.file("killed.plan.json"), backends));
+  ASSERT_GT(pid, 0);
+
+  // Wait until a few measurements are committed, then kill without warning.
+  constexpr int kEnough = 5;
+  int committed = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  bool ended_early = false;
+  while (committed < kEnough && std::chrono::steady_clock::now() < deadline) {
+    if (::waitpid(pid, nullptr, WNOHANG) == pid) {
+      ended_early = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    committed = committed_measurements();
+  }
+  if (!ended_early) {
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  }
+  ASSERT_FALSE(ended_early) << "tuning ended before it could be killed; use a larger model\n"
+                            << read_text(log_path_);
+  ASSERT_GE(committed, kEnough) << read_text(log_path_);
+  EXPECT_FALSE(fs::exists(dir_.file("killed.plan.json")));
+
+  Plan resumed = tune(dir_.file("resumed.plan.json"), backends);
+  EXPECT_GE(resumed.search.cache_hits, committed);
+  EXPECT_GT(resumed.search.candidates, 0);
+  expect_covers_every_node_once(resumed, testing::import_model(model_path_));
+
+  // The cache survived the kill intact: a third run has nothing to measure.
+  Plan third = tune(dir_.file("third.plan.json"), backends);
+  EXPECT_EQ(third.search.measured, 0);
+  EXPECT_EQ(third.search.cache_hits, resumed.search.cache_hits + resumed.search.measured);
+}
+
+TEST_F(TuneCommandTest, TwoRunsFromAWarmCacheSaveIdenticalPartitions) {
+  save_onnx(testing::dense_block_then_scale_model(), model_path_);
+  const std::string backends = all_backend_names();
+  tune(dir_.file("cold.plan.json"), backends);
+
+  Plan first = tune(dir_.file("first.plan.json"), backends);
+  Plan second = tune(dir_.file("second.plan.json"), backends);
+  EXPECT_EQ(first.search.measured, 0);
+  EXPECT_EQ(second.search.measured, 0);
+
+  // Measured end-to-end times are the only fields that may differ by design.
+  auto partitions = [](const std::string& path) {
+    json plan = json::parse(read_text(path));
+    json result = plan.at("partitions");
+    for (json& partition : result) partition.erase("measured_ms");
+    return result;
+  };
+  json first_partitions = partitions(dir_.file("first.plan.json"));
+  json second_partitions = partitions(dir_.file("second.plan.json"));
+  ASSERT_FALSE(first_partitions.empty());
+  EXPECT_EQ(first_partitions, second_partitions) << first_partitions.dump(1) << "\nversus\n"
+                                                 << second_partitions.dump(1);
+  expect_covers_every_node_once(first, testing::import_model(model_path_));
+}
+
+}  // namespace
+}  // namespace collage
