@@ -63,14 +63,25 @@ void infer_types(Graph& graph) {
       model.mutable_graph()->mutable_output(static_cast<int>(i))->clear_type();
     }
   }
+  // Node-level failures (error mode 0) leave those outputs untyped rather
+  // than abort; the importer reports values that stay untyped. Data
+  // propagation types more Reshapes early, but ONNX 1.12 propagates some
+  // empty results wrongly (a Slice to zero elements comes out as rank 0 and
+  // a Concat downstream then fails), so a failed run is retried without it:
+  // folding makes those shapes known in a later round anyway.
+  onnx::ModelProto fallback = model;
   try {
-    // Node-level failures (error mode 0) leave those outputs untyped rather
-    // than abort; the importer reports values that stay untyped.
     onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
                                         /*data_prop_val=*/true);
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception& error) {
-    throw Error(std::string("ONNX shape inference failed: ") + error.what());
+  } catch (const std::exception&) {
+    model = std::move(fallback);
+    try {
+      onnx::ShapeInferenceOptions options(false, 0, /*data_prop_val=*/false);
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+    } catch (const std::exception& error) {
+      throw Error(std::string("ONNX shape inference failed: ") + error.what());
+    }
   }
   for (const auto& info : model.graph().value_info()) apply(graph, info);
   for (const auto& info : model.graph().output()) apply(graph, info);

@@ -162,8 +162,22 @@ void run_dropout(const Graph& graph, const Node& node, std::span<const Tensor> i
   }
 }
 
+// Only inference mode: training_mode absent or a constant false, or a
+// constant ratio of 0 (which drops nothing).
+bool dropout_is_inference(const Graph& graph, const Node& node) {
+  ValueId training = node.input(2);
+  if (training == kNoValue) return true;
+  const Value& mode = graph.value(training);
+  if (mode.is_constant() && mode.constant->numel() == 1 && mode.constant->int_at(0) == 0) return true;
+  ValueId ratio = node.input(1);
+  if (ratio == kNoValue) return false;
+  const Value& r = graph.value(ratio);
+  return r.is_constant() && r.constant->numel() == 1 && r.constant->number_at(0) == 0.0;
+}
+
 bool check_dropout(const Graph& graph, const Node& node) {
   if (!check_same_type_copy(graph, node)) return false;
+  if (!dropout_is_inference(graph, node)) return false;
   return node.outputs.size() == 1 || node.outputs[1] == kNoValue ||
          output_dtype(graph, node, 1) == DType::kBool;
 }
