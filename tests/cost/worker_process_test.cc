@@ -28,7 +28,7 @@ TEST(WorkerProcessTest, ACrashIsAFailureNamingTheSignal) {
 }
 
 TEST(WorkerProcessTest, AHangIsKilledAfterTheTimeout) {
-  WorkerProcess worker = shell("read line; sleep 30");
+  WorkerProcess worker = shell("read line; exec sleep 30");
   auto start = std::chrono::steady_clock::now();
   auto reply = worker.request("wait", duration<double>(0.3));
   auto elapsed = std::chrono::steady_clock::now() - start;

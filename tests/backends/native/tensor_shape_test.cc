@@ -222,7 +222,7 @@ TEST(TensorShapeTest, ConstantWithAStringValueIsNotSupported) {
 TEST(TensorShapeTest, DropoutIsTheIdentityWithAFullMask) {
   const std::vector<Tensor> out =
       run_op({"Dropout",
-              {{f32({3}, {1, 2, 3})}, {f32({}, {0.5f})}, {boolean({}, {false})}},
+              {{f32({3}, {1, 2, 3})}, constant(f32({}, {0.5f})), constant(boolean({}, {false}))},
               {type(DType::kFloat32, {3}), type(DType::kBool, {3})},
               {},
               13});
@@ -230,11 +230,20 @@ TEST(TensorShapeTest, DropoutIsTheIdentityWithAFullMask) {
   EXPECT_EQ(values<bool>(out[1]), (std::vector<bool>{true, true, true}));
 }
 
-TEST(TensorShapeTest, DropoutInTrainingModeThrows) {
-  EXPECT_THROW(run_op({"Dropout",
-                       {{f32({3}, {1, 2, 3})}, {f32({}, {0.5f})}, {boolean({}, {true})}},
-                       {type(DType::kFloat32, {3})}}),
-               Error);
+TEST(TensorShapeTest, DropoutInTrainingModeIsNotSupported) {
+  OpCase op{"Dropout",
+            {{f32({3}, {1, 2, 3})}, constant(f32({}, {0.5f})), constant(boolean({}, {true}))},
+            {type(DType::kFloat32, {3})}};
+  Graph graph = single_node_graph(op);
+  EXPECT_FALSE(native_evaluator().can_evaluate(graph, graph.node(0)));
+}
+
+TEST(TensorShapeTest, DropoutWithARuntimeTrainingFlagIsNotSupported) {
+  OpCase op{"Dropout",
+            {{f32({3}, {1, 2, 3})}, constant(f32({}, {0.5f})), {boolean({}, {false})}},
+            {type(DType::kFloat32, {3})}};
+  Graph graph = single_node_graph(op);
+  EXPECT_FALSE(native_evaluator().can_evaluate(graph, graph.node(0)));
 }
 
 TEST(TensorShapeTest, IdentityCopiesInt64) {
