@@ -19,6 +19,7 @@ build: deps
 
 zoo: deps
 	@$(PYTHON) scripts/export_zoo.py --out $(ZOO_DIR)
+	@bash scripts/fetch_thirdparty.sh
 
 test: build zoo
 	@cd $(BUILD) && COLLAGE_ZOO_DIR=$(ZOO_DIR) ctest --output-on-failure -j$(JOBS) --timeout 900

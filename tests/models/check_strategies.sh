@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Runs real models under every strategy that places them on one backend
+# (native and single:<b> for each backend of the build) and checks the outputs
+# against an independent reference:
+#   - the zoo (scripts/export_zoo.py) against PyTorch's own outputs;
+#   - third-party PaddleOCR models (scripts/fetch_thirdparty.sh; opset 9/11,
+#     dynamic dimensions fixed with --input-shape) against ONNX Runtime.
+# Tolerance: max |ours - reference| <= 1e-5 + 1e-3 * max |reference|.
+# Exits 77 (skipped) when neither the zoo nor the third-party models exist.
+# Usage: check_strategies.sh COLLAGE_BINARY [CACHE_DIR]
+set -uo pipefail
+collage="$1"
+cache="${2:-${XDG_CACHE_HOME:-$HOME/.cache}/collage}"
+zoo="${COLLAGE_ZOO_DIR:-$cache/zoo}"
+paddle="$cache/thirdparty/paddleocr"
+modules="$cache/npm/node_modules"
+here="$(cd "$(dirname "$0")" && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+strategies=(native)
+for b in $("$collage" backends | awk '$2 ~ /^(library|graph|compiler)$/ {print $1}'); do
+  [ "$b" = native ] || strategies+=("single:$b")
+done
+
+checked=0
+failed=0
+check() {  # NAME MODEL INPUT_NAME INPUT_NPY REFERENCE_NPY [--input-shape ...]
+  local name="$1" model="$2" input_name="$3" input="$4" reference="$5"
+  shift 5
+  for s in "${strategies[@]}"; do
+    local out="$work/$name.${s//[:,]/_}"
+    if ! "$collage" run "$model" "$@" --input "$input_name=$input" --strategy "$s" --threads 2 \
+        --repeat 1 --warmup 0 --save-outputs "$out" > "$work/log" 2>&1; then
+      echo "FAIL $name $s: $(tail -1 "$work/log")"
+      failed=$((failed + 1))
+      checked=$((checked + 1))
+      continue
+    fi
+    local result
+    result="$(/usr/bin/python3 - "$out" "$reference" <<'PY'
+import glob, sys
+import numpy as np
+ours = np.load(sorted(glob.glob(sys.argv[1] + "/*.npy"))[0]).astype(np.float64)
+ref = np.load(sys.argv[2]).astype(np.float64)
+if ours.shape != ref.shape:
+    print(f"shape {ours.shape} != {ref.shape}"); sys.exit(1)
+diff = float(np.abs(ours - ref).max())
+bound = 1e-5 + 1e-3 * float(np.abs(ref).max())
+print(f"max|diff| {diff:.3g} (bound {bound:.3g})")
+sys.exit(0 if diff <= bound else 1)
+PY
+)"
+    if [ $? -eq 0 ]; then
+      echo "PASS $name $s: $result"
+    else
+      echo "FAIL $name $s: $result"
+      failed=$((failed + 1))
+    fi
+    checked=$((checked + 1))
+  done
+}
+
+for model in resnet18 resnet50 mobilenet_v2 squeezenet1_1 bert_encoder dcgan_generator; do
+  [ -f "$zoo/$model/model.onnx" ] || continue
+  check "$model" "$zoo/$model/model.onnx" input "$zoo/$model/input.npy" "$zoo/$model/output.npy"
+done
+
+if [ -d "$modules/onnxruntime-node" ] && [ -f "$paddle/ch_PP-OCRv4_det_infer.onnx" ]; then
+  /usr/bin/python3 -c "
+import numpy as np
+r = np.random.RandomState(0)
+np.save('$work/det.npy', r.rand(1, 3, 320, 320).astype(np.float32))
+np.save('$work/rec.npy', r.rand(1, 3, 48, 320).astype(np.float32))
+np.save('$work/cls.npy', r.rand(1, 3, 48, 192).astype(np.float32))"
+  for entry in det:ch_PP-OCRv4_det_infer:1,3,320,320 rec:ch_PP-OCRv4_rec_infer:1,3,48,320 \
+      cls:ch_ppocr_mobile_v2.0_cls_infer:1,3,48,192; do
+    IFS=: read -r key file shape <<< "$entry"
+    node "$here/../../scripts/ort_runner.js" "$paddle/$file.onnx" --input "x=$work/$key.npy" \
+      --threads 2 --repeat 0 --warmup 0 --save-outputs "$work/ort_$key" --modules "$modules" > /dev/null
+    check "paddleocr_$key" "$paddle/$file.onnx" x "$work/$key.npy" \
+      "$(ls "$work/ort_$key"/*.npy | head -1)" --input-shape "x=$shape"
+  done
+else
+  echo "note: PaddleOCR models or onnxruntime-node missing (scripts/fetch_thirdparty.sh); third-party checks skipped"
+fi
+
+echo "$((checked - failed)) passed, $failed failed"
+[ "$checked" -gt 0 ] || exit 77
+[ "$failed" -eq 0 ]
