@@ -4,6 +4,10 @@
 // stdout (see cost/measurer.h). Runs in its own process so that a backend
 // that crashes or hangs on a candidate takes only this process down; the
 // tuner restarts it. Not meant to be run by hand, hence hidden from --help.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
 #include <iostream>
 #include <memory>
 
@@ -22,6 +26,11 @@ struct WorkerArgs {
 };
 
 void run_worker(const WorkerArgs& args) {
+  // A worker outlives its tuner only by mistake: die with it, even when a
+  // backend hangs and the next request is never read.
+  pid_t parent = ::getppid();
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) return;
   std::FILE* replies = take_stdout_for_replies();
   Graph graph = load_model(args.model, parse_input_shapes(args.input_shapes));
   MeasureOptions options;

@@ -83,8 +83,21 @@ void WorkerProcess::stop() {
 }
 
 std::string WorkerProcess::describe_exit() {
+  if (pid_ <= 0) return "worker ended";
+  // The worker closed its end of the pipe; it has normally exited. Give it a
+  // moment, then kill it, so a worker that closed stdout but runs on cannot
+  // block the caller.
   int status = 0;
-  if (pid_ <= 0 || ::waitpid(pid_, &status, 0) != pid_) return "worker ended";
+  pid_t reaped = 0;
+  for (int attempt = 0; attempt < 100 && reaped == 0; ++attempt) {
+    reaped = ::waitpid(pid_, &status, WNOHANG);
+    if (reaped == 0) ::usleep(10000);
+  }
+  if (reaped == 0) {
+    ::kill(pid_, SIGKILL);
+    reaped = ::waitpid(pid_, &status, 0);
+  }
+  if (reaped != pid_) return "worker ended";
   pid_ = -1;
   if (WIFSIGNALED(status)) {
     return fmt::format("worker crashed with signal {} ({})", WTERMSIG(status),
