@@ -23,6 +23,9 @@ for b in $("$collage" backends | awk '$2 ~ /^(library|graph|compiler)$/ {print $
   [ "$b" = native ] || strategies+=("single:$b")
 done
 
+# "tuned": a plan from `collage tune`, replayed with `collage run --plan`.
+strategies+=(tuned)
+
 checked=0
 failed=0
 check() {  # NAME MODEL INPUT_NAME INPUT_NPY REFERENCE_NPY [--input-shape ...]
@@ -30,7 +33,14 @@ check() {  # NAME MODEL INPUT_NAME INPUT_NPY REFERENCE_NPY [--input-shape ...]
   shift 5
   for s in "${strategies[@]}"; do
     local out="$work/$name.${s//[:,]/_}"
-    if ! "$collage" run "$model" "$@" --input "$input_name=$input" --strategy "$s" --threads 2 \
+    local how=(--strategy "$s")
+    if [ "$s" = tuned ]; then
+      # `collage tune` then `collage run --plan`: the replayed plan must be right too.
+      "$collage" tune "$model" "$@" --backends all --threads 2 --cache "$work/cache.sqlite" \
+        --no-verify -q -o "$work/$name.plan.json" > "$work/log" 2>&1
+      how=(--plan "$work/$name.plan.json")
+    fi
+    if ! "$collage" run "$model" "$@" --input "$input_name=$input" "${how[@]}" --threads 2 \
         --repeat 1 --warmup 0 --save-outputs "$out" > "$work/log" 2>&1; then
       echo "FAIL $name $s: $(tail -1 "$work/log")"
       failed=$((failed + 1))

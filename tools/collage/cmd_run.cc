@@ -18,6 +18,7 @@
 #include "collage/backends/registry.h"
 #include "collage/ir/error.h"
 #include "collage/plan/plan_compiler.h"
+#include "collage/plan/plan_json.h"
 #include "collage/runtime/npy.h"
 #include "collage/runtime/random_inputs.h"
 #include "collage/runtime/timing.h"
@@ -37,6 +38,8 @@ struct RunArgs {
   int repeat = 10;
   int warmup = 2;
   std::string strategy = "native";
+  // A saved plan (collage tune -o) to replay instead of planning.
+  std::string plan;
 };
 
 // An --input value: "NAME=FILE.npy", or just "FILE.npy" for a model with
@@ -126,6 +129,13 @@ void run_run(const RunArgs& args) {
   if (args.repeat < 1) throw Error("must be at least 1", {.field = "--repeat"});
   if (args.warmup < 0) throw Error("must not be negative", {.field = "--warmup"});
   std::map<std::string, Shape> shapes = parse_input_shapes(args.input_shapes);
+  std::optional<Plan> saved;
+  if (!args.plan.empty()) {
+    saved = load_plan(args.plan);
+    // The plan was made for its input shapes; flags given here override them.
+    for (const auto& [name, shape] : saved->input_shapes) shapes.emplace(name, shape);
+    strategy = Strategy::parse(saved->strategy);
+  }
   std::vector<std::pair<InputFlag, Tensor>> files = read_input_files(args.inputs);
 
   Graph graph = load_model(args.model, shapes);
@@ -179,7 +189,8 @@ void run_run(const RunArgs& args) {
   planning.backends = parse_backend_list("all");
   planning.threads = args.threads;
   auto start = std::chrono::steady_clock::now();
-  Plan plan = make_plan(graph, strategy, planning);
+  Plan plan = saved ? *saved : make_plan(graph, strategy, planning);
+  if (saved) check_plan_matches(graph, plan, args.plan);
   Executor executor = compile_plan(graph, plan, BackendRegistry::global(), args.threads);
   double prepare_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -266,6 +277,8 @@ void add_run_command(CLI::App& app) {
                   "How to place nodes on backends: native, single:<backend>, "
                   "greedy:<b1>,<b2>,... or collage")
       ->capture_default_str();
+  cmd->add_option("--plan", args->plan,
+                  "Replay a plan saved by `collage tune -o` (no search; --strategy is ignored)");
   cmd->callback([args] { run_run(*args); });
 }
 
