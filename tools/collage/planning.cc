@@ -118,15 +118,7 @@ std::string machine_text(int threads) { return MachineFingerprint::current(threa
 
 std::vector<std::string> parse_backend_list(const std::string& text) {
   if (text == "all") return BackendRegistry::global().names();
-  std::vector<std::string> names;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    std::string name = text.substr(start, comma - start);
-    if (!name.empty()) names.push_back(name);
-    start = comma + 1;
-  }
+  std::vector<std::string> names = split_backend_names(text);
   if (names.empty()) throw Error("no backend named", {.field = "--backends"});
   return names;
 }

@@ -8,19 +8,6 @@
 namespace collage {
 namespace {
 
-std::vector<std::string> split_names(const std::string& text) {
-  std::vector<std::string> names;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    std::string name = text.substr(start, comma - start);
-    if (!name.empty()) names.push_back(name);
-    start = comma + 1;
-  }
-  return names;
-}
-
 // Takes `spec`'s candidates, largest first, wherever they fit.
 void take_largest(const DataflowGraph& dfg, const PartitionSpecPtr& spec, IndexSet& covered,
                   std::vector<ChosenPartition>& chosen, std::vector<IndexSet>& chosen_sets) {
@@ -60,7 +47,7 @@ Strategy Strategy::parse(const std::string& text) {
   std::string head = text.substr(0, colon);
   if (colon != std::string::npos && (head == "single" || head == "greedy")) {
     strategy.kind = head == "single" ? Kind::kSingle : Kind::kGreedy;
-    strategy.backends = split_names(text.substr(colon + 1));
+    strategy.backends = split_backend_names(text.substr(colon + 1));
     if (strategy.kind == Kind::kSingle && strategy.backends.size() == 1) return strategy;
     if (strategy.kind == Kind::kGreedy && !strategy.backends.empty()) return strategy;
   }
@@ -80,6 +67,19 @@ std::string Strategy::to_string() const {
     }
   }
   return "?";
+}
+
+std::vector<std::string> split_backend_names(const std::string& text) {
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    std::string name = text.substr(start, comma - start);
+    if (!name.empty()) names.push_back(name);
+    start = comma + 1;
+  }
+  return names;
 }
 
 IndexSet operator_set(const DataflowGraph& dfg, const SubGraph& sub_graph) {

@@ -42,6 +42,10 @@ std::vector<ChosenPartition> greedy_cover(const DataflowGraph& dfg,
                                           const std::vector<PartitionSpecPtr>& priority,
                                           const PartitionSpecPtr& fallback);
 
+// "onednn,,xnnpack" -> {"onednn", "xnnpack"}: the names of a comma-separated
+// list, empty entries dropped (shared by --strategy and --backends).
+std::vector<std::string> split_backend_names(const std::string& text);
+
 // The operator indices of a candidate (constants merged into it excluded).
 IndexSet operator_set(const DataflowGraph& dfg, const SubGraph& sub_graph);
 
