@@ -179,4 +179,43 @@ TEST_F(CliTest, RunSavesEveryOutputAsNpy) {
   EXPECT_TRUE(fs::exists(path("out/y.npy")));
 }
 
+TEST_F(CliTest, RunWithProfileWritesAChromeTraceAndSummarizesIt) {
+  Outcome outcome = run_collage({"run", write_relu_model(), "--repeat", "3", "--threads", "1",
+                                 "--profile", path("trace.json")});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("profile over 3 runs"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("between kernels"), std::string::npos) << outcome.out;
+  std::ifstream trace(path("trace.json"));
+  std::string text((std::istreambuf_iterator<char>(trace)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"traceEvents\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"cat\": \"partition\""), std::string::npos) << text;
+}
+
+TEST_F(CliTest, ShowWithAProfilePutsTheInContextTimeBesideTheEstimate) {
+  std::string model = write_relu_model();
+  Outcome tuned = run_collage({"tune", model, "--backends", "native", "--threads", "1", "--cache",
+                               "none", "--no-verify", "-q", "-o", path("p.json")});
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.err;
+  Outcome ran = run_collage({"run", model, "--plan", path("p.json"), "--repeat", "2", "--threads",
+                             "1", "--profile", path("trace.json")});
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  Outcome shown = run_collage({"show", path("p.json"), "--profile", path("trace.json")});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("ctx ms"), std::string::npos) << shown.out;
+}
+
+TEST_F(CliTest, ShowWithAFileThatIsNotATraceIsOneLineAndExitCodeTwo) {
+  std::string model = write_relu_model();
+  Outcome tuned = run_collage({"tune", model, "--backends", "native", "--threads", "1", "--cache",
+                               "none", "--no-verify", "-q", "-o", path("p.json")});
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.err;
+  expect_one_line_error(run_collage({"show", path("p.json"), "--profile", model}), "relu.onnx");
+}
+
+TEST_F(CliTest, SearchLimitsOutOfRangeAreOneLineAndExitCodeTwo) {
+  expect_one_line_error(
+      run_collage({"tune", write_relu_model(), "--max-exits", "0", "--cache", "none"}),
+      "--max-exits");
+}
+
 }  // namespace

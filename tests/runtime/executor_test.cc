@@ -29,6 +29,7 @@ class InterpretingKernel : public Kernel {
       Tensor out = Tensor::allocate(graph_.type(node.outputs[0]));
       const float* a = values[static_cast<std::size_t>(node.inputs[0])].data<float>();
       float* y = out.data<float>();
+      ScopedSpan span("interpret", SpanKind::kLayout);
       for (std::int64_t i = 0; i < out.numel(); ++i) {
         if (node.op_type == "Neg") y[i] = -a[i];
         if (node.op_type == "Relu") y[i] = a[i] > 0 ? a[i] : 0;
@@ -114,6 +115,43 @@ TEST(ExecutorTest, OutputsStayValidAfterTheNextRun) {
   auto second = executor.run(input_x({2, 2, 2, 2}));
   EXPECT_EQ(to_vector(first.at("y")), (std::vector<float>{0, 0, 0, 0}));
   EXPECT_EQ(to_vector(second.at("y")), (std::vector<float>{2, 2, 2, 2}));
+}
+
+TEST(ExecutorTest, RecordsARunSpanAndOneSpanPerPartitionPerTracedRun) {
+  Graph model = chain_model();
+  Executor executor = two_partition_executor(model);
+  executor.run(input_x({1, 2, 3, 4}));  // not traced
+  TraceRecorder recorder;
+  executor.record_into(&recorder);
+  executor.run(input_x({1, 2, 3, 4}));
+  executor.run(input_x({1, 2, 3, 4}));
+  executor.record_into(nullptr);
+  executor.run(input_x({1, 2, 3, 4}));  // not traced
+
+  std::map<std::pair<int, int>, int> partition_spans;
+  int runs = 0;
+  int inside = 0;
+  for (const TraceSpan& span : recorder.spans()) {
+    if (span.kind == SpanKind::kRun) ++runs;
+    if (span.kind == SpanKind::kPartition) ++partition_spans[{span.run, span.partition}];
+    if (span.kind == SpanKind::kLayout) {
+      ++inside;
+      EXPECT_GE(span.partition, 0) << "a kernel's own span belongs to its partition";
+    }
+  }
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(partition_spans, (std::map<std::pair<int, int>, int>{
+                                 {{0, 0}, 1}, {{0, 1}, 1}, {{1, 0}, 1}, {{1, 1}, 1}}));
+  // Three nodes, each interpreted under a span, per run.
+  EXPECT_EQ(inside, 6);
+}
+
+TEST(ExecutorTest, KernelSpansAreNotRecordedWithoutARecorder) {
+  EXPECT_EQ(TraceRecorder::current(), nullptr);
+  Graph model = chain_model();
+  Executor executor = two_partition_executor(model);
+  executor.run(input_x({1, 2, 3, 4}));
+  EXPECT_EQ(TraceRecorder::current(), nullptr);
 }
 
 TEST(ExecutorTest, RecordsOneTimingPerPartition) {

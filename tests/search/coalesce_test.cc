@@ -55,6 +55,20 @@ TEST(CoalesceTest, NeverBreaksTheSpecConfig) {
   }
 }
 
+TEST(CoalesceTest, MergesPastTheCandidateLimitsUpToTheMergeConfig) {
+  // Candidates of depth 1; merged partitions may be of any depth.
+  SearchFixture f(chain3());
+  const SubGraphConfig candidates{.max_depth = 1};
+  f.native_singles().add_spec(
+      "lib", make_library_rule({}, ops_of_type({"Relu", "Abs", "Neg"}), candidates), candidates,
+      SubGraphConfig{});
+  f.costs().set_default_op_cost("native", 10.0).set_default_op_cost("lib", 1.0);
+  f.costs().set_partition_overhead(1.0);
+  SearchResult result = f.search();
+  ASSERT_EQ(f.describe(result), (Lines{"lib:a", "lib:b", "lib:c"}));
+  EXPECT_EQ(f.describe(coalesce(f.dfg(), result.partitions, f.costs())), Lines{"lib:a,b,c"});
+}
+
 TEST(CoalesceTest, KeepsPartitionsOfDifferentSpecsApart) {
   SearchFixture f(chain3());
   f.native_singles().graph_backend("byoc", {"Abs"});

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -48,8 +49,9 @@ class SearchFixture {
                                SubGraphConfig config = {}) {
     return add_spec(name, make_graph_rule(ops_of_type(std::move(types)), config), config);
   }
-  SearchFixture& add_spec(const std::string& name, PartitionRulePtr rule, SubGraphConfig config) {
-    specs_.push_back(make_partition_spec(name, std::move(rule), config));
+  SearchFixture& add_spec(const std::string& name, PartitionRulePtr rule, SubGraphConfig config,
+                          std::optional<SubGraphConfig> merge_config = std::nullopt) {
+    specs_.push_back(make_partition_spec(name, std::move(rule), config, nullptr, merge_config));
     return *this;
   }
   const PartitionSpecPtr& spec(const std::string& name) const {

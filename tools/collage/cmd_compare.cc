@@ -5,12 +5,12 @@
 // then runs them interleaved (A B C A B C ...) on the same inputs and prints
 // latency, speedups and collage's estimated vs measured latency (the
 // additive error of summing partition costs).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <memory>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "collage/ir/error.h"
@@ -34,6 +34,7 @@ struct CompareArgs {
   int repeat = 20;
   bool no_isolation = false;
   bool quiet = false;
+  SearchFlags search;
 };
 
 double ms(double seconds) { return seconds * 1e3; }
@@ -47,6 +48,7 @@ void run_compare(const CompareArgs& args) {
   options.cache_path = args.cache;
   options.isolate = !args.no_isolation;
   options.show_progress = !args.quiet;
+  apply_search_flags(args.search, options);
   if (args.repeat < 1) throw Error("must be at least 1", {.field = "--repeat"});
 
   Graph graph = load_model(args.model, options.input_shapes);
@@ -58,7 +60,8 @@ void run_compare(const CompareArgs& args) {
 
   std::vector<std::string> strategies = {"native"};
   for (const std::string& name : others) strategies.push_back("single:" + name);
-  if (others.size() > 1) strategies.push_back("greedy:" + fmt::format("{}", fmt::join(others, ",")));
+  if (others.size() > 1)
+    strategies.push_back("greedy:" + fmt::format("{}", fmt::join(others, ",")));
   strategies.push_back("collage");
 
   fmt::print("comparing {} strategies on {} ({} nodes) at {} thread{}\n", strategies.size(),
@@ -87,8 +90,8 @@ void run_compare(const CompareArgs& args) {
     std::string est = r.plan.estimated_ms ? fmt::format("{:.3f}", *r.plan.estimated_ms) : "-";
     fmt::print("{:<28} {:>5} {:>10.3f} {:>10.3f} {:>10.3f} {:>8.2f}x {:>10.2f}x {:>10}{}\n",
                r.plan.strategy, r.plan.partitions.size(), ms(r.timing.median_seconds),
-               ms(r.timing.p10_seconds), ms(r.timing.p90_seconds),
-               native / r.timing.median_seconds, best_single / r.timing.median_seconds, est,
+               ms(r.timing.p10_seconds), ms(r.timing.p90_seconds), native / r.timing.median_seconds,
+               best_single / r.timing.median_seconds, est,
                r.mismatch ? "  OUTPUTS DIFFER: " + *r.mismatch : "");
   }
   const EvaluatedPlan& collage = results.back();
@@ -101,9 +104,10 @@ void run_compare(const CompareArgs& args) {
   }
   const Plan* kept = &collage.plan;
   if (collage.timing.median_seconds > best_single) {
-    fmt::print("collage's plan measured slower than {} in this run; `collage tune` keeps {} "
-               "for this model\n",
-               best_single_name, best_single_name);
+    fmt::print(
+        "collage's plan measured slower than {} in this run; `collage tune` keeps {} "
+        "for this model\n",
+        best_single_name, best_single_name);
     for (const EvaluatedPlan& r : results) {
       if (r.plan.strategy == best_single_name) kept = &r.plan;
     }
@@ -125,12 +129,10 @@ void run_compare(const CompareArgs& args) {
          {"estimated_ms", r.plan.estimated_ms ? nlohmann::json(*r.plan.estimated_ms) : nullptr},
          {"outputs_match", !r.mismatch.has_value()}});
   }
-  nlohmann::json document = {{"model", args.model},
-                             {"threads", options.threads},
-                             {"repeat", args.repeat},
-                             {"machine", machine_text(options.threads)},
-                             {"strategies", strategies_json},
-                             {"search", plan_to_json(collage.plan)["search"]}};
+  nlohmann::json document = {
+      {"model", args.model},           {"threads", options.threads},
+      {"repeat", args.repeat},         {"machine", machine_text(options.threads)},
+      {"strategies", strategies_json}, {"search", plan_to_json(collage.plan)["search"]}};
   std::ofstream out(args.json);
   if (!out) throw Error("cannot write", {.file = args.json});
   out << document.dump(2) << "\n";
@@ -150,13 +152,15 @@ void add_compare_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--cache", args->cache, "measurement cache file ('none' for no cache)");
   cmd->add_option("--threads", args->threads, "threads for every backend (default: all cores)");
-  cmd->add_option("--repeat", args->repeat, "interleaved rounds (one run of each strategy per round)")
+  cmd->add_option("--repeat", args->repeat,
+                  "interleaved rounds (one run of each strategy per round)")
       ->capture_default_str();
   cmd->add_option("--json", args->json, "also write the results as JSON");
   cmd->add_option("-o,--save-plan", args->save_plan,
                   "save the collage plan (or the faster baseline's, see above)");
   cmd->add_flag("--no-isolation", args->no_isolation, "measure candidates in this process");
   cmd->add_flag("-q,--quiet", args->quiet, "no progress display");
+  add_search_flags(*cmd, args->search);
   cmd->callback([args] { run_compare(*args); });
 }
 

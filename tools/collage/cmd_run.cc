@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <optional>
 #include <set>
@@ -19,6 +20,7 @@
 #include "collage/ir/error.h"
 #include "collage/plan/plan_compiler.h"
 #include "collage/plan/plan_json.h"
+#include "collage/plan/plan_profile.h"
 #include "collage/runtime/npy.h"
 #include "collage/runtime/random_inputs.h"
 #include "collage/runtime/timing.h"
@@ -40,6 +42,8 @@ struct RunArgs {
   std::string strategy = "native";
   // A saved plan (collage tune -o) to replay instead of planning.
   std::string plan;
+  // Where to write the Chrome trace of the timed runs.
+  std::string profile;
 };
 
 // An --input value: "NAME=FILE.npy", or just "FILE.npy" for a model with
@@ -121,6 +125,23 @@ std::vector<std::pair<InputFlag, Tensor>> read_input_files(const std::vector<std
     files.emplace_back(flag, read_npy(flag.path));
   }
   return files;
+}
+
+// Writes the trace of the timed runs, with each partition's estimate, and
+// prints the profile summary.
+void write_profile(const Plan& plan, std::vector<TraceSpan> spans, const std::string& path) {
+  for (TraceSpan& span : spans) {
+    if (span.kind != SpanKind::kPartition || span.partition < 0) continue;
+    const PlanPartition& partition = plan.partitions[static_cast<std::size_t>(span.partition)];
+    if (partition.estimated_ms) {
+      span.args.emplace_back("estimated_ms", fmt::format("{:.4f}", *partition.estimated_ms));
+    }
+  }
+  std::ofstream out(path);
+  out << to_chrome_json(spans);
+  if (!out) throw Error("cannot write the trace", {.file = path, .field = "--profile"});
+  fmt::print("{}", profile_to_text(profile_plan(plan, spans)));
+  fmt::print("trace written to {} (open in Perfetto or chrome://tracing)\n", path);
 }
 
 void run_run(const RunArgs& args) {
@@ -210,6 +231,8 @@ void run_run(const RunArgs& args) {
   }
 
   for (int i = 0; i < args.warmup; ++i) executor.run(inputs);
+  TraceRecorder recorder;
+  if (!args.profile.empty()) executor.record_into(&recorder);
   std::vector<double> samples;
   std::map<std::string, Tensor> outputs;
   for (int i = 0; i < args.repeat; ++i) {
@@ -222,6 +245,11 @@ void run_run(const RunArgs& args) {
   fmt::print("latency over {} run{}: median {}, min {}, max {}\n", args.repeat,
              args.repeat == 1 ? "" : "s", milliseconds(timing.median_seconds),
              milliseconds(timing.min_seconds), milliseconds(timing.max_seconds));
+
+  if (!args.profile.empty()) {
+    executor.record_into(nullptr);
+    write_profile(plan, recorder.spans(), args.profile);
+  }
 
   for (const std::string& name : executor.output_names()) {
     const Tensor& tensor = outputs.at(name);
@@ -279,6 +307,10 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--plan", args->plan,
                   "Replay a plan saved by `collage tune -o` (no search; --strategy is ignored)");
+  cmd->add_option("--profile", args->profile,
+                  "Write a Chrome trace (Perfetto, chrome://tracing) of the timed runs to FILE "
+                  "and print where the time goes: per partition in context vs estimate, "
+                  "boundary work, the largest gaps");
   cmd->callback([args] { run_run(*args); });
 }
 

@@ -1,14 +1,15 @@
 // `collage show PLAN.json`: a plan as text, Graphviz DOT or SVG.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 
-#include <fmt/format.h>
-
 #include "collage/ir/error.h"
 #include "collage/plan/plan_json.h"
+#include "collage/plan/plan_profile.h"
 #include "collage/plan/plan_report.h"
 #include "commands.h"
 #include "model_loading.h"
@@ -20,6 +21,7 @@ struct ShowArgs {
   std::string plan;
   std::string format = "text";
   std::string output;
+  std::string profile;
 };
 
 void write_text(const std::string& text, const std::string& path) {
@@ -45,6 +47,9 @@ std::unique_ptr<Graph> try_load_model(const Plan& plan) {
 
 void run_show(const ShowArgs& args) {
   Plan plan = load_plan(args.plan);
+  if (!args.profile.empty()) {
+    annotate_plan(plan, profile_plan(plan, read_chrome_trace(args.profile)));
+  }
   if (args.format == "text") return write_text(plan_to_text(plan), args.output);
   if (args.format != "dot" && args.format != "svg") {
     throw Error("expected text, dot or svg", {.field = "--format"});
@@ -75,8 +80,10 @@ void add_show_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("show", "Show a plan: partitions, costs and alternatives");
   cmd->add_option("plan", args->plan, "plan file from `collage tune`")->required();
   cmd->add_option("--format", args->format, "text, dot or svg")->capture_default_str();
-  cmd->add_option("-o,--output", args->output,
-                  "output file (default: stdout; for svg: PLAN.svg)");
+  cmd->add_option("-o,--output", args->output, "output file (default: stdout; for svg: PLAN.svg)");
+  cmd->add_option("--profile", args->profile,
+                  "trace from `collage run --plan PLAN --profile FILE`: show each partition's "
+                  "in-context time next to its estimate");
   cmd->callback([args] { run_show(*args); });
 }
 

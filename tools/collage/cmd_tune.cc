@@ -5,10 +5,10 @@
 // the single-backend baselines. A plan that measures slower than the best
 // baseline is not kept: the baseline's plan is saved instead, and the tool
 // says so.
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "collage/ir/error.h"
 #include "collage/plan/plan_json.h"
@@ -32,6 +32,7 @@ struct TuneArgs {
   bool prune = false;
   bool no_verify = false;
   bool quiet = false;
+  SearchFlags search;
 };
 
 std::string default_plan_path(const std::string& model) {
@@ -41,7 +42,8 @@ std::string default_plan_path(const std::string& model) {
 void print_summary(const Plan& plan) {
   fmt::print("\n{:<10} {:>10} {:>8}\n", "backend", "partitions", "nodes");
   std::map<std::string, int> nodes;
-  for (const PlanPartition& p : plan.partitions) nodes[p.backend] += static_cast<int>(p.nodes.size());
+  for (const PlanPartition& p : plan.partitions)
+    nodes[p.backend] += static_cast<int>(p.nodes.size());
   for (const auto& [backend, count] : plan.partitions_per_backend()) {
     fmt::print("{:<10} {:>10} {:>8}\n", backend, count, nodes[backend]);
   }
@@ -61,6 +63,7 @@ void run_tune(const TuneArgs& args) {
   options.isolate = !args.no_isolation;
   options.prune = args.prune;
   options.show_progress = !args.quiet;
+  apply_search_flags(args.search, options);
   if (args.repeat < 1) throw Error("must be at least 1", {.field = "--repeat"});
 
   Graph graph = load_model(args.model, options.input_shapes);
@@ -80,7 +83,8 @@ void run_tune(const TuneArgs& args) {
       plans.push_back(make_plan(graph, Strategy::parse("single:" + backend->name()), options));
     }
     plans.push_back(plan);
-    std::vector<EvaluatedPlan> evaluated = evaluate_plans(graph, plans, options.threads, args.repeat, 2);
+    std::vector<EvaluatedPlan> evaluated =
+        evaluate_plans(graph, plans, options.threads, args.repeat, 2);
     const EvaluatedPlan& searched = evaluated.back();
     std::size_t best = 0;
     for (std::size_t i = 1; i + 1 < evaluated.size(); ++i) {
@@ -121,7 +125,8 @@ void run_tune(const TuneArgs& args) {
 
 void add_tune_command(CLI::App& app) {
   auto args = std::make_shared<TuneArgs>();
-  CLI::App* cmd = app.add_subcommand("tune", "Search for the fastest partitioning of a model and save the plan");
+  CLI::App* cmd = app.add_subcommand(
+      "tune", "Search for the fastest partitioning of a model and save the plan");
   cmd->add_option("model", args->model, "ONNX model file")->required();
   cmd->add_option("--input-shape", args->input_shapes,
                   "fix an input's shape: NAME=D0,D1,... (repeatable)");
@@ -131,7 +136,8 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--cache", args->cache,
                   "measurement cache file (default: $XDG_CACHE_HOME/collage/measurements.sqlite; "
                   "'none' for no cache)");
-  cmd->add_option("-o,--output", args->output, "where to save the plan (default: MODEL_STEM.plan.json)");
+  cmd->add_option("-o,--output", args->output,
+                  "where to save the plan (default: MODEL_STEM.plan.json)");
   cmd->add_option("--threads", args->threads, "threads for every backend (default: all cores)");
   cmd->add_option("--repeat", args->repeat, "end-to-end runs per plan when verifying")
       ->capture_default_str();
@@ -141,6 +147,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_flag("--no-verify", args->no_verify,
                 "skip the end-to-end check against the single-backend baselines");
   cmd->add_flag("-q,--quiet", args->quiet, "no progress display");
+  add_search_flags(*cmd, args->search);
   cmd->callback([args] { run_tune(*args); });
 }
 

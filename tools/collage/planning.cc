@@ -1,5 +1,6 @@
 #include "planning.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,17 +8,19 @@
 #include <memory>
 #include <thread>
 
-#include <fmt/format.h>
-
 #include "collage/backends/native/native_backend.h"
 #include "collage/backends/registry.h"
+#include "collage/cost/in_context_estimator.h"
 #include "collage/cost/machine_fingerprint.h"
 #include "collage/cost/measurement_cache.h"
 #include "collage/cost/measurer.h"
 #include "collage/cost/measuring_estimator.h"
 #include "collage/ir/error.h"
+#include "collage/ir/structural_hash.h"
 #include "collage/partition/dataflow_graph.h"
 #include "collage/plan/plan_builder.h"
+#include "collage/plan/plan_profile.h"
+#include "collage/runtime/random_inputs.h"
 #include "collage/search/collage_partitioner.h"
 #include "progress.h"
 
@@ -33,11 +36,12 @@ std::string self_executable() {
 }
 
 std::vector<std::string> worker_command(const PlanningOptions& options) {
-  std::vector<std::string> command = {self_executable(), "worker", options.model_path,
-                                      "--threads", std::to_string(options.threads)};
+  std::vector<std::string> command = {self_executable(), "worker", options.model_path, "--threads",
+                                      std::to_string(options.threads)};
   for (const auto& [name, shape] : options.input_shapes) {
     std::string dims;
-    for (std::size_t i = 0; i < shape.size(); ++i) dims += (i ? "," : "") + std::to_string(shape[i]);
+    for (std::size_t i = 0; i < shape.size(); ++i)
+      dims += (i ? "," : "") + std::to_string(shape[i]);
     command.push_back("--input-shape");
     command.push_back(name + "=" + dims);
   }
@@ -49,10 +53,28 @@ PlanContext plan_context(const Strategy& strategy, const PlanningOptions& option
                      machine_text(options.threads), options.threads};
 }
 
-Plan collage_plan(const DataflowGraph& dfg, const Strategy& strategy,
+std::string partition_signature(const Plan& plan) {
+  std::string text;
+  for (const PlanPartition& p : plan.partitions) {
+    text += p.backend + ":" + fmt::format("{}", fmt::join(p.nodes, ",")) + ";";
+  }
+  return text;
+}
+
+std::string overheads_text(const PartitionOverheads& overheads) {
+  std::vector<std::string> parts;
+  for (const auto& [backend, seconds] : overheads.seconds) {
+    parts.push_back(fmt::format("{} {:.1f} us", backend, seconds * 1e6));
+  }
+  return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& strategy,
                   const PlanningOptions& options) {
   std::vector<const Backend*> backends = resolve_backends(options.backends);
   std::vector<PartitionSpecPtr> specs = make_backend_specs(backends, options.specs);
+  std::vector<std::string> backend_names;
+  for (const Backend* backend : backends) backend_names.push_back(backend->name());
 
   MeasureOptions measure_options;
   measure_options.threads = options.threads;
@@ -68,31 +90,85 @@ Plan collage_plan(const DataflowGraph& dfg, const Strategy& strategy,
     cache = MeasurementCache::open(options.cache_path.empty() ? default_cache_path()
                                                               : options.cache_path);
   }
-  MeasuringEstimator estimator(*measurer, cache.get(), machine_text(options.threads));
+  const std::string machine = machine_text(options.threads);
+  MeasuringEstimator estimator(*measurer, cache.get(), machine);
+  // A model tuned before on this machine is searched once more with the
+  // overheads its kept plan was found with (same cache, same plan); a new
+  // model starts from the overheads this machine showed last and refines.
+  const std::string model_hash = structural_hash_hex(graph);
+  PartitionOverheads overheads;
+  int refine_rounds = options.refine_rounds;
+  if (cache) {
+    PartitionOverheads known = PartitionOverheads::load(*cache, machine, backend_names, model_hash);
+    if (refine_rounds > 0 && !known.seconds.empty()) {
+      overheads = known;
+      refine_rounds = 0;
+    } else {
+      overheads = PartitionOverheads::load(*cache, machine, backend_names);
+    }
+  }
 
-  Progress progress("candidates", options.show_progress);
-  CollageOptions collage_options;
-  collage_options.prune = options.prune;
-  collage_options.progress = [&](std::size_t done, std::size_t total, const CandidatePartition&,
-                                 const Cost&) {
+  std::map<std::string, Tensor> inputs = random_inputs(graph);
+  std::optional<Plan> best;
+  PartitionOverheads best_overheads;
+  std::string previous_signature;
+  double search_seconds = 0;
+  for (int round = 0;; ++round) {
+    InContextEstimator in_context(estimator, overheads);
+    Progress progress("candidates", options.show_progress && round == 0);
+    CollageOptions collage_options;
+    collage_options.prune = options.prune;
+    collage_options.progress = [&](std::size_t done, std::size_t total, const CandidatePartition&,
+                                   const Cost&) {
+      const EstimatorCounters& c = estimator.counters();
+      progress.update(ProgressCounts{done, total, c.measured, c.cache_hits, c.invalid});
+    };
+    CollageResult result = collage_partition(dfg, specs, in_context, collage_options);
+    search_seconds += result.seconds;
     const EstimatorCounters& c = estimator.counters();
-    progress.update(ProgressCounts{done, total, c.measured, c.cache_hits, c.invalid});
-  };
-  CollageResult result = collage_partition(dfg, specs, estimator, collage_options);
-  const EstimatorCounters& c = estimator.counters();
-  progress.finish(ProgressCounts{result.candidates.size(), result.candidates.size(), c.measured,
-                                 c.cache_hits, c.invalid});
+    progress.finish(ProgressCounts{result.candidates.size(), result.candidates.size(), c.measured,
+                                   c.cache_hits, c.invalid});
 
-  Plan plan = build_plan(dfg, result.search.partitions, plan_context(strategy, options),
-                         result.candidates);
-  for (const Backend* backend : backends) plan.backend_versions[backend->name()] = backend->version();
-  plan.search.candidates = static_cast<int>(result.candidates.size());
-  plan.search.measured = c.measured;
-  plan.search.cache_hits = c.cache_hits;
-  plan.search.invalid = c.invalid;
-  plan.search.states_expanded = static_cast<int>(result.search.stats.states_expanded);
-  plan.search.seconds = result.seconds;
-  return plan;
+    Plan plan = build_plan(dfg, result.search.partitions, plan_context(strategy, options),
+                           result.candidates);
+    for (const Backend* backend : backends) {
+      plan.backend_versions[backend->name()] = backend->version();
+    }
+    plan.search.candidates = static_cast<int>(result.candidates.size());
+    plan.search.measured = c.measured;
+    plan.search.cache_hits = c.cache_hits;
+    plan.search.invalid = c.invalid;
+    plan.search.states_expanded = static_cast<int>(result.search.stats.states_expanded);
+    plan.search.seconds = search_seconds;
+    if (round >= refine_rounds) {
+      if (!best) return plan;
+      break;
+    }
+
+    std::string signature = partition_signature(plan);
+    if (signature == previous_signature && best) break;
+    previous_signature = signature;
+    PlanProfile profile = profile_in_context(graph, plan, BackendRegistry::global(),
+                                             options.threads, inputs, options.refine_runs, 2);
+    plan.measured_ms = profile.run_median_ms;
+    if (options.show_progress) {
+      fmt::print(stderr,
+                 "in context, round {}: {} partitions, estimated {:.3f} ms, measured {:.3f} ms "
+                 "(overheads charged: {})\n",
+                 round + 1, plan.partitions.size(), plan.estimated_ms.value_or(0),
+                 profile.run_median_ms, overheads_text(overheads));
+    }
+    if (!best || *plan.measured_ms < *best->measured_ms) {
+      best = plan;
+      best_overheads = overheads;
+    }
+    overheads = overheads_from_profile(profile, overheads);
+    if (cache) overheads.store(*cache, machine);
+  }
+  for (const std::string& name : backend_names) best_overheads.seconds.emplace(name, 0.0);
+  if (cache) best_overheads.store(*cache, machine, model_hash);
+  best->search.seconds = search_seconds;
+  return *best;
 }
 
 // The native strategy: the whole model as one native partition, so the
@@ -102,12 +178,46 @@ Plan whole_graph_plan(const DataflowGraph& dfg, const Backend& native, const Str
   IndexSet operators = IndexSet::all(dfg.size()) - dfg.host_set();
   PartitionSpecPtr spec = make_backend_spec(native, options.specs);
   CandidatePartition whole{SubGraph(dfg, operators, "whole graph"), spec, "whole-graph"};
-  Plan plan = build_plan(dfg, {ChosenPartition{whole, Cost::zero()}}, plan_context(strategy, options));
+  Plan plan =
+      build_plan(dfg, {ChosenPartition{whole, Cost::zero()}}, plan_context(strategy, options));
   plan.backend_versions[native.name()] = native.version();
   return plan;
 }
 
 }  // namespace
+
+void add_search_flags(CLI::App& command, SearchFlags& flags) {
+  command
+      .add_option("--refine-rounds", flags.refine_rounds,
+                  "rounds of: profile the plan in context, charge each backend's observed "
+                  "per-partition overhead, search again (0: search once)")
+      ->capture_default_str();
+  command
+      .add_option("--max-depth", flags.max_depth,
+                  "longest path inside a graph-runtime or fusing-compiler candidate")
+      ->capture_default_str();
+  command
+      .add_option("--max-exits", flags.max_exits,
+                  "most outputs of a graph-runtime or fusing-compiler candidate (library calls "
+                  "always have one)")
+      ->capture_default_str();
+}
+
+void apply_search_flags(const SearchFlags& flags, PlanningOptions& options) {
+  if (flags.refine_rounds < 0 || flags.refine_rounds > 20) {
+    throw Error("must be between 0 and 20", {.field = "--refine-rounds"});
+  }
+  if (flags.max_depth < 1 || flags.max_depth > 64) {
+    throw Error("must be between 1 and 64", {.field = "--max-depth"});
+  }
+  if (flags.max_exits < 1 || flags.max_exits > 16) {
+    throw Error("must be between 1 and 16", {.field = "--max-exits"});
+  }
+  options.refine_rounds = flags.refine_rounds;
+  options.specs.graph_max_depth = static_cast<std::size_t>(flags.max_depth);
+  options.specs.compiler_max_depth = static_cast<std::size_t>(flags.max_depth);
+  options.specs.max_exits = static_cast<std::size_t>(flags.max_exits);
+}
 
 int default_threads() {
   unsigned cores = std::thread::hardware_concurrency();
@@ -137,10 +247,11 @@ std::vector<const Backend*> resolve_backends(const std::vector<std::string>& nam
 
 Plan make_plan(const Graph& graph, const Strategy& strategy, const PlanningOptions& options) {
   DataflowGraph dfg(graph);
-  if (strategy.kind == Strategy::Kind::kCollage) return collage_plan(dfg, strategy, options);
+  if (strategy.kind == Strategy::Kind::kCollage) return collage_plan(graph, dfg, strategy, options);
 
   const Backend& native = BackendRegistry::global().get("native");
-  if (strategy.kind == Strategy::Kind::kNative) return whole_graph_plan(dfg, native, strategy, options);
+  if (strategy.kind == Strategy::Kind::kNative)
+    return whole_graph_plan(dfg, native, strategy, options);
   PartitionSpecPtr fallback = make_backend_spec(native, options.specs);
   std::vector<PartitionSpecPtr> priority;
   for (const Backend* backend : resolve_backends(strategy.backends)) {

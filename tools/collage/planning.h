@@ -7,6 +7,7 @@
 // process, through the persistent cache), search, coalescing.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <map>
 #include <string>
 #include <vector>
@@ -33,13 +34,30 @@ struct PlanningOptions {
   bool prune = false;
   bool show_progress = true;
   SpecOptions specs;
+  // Rounds of search -> profile the plan in context -> charge each backend's
+  // observed per-partition overhead -> search again. 0: search once with the
+  // overheads stored for this machine, without profiling.
+  int refine_rounds = 3;
+  // Timed runs per profile.
+  int refine_runs = 10;
 };
+
+// The search's flags, shared by `tune` and `compare`.
+struct SearchFlags {
+  int refine_rounds = 3;
+  int max_depth = 6;
+  int max_exits = 1;
+};
+void add_search_flags(CLI::App& command, SearchFlags& flags);
+// Validates the flags (Error naming the flag) and puts them into `options`.
+void apply_search_flags(const SearchFlags& flags, PlanningOptions& options);
 
 // The named backends, native first, each once. Throws Error for a name this
 // build does not have.
 std::vector<const Backend*> resolve_backends(const std::vector<std::string>& names);
 
 // Builds `strategy`'s plan for `graph` (the canonical graph of options.model_path).
+// For the collage strategy the plan's measured_ms is its in-context median.
 Plan make_plan(const Graph& graph, const Strategy& strategy, const PlanningOptions& options);
 
 // The --backends value "native,onednn,xnnpack" as names; "all" is every backend of this build.

@@ -8,9 +8,10 @@
 namespace collage {
 
 PartitionSpecPtr make_partition_spec(std::string name, std::shared_ptr<const PartitionRule> rule,
-                                     SubGraphConfig config, const Backend* backend) {
-  return std::make_shared<const PartitionSpec>(
-      PartitionSpec{std::move(name), std::move(rule), config, backend});
+                                     SubGraphConfig config, const Backend* backend,
+                                     std::optional<SubGraphConfig> merge_config) {
+  return std::make_shared<const PartitionSpec>(PartitionSpec{
+      std::move(name), std::move(rule), config, merge_config.value_or(config), backend});
 }
 
 std::vector<CandidatePartition> gather_candidates(const DataflowGraph& dfg,

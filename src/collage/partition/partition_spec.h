@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,14 +29,23 @@ struct PartitionSpec {
   std::string name;
   std::shared_ptr<const PartitionRule> rule;
   SubGraphConfig config;
+  // What a partition of this backend may grow to when the coalescer merges
+  // chosen candidates. Candidates are kept small to keep measuring cheap,
+  // but a graph runtime or a fusing compiler serves a region of any depth,
+  // with several outputs and outputs that are also used inside; merging such
+  // regions removes boundaries (and their layout round trips) the
+  // candidates had to cross.
+  SubGraphConfig merge_config;
   // The backend that runs this spec's partitions; null in tests of this layer.
   const Backend* backend = nullptr;
 };
 
 using PartitionSpecPtr = std::shared_ptr<const PartitionSpec>;
 
+// `merge_config` defaults to `config`.
 PartitionSpecPtr make_partition_spec(std::string name, std::shared_ptr<const PartitionRule> rule,
-                                     SubGraphConfig config = {}, const Backend* backend = nullptr);
+                                     SubGraphConfig config = {}, const Backend* backend = nullptr,
+                                     std::optional<SubGraphConfig> merge_config = std::nullopt);
 
 // The candidates of `spec`'s rule that are valid under its config, one per
 // distinct inside set (the first one the rule produced).

@@ -48,9 +48,8 @@ std::string dot_escape(const std::string& text) {
 
 std::string backend_color(const std::string& backend) {
   static const std::map<std::string, std::string> kColors = {
-      {"native", "#d9d9d9"}, {"onednn", "#8ecae6"}, {"openblas", "#ffb703"},
-      {"xnnpack", "#90be6d"}, {"halide", "#f4a261"}, {"cudnn", "#b5838d"},
-      {"cublas", "#e5989b"}};
+      {"native", "#d9d9d9"}, {"onednn", "#8ecae6"}, {"openblas", "#ffb703"}, {"xnnpack", "#90be6d"},
+      {"halide", "#f4a261"}, {"cudnn", "#b5838d"},  {"cublas", "#e5989b"}};
   auto it = kColors.find(backend);
   return it != kColors.end() ? it->second : "#ffffff";
 }
@@ -62,20 +61,25 @@ std::string plan_to_text(const Plan& plan) {
   if (!plan.machine.empty()) text += fmt::format("machine: {}\n", plan.machine);
   text += fmt::format("estimated: {} ms   measured end to end: {} ms\n", ms(plan.estimated_ms),
                       ms(plan.measured_ms));
-  text += fmt::format("\n{:>3}  {:<9} {:<22} {:<34} {:>9}  {}\n", "#", "backend", "rule", "ops",
-                      "est ms", "alternatives (est ms)");
+  const bool in_context = std::any_of(plan.partitions.begin(), plan.partitions.end(),
+                                      [](const PlanPartition& p) { return p.measured_ms; });
+  text += fmt::format("\n{:>3}  {:<9} {:<22} {:<34} {:>9}{}  {}\n", "#", "backend", "rule", "ops",
+                      "est ms", in_context ? fmt::format(" {:>9}", "ctx ms") : "",
+                      "alternatives (est ms)");
   for (std::size_t i = 0; i < plan.partitions.size(); ++i) {
     const PlanPartition& p = plan.partitions[i];
     std::vector<std::string> alternatives;
     for (const PlanAlternative& a : p.alternatives) {
-      alternatives.push_back(a.estimated_ms
-                                 ? fmt::format("{}/{} {:.3f}", a.backend, a.node_count, *a.estimated_ms)
-                                 : fmt::format("{}/{} invalid", a.backend, a.node_count));
+      alternatives.push_back(
+          a.estimated_ms ? fmt::format("{}/{} {:.3f}", a.backend, a.node_count, *a.estimated_ms)
+                         : fmt::format("{}/{} invalid", a.backend, a.node_count));
     }
-    text += fmt::format("{:>3}  {:<9} {:<22} {:<34} {:>9}  {}\n", i, p.backend,
-                        shorten(p.rule, 22), shorten(describe_ops(p.ops), 34),
-                        ms(p.estimated_ms), fmt::join(alternatives, ", "));
-    text += fmt::format("     in: {}   out: {}\n", shorten(fmt::format("{}", fmt::join(p.inputs, ", ")), 50),
+    text += fmt::format("{:>3}  {:<9} {:<22} {:<34} {:>9}{}  {}\n", i, p.backend,
+                        shorten(p.rule, 22), shorten(describe_ops(p.ops), 34), ms(p.estimated_ms),
+                        in_context ? fmt::format(" {:>9}", ms(p.measured_ms)) : "",
+                        fmt::join(alternatives, ", "));
+    text += fmt::format("     in: {}   out: {}\n",
+                        shorten(fmt::format("{}", fmt::join(p.inputs, ", ")), 50),
                         shorten(fmt::format("{}", fmt::join(p.outputs, ", ")), 50));
   }
   text += "\npartitions per backend:";
@@ -93,7 +97,9 @@ std::string plan_to_text(const Plan& plan) {
 }
 
 std::string plan_to_dot(const Plan& plan, const Graph* model) {
-  std::string dot = "digraph plan {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n";
+  std::string dot =
+      "digraph plan {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", "
+      "fontname=\"Helvetica\", fontsize=10];\n";
   dot += fmt::format("  label=\"{} plan of {} (estimated {} ms)\";\n  labelloc=t;\n",
                      dot_escape(plan.strategy), dot_escape(plan.model_path), ms(plan.estimated_ms));
   // Legend: one node per backend used.

@@ -139,17 +139,36 @@ std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>&
     }
     slots_[input_slots_[i]] = it->second;
   }
-  for (Slot slot : fresh_slots_) slots_[slot] = Tensor::allocate(slot_types_[slot]);
+  TraceRecorder::Install install(trace_);
+  const int run_index = traced_runs_++;
+  auto run_start = std::chrono::steady_clock::now();
+  if (trace_ != nullptr) trace_->set_position(run_index, -1);
+  {
+    ScopedSpan span("allocate outputs", SpanKind::kAllocate);
+    for (Slot slot : fresh_slots_) slots_[slot] = Tensor::allocate(slot_types_[slot]);
+  }
 
   for (std::size_t p = 0; p < partitions_.size(); ++p) {
     std::vector<Tensor>& in = input_args_[p];
     std::vector<Tensor>& out = output_args_[p];
     for (std::size_t j = 0; j < in.size(); ++j) in[j] = slots_[partition_inputs_[p][j]];
     for (std::size_t j = 0; j < out.size(); ++j) out[j] = slots_[partition_outputs_[p][j]];
+    if (trace_ != nullptr) trace_->set_position(run_index, static_cast<int>(p));
     auto start = std::chrono::steady_clock::now();
     partitions_[p].kernel->run(in, out);
-    partition_seconds_[p] =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    auto end = std::chrono::steady_clock::now();
+    partition_seconds_[p] = std::chrono::duration<double>(end - start).count();
+    if (trace_ != nullptr) record_partition(p, run_index, start, end);
+  }
+  if (trace_ != nullptr) {
+    auto end = std::chrono::steady_clock::now();
+    trace_->add(
+        TraceSpan{.name = "run",
+                  .kind = SpanKind::kRun,
+                  .start_us = trace_->micros_since_start(run_start),
+                  .duration_us = std::chrono::duration<double, std::micro>(end - run_start).count(),
+                  .run = run_index});
+    trace_->set_position(run_index, -1);
   }
 
   std::map<std::string, Tensor> outputs;
@@ -165,6 +184,21 @@ std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>&
   for (std::vector<Tensor>& in : input_args_) std::fill(in.begin(), in.end(), Tensor());
   for (std::vector<Tensor>& out : output_args_) std::fill(out.begin(), out.end(), Tensor());
   return outputs;
+}
+
+void Executor::record_partition(std::size_t index, int run, Clock::time_point start,
+                                Clock::time_point end) {
+  const CompiledPartition& partition = partitions_[index];
+  std::vector<std::string> ops;
+  for (const Node& node : partition.graph.nodes()) ops.push_back(node.op_type);
+  trace_->add(TraceSpan{
+      .name = fmt::format("{} {}", partition.backend, index),
+      .kind = SpanKind::kPartition,
+      .start_us = trace_->micros_since_start(start),
+      .duration_us = std::chrono::duration<double, std::micro>(end - start).count(),
+      .run = run,
+      .partition = static_cast<int>(index),
+      .args = {{"backend", partition.backend}, {"ops", fmt::format("{}", fmt::join(ops, " "))}}});
 }
 
 Executor whole_model_executor(const Graph& model, const std::string& backend,

@@ -14,6 +14,7 @@
 // dtype or shape is an Error naming the input.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -23,6 +24,7 @@
 #include "collage/ir/graph.h"
 #include "collage/ir/result.h"
 #include "collage/runtime/kernel.h"
+#include "collage/runtime/trace.h"
 
 namespace collage {
 
@@ -48,6 +50,14 @@ class Executor {
   // by name, with their exact types. Returns the model's outputs by name.
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs);
 
+  // Records every later run into `recorder` (nullptr: stop recording): a
+  // span per run, per partition and per allocation, plus the spans kernels
+  // record inside. The recorder must outlive the runs.
+  void record_into(TraceRecorder* recorder) {
+    trace_ = recorder;
+    traced_runs_ = 0;
+  }
+
   // Seconds each partition's kernel took in the last run, in partition order.
   const std::vector<double>& last_partition_seconds() const { return partition_seconds_; }
 
@@ -57,6 +67,9 @@ class Executor {
   const std::vector<std::string>& output_names() const { return output_names_; }
 
  private:
+  using Clock = std::chrono::steady_clock;
+  void record_partition(std::size_t index, int run, Clock::time_point start, Clock::time_point end);
+
   // Where a kernel argument lives: an index into slots_.
   using Slot = std::size_t;
 
@@ -78,6 +91,8 @@ class Executor {
   std::vector<std::vector<Tensor>> input_args_;
   std::vector<std::vector<Tensor>> output_args_;
   std::vector<double> partition_seconds_;
+  TraceRecorder* trace_ = nullptr;
+  int traced_runs_ = 0;
 };
 
 // Compiles one partition Graph: a backend's compile() bound to its options.

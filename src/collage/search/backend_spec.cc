@@ -24,19 +24,24 @@ PartitionSpecPtr make_backend_spec(const Backend& backend, const SpecOptions& op
       break;
     }
     case BackendStyle::kGraph:
-      config.max_exits = 1;
-      config.allow_taps = false;
+      config.max_exits = options.max_exits;
+      config.allow_taps = options.max_exits > 1;
       config.max_depth = options.graph_max_depth;
       rule = make_graph_rule(supported, config);
       break;
     case BackendStyle::kCompiler:
-      config.max_exits = 1;
-      config.allow_taps = false;
+      config.max_exits = options.max_exits;
+      config.allow_taps = options.max_exits > 1;
       config.max_depth = options.compiler_max_depth;
       rule = make_fusing_rule(supported, config);
       break;
   }
-  return make_partition_spec(backend.name(), rule, config, &backend);
+  SubGraphConfig merge_config = config;
+  if (backend.style() != BackendStyle::kLibrary && options.unbounded_merges) {
+    merge_config = SubGraphConfig{};
+    merge_config.allow_taps = true;
+  }
+  return make_partition_spec(backend.name(), rule, config, &backend, merge_config);
 }
 
 std::vector<PartitionSpecPtr> make_backend_specs(const std::vector<const Backend*>& backends,

@@ -35,7 +35,7 @@ std::optional<ChosenPartition> try_merge(const DataflowGraph& dfg,
   if (refused.count(inside)) return std::nullopt;
 
   SubGraph merged = first.sub_graph.disjoint_union(dfg, second.sub_graph);
-  if (!merged.is_valid(dfg, first.spec->config)) {
+  if (!merged.is_valid(dfg, first.spec->merge_config)) {
     refused.insert(inside);
     return std::nullopt;
   }

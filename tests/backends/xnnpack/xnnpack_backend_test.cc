@@ -3,8 +3,14 @@
 #include "collage/backends/xnnpack/xnnpack_backend.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
+#include <pthreadpool.h>
+
+#include <mutex>
+#include <set>
 
 #include "backends/xnnpack/reference_check.h"
+#include "collage/backends/xnnpack/openmp_pthreadpool.h"
 #include "collage/ir/error.h"
 
 namespace collage::testing {
@@ -41,6 +47,43 @@ TEST(XnnpackBackendTest, ResidualBlockWithPoolingAndGemmMatchesReference) {
 
 TEST(XnnpackBackendTest, ResidualBlockMatchesReferenceOnTwoThreads) {
   expect_matches_reference(residual_block(), 2);
+}
+
+TEST(XnnpackBackendTest, RuntimesRunTheirParallelWorkOnTheSharedOpenMpThreads) {
+  // A plain-layout partition: no edge transposes of ours, only XNNPACK's own
+  // operators call the pool.
+  GraphMaker g;
+  ValueId x = g.input({64, 64});
+  ValueId product = g.op("MatMul", {x, g.weight({64, 64})}, {64, 64});
+  Graph graph = g.finish(g.op("Relu", {product}, {64, 64}));
+  const std::uint64_t before = xnnpack::openmp_pool_parallel_calls();
+  expect_matches_reference(graph, 2);
+  EXPECT_GT(xnnpack::openmp_pool_parallel_calls(), before);
+}
+
+TEST(XnnpackBackendTest, PthreadpoolCallsBindToTheOpenMpImplementation) {
+  // Whatever libXNNPACK would reach through the pthreadpool API must be the
+  // OpenMP-backed pool: each task records the OpenMP thread running it.
+  pthreadpool_t pool = pthreadpool_create(2);
+  ASSERT_NE(pool, nullptr);
+  EXPECT_EQ(pthreadpool_get_threads_count(pool), 2u);
+  struct Seen {
+    std::mutex mutex;
+    std::set<int> omp_threads;
+    std::size_t items = 0;
+  } seen;
+  pthreadpool_parallelize_2d_tile_2d(
+      pool,
+      [](void* context, std::size_t, std::size_t, std::size_t tile_i, std::size_t tile_j) {
+        auto* s = static_cast<Seen*>(context);
+        std::lock_guard<std::mutex> lock(s->mutex);
+        s->omp_threads.insert(omp_get_thread_num());
+        s->items += tile_i * tile_j;
+      },
+      &seen, 7, 9, 2, 4, 0);
+  pthreadpool_destroy(pool);
+  EXPECT_EQ(seen.items, 7u * 9u);
+  EXPECT_EQ(seen.omp_threads, (std::set<int>{0, 1}));
 }
 
 TEST(XnnpackBackendTest, EveryOutputOfAPartitionComesBackInNchwOrder) {

@@ -4,6 +4,7 @@
 
 #include "collage/backends/onednn/omp_threads.h"
 #include "collage/ir/error.h"
+#include "collage/runtime/trace.h"
 
 namespace collage::onednn {
 namespace {
@@ -45,7 +46,14 @@ void OnednnKernel::run(std::span<const Tensor> inputs, std::span<Tensor> outputs
   }
   ScopedOmpThreads threads(threads_);
   try {
-    for (const Step& step : program_.steps) step.primitive.execute(stream_, step.args);
+    for (const Step& step : program_.steps) {
+      if (step.is_reorder) {
+        ScopedSpan span("reorder", SpanKind::kLayout);
+        step.primitive.execute(stream_, step.args);
+        continue;
+      }
+      step.primitive.execute(stream_, step.args);
+    }
     stream_.wait();
   } catch (const dnnl::error& e) {
     throw Error(fmt::format("oneDNN kernel failed: {}", e.what()));

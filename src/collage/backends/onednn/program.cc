@@ -131,7 +131,8 @@ memory ProgramBuilder::reorder_into_new(ValueId value, const memory& src,
 }
 
 void ProgramBuilder::add_reorder(const memory& src, const memory& dst) {
-  add(dnnl::reorder(src, dst), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
+  program_.steps.push_back(
+      Step{dnnl::reorder(src, dst), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}}, true});
 }
 
 memory ProgramBuilder::output_memory(ValueId value, const memory::desc& desc) {

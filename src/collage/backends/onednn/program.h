@@ -24,6 +24,8 @@ namespace collage::onednn {
 struct Step {
   dnnl::primitive primitive;
   std::unordered_map<int, memory> args;
+  // A reorder between layouts (traced as layout work, not compute).
+  bool is_reorder = false;
 };
 
 // A memory that points into kernel input or output `slot`; its data handle is

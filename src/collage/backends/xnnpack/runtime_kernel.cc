@@ -10,14 +10,15 @@
 
 #include "collage/backends/xnnpack/channels_last.h"
 #include "collage/ir/error.h"
+#include "collage/runtime/trace.h"
 
 namespace collage::xnnpack {
 namespace {
 
 using Pool = std::shared_ptr<pthreadpool>;
 
-// One pool per thread count for the whole process; a pool lives as long as
-// some kernel uses it.
+// One pool handle per thread count for the whole process; a handle lives as
+// long as some kernel uses it. The threads behind it are OpenMP's.
 Pool shared_pool(int threads) {
   // With one thread XNNPACK runs on the caller's thread; no pool is needed.
   if (threads <= 1) return nullptr;
@@ -66,9 +67,11 @@ class RuntimeKernel final : public Kernel {
       const float* source = inputs[i].data<float>();
       float* staged = edge.staging.data();
       if (edge.value.layout == Layout::kChannelsLast) {
+        ScopedSpan span("nchw to nhwc", SpanKind::kLayout);
         const Shape& shape = edge.value.type.shape;
         nchw_to_nhwc(source, staged, shape[0], shape[1], shape[2] * shape[3], pool);
       } else {
+        ScopedSpan span("stage input", SpanKind::kCopy);
         std::memcpy(staged, source, inputs[i].byte_size());
       }
     }
@@ -98,6 +101,7 @@ class RuntimeKernel final : public Kernel {
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       const Edge& edge = outputs_[i];
       if (edge.value.layout != Layout::kChannelsLast) continue;
+      ScopedSpan span("nhwc to nchw", SpanKind::kLayout);
       const Shape& shape = edge.value.type.shape;
       nhwc_to_nchw(edge.staging.data(), outputs[i].data<float>(), shape[0], shape[1],
                    shape[2] * shape[3], pool);
@@ -154,12 +158,10 @@ std::optional<std::string> initialize_xnnpack() {
 Result<std::unique_ptr<Kernel>> make_runtime_kernel(BuiltSubgraph built, int threads) {
   Pool pool = shared_pool(threads);
   if (threads > 1 && pool == nullptr) return Failure{"could not create a pthreadpool"};
-  // Partitions of OpenMP backends run between XNNPACK runtimes on the same
-  // cores; workers left spinning after the last operator would take those
-  // cores from them (docs/threading.md measures it).
+  // The pool runs on the OpenMP threads every backend shares
+  // (openmp_pthreadpool.h), so there are no workers of its own to yield.
   xnn_runtime_t runtime = nullptr;
-  xnn_status status =
-      xnn_create_runtime_v2(built.subgraph.get(), pool.get(), XNN_FLAG_YIELD_WORKERS, &runtime);
+  xnn_status status = xnn_create_runtime_v2(built.subgraph.get(), pool.get(), 0, &runtime);
   if (status != xnn_status_success) {
     return Failure{fmt::format("XNNPACK could not create the runtime: {}", status_name(status))};
   }

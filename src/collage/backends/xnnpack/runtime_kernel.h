@@ -6,9 +6,9 @@
 // the input is stored channels-last, and leaving XNN_EXTRA_BYTES of slack
 // that XNNPACK may read past the end), invokes the runtime and writes the
 // outputs back in NCHW order. Plain outputs are written by XNNPACK in place.
-// Kernels with the same thread count share one pthreadpool. Its workers go
-// to sleep when a run ends (XNN_FLAG_YIELD_WORKERS) instead of spinning, so
-// they leave the cores to the OpenMP backend that often runs next.
+// Kernels with the same thread count share one pthreadpool handle, whose
+// work runs on the OpenMP threads that the other backends use too
+// (openmp_pthreadpool.h): one set of threads for the whole plan.
 #pragma once
 
 #include <memory>

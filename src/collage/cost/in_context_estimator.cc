@@ -1,0 +1,46 @@
+#include "collage/cost/in_context_estimator.h"
+
+#include "collage/partition/partition_spec.h"
+
+namespace collage {
+namespace {
+
+std::string overhead_key(const std::string& backend, const std::string& machine,
+                         const std::string& model) {
+  return "in-context partition overhead|" + model + "|" + backend + "|" + machine;
+}
+
+}  // namespace
+
+PartitionOverheads PartitionOverheads::load(const MeasurementCache& cache,
+                                            const std::string& machine,
+                                            const std::vector<std::string>& backends,
+                                            const std::string& model) {
+  PartitionOverheads overheads;
+  for (const std::string& backend : backends) {
+    std::optional<CachedMeasurement> found = cache.find(overhead_key(backend, machine, model));
+    if (found && found->valid) overheads.seconds[backend] = found->median_seconds;
+  }
+  return overheads;
+}
+
+void PartitionOverheads::store(MeasurementCache& cache, const std::string& machine,
+                               const std::string& model) const {
+  for (const auto& [backend, value] : seconds) {
+    CachedMeasurement entry;
+    entry.valid = true;
+    entry.median_seconds = value;
+    entry.p90_seconds = value;
+    entry.count = 1;
+    cache.store(overhead_key(backend, machine, model), entry);
+  }
+}
+
+Cost InContextEstimator::estimate(const DataflowGraph& dfg, const CandidatePartition& candidate) {
+  Cost cost = isolated_.estimate(dfg, candidate);
+  if (!cost.is_valid()) return cost;
+  double extra = overheads_.of(candidate.spec_name());
+  return extra > 0 ? cost + Cost::value(extra) : cost;
+}
+
+}  // namespace collage

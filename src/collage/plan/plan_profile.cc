@@ -1,0 +1,228 @@
+#include "collage/plan/plan_profile.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "collage/ir/error.h"
+#include "collage/plan/plan_compiler.h"
+
+namespace collage {
+namespace {
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  std::size_t mid = values.size() / 2;
+  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+std::string ms(double value) { return fmt::format("{:.3f}", value); }
+
+std::string ms(const std::optional<double>& value) { return value ? ms(*value) : "-"; }
+
+std::string shorten(const std::string& text, std::size_t width) {
+  if (text.size() <= width) return text;
+  return text.substr(0, width - 3) + "...";
+}
+
+}  // namespace
+
+PlanProfile profile_plan(const Plan& plan, const std::vector<TraceSpan>& spans, int first_run) {
+  const std::size_t count = plan.partitions.size();
+  int last_run = first_run - 1;
+  for (const TraceSpan& span : spans) last_run = std::max(last_run, span.run);
+  const int runs = last_run - first_run + 1;
+  if (runs <= 0) throw Error("the trace holds no run of the plan");
+
+  // Per run: each partition's kernel time and its inside work; each run's
+  // wall time and allocations.
+  auto per_run = [&](std::size_t rows) {
+    return std::vector<std::vector<double>>(rows, std::vector<double>(runs, 0.0));
+  };
+  std::vector<std::vector<double>> kernel = per_run(count);
+  std::vector<std::vector<double>> layout = per_run(count);
+  std::vector<std::vector<double>> copy = per_run(count);
+  std::vector<double> wall(runs, 0.0);
+  std::vector<double> allocate(runs, 0.0);
+  std::map<SpanKind, int> spans_of_kind;
+  for (const TraceSpan& span : spans) {
+    if (span.run < first_run) continue;
+    const auto r = static_cast<std::size_t>(span.run - first_run);
+    const double span_ms = span.duration_us / 1e3;
+    if (span.partition >= static_cast<int>(count)) {
+      throw Error(
+          fmt::format("the trace names partition {}, but the plan has {}", span.partition, count));
+    }
+    if (span.run == first_run) ++spans_of_kind[span.kind];
+    const auto p = static_cast<std::size_t>(std::max(span.partition, 0));
+    switch (span.kind) {
+      case SpanKind::kRun:
+        wall[r] += span_ms;
+        break;
+      case SpanKind::kAllocate:
+        allocate[r] += span_ms;
+        break;
+      case SpanKind::kPartition:
+        kernel[p][r] += span_ms;
+        break;
+      case SpanKind::kLayout:
+        layout[p][r] += span_ms;
+        break;
+      case SpanKind::kCopy:
+        copy[p][r] += span_ms;
+        break;
+      case SpanKind::kDispatch:
+        break;
+    }
+  }
+
+  PlanProfile profile;
+  profile.runs = runs;
+  profile.run_median_ms = median(wall);
+  profile.estimated_ms = plan.estimated_ms;
+  std::vector<double> between(runs, 0.0);
+  std::vector<double> layout_total(runs, 0.0);
+  std::vector<double> copy_total(runs, 0.0);
+  for (int r = 0; r < runs; ++r) {
+    double kernels = 0;
+    for (std::size_t p = 0; p < count; ++p) {
+      kernels += kernel[p][static_cast<std::size_t>(r)];
+      layout_total[static_cast<std::size_t>(r)] += layout[p][static_cast<std::size_t>(r)];
+      copy_total[static_cast<std::size_t>(r)] += copy[p][static_cast<std::size_t>(r)];
+    }
+    between[static_cast<std::size_t>(r)] = std::max(
+        0.0, wall[static_cast<std::size_t>(r)] - kernels - allocate[static_cast<std::size_t>(r)]);
+  }
+  for (std::size_t p = 0; p < count; ++p) {
+    const PlanPartition& partition = plan.partitions[p];
+    PartitionProfile row;
+    row.index = static_cast<int>(p);
+    row.backend = partition.backend;
+    row.previous_backend = p == 0 ? "" : plan.partitions[p - 1].backend;
+    row.ops = fmt::format("{}", fmt::join(partition.ops, "+"));
+    row.estimated_ms = partition.estimated_ms;
+    row.in_context_ms = median(kernel[p]);
+    row.layout_ms = median(layout[p]);
+    row.copy_ms = median(copy[p]);
+    profile.partitions_ms += row.in_context_ms;
+    profile.partitions.push_back(std::move(row));
+  }
+
+  profile.boundaries.push_back({"layout conversion (inside kernels)", median(layout_total),
+                                spans_of_kind[SpanKind::kLayout]});
+  profile.boundaries.push_back(
+      {"staging copy (inside kernels)", median(copy_total), spans_of_kind[SpanKind::kCopy]});
+  profile.boundaries.push_back(
+      {"allocation (executor)", median(allocate), spans_of_kind[SpanKind::kAllocate]});
+  profile.boundaries.push_back({"between kernels (executor)", median(between), 0});
+  // The in-context excess over the estimate, by backend pair: what a switch
+  // from one backend to the next costs beyond the kernels timed alone.
+  std::map<std::string, std::pair<double, int>> by_pair;
+  for (const PartitionProfile& row : profile.partitions) {
+    std::optional<double> gap = row.gap_ms();
+    if (!gap) continue;
+    std::string key =
+        fmt::format("in-context excess after {} -> {}",
+                    row.previous_backend.empty() ? "start" : row.previous_backend, row.backend);
+    by_pair[key].first += *gap;
+    by_pair[key].second += 1;
+  }
+  for (const auto& [key, total] : by_pair) {
+    profile.boundaries.push_back({key, total.first, total.second});
+  }
+  return profile;
+}
+
+std::string profile_to_text(const PlanProfile& profile, int top) {
+  std::string text;
+  text += fmt::format(
+      "profile over {} run{}: end to end {} ms (median), partitions in context {} ms, "
+      "estimated {} ms\n",
+      profile.runs, profile.runs == 1 ? "" : "s", ms(profile.run_median_ms),
+      ms(profile.partitions_ms), ms(profile.estimated_ms));
+  text += "\nboundary work per run (ms; count per run)\n";
+  for (const BoundaryTotal& total : profile.boundaries) {
+    text += fmt::format("  {:<52} {:>9}  {}\n", total.kind, ms(total.ms_per_run),
+                        total.count_per_run == 0 ? "" : fmt::format("x{}", total.count_per_run));
+  }
+
+  std::vector<const PartitionProfile*> gaps;
+  for (const PartitionProfile& row : profile.partitions) {
+    if (row.gap_ms()) gaps.push_back(&row);
+  }
+  std::sort(gaps.begin(), gaps.end(), [](const PartitionProfile* a, const PartitionProfile* b) {
+    return *a->gap_ms() > *b->gap_ms();
+  });
+  if (!gaps.empty()) {
+    text += fmt::format("\ntop {} gaps (in context - estimate, ms)\n",
+                        std::min<std::size_t>(gaps.size(), static_cast<std::size_t>(top)));
+    for (std::size_t i = 0; i < gaps.size() && i < static_cast<std::size_t>(top); ++i) {
+      const PartitionProfile& row = *gaps[i];
+      text += fmt::format("  #{:<4} {:<9} after {:<9} {:>8} vs {:>8}  +{}  {}\n", row.index,
+                          row.backend, row.previous_backend.empty() ? "-" : row.previous_backend,
+                          ms(row.in_context_ms), ms(row.estimated_ms), ms(*row.gap_ms()),
+                          shorten(row.ops, 40));
+    }
+  }
+
+  text += fmt::format("\n{:>4}  {:<9} {:>9} {:>9} {:>8} {:>8}  {}\n", "#", "backend", "ctx ms",
+                      "est ms", "layout", "copy", "ops");
+  for (const PartitionProfile& row : profile.partitions) {
+    text += fmt::format("{:>4}  {:<9} {:>9} {:>9} {:>8} {:>8}  {}\n", row.index, row.backend,
+                        ms(row.in_context_ms), ms(row.estimated_ms), ms(row.layout_ms),
+                        ms(row.copy_ms), shorten(row.ops, 48));
+  }
+  return text;
+}
+
+void annotate_plan(Plan& plan, const PlanProfile& profile) {
+  for (const PartitionProfile& row : profile.partitions) {
+    plan.partitions[static_cast<std::size_t>(row.index)].measured_ms = row.in_context_ms;
+  }
+}
+
+PlanProfile profile_in_context(const Graph& model, const Plan& plan,
+                               const BackendRegistry& registry, int threads,
+                               const std::map<std::string, Tensor>& inputs, int runs, int warmup) {
+  Executor executor = compile_plan(model, plan, registry, threads);
+  for (int i = 0; i < warmup; ++i) executor.run(inputs);
+  TraceRecorder recorder;
+  executor.record_into(&recorder);
+  for (int i = 0; i < runs; ++i) executor.run(inputs);
+  executor.record_into(nullptr);
+  return profile_plan(plan, recorder.spans());
+}
+
+PartitionOverheads overheads_from_profile(const PlanProfile& profile,
+                                          const PartitionOverheads& charged) {
+  double between_ms = 0;
+  for (const BoundaryTotal& total : profile.boundaries) {
+    if (total.kind == "between kernels (executor)" || total.kind == "allocation (executor)") {
+      between_ms += total.ms_per_run;
+    }
+  }
+  const double share_ms = profile.partitions.empty()
+                              ? 0.0
+                              : between_ms / static_cast<double>(profile.partitions.size());
+  std::map<std::string, std::pair<double, int>> excess;
+  for (const PartitionProfile& row : profile.partitions) {
+    if (!row.estimated_ms) continue;
+    const double isolated_ms = *row.estimated_ms - charged.of(row.backend) * 1e3;
+    excess[row.backend].first += row.in_context_ms - isolated_ms + share_ms;
+    excess[row.backend].second += 1;
+  }
+  PartitionOverheads result = charged;
+  for (const auto& [backend, total] : excess) {
+    double observed = std::max(0.0, total.first / total.second) / 1e3;
+    // The excess a plan shows depends on which partitions it has: averaging
+    // with what was charged damps the swing between successive plans.
+    auto previous = charged.seconds.find(backend);
+    result.seconds[backend] =
+        previous == charged.seconds.end() ? observed : (previous->second + observed) / 2;
+  }
+  return result;
+}
+
+}  // namespace collage

@@ -1,0 +1,90 @@
+// PlanProfile: where a plan's time goes when it runs, next to what the
+// search estimated.
+//
+// The search adds the costs of candidates timed alone. A profile takes the
+// spans of real runs of the plan (runtime/trace.h) and puts, per partition,
+// its in-context median beside its estimate, and totals the work done at
+// the boundaries (layout conversions, staging copies, allocations, the
+// executor between kernels). Gaps are also grouped by the backend that ran
+// just before, so the cost of switching from one backend to another (a
+// thread pool to wake, caches another library left cold) is visible as its
+// own line.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collage/backends/registry.h"
+#include "collage/cost/in_context_estimator.h"
+#include "collage/ir/graph.h"
+#include "collage/plan/plan.h"
+#include "collage/runtime/trace.h"
+
+namespace collage {
+
+struct PartitionProfile {
+  int index = 0;
+  std::string backend;
+  // The backend of the partition that ran just before ("" for the first).
+  std::string previous_backend;
+  std::string ops;
+  std::optional<double> estimated_ms;
+  // Median over runs of the partition's kernel, as the executor called it.
+  double in_context_ms = 0;
+  // Median per run of the layout conversions and copies inside the kernel.
+  double layout_ms = 0;
+  double copy_ms = 0;
+  // in_context - estimate, when there is an estimate.
+  std::optional<double> gap_ms() const {
+    if (!estimated_ms) return std::nullopt;
+    return in_context_ms - *estimated_ms;
+  }
+};
+
+// Time per run spent on one kind of boundary work.
+struct BoundaryTotal {
+  std::string kind;
+  double ms_per_run = 0;
+  // How many spans of this kind a run has (0 where it is derived).
+  int count_per_run = 0;
+};
+
+struct PlanProfile {
+  int runs = 0;
+  double run_median_ms = 0;
+  std::optional<double> estimated_ms;
+  // Sum over partitions of their in-context medians.
+  double partitions_ms = 0;
+  std::vector<PartitionProfile> partitions;
+  std::vector<BoundaryTotal> boundaries;
+};
+
+// Builds the profile of `plan` from the spans of its runs. Spans of runs
+// before `first_run` (warm-up) are ignored.
+PlanProfile profile_plan(const Plan& plan, const std::vector<TraceSpan>& spans, int first_run = 0);
+
+// The text summary: totals, boundary kinds, the `top` largest gaps, and a
+// line per partition.
+std::string profile_to_text(const PlanProfile& profile, int top = 10);
+
+// Puts each partition's in-context median into `plan` as its measured_ms.
+void annotate_plan(Plan& plan, const PlanProfile& profile);
+
+// Compiles `plan`, runs it `warmup` + `runs` times on `inputs` with tracing,
+// and profiles the timed runs. Throws Error when the plan does not compile.
+PlanProfile profile_in_context(const Graph& model, const Plan& plan,
+                               const BackendRegistry& registry, int threads,
+                               const std::map<std::string, Tensor>& inputs, int runs, int warmup);
+
+// The per-partition overhead of each backend that `profile` shows: the mean
+// over the backend's partitions of (in context - isolated), plus an equal
+// share of the executor's time between kernels. The plan's estimates were
+// made with `charged` added; it is taken off to get the isolated cost.
+// A backend that was charged before gets the mean of the charged and the
+// observed overhead; backends without a partition keep their charge.
+PartitionOverheads overheads_from_profile(const PlanProfile& profile,
+                                          const PartitionOverheads& charged);
+
+}  // namespace collage

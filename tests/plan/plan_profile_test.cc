@@ -1,0 +1,104 @@
+#include "collage/plan/plan_profile.h"
+
+#include <gtest/gtest.h>
+
+#include "collage/ir/error.h"
+
+namespace collage {
+namespace {
+
+Plan two_partition_plan() {
+  Plan plan;
+  plan.partitions.resize(2);
+  plan.partitions[0].backend = "xnnpack";
+  plan.partitions[0].ops = {"Conv"};
+  plan.partitions[0].estimated_ms = 0.100;
+  plan.partitions[1].backend = "native";
+  plan.partitions[1].ops = {"Relu"};
+  plan.partitions[1].estimated_ms = 0.010;
+  plan.estimated_ms = 0.110;
+  return plan;
+}
+
+TraceSpan span(SpanKind kind, int run, int partition, double us) {
+  return TraceSpan{
+      .name = "s", .kind = kind, .duration_us = us, .run = run, .partition = partition};
+}
+
+// Three runs: the first is warm-up; xnnpack takes 150/160/170 us with a
+// 40 us layout conversion inside, native 30 us, runs 200 us end to end.
+std::vector<TraceSpan> three_runs() {
+  std::vector<TraceSpan> spans;
+  for (int run = 0; run < 3; ++run) {
+    spans.push_back(span(SpanKind::kPartition, run, 0, 150 + 10 * run));
+    spans.push_back(span(SpanKind::kLayout, run, 0, 40));
+    spans.push_back(span(SpanKind::kPartition, run, 1, 30));
+    spans.push_back(span(SpanKind::kAllocate, run, -1, 2));
+    spans.push_back(span(SpanKind::kRun, run, -1, 200 + 10 * run));
+  }
+  return spans;
+}
+
+TEST(PlanProfileTest, PartitionsGetTheirInContextMedianBesideTheirEstimate) {
+  PlanProfile profile = profile_plan(two_partition_plan(), three_runs(), 1);
+  EXPECT_EQ(profile.runs, 2);
+  ASSERT_EQ(profile.partitions.size(), 2u);
+  EXPECT_NEAR(profile.partitions[0].in_context_ms, 0.165, 1e-9);
+  EXPECT_NEAR(profile.partitions[0].layout_ms, 0.040, 1e-9);
+  EXPECT_NEAR(*profile.partitions[0].gap_ms(), 0.065, 1e-9);
+  EXPECT_EQ(profile.partitions[1].previous_backend, "xnnpack");
+  EXPECT_NEAR(*profile.partitions[1].gap_ms(), 0.020, 1e-9);
+  EXPECT_NEAR(profile.run_median_ms, 0.215, 1e-9);
+}
+
+TEST(PlanProfileTest, TheTimeBetweenKernelsIsTheRunLessKernelsAndAllocations) {
+  PlanProfile profile = profile_plan(two_partition_plan(), three_runs(), 1);
+  auto total = [&](const std::string& kind) {
+    for (const BoundaryTotal& b : profile.boundaries) {
+      if (b.kind == kind) return b.ms_per_run;
+    }
+    ADD_FAILURE() << "no boundary kind " << kind;
+    return 0.0;
+  };
+  // 215 - (165 + 30) - 2 us.
+  EXPECT_NEAR(total("between kernels (executor)"), 0.018, 1e-9);
+  EXPECT_NEAR(total("layout conversion (inside kernels)"), 0.040, 1e-9);
+  EXPECT_NEAR(total("in-context excess after xnnpack -> native"), 0.020, 1e-9);
+}
+
+TEST(PlanProfileTest, TheSummaryListsTheLargestGapFirst) {
+  std::string text = profile_to_text(profile_plan(two_partition_plan(), three_runs(), 1), 1);
+  std::size_t top = text.find("top 1 gaps");
+  ASSERT_NE(top, std::string::npos) << text;
+  EXPECT_NE(text.find("#0", top), std::string::npos) << text;
+  EXPECT_EQ(text.find("#1 ", top), std::string::npos) << text;
+}
+
+TEST(PlanProfileTest, ATraceOfAnotherPlanIsAnError) {
+  Plan plan = two_partition_plan();
+  std::vector<TraceSpan> spans = {span(SpanKind::kPartition, 0, 5, 10)};
+  EXPECT_THROW(profile_plan(plan, spans), Error);
+  EXPECT_THROW(profile_plan(plan, {}), Error);
+}
+
+TEST(PlanProfileTest, OverheadsAreTheMeanInContextExcessWithTheChargeTakenOff) {
+  PlanProfile profile = profile_plan(two_partition_plan(), three_runs(), 1);
+  PartitionOverheads charged;
+  charged.seconds["native"] = 4e-6;  // already in native's 10 us estimate
+  PartitionOverheads observed = overheads_from_profile(profile, charged);
+  // Each partition also gets half of the 18 + 2 us between kernels.
+  // xnnpack: 165 - 100 + 10 us, first seen.
+  EXPECT_NEAR(observed.of("xnnpack"), 75e-6, 1e-12);
+  // native: 30 - (10 - 4) + 10 = 34 us observed, averaged with the 4 charged.
+  EXPECT_NEAR(observed.of("native"), 19e-6, 1e-12);
+}
+
+TEST(PlanProfileTest, AnnotatingAPlanFillsEachPartitionsMeasuredTime) {
+  Plan plan = two_partition_plan();
+  annotate_plan(plan, profile_plan(plan, three_runs(), 1));
+  ASSERT_TRUE(plan.partitions[0].measured_ms);
+  EXPECT_NEAR(*plan.partitions[0].measured_ms, 0.165, 1e-9);
+}
+
+}  // namespace
+}  // namespace collage
