@@ -27,11 +27,15 @@ def cpu_model():
 models = sorted({os.path.basename(p).split(".")[0] for p in glob.glob(os.path.join(work, "*.collage.*.json"))})
 rows = []
 geo = {"best single": [], "greedy": [], "onnxruntime": []}
+errors = []
 for model in models:
     per_strategy = {}
+    estimates = []
     for path in sorted(glob.glob(os.path.join(work, f"{model}.collage.*.json"))):
         for s in json.load(open(path))["strategies"]:
             per_strategy.setdefault(s["name"], []).append(s["latency_ms_median"])
+            if s["name"] == "collage" and s.get("estimated_ms") is not None:
+                estimates.append(s["estimated_ms"])
     ort = [json.load(open(p))["median_ms"] for p in sorted(glob.glob(os.path.join(work, f"{model}.ort.*.json")))]
     med = {k: statistics.median(v) for k, v in per_strategy.items()}
     spread = {k: (min(v), max(v)) for k, v in per_strategy.items()}
@@ -43,6 +47,7 @@ for model in models:
         "model": model, "native": med["native"], "best": (best_name, med[best_name]),
         "greedy": med.get(greedy) if greedy else None, "collage": collage,
         "collage_spread": spread["collage"], "ort": statistics.median(ort) if ort else None,
+        "estimate": statistics.median(estimates) if estimates else None,
     }
     rows.append(row)
     geo["best single"].append(med[best_name] / collage)
@@ -50,6 +55,8 @@ for model in models:
         geo["greedy"].append(med[greedy] / collage)
     if ort:
         geo["onnxruntime"].append(row["ort"] / collage)
+    if row["estimate"]:
+        errors.append(abs(collage - row["estimate"]) / collage)
 
 
 def gmean(values):
@@ -59,17 +66,27 @@ def gmean(values):
 print(f"# Collage vs. baselines, {threads} threads\n")
 print(f"Machine: {cpu_model()}, {os.cpu_count()} cores. Threads: {threads}. "
       f"{rounds} rounds x {repeat} interleaved runs per strategy; latency = median over rounds of "
-      f"each round's median (ms); the collage column shows the min-max of round medians.\n")
-print("| model | native | best single backend | greedy | collage | ONNX Runtime | collage vs best single | collage vs greedy | ORT / collage |")
-print("|---|---|---|---|---|---|---|---|---|")
+      f"each round's median (ms); the collage column is the searched plan before any fallback, "
+      f"with the min-max of round medians; its estimate is the search's, and the additive error "
+      f"is (measured - estimate) / measured.\n")
+print("| model | native | best single backend | greedy | collage | collage estimate | additive error | ONNX Runtime | collage vs best single | collage vs greedy | ORT / collage |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
     g = f"{r['greedy']:.2f}" if r["greedy"] else "-"
     o = f"{r['ort']:.2f}" if r["ort"] else "-"
     vs_g = f"{r['greedy'] / r['collage']:.2f}x" if r["greedy"] else "-"
     vs_o = f"{r['ort'] / r['collage']:.2f}" if r["ort"] else "-"
     lo, hi = r["collage_spread"]
+    est = f"{r['estimate']:.2f}" if r["estimate"] else "-"
+    err = f"{(r['collage'] - r['estimate']) / r['collage'] * 100:+.0f}%" if r["estimate"] else "-"
     print(f"| {r['model']} | {r['native']:.2f} | {r['best'][1]:.2f} ({r['best'][0]}) | {g} | "
-          f"{r['collage']:.2f} ({lo:.2f}-{hi:.2f}) | {o} | {r['best'][1] / r['collage']:.2f}x | {vs_g} | {vs_o} |")
+          f"{r['collage']:.2f} ({lo:.2f}-{hi:.2f}) | {est} | {err} | {o} | "
+          f"{r['best'][1] / r['collage']:.2f}x | {vs_g} | {vs_o} |")
 print()
 for k, v in geo.items():
     print(f"- geometric-mean speedup of collage over {k}: {gmean(v):.2f}x ({len(v)} models)")
+if geo["onnxruntime"]:
+    print(f"- collage latency / ONNX Runtime latency, geometric mean: {1 / gmean(geo['onnxruntime']):.2f}")
+if errors:
+    print(f"- additive error |measured - estimate| / measured: median {statistics.median(errors) * 100:.0f}%, "
+          f"max {max(errors) * 100:.0f}%; within 10% on {sum(e <= 0.10 for e in errors)} of {len(errors)} models")

@@ -69,6 +69,22 @@ std::string overheads_text(const PartitionOverheads& overheads) {
   return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// The plan's estimates with the overheads last learned on this machine in
+// place of those charged while searching (which may be older, or kept to
+// reproduce the plan): the search's best account of what the plan costs.
+Plan with_estimates_in_context(Plan plan, const PartitionOverheads& charged,
+                               const PartitionOverheads& learned) {
+  double total = 0;
+  for (PlanPartition& partition : plan.partitions) {
+    if (!partition.estimated_ms) return plan;
+    *partition.estimated_ms +=
+        (learned.of(partition.backend) - charged.of(partition.backend)) * 1e3;
+    total += *partition.estimated_ms;
+  }
+  plan.estimated_ms = total;
+  return plan;
+}
+
 Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& strategy,
                   const PlanningOptions& options) {
   std::vector<const Backend*> backends = resolve_backends(options.backends);
@@ -97,14 +113,15 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   // model starts from the overheads this machine showed last and refines.
   const std::string model_hash = structural_hash_hex(graph);
   PartitionOverheads overheads;
+  PartitionOverheads learned;
   int refine_rounds = options.refine_rounds;
   if (cache) {
+    learned = PartitionOverheads::load(*cache, machine, backend_names);
+    overheads = learned;
     PartitionOverheads known = PartitionOverheads::load(*cache, machine, backend_names, model_hash);
     if (refine_rounds > 0 && !known.seconds.empty()) {
       overheads = known;
       refine_rounds = 0;
-    } else {
-      overheads = PartitionOverheads::load(*cache, machine, backend_names);
     }
   }
 
@@ -141,7 +158,7 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     plan.search.states_expanded = static_cast<int>(result.search.stats.states_expanded);
     plan.search.seconds = search_seconds;
     if (round >= refine_rounds) {
-      if (!best) return plan;
+      if (!best) return with_estimates_in_context(plan, overheads, learned);
       break;
     }
 
@@ -163,12 +180,13 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
       best_overheads = overheads;
     }
     overheads = overheads_from_profile(profile, overheads);
-    if (cache) overheads.store(*cache, machine);
+    learned = overheads;
+    if (cache) learned.store(*cache, machine);
   }
   for (const std::string& name : backend_names) best_overheads.seconds.emplace(name, 0.0);
   if (cache) best_overheads.store(*cache, machine, model_hash);
   best->search.seconds = search_seconds;
-  return *best;
+  return with_estimates_in_context(*best, best_overheads, learned);
 }
 
 // The native strategy: the whole model as one native partition, so the
