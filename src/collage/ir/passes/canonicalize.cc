@@ -1,6 +1,7 @@
 #include "collage/ir/passes/canonicalize.h"
 
 #include "collage/ir/passes/constant_nodes.h"
+#include "collage/ir/passes/fold_batch_norm.h"
 #include "collage/ir/passes/remove_identity.h"
 
 namespace collage {
@@ -19,6 +20,7 @@ CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options)
     options.infer_types(graph);
   }
   graph.prune();
+  stats.batch_norms_folded = fold_batch_norm(graph);
   return stats;
 }
 

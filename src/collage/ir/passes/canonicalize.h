@@ -8,7 +8,8 @@
 // (constant_nodes.h), and folds constant sub-graphs (fold_constants.h) until
 // nothing changes: folding a shape computation makes the shape of its
 // consumer (a Reshape) knowable, which the caller's type inference then
-// fills in, which may let more nodes fold. Finally it prunes dead nodes.
+// fills in, which may let more nodes fold. Then it folds BatchNormalization
+// into the convolution before it (fold_batch_norm.h) and prunes dead nodes.
 #pragma once
 
 #include <functional>
@@ -36,6 +37,8 @@ struct CanonicalizeStats {
   int nodes_folded = 0;
   // Folding sweeps run, the last of which folded nothing (or was the only one).
   int fold_rounds = 0;
+  // BatchNormalizations folded into the convolution before them.
+  int batch_norms_folded = 0;
 };
 
 // Canonicalizes `graph` in place; value and node ids change. Throws Error
