@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <memory>
 #include <thread>
@@ -130,6 +131,14 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   PartitionOverheads best_overheads;
   std::string previous_signature;
   double search_seconds = 0;
+  // The budget counts from the first profile: measuring the candidates is
+  // not refinement.
+  std::optional<std::chrono::steady_clock::time_point> refine_start;
+  auto over_budget = [&] {
+    return refine_start &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - *refine_start).count() >
+               options.refine_budget_seconds;
+  };
   for (int round = 0;; ++round) {
     InContextEstimator in_context(estimator, overheads);
     Progress progress("candidates", options.show_progress && round == 0);
@@ -163,8 +172,9 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     }
 
     std::string signature = partition_signature(plan);
-    if (signature == previous_signature && best) break;
+    if (best && (signature == previous_signature || over_budget())) break;
     previous_signature = signature;
+    if (!refine_start) refine_start = std::chrono::steady_clock::now();
     PlanProfile profile = profile_in_context(graph, plan, BackendRegistry::global(),
                                              options.threads, inputs, options.refine_runs, 2);
     plan.measured_ms = profile.run_median_ms;
@@ -211,6 +221,11 @@ void add_search_flags(CLI::App& command, SearchFlags& flags) {
                   "per-partition overhead, search again (0: search once)")
       ->capture_default_str();
   command
+      .add_option("--budget", flags.budget_seconds,
+                  "seconds after which refinement starts no new round (measuring the "
+                  "candidates is not counted)")
+      ->capture_default_str();
+  command
       .add_option("--max-depth", flags.max_depth,
                   "longest path inside a graph-runtime or fusing-compiler candidate")
       ->capture_default_str();
@@ -231,7 +246,11 @@ void apply_search_flags(const SearchFlags& flags, PlanningOptions& options) {
   if (flags.max_exits < 1 || flags.max_exits > 16) {
     throw Error("must be between 1 and 16", {.field = "--max-exits"});
   }
+  if (!(flags.budget_seconds >= 0) || flags.budget_seconds > 86400) {
+    throw Error("must be between 0 and 86400 seconds", {.field = "--budget"});
+  }
   options.refine_rounds = flags.refine_rounds;
+  options.refine_budget_seconds = flags.budget_seconds;
   options.specs.graph_max_depth = static_cast<std::size_t>(flags.max_depth);
   options.specs.compiler_max_depth = static_cast<std::size_t>(flags.max_depth);
   options.specs.max_exits = static_cast<std::size_t>(flags.max_exits);

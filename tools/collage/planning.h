@@ -40,11 +40,14 @@ struct PlanningOptions {
   int refine_rounds = 3;
   // Timed runs per profile.
   int refine_runs = 10;
+  // Refinement starts no new round after this many seconds of it.
+  double refine_budget_seconds = 120;
 };
 
 // The search's flags, shared by `tune` and `compare`.
 struct SearchFlags {
   int refine_rounds = 3;
+  double budget_seconds = 120;
   int max_depth = 6;
   int max_exits = 1;
 };
