@@ -25,16 +25,32 @@ enum class BackendStyle { kLibrary, kGraph, kCompiler };
 
 inline std::string style_name(BackendStyle style) {
   switch (style) {
-    case BackendStyle::kLibrary: return "library";
-    case BackendStyle::kGraph: return "graph";
-    case BackendStyle::kCompiler: return "compiler";
+    case BackendStyle::kLibrary:
+      return "library";
+    case BackendStyle::kGraph:
+      return "graph";
+    case BackendStyle::kCompiler:
+      return "compiler";
   }
   return "?";
 }
 
+// How a tensor at a partition's edge is stored. Plain is dense row-major
+// (NCHW for a 4-D activation), the Kernel contract's default. Channels-last
+// stores a 4-D [N,C,H,W] tensor in NHWC order: adjacent partitions of
+// backends that compute channels-last exchange tensors that way, so the
+// conversion happens once where the layout family changes instead of at
+// both ends of every boundary.
+enum class EdgeLayout { kPlain, kChannelsLast };
+
 struct CompileOptions {
   // Threads the kernel may use; every backend in a run gets the same number.
   int threads = 1;
+  // The layout of each partition input and output, in Graph::inputs() and
+  // Graph::outputs() order; empty means all plain. Only backends that
+  // accept_channels_last_edges() are given anything else.
+  std::vector<EdgeLayout> input_layouts;
+  std::vector<EdgeLayout> output_layouts;
 };
 
 // A named multi-op entry of a library-style backend.
@@ -61,6 +77,9 @@ class Backend {
   virtual std::vector<NamedPattern> patterns() const { return {}; }
   // Human-readable list of supported ops and patterns, for `collage backends`.
   virtual std::string describe_support() const = 0;
+
+  // Whether compile() honours CompileOptions' channels-last edge layouts.
+  virtual bool accepts_channels_last_edges() const { return false; }
 
   // Compiles a partition (a standalone Graph, see extract_subgraph). A
   // partition the backend cannot run is a Failure with the reason, never a crash.

@@ -20,6 +20,42 @@ void check_plan_matches(const Graph& model, const Plan& plan, const std::string&
   }
 }
 
+std::vector<bool> channels_last_values(const Graph& model,
+                                       const std::vector<std::vector<NodeId>>& partition_nodes,
+                                       const std::vector<const Backend*>& backends) {
+  const std::size_t none = partition_nodes.size();
+  std::vector<std::size_t> partition_of(model.num_nodes(), none);
+  for (std::size_t p = 0; p < partition_nodes.size(); ++p) {
+    for (NodeId node : partition_nodes[p]) partition_of[static_cast<std::size_t>(node)] = p;
+  }
+  std::vector<std::size_t> producer(model.num_values(), none);
+  for (std::size_t n = 0; n < model.num_nodes(); ++n) {
+    for (ValueId out : model.node(static_cast<NodeId>(n)).outputs) {
+      if (out != kNoValue) producer[static_cast<std::size_t>(out)] = partition_of[n];
+    }
+  }
+  const std::vector<std::vector<NodeId>> users = model.consumers();
+  std::vector<bool> result(model.num_values(), false);
+  for (std::size_t v = 0; v < model.num_values(); ++v) {
+    const std::size_t from = producer[v];
+    const auto id = static_cast<ValueId>(v);
+    if (from == none || !backends[from]->accepts_channels_last_edges()) continue;
+    const TensorType& type = model.type(id);
+    if (type.dtype != DType::kFloat32 || type.shape.size() != 4) continue;
+    if (type.shape[1] == 1 || type.shape[2] * type.shape[3] == 1) continue;
+    if (model.is_output(id) || users[v].empty()) continue;
+    bool every_reader_accepts = true;
+    bool crosses = false;
+    for (NodeId user : users[v]) {
+      const std::size_t to = partition_of[static_cast<std::size_t>(user)];
+      crosses |= to != from;
+      every_reader_accepts &= to != none && backends[to]->accepts_channels_last_edges();
+    }
+    result[v] = crosses && every_reader_accepts;
+  }
+  return result;
+}
+
 Executor compile_plan(const Graph& model, const Plan& plan, const BackendRegistry& registry,
                       int threads) {
   std::unordered_map<std::string, NodeId> node_by_name;
@@ -27,7 +63,8 @@ Executor compile_plan(const Graph& model, const Plan& plan, const BackendRegistr
     node_by_name.emplace(model.node(static_cast<NodeId>(i)).name, static_cast<NodeId>(i));
   }
   std::vector<bool> placed(model.num_nodes(), false);
-  std::vector<CompiledPartition> compiled;
+  std::vector<std::vector<NodeId>> partition_nodes;
+  std::vector<const Backend*> backends;
   for (std::size_t p = 0; p < plan.partitions.size(); ++p) {
     const PlanPartition& partition = plan.partitions[p];
     std::string field = fmt::format("partitions[{}]", p);
@@ -49,20 +86,43 @@ Executor compile_plan(const Graph& model, const Plan& plan, const BackendRegistr
       placed[static_cast<std::size_t>(it->second)] = true;
       nodes.push_back(it->second);
     }
-    Graph graph = extract_subgraph(model, nodes);
-    auto kernel = backend->compile(graph, CompileOptions{threads});
-    if (!kernel) {
-      throw Error(fmt::format("{} cannot compile this partition: {}", backend->name(),
-                              kernel.error()),
-                  {.field = field});
-    }
-    compiled.push_back(CompiledPartition{std::move(nodes), std::move(graph),
-                                         std::move(kernel.value()), backend->name()});
+    partition_nodes.push_back(std::move(nodes));
+    backends.push_back(backend);
   }
   for (std::size_t i = 0; i < model.num_nodes(); ++i) {
     if (!placed[i]) {
-      throw Error("the plan does not place this node", {.node = model.node(static_cast<NodeId>(i)).name});
+      throw Error("the plan does not place this node",
+                  {.node = model.node(static_cast<NodeId>(i)).name});
     }
+  }
+
+  const std::vector<bool> channels_last = channels_last_values(model, partition_nodes, backends);
+  auto layouts_of = [&](const Graph& graph, const std::vector<ValueId>& edges) {
+    std::vector<EdgeLayout> layouts;
+    bool any = false;
+    for (ValueId edge : edges) {
+      std::optional<ValueId> id = model.find_value(graph.value(edge).name);
+      bool last = id && channels_last[static_cast<std::size_t>(*id)];
+      any |= last;
+      layouts.push_back(last ? EdgeLayout::kChannelsLast : EdgeLayout::kPlain);
+    }
+    return any ? layouts : std::vector<EdgeLayout>{};
+  };
+  std::vector<CompiledPartition> compiled;
+  for (std::size_t p = 0; p < partition_nodes.size(); ++p) {
+    const Backend* backend = backends[p];
+    Graph graph = extract_subgraph(model, partition_nodes[p]);
+    CompileOptions options{threads};
+    options.input_layouts = layouts_of(graph, graph.inputs());
+    options.output_layouts = layouts_of(graph, graph.outputs());
+    auto kernel = backend->compile(graph, options);
+    if (!kernel) {
+      throw Error(
+          fmt::format("{} cannot compile this partition: {}", backend->name(), kernel.error()),
+          {.field = fmt::format("partitions[{}]", p)});
+    }
+    compiled.push_back(CompiledPartition{std::move(partition_nodes[p]), std::move(graph),
+                                         std::move(kernel.value()), backend->name()});
   }
   return Executor(model, std::move(compiled));
 }

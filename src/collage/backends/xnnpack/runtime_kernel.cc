@@ -38,24 +38,37 @@ struct RuntimeDeleter {
   void operator()(xnn_runtime* runtime) const { xnn_delete_runtime(runtime); }
 };
 
+// Whether an edge stored as `external` by the caller and as `internal` by
+// XNNPACK holds the same bytes.
+bool same_order(EdgeLayout external, Layout internal, const Shape& shape) {
+  if (is_layout_free(shape)) return true;
+  return (external == EdgeLayout::kChannelsLast) == (internal == Layout::kChannelsLast);
+}
+
 class RuntimeKernel final : public Kernel {
  public:
-  RuntimeKernel(BuiltSubgraph built, Pool pool, xnn_runtime_t runtime)
+  RuntimeKernel(BuiltSubgraph built, Pool pool, xnn_runtime_t runtime,
+                const std::vector<EdgeLayout>& input_layouts,
+                const std::vector<EdgeLayout>& output_layouts)
       : static_data_(std::move(built.static_data)), pool_(std::move(pool)), runtime_(runtime) {
-    for (ExternalValue& value : built.inputs) {
+    for (std::size_t i = 0; i < built.inputs.size(); ++i) {
+      ExternalValue& value = built.inputs[i];
       // XNNPACK may read XNN_EXTRA_BYTES past an input's end.
       std::vector<float> staging(static_cast<std::size_t>(value.type.numel()) +
                                  XNN_EXTRA_BYTES / sizeof(float));
       externals_.push_back({value.id, staging.data()});
-      inputs_.push_back({std::move(value), std::move(staging)});
+      EdgeLayout layout = i < input_layouts.size() ? input_layouts[i] : EdgeLayout::kPlain;
+      inputs_.push_back({std::move(value), layout, std::move(staging)});
     }
-    for (ExternalValue& value : built.outputs) {
+    for (std::size_t i = 0; i < built.outputs.size(); ++i) {
+      ExternalValue& value = built.outputs[i];
+      EdgeLayout layout = i < output_layouts.size() ? output_layouts[i] : EdgeLayout::kPlain;
       std::vector<float> staging;
-      if (value.layout == Layout::kChannelsLast) {
+      if (!same_order(layout, value.layout, value.type.shape)) {
         staging.resize(static_cast<std::size_t>(value.type.numel()));
       }
       externals_.push_back({value.id, nullptr});
-      outputs_.push_back({std::move(value), std::move(staging)});
+      outputs_.push_back({std::move(value), layout, std::move(staging)});
     }
   }
 
@@ -66,23 +79,25 @@ class RuntimeKernel final : public Kernel {
       Edge& edge = inputs_[i];
       const float* source = inputs[i].data<float>();
       float* staged = edge.staging.data();
-      if (edge.value.layout == Layout::kChannelsLast) {
-        ScopedSpan span("nchw to nhwc", SpanKind::kLayout);
-        const Shape& shape = edge.value.type.shape;
-        nchw_to_nhwc(source, staged, shape[0], shape[1], shape[2] * shape[3], pool);
-      } else {
+      const Shape& shape = edge.value.type.shape;
+      if (same_order(edge.external, edge.value.layout, shape)) {
         ScopedSpan span("stage input", SpanKind::kCopy);
         std::memcpy(staged, source, inputs[i].byte_size());
+      } else if (edge.value.layout == Layout::kChannelsLast) {
+        ScopedSpan span("nchw to nhwc", SpanKind::kLayout);
+        nchw_to_nhwc(source, staged, shape[0], shape[1], shape[2] * shape[3], pool);
+      } else {
+        ScopedSpan span("nhwc to nchw", SpanKind::kLayout);
+        nhwc_to_nchw(source, staged, shape[0], shape[1], shape[2] * shape[3], pool);
       }
     }
-    // Plain outputs are written in place; the runtime is set up again only
-    // when the caller hands in other buffers.
+    // Outputs in the caller's order are written in place; the runtime is set
+    // up again only when the caller hands in other buffers.
     bool moved = !set_up_;
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       Edge& edge = outputs_[i];
-      void* target = edge.value.layout == Layout::kChannelsLast
-                         ? static_cast<void*>(edge.staging.data())
-                         : outputs[i].raw();
+      void* target =
+          edge.staging.empty() ? outputs[i].raw() : static_cast<void*>(edge.staging.data());
       xnn_external_value& external = externals_[inputs_.size() + i];
       moved |= external.data != target;
       external.data = target;
@@ -100,17 +115,25 @@ class RuntimeKernel final : public Kernel {
     }
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       const Edge& edge = outputs_[i];
-      if (edge.value.layout != Layout::kChannelsLast) continue;
-      ScopedSpan span("nhwc to nchw", SpanKind::kLayout);
+      if (edge.staging.empty()) continue;
       const Shape& shape = edge.value.type.shape;
-      nhwc_to_nchw(edge.staging.data(), outputs[i].data<float>(), shape[0], shape[1],
-                   shape[2] * shape[3], pool);
+      if (edge.value.layout == Layout::kChannelsLast) {
+        ScopedSpan span("nhwc to nchw", SpanKind::kLayout);
+        nhwc_to_nchw(edge.staging.data(), outputs[i].data<float>(), shape[0], shape[1],
+                     shape[2] * shape[3], pool);
+      } else {
+        ScopedSpan span("nchw to nhwc", SpanKind::kLayout);
+        nchw_to_nhwc(edge.staging.data(), outputs[i].data<float>(), shape[0], shape[1],
+                     shape[2] * shape[3], pool);
+      }
     }
   }
 
  private:
   struct Edge {
     ExternalValue value;
+    // How the caller stores the tensor.
+    EdgeLayout external = EdgeLayout::kPlain;
     std::vector<float> staging;
   };
 
@@ -155,7 +178,29 @@ std::optional<std::string> initialize_xnnpack() {
   return failure;
 }
 
-Result<std::unique_ptr<Kernel>> make_runtime_kernel(BuiltSubgraph built, int threads) {
+Result<std::unique_ptr<Kernel>> make_runtime_kernel(BuiltSubgraph built,
+                                                    const CompileOptions& options) {
+  auto check_layouts = [](const std::vector<EdgeLayout>& layouts,
+                          const std::vector<ExternalValue>& values,
+                          const char* role) -> std::optional<std::string> {
+    if (layouts.empty()) return std::nullopt;
+    if (layouts.size() != values.size()) {
+      return fmt::format("{} {} layouts given for {} {}s", layouts.size(), role, values.size(),
+                         role);
+    }
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (layouts[i] == EdgeLayout::kChannelsLast && values[i].type.shape.size() != 4) {
+        return fmt::format("{} {} is {}-D; only 4-D edges can be channels-last", role, i,
+                           values[i].type.shape.size());
+      }
+    }
+    return std::nullopt;
+  };
+  if (auto why = check_layouts(options.input_layouts, built.inputs, "input")) return Failure{*why};
+  if (auto why = check_layouts(options.output_layouts, built.outputs, "output")) {
+    return Failure{*why};
+  }
+  const int threads = options.threads;
   Pool pool = shared_pool(threads);
   if (threads > 1 && pool == nullptr) return Failure{"could not create a pthreadpool"};
   // The pool runs on the OpenMP threads every backend shares
@@ -167,8 +212,8 @@ Result<std::unique_ptr<Kernel>> make_runtime_kernel(BuiltSubgraph built, int thr
   }
   // The runtime no longer needs the subgraph; it keeps reading static_data.
   built.subgraph.reset();
-  return std::unique_ptr<Kernel>(
-      std::make_unique<RuntimeKernel>(std::move(built), std::move(pool), runtime));
+  return std::unique_ptr<Kernel>(std::make_unique<RuntimeKernel>(
+      std::move(built), std::move(pool), runtime, options.input_layouts, options.output_layouts));
 }
 
 }  // namespace collage::xnnpack

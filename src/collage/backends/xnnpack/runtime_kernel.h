@@ -6,6 +6,9 @@
 // the input is stored channels-last, and leaving XNN_EXTRA_BYTES of slack
 // that XNNPACK may read past the end), invokes the runtime and writes the
 // outputs back in NCHW order. Plain outputs are written by XNNPACK in place.
+// An edge the caller stores channels-last (CompileOptions) is handed over
+// as NHWC: no conversion when XNNPACK keeps that value channels-last too,
+// and a channels-last output is then written by XNNPACK in place.
 // Kernels with the same thread count share one pthreadpool handle, whose
 // work runs on the OpenMP threads that the other backends use too
 // (openmp_pthreadpool.h): one set of threads for the whole plan.
@@ -15,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "collage/backends/backend.h"
 #include "collage/backends/xnnpack/subgraph_builder.h"
 #include "collage/ir/result.h"
 #include "collage/runtime/kernel.h"
@@ -25,8 +29,10 @@ namespace collage::xnnpack {
 // nullopt when it did, the reason otherwise.
 std::optional<std::string> initialize_xnnpack();
 
-// A Kernel running `built` on `threads` threads; a Failure when XNNPACK
-// cannot create the runtime (an operator it rejects at creation).
-Result<std::unique_ptr<Kernel>> make_runtime_kernel(BuiltSubgraph built, int threads);
+// A Kernel running `built` on options.threads threads, with its edges in
+// options' layouts; a Failure when XNNPACK cannot create the runtime (an
+// operator it rejects at creation) or a layout is not for a 4-D edge.
+Result<std::unique_ptr<Kernel>> make_runtime_kernel(BuiltSubgraph built,
+                                                    const CompileOptions& options);
 
 }  // namespace collage::xnnpack

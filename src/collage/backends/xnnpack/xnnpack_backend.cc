@@ -20,6 +20,7 @@ class XnnpackBackend final : public Backend {
   std::string name() const override { return "xnnpack"; }
   std::string version() const override { return "XNNPACK " COLLAGE_XNNPACK_VERSION; }
   BackendStyle style() const override { return BackendStyle::kGraph; }
+  bool accepts_channels_last_edges() const override { return true; }
 
   bool supports(const Graph& graph, const Node& node) const override {
     // An attribute of the wrong kind is the model's error, reported where the
@@ -55,7 +56,7 @@ class XnnpackBackend final : public Backend {
     }
     auto built = xnnpack::build_subgraph(partition);
     if (!built) return Failure{built.error()};
-    return xnnpack::make_runtime_kernel(std::move(*built), options.threads);
+    return xnnpack::make_runtime_kernel(std::move(*built), options);
   }
 };
 
