@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -106,8 +108,48 @@ class CliTest : public ::testing::Test {
     return file;
   }
 
+  // A model built by `fill` on an empty opset-13 graph, saved as `name`.
+  template <typename Fill>
+  std::string write_model(const std::string& name, Fill fill) const {
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(13);
+    model.mutable_graph()->set_name("test");
+    fill(*model.mutable_graph());
+    std::string file = path(name);
+    std::ofstream out(file, std::ios::binary);
+    model.SerializeToOstream(&out);
+    return file;
+  }
+
   fs::path dir_;
 };
+
+void add_tensor_info(onnx::ValueInfoProto* info, const std::string& name,
+                     const std::vector<std::int64_t>& dims) {
+  info->set_name(name);
+  auto* tensor = info->mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(onnx::TensorProto::FLOAT);
+  // No dimensions: the shape is left to inference.
+  for (std::int64_t dim : dims) tensor->mutable_shape()->add_dim()->set_dim_value(dim);
+}
+
+onnx::NodeProto* add_node(onnx::GraphProto& graph, const std::string& op,
+                          const std::vector<std::string>& inputs, const std::string& output) {
+  onnx::NodeProto* node = graph.add_node();
+  node->set_op_type(op);
+  for (const std::string& input : inputs) node->add_input(input);
+  node->add_output(output);
+  return node;
+}
+
+void add_ints(onnx::NodeProto* node, const std::string& name,
+              const std::vector<std::int64_t>& values) {
+  onnx::AttributeProto* attribute = node->add_attribute();
+  attribute->set_name(name);
+  attribute->set_type(onnx::AttributeProto::INTS);
+  for (std::int64_t value : values) attribute->add_ints(value);
+}
 
 // The contract for bad input: exit code 2, one line on stderr, no crash.
 void expect_one_line_error(const Outcome& outcome, const std::string& mentions) {
@@ -177,6 +219,28 @@ TEST_F(CliTest, RunSavesEveryOutputAsNpy) {
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
   EXPECT_NE(outcome.out.find("median"), std::string::npos) << outcome.out;
   EXPECT_TRUE(fs::exists(path("out/y.npy")));
+}
+
+// ONNX's shape inference divided by the stride: the process died of SIGFPE.
+TEST_F(CliTest, ConvWithAZeroStrideIsOneLineAndExitCodeTwo) {
+  std::string model = write_model("conv.onnx", [](onnx::GraphProto& graph) {
+    add_tensor_info(graph.add_input(), "x", {1, 1, 4, 4});
+    add_tensor_info(graph.add_input(), "w", {1, 1, 3, 3});
+    add_ints(add_node(graph, "Conv", {"x", "w"}, "y"), "strides", {0, 1});
+    add_tensor_info(graph.add_output(), "y", {});
+  });
+  expect_one_line_error(run_collage({"info", model}), "attribute 'strides'");
+}
+
+TEST_F(CliTest, MaxPoolWithAZeroStrideIsOneLineAndExitCodeTwo) {
+  std::string model = write_model("pool.onnx", [](onnx::GraphProto& graph) {
+    add_tensor_info(graph.add_input(), "x", {1, 1, 4, 4});
+    onnx::NodeProto* pool = add_node(graph, "MaxPool", {"x"}, "y");
+    add_ints(pool, "kernel_shape", {2, 2});
+    add_ints(pool, "strides", {1, 0});
+    add_tensor_info(graph.add_output(), "y", {});
+  });
+  expect_one_line_error(run_collage({"run", model}), "attribute 'strides'");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "collage/ir/error.h"
 #include "collage/ir/passes/partial_type.h"
+#include "collage/onnx/attribute_checks.h"
 #include "collage/onnx/exporter.h"
 #include "collage/onnx/tensor_proto.h"
 
@@ -53,6 +54,8 @@ void apply(Graph& graph, const onnx::ValueInfoProto& info) {
 }  // namespace
 
 void infer_types(Graph& graph) {
+  // ONNX's inference trusts these attributes (a zero stride is a SIGFPE).
+  check_node_attributes(graph);
   onnx::ModelProto model =
       export_onnx(graph, {.max_initializer_elements = kInferenceDataElements, .value_info = false});
   // An output whose type is not settled may not even have its element type
