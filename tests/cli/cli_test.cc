@@ -243,4 +243,17 @@ TEST_F(CliTest, MaxPoolWithAZeroStrideIsOneLineAndExitCodeTwo) {
   expect_one_line_error(run_collage({"run", model}), "attribute 'strides'");
 }
 
+TEST_F(CliTest, AnNpyHeaderIsQuotedAndCutInTheError) {
+  std::string npy = path("x.npy");
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'evil': \n" +
+                       std::string(10000, 'A') + "\n}";
+  std::ofstream out(npy, std::ios::binary);
+  out << "\x93NUMPY" << '\x01' << '\x00' << static_cast<char>(header.size() & 0xff)
+      << static_cast<char>(header.size() >> 8) << header;
+  out.close();
+  Outcome outcome = run_collage({"run", write_relu_model(), "--input", "x=" + npy});
+  expect_one_line_error(outcome, "x.npy");
+  EXPECT_LT(outcome.err.size(), 600u) << outcome.err;
+}
+
 }  // namespace

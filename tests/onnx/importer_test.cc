@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "collage/backends/native/native_backend.h"
@@ -265,6 +266,18 @@ TEST(ImporterTest, AMissingExternalDataFileNamesTheFileAndTheTensor) {
   EXPECT_TRUE(contains(message, "gone.weights")) << message;
   EXPECT_TRUE(contains(message, "tensor 'w'")) << message;
   EXPECT_TRUE(contains(message, dir.file("model.onnx"))) << message;
+}
+
+// Names from the model are quoted, escaped and cut: one line, bounded.
+TEST(ImporterTest, ANodeNameWithControlCharactersIsEscapedInErrors) {
+  ModelBuilder m;
+  m.input("x", {2}).node("Relu", {"nothing"}, {"y"}).output("y");
+  m.graph().mutable_node(0)->set_name("evil\n\x1b[31mname" + std::string(1000, 'a'));
+  std::string message = error_of([&] { import_onnx_model(m.shared()); });
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  EXPECT_EQ(message.find('\x1b'), std::string::npos) << message;
+  EXPECT_TRUE(contains(message, "evil\\n\\x1b[31mname")) << message;
+  EXPECT_LT(message.size(), 400u) << message;
 }
 
 TEST(ImporterTest, AValueShapeInferenceCannotTypeIsNamedWithItsProducer) {

@@ -55,7 +55,7 @@ InputFlag parse_input_flag(const std::string& text) {
   std::size_t eq = text.find('=');
   if (eq == std::string::npos) return InputFlag{"", text};
   if (eq == 0 || eq + 1 == text.size()) {
-    throw Error("expected NAME=FILE.npy", {.field = "--input '" + text + "'"});
+    throw Error("expected NAME=FILE.npy", {.field = "--input " + quote_untrusted(text)});
   }
   return InputFlag{text.substr(0, eq), text.substr(eq + 1)};
 }

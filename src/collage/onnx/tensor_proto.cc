@@ -17,7 +17,7 @@ namespace {
 using onnx::TensorProto;
 
 Error tensor_error(const TensorProto& proto, const std::string& message) {
-  return Error(message, {.field = "tensor '" + proto.name() + "'"});
+  return Error(message, {.field = "tensor " + quote_untrusted(proto.name())});
 }
 
 TensorType proto_type(const TensorProto& proto) {

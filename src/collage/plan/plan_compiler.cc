@@ -41,10 +41,10 @@ Executor compile_plan(const Graph& model, const Plan& plan, const BackendRegistr
     for (const std::string& name : partition.nodes) {
       auto it = node_by_name.find(name);
       if (it == node_by_name.end()) {
-        throw Error("the model has no node named '" + name + "'", {.field = field});
+        throw Error("the model has no node named " + quote_untrusted(name), {.field = field});
       }
       if (placed[static_cast<std::size_t>(it->second)]) {
-        throw Error("node '" + name + "' is in more than one partition", {.field = field});
+        throw Error("node " + quote_untrusted(name) + " is in more than one partition", {.field = field});
       }
       placed[static_cast<std::size_t>(it->second)] = true;
       nodes.push_back(it->second);

@@ -91,7 +91,7 @@ class HeaderParser {
       } else if (key == "shape") {
         header.shape = parse_shape();
       } else {
-        throw fail(fmt::format("unexpected key '{}'", key));
+        throw fail("unexpected key " + quote_untrusted(key));
       }
       skip_space();
       if (peek() == ',') {
@@ -105,7 +105,9 @@ class HeaderParser {
 
  private:
   Error fail(const std::string& what) const {
-    return npy_error(origin_, "header", fmt::format("{} at offset {} of '{}'", what, pos_, text_));
+    // The header is the file's text: quoted and cut, never echoed whole.
+    return npy_error(origin_, "header",
+                     fmt::format("{} at offset {} of {}", what, pos_, quote_untrusted(text_, 80)));
   }
   char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
   void skip_space() {
@@ -214,17 +216,18 @@ Tensor parse_npy(std::string_view bytes, const std::string& origin) {
   if (descr.size() == 3) dtype = dtype_from_descr(std::string_view(descr).substr(1));
   if (!dtype) {
     throw npy_error(origin, "descr",
-                    fmt::format("unsupported element type '{}' (supported: f2 f4 f8 i1 i2 i4 i8 "
+                    fmt::format("unsupported element type {} (supported: f2 f4 f8 i1 i2 i4 i8 "
                                 "u1 b1)",
-                                descr));
+                                quote_untrusted(descr)));
   }
   char order = descr[0];
   bool single_byte = dtype_size(*dtype) == 1;
   if (order == '>' && !single_byte) {
-    throw npy_error(origin, "descr", fmt::format("big-endian data ('{}') is not supported", descr));
+    throw npy_error(origin, "descr",
+                    fmt::format("big-endian data ({}) is not supported", quote_untrusted(descr)));
   }
   if (order != '<' && order != '|' && order != '=' && order != '>') {
-    throw npy_error(origin, "descr", fmt::format("bad byte order in '{}'", descr));
+    throw npy_error(origin, "descr", fmt::format("bad byte order in {}", quote_untrusted(descr)));
   }
   if (*header.fortran_order) {
     throw npy_error(origin, "fortran_order",
