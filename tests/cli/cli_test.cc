@@ -243,6 +243,14 @@ TEST_F(CliTest, MaxPoolWithAZeroStrideIsOneLineAndExitCodeTwo) {
   expect_one_line_error(run_collage({"run", model}), "attribute 'strides'");
 }
 
+// 2^62 x 4 elements used to wrap around to 0: a 0-byte buffer, then a
+// heap-buffer-overflow filling it with random data.
+TEST_F(CliTest, AnInputShapeWhoseSizeOverflowsIsOneLineAndExitCodeTwo) {
+  expect_one_line_error(
+      run_collage({"run", write_relu_model(), "--input-shape", "x=4611686018427387904,4"}),
+      "input 'x'");
+}
+
 TEST_F(CliTest, AnNpyHeaderIsQuotedAndCutInTheError) {
   std::string npy = path("x.npy");
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'evil': \n" +

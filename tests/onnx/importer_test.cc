@@ -268,6 +268,20 @@ TEST(ImporterTest, AMissingExternalDataFileNamesTheFileAndTheTensor) {
   EXPECT_TRUE(contains(message, dir.file("model.onnx"))) << message;
 }
 
+// An initializer whose dimensions multiply past int64 (2^62 x 4).
+TEST(ImporterTest, AnInitializerWhoseSizeOverflowsIsAnErrorNamingIt) {
+  ModelBuilder m;
+  m.input("x", {4}).node("Add", {"x", "w"}, {"y"}).output("y");
+  onnx::TensorProto* w = m.graph().add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(std::int64_t{1} << 62);
+  w->add_dims(4);
+  std::string message = error_of([&] { import_onnx_model(m.shared()); });
+  EXPECT_TRUE(contains(message, "tensor 'w'")) << message;
+  EXPECT_TRUE(contains(message, "overflows")) << message;
+}
+
 // Names from the model are quoted, escaped and cut: one line, bounded.
 TEST(ImporterTest, ANodeNameWithControlCharactersIsEscapedInErrors) {
   ModelBuilder m;

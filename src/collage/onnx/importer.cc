@@ -196,7 +196,9 @@ class Importer {
                       {.field = field});
         }
       }
-      return TensorType{*dtype, shape};
+      TensorType type{*dtype, shape};
+      check_byte_size(type, {.field = field});
+      return type;
     }
     if (!tensor.has_shape()) {
       throw Error("the model gives no shape; fix it with " + input_shape_hint(input.name()),
@@ -214,7 +216,9 @@ class Importer {
                               input_shape_hint(input.name())),
                   {.field = field});
     }
-    return TensorType{*dtype, std::move(shape)};
+    TensorType type{*dtype, std::move(shape)};
+    check_byte_size(type, {.field = field});
+    return type;
   }
 
   std::string unique_node_name(const onnx::NodeProto& node, int index) {
@@ -346,7 +350,9 @@ class Importer {
       Value& value = graph_.value(static_cast<ValueId>(v));
       if (is_static(value.type)) continue;
       auto declared = declared_.find(value.name);
-      if (declared != declared_.end() && is_static(declared->second)) value.type = declared->second;
+      if (declared == declared_.end() || !is_static(declared->second)) continue;
+      check_byte_size(declared->second, {.field = "value " + quote_untrusted(value.name)});
+      value.type = declared->second;
     }
   }
 

@@ -31,7 +31,9 @@ TensorType proto_type(const TensorProto& proto) {
     if (dim < 0) throw tensor_error(proto, fmt::format("negative dimension {}", dim));
     shape.push_back(dim);
   }
-  return TensorType{*dtype, std::move(shape)};
+  TensorType type{*dtype, std::move(shape)};
+  check_byte_size(type, {.field = "tensor " + quote_untrusted(proto.name())});
+  return type;
 }
 
 bool is_aligned(const void* data, DType dtype) {

@@ -46,9 +46,14 @@ void apply(Graph& graph, const onnx::ValueInfoProto& info) {
   if (!dtype) {
     std::string producer = value.producer == kNoNode ? "" : graph.node(value.producer).name;
     throw Error("element type " + onnx_dtype_name(tensor.elem_type()) + " is not supported",
-                {.node = producer, .field = "value '" + value.name + "'"});
+                {.node = producer, .field = "value " + quote_untrusted(value.name)});
   }
   value.type = refine(value.type, *dtype, tensor);
+  if (is_static(value.type)) {
+    std::string producer = value.producer == kNoNode ? "" : graph.node(value.producer).name;
+    check_byte_size(value.type,
+                    {.node = producer, .field = "value " + quote_untrusted(value.name)});
+  }
 }
 
 }  // namespace

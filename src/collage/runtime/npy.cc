@@ -236,14 +236,10 @@ Tensor parse_npy(std::string_view bytes, const std::string& origin) {
   }
 
   // The dimensions come from the file: check the byte count before anything
-  // multiplies them unchecked.
-  std::uint64_t expected = dtype_size(*dtype);
-  for (std::int64_t dim : *header.shape) {
-    if (__builtin_mul_overflow(expected, static_cast<std::uint64_t>(dim), &expected)) {
-      throw npy_error(origin, "shape", "array size overflows");
-    }
-  }
+  // multiplies them.
   TensorType type{*dtype, *header.shape};
+  check_byte_size(type, {.file = origin, .field = "shape"});
+  const std::size_t expected = type.byte_size();
   std::size_t data_start = header_start + header_length;
   std::size_t available = bytes.size() - data_start;
   if (available != expected) {
