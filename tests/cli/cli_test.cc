@@ -151,6 +151,15 @@ void add_ints(onnx::NodeProto* node, const std::string& name,
   for (std::int64_t value : values) attribute->add_ints(value);
 }
 
+void add_int64_initializer(onnx::GraphProto& graph, const std::string& name,
+                           const std::vector<std::int64_t>& values) {
+  onnx::TensorProto* tensor = graph.add_initializer();
+  tensor->set_name(name);
+  tensor->set_data_type(onnx::TensorProto::INT64);
+  tensor->add_dims(static_cast<std::int64_t>(values.size()));
+  for (std::int64_t value : values) tensor->add_int64_data(value);
+}
+
 // The contract for bad input: exit code 2, one line on stderr, no crash.
 void expect_one_line_error(const Outcome& outcome, const std::string& mentions) {
   EXPECT_EQ(outcome.signal, 0) << "crashed with signal " << outcome.signal;
@@ -249,6 +258,38 @@ TEST_F(CliTest, AnInputShapeWhoseSizeOverflowsIsOneLineAndExitCodeTwo) {
   expect_one_line_error(
       run_collage({"run", write_relu_model(), "--input-shape", "x=4611686018427387904,4"}),
       "input 'x'");
+}
+
+TEST_F(CliTest, AnInputShapeLargerThanMemoryIsRefusedNamingTheTensor) {
+  expect_one_line_error(
+      run_collage({"run", write_relu_model(), "--input-shape", "x=1000000,1000000"}),
+      "--max-memory");
+}
+
+TEST_F(CliTest, ATileToBillionsOfElementsIsRefusedNamingItsOutput) {
+  std::string model = write_model("tile.onnx", [](onnx::GraphProto& graph) {
+    add_tensor_info(graph.add_input(), "x", {2, 3});
+    add_int64_initializer(graph, "repeats", {100000, 100000});
+    add_node(graph, "Tile", {"x", "repeats"}, "y");
+    add_tensor_info(graph.add_output(), "y", {});
+  });
+  Outcome outcome = run_collage({"run", model, "--max-memory", "1G"});
+  expect_one_line_error(outcome, "--max-memory");
+  EXPECT_NE(outcome.err.find("'y' f32[200000,300000]"), std::string::npos) << outcome.err;
+}
+
+TEST_F(CliTest, AMalformedMaxMemoryIsOneLineAndExitCodeTwo) {
+  expect_one_line_error(run_collage({"run", write_relu_model(), "--max-memory", "lots"}),
+                        "--max-memory");
+}
+
+TEST_F(CliTest, ThreadCountsAreBoundedAlikeInEveryCommand) {
+  for (const char* command : {"run", "tune", "compare"}) {
+    expect_one_line_error(run_collage({command, write_relu_model(), "--threads", "10000"}),
+                          "--threads");
+    expect_one_line_error(run_collage({command, write_relu_model(), "--threads", "-3"}),
+                          "--threads");
+  }
 }
 
 TEST_F(CliTest, AnNpyHeaderIsQuotedAndCutInTheError) {

@@ -19,6 +19,7 @@
 #include "evaluation.h"
 #include "model_loading.h"
 #include "planning.h"
+#include "resource_options.h"
 
 namespace collage::cli {
 namespace {
@@ -28,6 +29,7 @@ struct CompareArgs {
   std::vector<std::string> input_shapes;
   std::string backends = "all";
   std::string cache;
+  std::string max_memory;
   std::string json;
   std::string save_plan;
   int threads = 0;
@@ -43,7 +45,7 @@ void run_compare(const CompareArgs& args) {
   options.model_path = args.model;
   options.input_shapes = parse_input_shapes(args.input_shapes);
   options.backends = parse_backend_list(args.backends);
-  options.threads = args.threads > 0 ? args.threads : default_threads();
+  options.threads = checked_threads(args.threads);
   options.cache_path = args.cache;
   options.isolate = !args.no_isolation;
   options.show_progress = !args.quiet;
@@ -51,6 +53,7 @@ void run_compare(const CompareArgs& args) {
 
   Graph graph = load_model(args.model, options.input_shapes);
   require_native_support(graph, args.model);
+  check_max_memory(graph, args.max_memory);
   std::vector<std::string> others;
   for (const Backend* backend : resolve_backends(options.backends)) {
     if (backend->name() != "native") others.push_back(backend->name());
@@ -149,7 +152,8 @@ void add_compare_command(CLI::App& app) {
                   "backends, comma-separated, in greedy priority order, or 'all'")
       ->capture_default_str();
   cmd->add_option("--cache", args->cache, "measurement cache file ('none' for no cache)");
-  cmd->add_option("--threads", args->threads, "threads for every backend (default: all cores)");
+  add_threads_option(cmd, args->threads);
+  add_max_memory_option(cmd, args->max_memory);
   cmd->add_option("--repeat", args->repeat, "interleaved rounds (one run of each strategy per round)")
       ->capture_default_str();
   cmd->add_option("--json", args->json, "also write the results as JSON");

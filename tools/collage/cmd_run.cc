@@ -25,6 +25,7 @@
 #include "commands.h"
 #include "model_loading.h"
 #include "planning.h"
+#include "resource_options.h"
 
 namespace collage::cli {
 namespace {
@@ -34,6 +35,7 @@ struct RunArgs {
   std::vector<std::string> input_shapes;
   std::vector<std::string> inputs;
   std::string save_outputs;
+  std::string max_memory;
   int threads = 0;
   int repeat = 10;
   int warmup = 2;
@@ -125,7 +127,7 @@ std::vector<std::pair<InputFlag, Tensor>> read_input_files(const std::vector<std
 
 void run_run(const RunArgs& args) {
   Strategy strategy = Strategy::parse(args.strategy);
-  if (args.threads < 1) throw Error("must be at least 1", {.field = "--threads"});
+  checked_threads(args.threads);
   if (args.repeat < 1) throw Error("must be at least 1", {.field = "--repeat"});
   if (args.warmup < 0) throw Error("must not be negative", {.field = "--warmup"});
   std::map<std::string, Shape> shapes = parse_input_shapes(args.input_shapes);
@@ -140,6 +142,7 @@ void run_run(const RunArgs& args) {
 
   Graph graph = load_model(args.model, shapes);
   require_native_support(graph, args.model);
+  check_max_memory(graph, args.max_memory);
 
   std::map<std::string, Tensor> inputs;
   std::set<std::string> from_files;
@@ -257,7 +260,6 @@ void run_run(const RunArgs& args) {
 
 void add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
-  args->threads = default_threads();
   CLI::App* cmd = app.add_subcommand("run", "Run a model and report its latency and outputs");
   cmd->add_option("model", args->model, "ONNX model file")->required();
   cmd->add_option("--input-shape", args->input_shapes,
@@ -270,7 +272,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--save-outputs", args->save_outputs,
                   "Write each output to DIR/<name>.npy (characters outside [A-Za-z0-9._-] "
                   "become '_')");
-  cmd->add_option("--threads", args->threads, "Threads per kernel")->capture_default_str();
+  add_threads_option(cmd, args->threads);
+  add_max_memory_option(cmd, args->max_memory);
   cmd->add_option("--repeat", args->repeat, "Timed runs")->capture_default_str();
   cmd->add_option("--warmup", args->warmup, "Untimed runs before timing")->capture_default_str();
   cmd->add_option("--strategy", args->strategy,
