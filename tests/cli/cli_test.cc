@@ -292,6 +292,12 @@ TEST_F(CliTest, ThreadCountsAreBoundedAlikeInEveryCommand) {
   }
 }
 
+TEST_F(CliTest, APlanThatIsADirectoryIsOneLineAndExitCodeTwo) {
+  fs::create_directories(path("plans"));
+  expect_one_line_error(run_collage({"run", write_relu_model(), "--plan", path("plans")}),
+                        "directory");
+}
+
 TEST_F(CliTest, AnNpyHeaderIsQuotedAndCutInTheError) {
   std::string npy = path("x.npy");
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'evil': \n" +
@@ -303,6 +309,34 @@ TEST_F(CliTest, AnNpyHeaderIsQuotedAndCutInTheError) {
   Outcome outcome = run_collage({"run", write_relu_model(), "--input", "x=" + npy});
   expect_one_line_error(outcome, "x.npy");
   EXPECT_LT(outcome.err.size(), 600u) << outcome.err;
+}
+
+// Reading /dev/zero never ends and opening a FIFO without a writer blocks
+// forever: only regular files are read.
+TEST_F(CliTest, AnInputThatIsADeviceOrAFifoIsRefused) {
+  expect_one_line_error(run_collage({"run", write_relu_model(), "--input", "x=/dev/zero"}),
+                        "not a regular file");
+  std::string fifo = path("fifo.npy");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  expect_one_line_error(run_collage({"run", write_relu_model(), "--input", "x=" + fifo}),
+                        "not a regular file");
+  expect_one_line_error(run_collage({"info", fifo}), "not a regular file");
+}
+
+// A symlink planted at DIR/y.npy used to be followed and its target overwritten.
+TEST_F(CliTest, SaveOutputsReplacesAPlantedSymlinkInsteadOfWritingThroughIt) {
+  std::string victim = path("victim.txt");
+  std::ofstream(victim) << "precious";
+  fs::create_directories(path("out"));
+  fs::create_symlink(victim, path("out/y.npy"));
+  Outcome outcome = run_collage({"run", write_relu_model(), "--repeat", "1", "--threads", "1",
+                                 "--save-outputs", path("out")});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  std::ifstream in(victim);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "precious");
+  EXPECT_FALSE(fs::is_symlink(path("out/y.npy")));
+  EXPECT_TRUE(fs::is_regular_file(path("out/y.npy")));
 }
 
 }  // namespace

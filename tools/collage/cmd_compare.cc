@@ -7,13 +7,13 @@
 // additive error of summing partition costs).
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <memory>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "collage/ir/error.h"
+#include "collage/ir/file_io.h"
 #include "collage/plan/plan_json.h"
 #include "commands.h"
 #include "evaluation.h"
@@ -134,9 +134,7 @@ void run_compare(const CompareArgs& args) {
                              {"machine", machine_text(options.threads)},
                              {"strategies", strategies_json},
                              {"search", plan_to_json(collage.plan)["search"]}};
-  std::ofstream out(args.json);
-  if (!out) throw Error("cannot write", {.file = args.json});
-  out << document.dump(2) << "\n";
+  write_file_atomically(args.json, document.dump(2) + "\n");
 }
 
 }  // namespace

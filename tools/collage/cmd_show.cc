@@ -2,12 +2,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "collage/ir/error.h"
+#include "collage/ir/file_io.h"
 #include "collage/plan/plan_json.h"
 #include "collage/plan/plan_report.h"
 #include "commands.h"
@@ -27,9 +27,7 @@ void write_text(const std::string& text, const std::string& path) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return;
   }
-  std::ofstream out(path);
-  out << text;
-  if (!out) throw Error("cannot write", {.file = path});
+  write_file_atomically(path, text);
 }
 
 // The plan's model, when it can still be loaded (for node-level drawings).

@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "collage/ir/error.h"
+#include "collage/ir/file_io.h"
 
 namespace collage {
 namespace {
@@ -169,20 +173,19 @@ Plan plan_from_json(const json& document, const std::string& source) {
 }
 
 void save_plan(const Plan& plan, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw Error("cannot write the plan", {.file = path});
-  out << plan_to_json(plan).dump(2) << "\n";
-  if (!out) throw Error("cannot write the plan", {.file = path});
+  write_file_atomically(path, plan_to_json(plan).dump(2) + "\n");
 }
 
 Plan load_plan(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot open the plan", {.file = path});
+  // A plan is a few hundred kilobytes; 64 MiB bounds what a wrong file costs.
+  const std::string text = read_regular_file(path, std::int64_t{64} << 20);
   json document;
   try {
-    document = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw Error(std::string("not valid JSON: ") + e.what(), {.file = path});
+    document = json::parse(text);
+  } catch (const json::exception& e) {
+    // Parse errors (and numbers out of range, such as 1e999) quote the text
+    // they stopped at: cut and escaped like any text from a file.
+    throw Error("not valid JSON: " + quote_untrusted(e.what(), 200), {.file = path});
   }
   return plan_from_json(document, path);
 }

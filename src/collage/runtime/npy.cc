@@ -4,12 +4,11 @@
 
 #include <cctype>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <optional>
-#include <sstream>
 
 #include "collage/ir/error.h"
+#include "collage/ir/file_io.h"
 
 namespace collage {
 namespace {
@@ -260,12 +259,9 @@ Tensor parse_npy(std::string_view bytes, const std::string& origin) {
 }
 
 Tensor read_npy(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error("cannot open file", {.file = path});
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  if (file.bad()) throw Error("cannot read file", {.file = path});
-  return parse_npy(contents.str(), path);
+  // Only a regular file, read up to the size it has: /dev/zero or a FIFO is
+  // refused instead of read forever.
+  return parse_npy(read_regular_file(path), path);
 }
 
 std::string serialize_npy(const Tensor& tensor) {
@@ -299,12 +295,7 @@ std::string serialize_npy(const Tensor& tensor) {
 }
 
 void write_npy(const std::string& path, const Tensor& tensor) {
-  std::string bytes = serialize_npy(tensor);
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) throw Error("cannot create file", {.file = path});
-  file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  file.close();
-  if (!file) throw Error("cannot write file", {.file = path});
+  write_file_atomically(path, serialize_npy(tensor));
 }
 
 }  // namespace collage
