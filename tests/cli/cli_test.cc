@@ -292,6 +292,16 @@ TEST_F(CliTest, ThreadCountsAreBoundedAlikeInEveryCommand) {
   }
 }
 
+// A minimal valid plan for write_relu_model()'s model, made by `collage
+// run --strategy native` is not saved; `compare -o` would measure, so the
+// plan is written by hand with the model's hash taken from a tune-free run.
+std::string plan_json(const std::string& threads, const std::string& hash) {
+  return "{\"format\": \"collage-plan\", \"version\": 1, \"strategy\": \"native\", "
+         "\"model\": {\"path\": \"\", \"hash\": \"" +
+         hash + "\"}, \"threads\": " + threads +
+         ", \"partitions\": [{\"backend\": \"native\", \"nodes\": [\"Relu_0\"]}]}";
+}
+
 TEST_F(CliTest, APlanThatIsADirectoryIsOneLineAndExitCodeTwo) {
   fs::create_directories(path("plans"));
   expect_one_line_error(run_collage({"run", write_relu_model(), "--plan", path("plans")}),
@@ -321,6 +331,28 @@ TEST_F(CliTest, AnInputThatIsADeviceOrAFifoIsRefused) {
   expect_one_line_error(run_collage({"run", write_relu_model(), "--input", "x=" + fifo}),
                         "not a regular file");
   expect_one_line_error(run_collage({"info", fifo}), "not a regular file");
+}
+
+// A plan file name with shell syntax used to be pasted into a shell command.
+TEST_F(CliTest, ShowSvgRunsNoShellOnThePlanName) {
+  std::string model = write_relu_model();
+  std::string plan = path("p';touch PWNED;'.json");
+  std::ofstream(plan) << plan_json("1", "abc");
+  pid_t child = fork();
+  if (child == 0) {
+    // Run in the scratch directory, where "touch PWNED" would create it.
+    if (chdir(dir_.c_str()) != 0) _exit(127);
+    std::string binary = std::string(COLLAGE_BINARY_DIR) + "/collage";
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    execl(binary.c_str(), binary.c_str(), "show", plan.c_str(), "--format", "svg", nullptr);
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_FALSE(fs::exists(dir_ / "PWNED"));
+  EXPECT_FALSE(fs::exists("PWNED"));
 }
 
 // A symlink planted at DIR/y.npy used to be followed and its target overwritten.
