@@ -1,8 +1,15 @@
 #include "collage/cost/measurement_cache.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <optional>
 
 #include "collage/ir/error.h"
 
@@ -78,6 +85,71 @@ TEST(MeasurementCacheTest, KeysSeparateBackendsVersionsAndMachines) {
   EXPECT_NE(base, cache_key("h", "onednn", "2.7.0", "cpu|avx2|t2"));
   EXPECT_NE(base, cache_key("h", "onednn", "2.6.3", "cpu|avx2|t1"));
   EXPECT_NE(base, cache_key("g", "onednn", "2.6.3", "cpu|avx2|t2"));
+}
+
+// Sets environment variables for one test and restores them after.
+class ScopedEnvironment {
+ public:
+  void set(const char* name, const char* value) {
+    if (saved_.count(name) == 0) {
+      const char* old = std::getenv(name);
+      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
+    }
+    if (value == nullptr) {
+      ::unsetenv(name);
+    } else {
+      ::setenv(name, value, 1);
+    }
+  }
+  ~ScopedEnvironment() {
+    for (const auto& [name, value] : saved_) {
+      if (value) {
+        ::setenv(name.c_str(), value->c_str(), 1);
+      } else {
+        ::unsetenv(name.c_str());
+      }
+    }
+  }
+
+ private:
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
+// Without HOME and XDG_CACHE_HOME the cache used to be
+// /tmp/collage/measurements.sqlite, where any user could plant rows.
+TEST(MeasurementCacheTest, WithoutAHomeTheCacheIsInAPrivateDirectory) {
+  std::filesystem::path tmp = std::filesystem::path(temp_cache_path("tmpdir"));
+  std::filesystem::create_directories(tmp);
+  ScopedEnvironment env;
+  env.set("XDG_CACHE_HOME", nullptr);
+  env.set("HOME", nullptr);
+  env.set("TMPDIR", tmp.c_str());
+  std::string path = default_cache_path();
+  std::filesystem::path dir = tmp / ("collage-" + std::to_string(::geteuid()));
+  EXPECT_EQ(path, (dir / "measurements.sqlite").string());
+  struct stat info {};
+  ASSERT_EQ(::lstat(dir.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0700u);
+  std::filesystem::remove_all(tmp);
+}
+
+TEST(MeasurementCacheTest, APrivateDirectoryOthersCanWriteIsRefused) {
+  std::filesystem::path tmp = std::filesystem::path(temp_cache_path("tmpdir_open"));
+  std::filesystem::path dir = tmp / ("collage-" + std::to_string(::geteuid()));
+  std::filesystem::create_directories(dir);
+  ::chmod(dir.c_str(), 0777);
+  ScopedEnvironment env;
+  env.set("XDG_CACHE_HOME", nullptr);
+  env.set("HOME", nullptr);
+  env.set("TMPDIR", tmp.c_str());
+  EXPECT_THROW(default_cache_path(), Error);
+  std::filesystem::remove_all(dir);
+  // A symlink planted where the directory would be is refused too.
+  std::filesystem::create_directories(tmp / "elsewhere");
+  ::chmod((tmp / "elsewhere").c_str(), 0700);
+  std::filesystem::create_directory_symlink(tmp / "elsewhere", dir);
+  EXPECT_THROW(default_cache_path(), Error);
+  std::filesystem::remove_all(tmp);
 }
 
 }  // namespace
