@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -302,10 +303,50 @@ std::string plan_json(const std::string& threads, const std::string& hash) {
          ", \"partitions\": [{\"backend\": \"native\", \"nodes\": [\"Relu_0\"]}]}";
 }
 
+TEST_F(CliTest, APlanWithAnOutOfRangeNumberIsOneLineAndExitCodeTwo) {
+  std::string plan = path("plan.json");
+  std::ofstream(plan) << plan_json("1e999", "abc");
+  expect_one_line_error(run_collage({"run", write_relu_model(), "--plan", plan}), "plan.json");
+  std::ofstream(plan) << plan_json("1e300", "abc");
+  expect_one_line_error(run_collage({"run", write_relu_model(), "--plan", plan}), "threads");
+}
+
 TEST_F(CliTest, APlanThatIsADirectoryIsOneLineAndExitCodeTwo) {
   fs::create_directories(path("plans"));
   expect_one_line_error(run_collage({"run", write_relu_model(), "--plan", path("plans")}),
                         "directory");
+}
+
+TEST_F(CliTest, APlanWithoutAModelHashIsRefused) {
+  std::string plan = path("plan.json");
+  std::ofstream(plan) << plan_json("1", "");
+  expect_one_line_error(run_collage({"run", write_relu_model(), "--plan", plan}), "model hash");
+}
+
+// run --plan used to ignore the plan's thread count and said nothing when
+// the plan came from another machine.
+TEST_F(CliTest, RunPlanReplaysAtThePlansThreadCountAndWarnsAboutAnotherMachine) {
+  std::string model = write_relu_model();
+  std::string plan = path("relu.plan.json");
+  Outcome tuned = run_collage({"tune", model, "--backends", "native", "--no-verify", "--cache",
+                               "none", "--threads", "1", "-q", "-o", plan});
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.err;
+  std::ifstream in(plan);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  text = std::regex_replace(text, std::regex("\"threads\": [0-9]+"), "\"threads\": 2");
+  text = std::regex_replace(text, std::regex("\"machine\": \"[^\"]*\""),
+                            "\"machine\": \"another CPU|avx|t2\"");
+  std::ofstream(plan) << text;
+  Outcome replayed = run_collage({"run", model, "--plan", plan, "--repeat", "1"});
+  ASSERT_EQ(replayed.exit_code, 0) << replayed.err;
+  EXPECT_NE(replayed.out.find("threads: 2"), std::string::npos) << replayed.out;
+  EXPECT_EQ(std::count(replayed.err.begin(), replayed.err.end(), '\n'), 1) << replayed.err;
+  EXPECT_EQ(replayed.err.rfind("collage: warning: ", 0), 0u) << replayed.err;
+  EXPECT_NE(replayed.err.find("another CPU"), std::string::npos) << replayed.err;
+  Outcome given = run_collage({"run", model, "--plan", plan, "--repeat", "1", "--threads", "1"});
+  ASSERT_EQ(given.exit_code, 0) << given.err;
+  EXPECT_NE(given.out.find("threads: 1"), std::string::npos) << given.out;
 }
 
 TEST_F(CliTest, AnNpyHeaderIsQuotedAndCutInTheError) {

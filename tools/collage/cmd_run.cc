@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <optional>
@@ -37,6 +38,8 @@ struct RunArgs {
   std::string save_outputs;
   std::string max_memory;
   int threads = 0;
+  // Whether --threads was given; a replayed plan otherwise runs at its own count.
+  bool threads_given = false;
   int repeat = 10;
   int warmup = 2;
   std::string strategy = "native";
@@ -125,9 +128,40 @@ std::vector<std::pair<InputFlag, Tensor>> read_input_files(const std::vector<std
   return files;
 }
 
+// The thread count a saved plan was tuned at, checked like --threads.
+int plan_threads(const Plan& plan, const std::string& plan_file) {
+  if (plan.threads >= 1 && plan.threads <= max_threads()) return plan.threads;
+  throw Error(
+      fmt::format("{} is out of range: must be between 1 and {}", plan.threads, max_threads()),
+      {.file = plan_file, .field = "threads"});
+}
+
+// One line on stderr when the plan was measured elsewhere: on another machine
+// or with other backend versions its choices may not be the fastest here.
+void warn_if_measured_elsewhere(const Plan& plan, int threads, const std::string& plan_file) {
+  std::vector<std::string> differences;
+  if (!plan.machine.empty() && plan.machine != machine_text(threads)) {
+    differences.push_back(fmt::format("machine {} (here {})", quote_untrusted(plan.machine, 80),
+                                      quote_untrusted(machine_text(threads), 80)));
+  }
+  for (const auto& [name, version] : plan.backend_versions) {
+    const Backend* backend = BackendRegistry::global().find(name);
+    if (backend == nullptr || backend->version() == version) continue;
+    differences.push_back(fmt::format("{} {} (here {})", quote_untrusted(name, 40),
+                                      quote_untrusted(version, 80),
+                                      quote_untrusted(backend->version(), 80)));
+  }
+  if (differences.empty()) return;
+  std::string line = escape_control(fmt::format(
+      "collage: warning: {}: the plan was measured with {}; its choices may not be the fastest "
+      "here (re-tune with `collage tune`)",
+      plan_file, fmt::join(differences, ", ")));
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
 void run_run(const RunArgs& args) {
   Strategy strategy = Strategy::parse(args.strategy);
-  checked_threads(args.threads);
+  int threads = checked_threads(args.threads);
   if (args.repeat < 1) throw Error("must be at least 1", {.field = "--repeat"});
   if (args.warmup < 0) throw Error("must not be negative", {.field = "--warmup"});
   std::map<std::string, Shape> shapes = parse_input_shapes(args.input_shapes);
@@ -137,6 +171,7 @@ void run_run(const RunArgs& args) {
     // The plan was made for its input shapes; flags given here override them.
     for (const auto& [name, shape] : saved->input_shapes) shapes.emplace(name, shape);
     strategy = Strategy::parse(saved->strategy);
+    if (!args.threads_given) threads = plan_threads(*saved, args.plan);
   }
   std::vector<std::pair<InputFlag, Tensor>> files = read_input_files(args.inputs);
 
@@ -174,7 +209,7 @@ void run_run(const RunArgs& args) {
     if (tensor.type() != graph.type(*id)) {
       throw Error(fmt::format("{} holds {}, but the model needs {}", flag.path,
                               tensor.type().to_string(), graph.type(*id).to_string()),
-                  {.field = "input '" + name + "'"});
+                  {.field = "input " + quote_untrusted(name)});
     }
     from_files.insert(name);
   }
@@ -190,11 +225,14 @@ void run_run(const RunArgs& args) {
   planning.model_path = args.model;
   planning.input_shapes = shapes;
   planning.backends = parse_backend_list("all");
-  planning.threads = args.threads;
+  planning.threads = threads;
   auto start = std::chrono::steady_clock::now();
   Plan plan = saved ? *saved : make_plan(graph, strategy, planning);
-  if (saved) check_plan_matches(graph, plan, args.plan);
-  Executor executor = compile_plan(graph, plan, BackendRegistry::global(), args.threads);
+  if (saved) {
+    check_plan_matches(graph, plan, args.plan);
+    warn_if_measured_elsewhere(plan, threads, args.plan);
+  }
+  Executor executor = compile_plan(graph, plan, BackendRegistry::global(), threads);
   double prepare_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -204,7 +242,7 @@ void run_run(const RunArgs& args) {
   }
   fmt::print("model: {} ({} nodes)\n", args.model, graph.num_nodes());
   fmt::print("strategy: {} (partitions: {}), threads: {}, plan and compile: {}\n",
-             strategy.to_string(), fmt::join(placement, ", "), args.threads,
+             strategy.to_string(), fmt::join(placement, ", "), threads,
              milliseconds(prepare_seconds));
   for (ValueId id : graph.inputs()) {
     const Value& value = graph.value(id);
@@ -272,7 +310,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--save-outputs", args->save_outputs,
                   "Write each output to DIR/<name>.npy (characters outside [A-Za-z0-9._-] "
                   "become '_')");
-  add_threads_option(cmd, args->threads);
+  CLI::Option* threads = add_threads_option(cmd, args->threads);
   add_max_memory_option(cmd, args->max_memory);
   cmd->add_option("--repeat", args->repeat, "Timed runs")->capture_default_str();
   cmd->add_option("--warmup", args->warmup, "Untimed runs before timing")->capture_default_str();
@@ -282,7 +320,10 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--plan", args->plan,
                   "Replay a plan saved by `collage tune -o` (no search; --strategy is ignored)");
-  cmd->callback([args] { run_run(*args); });
+  cmd->callback([args, threads] {
+    args->threads_given = threads->count() > 0;
+    run_run(*args);
+  });
 }
 
 }  // namespace collage::cli

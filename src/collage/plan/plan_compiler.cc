@@ -10,7 +10,13 @@
 namespace collage {
 
 void check_plan_matches(const Graph& model, const Plan& plan, const std::string& plan_file) {
-  if (plan.model_hash.empty()) return;
+  // Without a hash nothing says the plan fits this model; its node names
+  // might still match by accident.
+  if (plan.model_hash.empty()) {
+    throw Error("the plan records no model hash, so it cannot be checked against the model "
+                "(make it again with `collage tune`)",
+                {.file = plan_file, .field = "model.hash"});
+  }
   std::string hash = structural_hash_hex(model);
   if (hash != plan.model_hash) {
     throw Error(fmt::format("the plan was made for another model or other input shapes "

@@ -18,7 +18,8 @@ namespace collage {
 Executor compile_plan(const Graph& model, const Plan& plan, const BackendRegistry& registry,
                       int threads);
 
-// Throws Error when the plan was made for another model (structural hash).
+// Throws Error when the plan was made for another model (structural hash),
+// or records no model hash.
 void check_plan_matches(const Graph& model, const Plan& plan, const std::string& plan_file);
 
 }  // namespace collage

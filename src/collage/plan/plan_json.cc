@@ -32,6 +32,23 @@ class Reader {
   T get(const std::string& key) const {
     auto it = object_.find(key);
     if (it == object_.end()) fail(key, "missing");
+    // JSON converts numbers silently: 2.5 or 1e300 would become an int
+    // (the latter undefined behaviour). An integer field takes an integer
+    // in range, nothing else.
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      if (!it->is_number_integer()) fail(key, "is not an integer");
+      const bool in_range = it->is_number_unsigned()
+                                ? std::in_range<T>(it->template get<std::uint64_t>())
+                                : std::in_range<T>(it->template get<std::int64_t>());
+      if (!in_range) {
+        fail(key, "is out of range");
+      }
+    }
+    if constexpr (std::is_floating_point_v<T>) {
+      if (it->is_number() && !std::isfinite(it->template get<double>())) {
+        fail(key, "is not a finite number");
+      }
+    }
     try {
       return it->get<T>();
     } catch (const json::exception&) {
