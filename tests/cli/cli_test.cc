@@ -412,4 +412,9 @@ TEST_F(CliTest, SaveOutputsReplacesAPlantedSymlinkInsteadOfWritingThroughIt) {
   EXPECT_TRUE(fs::is_regular_file(path("out/y.npy")));
 }
 
+TEST_F(CliTest, CacheStatsOfAMissingCacheIsOneLineAndExitCodeTwo) {
+  expect_one_line_error(run_collage({"cache", "stats", "--cache", path("none.sqlite")}),
+                        "none.sqlite");
+}
+
 }  // namespace

@@ -87,6 +87,69 @@ TEST(MeasurementCacheTest, KeysSeparateBackendsVersionsAndMachines) {
   EXPECT_NE(base, cache_key("g", "onednn", "2.6.3", "cpu|avx2|t2"));
 }
 
+TEST(MeasurementCacheTest, ATransientFailureKeepsItsFlagAndProvenance) {
+  auto cache = MeasurementCache::in_memory();
+  CachedMeasurement crash{false, 0, 0, 0, "worker died of signal 11", true, "onednn",
+                          "oneDNN 2.6.3 code abc", "cpu|avx2|t2|protocol"};
+  cache->store("k", crash);
+  auto found = cache->find("k");
+  ASSERT_TRUE(found.has_value());
+  EXPECT_TRUE(found->transient);
+  EXPECT_EQ(found->reason, "worker died of signal 11");
+  EXPECT_EQ(found->backend, "onednn");
+  EXPECT_EQ(found->backend_version, "oneDNN 2.6.3 code abc");
+}
+
+TEST(MeasurementCacheTest, StatsCountRowsByBackendAndKind) {
+  auto cache = MeasurementCache::in_memory();
+  cache->store("a", CachedMeasurement{true, 1e-3, 1e-3, 5, "", false, "native", "v", "m"});
+  cache->store("b", CachedMeasurement{false, 0, 0, 0, "wrong", false, "native", "v", "m"});
+  cache->store("c", CachedMeasurement{false, 0, 0, 0, "crash", true, "xnnpack", "v", "m"});
+  CacheStats stats = cache->stats();
+  EXPECT_EQ(stats.rows, 3);
+  EXPECT_EQ(stats.by_backend["native"].valid, 1);
+  EXPECT_EQ(stats.by_backend["native"].invalid, 1);
+  EXPECT_EQ(stats.by_backend["xnnpack"].transient, 1);
+  EXPECT_EQ(cache->clear(), 3);
+  EXPECT_EQ(cache->size(), 0);
+}
+
+TEST(MeasurementCacheTest, PruneDeletesRowsOfOtherVersionsAndMachines) {
+  auto cache = MeasurementCache::in_memory();
+  cache->store("current", CachedMeasurement{true, 1, 1, 1, "", false, "native", "v2", "cpu|avx|t1"});
+  cache->store("threads", CachedMeasurement{true, 1, 1, 1, "", false, "native", "v2", "cpu|avx|t4"});
+  cache->store("old code", CachedMeasurement{true, 1, 1, 1, "", false, "native", "v1", "cpu|avx|t1"});
+  cache->store("gone", CachedMeasurement{true, 1, 1, 1, "", false, "halide", "v2", "cpu|avx|t1"});
+  cache->store("elsewhere", CachedMeasurement{true, 1, 1, 1, "", false, "native", "v2", "arm|neon|t1"});
+  EXPECT_EQ(cache->prune(CacheGeneration{{{"native", "v2"}}, "cpu|avx|"}), 3);
+  EXPECT_TRUE(cache->find("current").has_value());
+  EXPECT_TRUE(cache->find("threads").has_value());
+  EXPECT_FALSE(cache->find("old code").has_value());
+}
+
+// A cache file written before the transient and provenance columns existed
+// opens, and its rows read as deterministic results.
+TEST(MeasurementCacheTest, ACacheFromBeforeTheNewColumnsIsUpgraded) {
+  std::string path = temp_cache_path("old.sqlite");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_exec(db,
+                 "CREATE TABLE measurements (key TEXT PRIMARY KEY, valid INTEGER NOT NULL, "
+                 "median_seconds REAL NOT NULL, p90_seconds REAL NOT NULL, count INTEGER NOT "
+                 "NULL, reason TEXT NOT NULL, measured_at TEXT NOT NULL DEFAULT "
+                 "(datetime('now'))); INSERT INTO measurements VALUES ('k', 0, 0, 0, 0, 'bad', "
+                 "'now');",
+                 nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+  }
+  auto cache = MeasurementCache::open(path);
+  auto found = cache->find("k");
+  ASSERT_TRUE(found.has_value());
+  EXPECT_FALSE(found->transient);
+  EXPECT_EQ(found->reason, "bad");
+}
+
 // Sets environment variables for one test and restores them after.
 class ScopedEnvironment {
  public:

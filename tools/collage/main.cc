@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   collage::cli::add_compare_command(app);
   collage::cli::add_show_command(app);
   collage::cli::add_worker_command(app);
+  collage::cli::add_cache_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -68,7 +68,8 @@ Plan collage_plan(const DataflowGraph& dfg, const Strategy& strategy,
     cache = MeasurementCache::open(options.cache_path.empty() ? default_cache_path()
                                                               : options.cache_path);
   }
-  MeasuringEstimator estimator(*measurer, cache.get(), machine_text(options.threads));
+  MeasuringEstimator estimator(*measurer, cache.get(),
+                               measurement_context(machine_text(options.threads), measure_options));
 
   Progress progress("candidates", options.show_progress);
   CollageOptions collage_options;

@@ -10,6 +10,7 @@
 // the machine fingerprint (see cache_key()).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +28,36 @@ struct CachedMeasurement {
   double p90_seconds = 0;
   int count = 0;
   std::string reason;
+  // An invalid measurement whose cause may go away (the worker crashed or
+  // timed out): kept with its reason, but measured again by a later run.
+  bool transient = false;
+  // What the measurement was made with, for `collage cache stats` and
+  // `prune`: the backend's name, its version key (library and code
+  // versions) and the measurement context (machine, threads, protocol).
+  std::string backend;
+  std::string backend_version;
+  std::string machine;
+};
+
+// What a cache holds, for `collage cache stats`.
+struct CacheStats {
+  struct Counts {
+    int valid = 0;
+    int invalid = 0;
+    int transient = 0;
+  };
+  int rows = 0;
+  // By backend name ("" for rows written before backends were recorded).
+  std::map<std::string, Counts> by_backend;
+};
+
+// The backends' version keys of this build and the start of this machine's
+// measurement contexts: rows made with anything else are stale (prune()).
+struct CacheGeneration {
+  // Backend name -> backend_version_key().
+  std::map<std::string, std::string> backend_versions;
+  // Rows whose machine does not begin with this are from another machine.
+  std::string machine_prefix;
 };
 
 class MeasurementCache {
@@ -46,6 +77,13 @@ class MeasurementCache {
   void store(const std::string& key, const CachedMeasurement& measurement);
   int size() const;
   const std::string& path() const { return path_; }
+
+  CacheStats stats() const;
+  // Deletes every row; returns how many there were.
+  int clear();
+  // Deletes the rows made with other backend versions (library or code) or
+  // on another machine than `current`; returns how many.
+  int prune(const CacheGeneration& current);
 
  private:
   MeasurementCache(sqlite3* db, std::string path);
