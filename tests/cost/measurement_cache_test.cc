@@ -1,8 +1,15 @@
 #include "collage/cost/measurement_cache.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <optional>
 
 #include "collage/ir/error.h"
 
@@ -78,6 +85,134 @@ TEST(MeasurementCacheTest, KeysSeparateBackendsVersionsAndMachines) {
   EXPECT_NE(base, cache_key("h", "onednn", "2.7.0", "cpu|avx2|t2"));
   EXPECT_NE(base, cache_key("h", "onednn", "2.6.3", "cpu|avx2|t1"));
   EXPECT_NE(base, cache_key("g", "onednn", "2.6.3", "cpu|avx2|t2"));
+}
+
+TEST(MeasurementCacheTest, ATransientFailureKeepsItsFlagAndProvenance) {
+  auto cache = MeasurementCache::in_memory();
+  CachedMeasurement crash{false, 0, 0, 0, "worker died of signal 11", true, "onednn",
+                          "oneDNN 2.6.3 code abc", "cpu|avx2|t2|protocol"};
+  cache->store("k", crash);
+  auto found = cache->find("k");
+  ASSERT_TRUE(found.has_value());
+  EXPECT_TRUE(found->transient);
+  EXPECT_EQ(found->reason, "worker died of signal 11");
+  EXPECT_EQ(found->backend, "onednn");
+  EXPECT_EQ(found->backend_version, "oneDNN 2.6.3 code abc");
+}
+
+TEST(MeasurementCacheTest, StatsCountRowsByBackendAndKind) {
+  auto cache = MeasurementCache::in_memory();
+  cache->store("a", CachedMeasurement{true, 1e-3, 1e-3, 5, "", false, "native", "v", "m"});
+  cache->store("b", CachedMeasurement{false, 0, 0, 0, "wrong", false, "native", "v", "m"});
+  cache->store("c", CachedMeasurement{false, 0, 0, 0, "crash", true, "xnnpack", "v", "m"});
+  CacheStats stats = cache->stats();
+  EXPECT_EQ(stats.rows, 3);
+  EXPECT_EQ(stats.by_backend["native"].valid, 1);
+  EXPECT_EQ(stats.by_backend["native"].invalid, 1);
+  EXPECT_EQ(stats.by_backend["xnnpack"].transient, 1);
+  EXPECT_EQ(cache->clear(), 3);
+  EXPECT_EQ(cache->size(), 0);
+}
+
+TEST(MeasurementCacheTest, PruneDeletesRowsOfOtherVersionsAndMachines) {
+  auto cache = MeasurementCache::in_memory();
+  cache->store("current", CachedMeasurement{true, 1, 1, 1, "", false, "native", "v2", "cpu|avx|t1"});
+  cache->store("threads", CachedMeasurement{true, 1, 1, 1, "", false, "native", "v2", "cpu|avx|t4"});
+  cache->store("old code", CachedMeasurement{true, 1, 1, 1, "", false, "native", "v1", "cpu|avx|t1"});
+  cache->store("gone", CachedMeasurement{true, 1, 1, 1, "", false, "halide", "v2", "cpu|avx|t1"});
+  cache->store("elsewhere", CachedMeasurement{true, 1, 1, 1, "", false, "native", "v2", "arm|neon|t1"});
+  EXPECT_EQ(cache->prune(CacheGeneration{{{"native", "v2"}}, "cpu|avx|"}), 3);
+  EXPECT_TRUE(cache->find("current").has_value());
+  EXPECT_TRUE(cache->find("threads").has_value());
+  EXPECT_FALSE(cache->find("old code").has_value());
+}
+
+// A cache file written before the transient and provenance columns existed
+// opens, and its rows read as deterministic results.
+TEST(MeasurementCacheTest, ACacheFromBeforeTheNewColumnsIsUpgraded) {
+  std::string path = temp_cache_path("old.sqlite");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_exec(db,
+                 "CREATE TABLE measurements (key TEXT PRIMARY KEY, valid INTEGER NOT NULL, "
+                 "median_seconds REAL NOT NULL, p90_seconds REAL NOT NULL, count INTEGER NOT "
+                 "NULL, reason TEXT NOT NULL, measured_at TEXT NOT NULL DEFAULT "
+                 "(datetime('now'))); INSERT INTO measurements VALUES ('k', 0, 0, 0, 0, 'bad', "
+                 "'now');",
+                 nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+  }
+  auto cache = MeasurementCache::open(path);
+  auto found = cache->find("k");
+  ASSERT_TRUE(found.has_value());
+  EXPECT_FALSE(found->transient);
+  EXPECT_EQ(found->reason, "bad");
+}
+
+// Sets environment variables for one test and restores them after.
+class ScopedEnvironment {
+ public:
+  void set(const char* name, const char* value) {
+    if (saved_.count(name) == 0) {
+      const char* old = std::getenv(name);
+      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
+    }
+    if (value == nullptr) {
+      ::unsetenv(name);
+    } else {
+      ::setenv(name, value, 1);
+    }
+  }
+  ~ScopedEnvironment() {
+    for (const auto& [name, value] : saved_) {
+      if (value) {
+        ::setenv(name.c_str(), value->c_str(), 1);
+      } else {
+        ::unsetenv(name.c_str());
+      }
+    }
+  }
+
+ private:
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
+// Without HOME and XDG_CACHE_HOME the cache used to be
+// /tmp/collage/measurements.sqlite, where any user could plant rows.
+TEST(MeasurementCacheTest, WithoutAHomeTheCacheIsInAPrivateDirectory) {
+  std::filesystem::path tmp = std::filesystem::path(temp_cache_path("tmpdir"));
+  std::filesystem::create_directories(tmp);
+  ScopedEnvironment env;
+  env.set("XDG_CACHE_HOME", nullptr);
+  env.set("HOME", nullptr);
+  env.set("TMPDIR", tmp.c_str());
+  std::string path = default_cache_path();
+  std::filesystem::path dir = tmp / ("collage-" + std::to_string(::geteuid()));
+  EXPECT_EQ(path, (dir / "measurements.sqlite").string());
+  struct stat info {};
+  ASSERT_EQ(::lstat(dir.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0700u);
+  std::filesystem::remove_all(tmp);
+}
+
+TEST(MeasurementCacheTest, APrivateDirectoryOthersCanWriteIsRefused) {
+  std::filesystem::path tmp = std::filesystem::path(temp_cache_path("tmpdir_open"));
+  std::filesystem::path dir = tmp / ("collage-" + std::to_string(::geteuid()));
+  std::filesystem::create_directories(dir);
+  ::chmod(dir.c_str(), 0777);
+  ScopedEnvironment env;
+  env.set("XDG_CACHE_HOME", nullptr);
+  env.set("HOME", nullptr);
+  env.set("TMPDIR", tmp.c_str());
+  EXPECT_THROW(default_cache_path(), Error);
+  std::filesystem::remove_all(dir);
+  // A symlink planted where the directory would be is refused too.
+  std::filesystem::create_directories(tmp / "elsewhere");
+  ::chmod((tmp / "elsewhere").c_str(), 0700);
+  std::filesystem::create_directory_symlink(tmp / "elsewhere", dir);
+  EXPECT_THROW(default_cache_path(), Error);
+  std::filesystem::remove_all(tmp);
 }
 
 }  // namespace

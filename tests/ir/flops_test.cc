@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "collage/ir/error.h"
+
 namespace collage {
 namespace {
 
@@ -79,6 +81,22 @@ TEST(FlopsTest, ParameterCountSumsFloatConstantsOnly) {
   g.add_constant("shape", Tensor::from_vector<std::int64_t>({1, 2}, {2}));
   g.add_input("x", f32({100}));
   EXPECT_EQ(parameter_count(g), 16 * 27 + 16);
+}
+
+// Each shape fits in int64, but 2 * M * N * K does not: the count used to
+// wrap around to a negative number.
+TEST(FlopsTest, AFlopCountThatOverflowsIsAnErrorNamingTheNode) {
+  Graph g;
+  ValueId a = g.add_input("a", f32({std::int64_t{1} << 30, std::int64_t{1} << 20}));
+  ValueId b = g.add_input("b", f32({std::int64_t{1} << 20, std::int64_t{1} << 20}));
+  ValueId y = g.add_value("y", f32({std::int64_t{1} << 30, std::int64_t{1} << 20}));
+  g.add_node("MatMul", {a, b}, {y}, {}, "big");
+  try {
+    node_flops(g, g.node(0));
+    FAIL() << "no error";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("node 'big'"), std::string::npos) << error.what();
+  }
 }
 
 }  // namespace

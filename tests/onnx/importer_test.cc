@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "collage/backends/native/native_backend.h"
@@ -265,6 +266,88 @@ TEST(ImporterTest, AMissingExternalDataFileNamesTheFileAndTheTensor) {
   EXPECT_TRUE(contains(message, "gone.weights")) << message;
   EXPECT_TRUE(contains(message, "tensor 'w'")) << message;
   EXPECT_TRUE(contains(message, dir.file("model.onnx"))) << message;
+}
+
+// A model whose initializer "w" (f32[3]) lives in external data at `location`.
+ModelBuilder external_data_model(const std::string& location) {
+  ModelBuilder m;
+  m.input("x", {3}).node("Add", {"x", "w"}, {"y"}).output("y");
+  onnx::TensorProto* w = m.graph().add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(3);
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* entry = w->add_external_data();
+  entry->set_key("location");
+  entry->set_value(location);
+  return m;
+}
+
+// A location without ".." can still leave the model's directory through a
+// symlink; it used to be followed (to /etc/passwd, or a file beside the
+// model's directory).
+TEST(ImporterTest, ExternalDataThroughASymlinkOutOfTheModelsDirectoryIsRefused) {
+  TempDir outer;
+  std::filesystem::create_directories(outer.path() / "model");
+  const float secret[] = {7.0f, 8.0f, 9.0f};
+  std::ofstream(outer.file("secret.bin"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(secret), sizeof(secret));
+  std::filesystem::create_symlink("../secret.bin", outer.path() / "model" / "w.bin");
+  std::filesystem::create_symlink("/etc/passwd", outer.path() / "model" / "passwd.bin");
+  for (const char* location : {"w.bin", "passwd.bin"}) {
+    std::string model = (outer.path() / "model" / "model.onnx").string();
+    external_data_model(location).save(model);
+    std::string message = error_of([&] { import_onnx(model); });
+    EXPECT_TRUE(contains(message, "outside the model's directory")) << message;
+    EXPECT_TRUE(contains(message, "tensor 'w'")) << message;
+  }
+}
+
+TEST(ImporterTest, ExternalDataThroughASymlinkInsideTheModelsDirectoryLoads) {
+  TempDir dir;
+  const float weights[] = {1.0f, 2.0f, 3.0f};
+  std::filesystem::create_directories(dir.path() / "data");
+  std::ofstream(dir.file("data/w.bin"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(weights), sizeof(weights));
+  std::filesystem::create_symlink("data/w.bin", dir.path() / "w.bin");
+  external_data_model("w.bin").save(dir.file("model.onnx"));
+  Graph g = import_onnx(dir.file("model.onnx"));
+  EXPECT_EQ(g.value(*g.find_value("w")).constant->data<float>()[1], 2.0f);
+}
+
+TEST(ImporterTest, AbsoluteOrParentExternalDataLocationsAreRefused) {
+  TempDir dir;
+  for (const char* location : {"/etc/passwd", "../w.bin", "sub/../../w.bin"}) {
+    external_data_model(location).save(dir.file("model.onnx"));
+    std::string message = error_of([&] { import_onnx(dir.file("model.onnx")); });
+    EXPECT_TRUE(contains(message, "must be a relative path inside")) << message;
+  }
+}
+
+// An initializer whose dimensions multiply past int64 (2^62 x 4).
+TEST(ImporterTest, AnInitializerWhoseSizeOverflowsIsAnErrorNamingIt) {
+  ModelBuilder m;
+  m.input("x", {4}).node("Add", {"x", "w"}, {"y"}).output("y");
+  onnx::TensorProto* w = m.graph().add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(std::int64_t{1} << 62);
+  w->add_dims(4);
+  std::string message = error_of([&] { import_onnx_model(m.shared()); });
+  EXPECT_TRUE(contains(message, "tensor 'w'")) << message;
+  EXPECT_TRUE(contains(message, "overflows")) << message;
+}
+
+// Names from the model are quoted, escaped and cut: one line, bounded.
+TEST(ImporterTest, ANodeNameWithControlCharactersIsEscapedInErrors) {
+  ModelBuilder m;
+  m.input("x", {2}).node("Relu", {"nothing"}, {"y"}).output("y");
+  m.graph().mutable_node(0)->set_name("evil\n\x1b[31mname" + std::string(1000, 'a'));
+  std::string message = error_of([&] { import_onnx_model(m.shared()); });
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  EXPECT_EQ(message.find('\x1b'), std::string::npos) << message;
+  EXPECT_TRUE(contains(message, "evil\\n\\x1b[31mname")) << message;
+  EXPECT_LT(message.size(), 400u) << message;
 }
 
 TEST(ImporterTest, AValueShapeInferenceCannotTypeIsNamedWithItsProducer) {

@@ -39,8 +39,11 @@ class MeasurementReuseTest : public ::testing::Test {
   // One collage_partition of `model` through a cache opened afresh from
   // the file, as a new process would.
   TuneOutcome tune(const Graph& model) {
-    std::unique_ptr<MeasurementCache> cache = MeasurementCache::open(cache_path_);
     InProcessMeasurer measurer(BackendRegistry::global().get("native"), options_);
+    return tune(model, measurer);
+  }
+  TuneOutcome tune(const Graph& model, Measurer& measurer) {
+    std::unique_ptr<MeasurementCache> cache = MeasurementCache::open(cache_path_);
     MeasuringEstimator estimator(measurer, cache.get(), MachineFingerprint::current(1).to_string());
     DataflowGraph dfg(model);
     CollageResult result = collage_partition(dfg, make_backend_specs(backends_), estimator);
@@ -105,6 +108,42 @@ TEST_F(MeasurementReuseTest, AFailedMeasurementIsCachedAndStaysInvalid) {
   EXPECT_EQ(second.counters.measured, 0);
   EXPECT_EQ(second.invalid_candidates, first.invalid_candidates);
   for (const auto& [backend, names] : second.partitions) EXPECT_EQ(backend, "native");
+}
+
+// Measurements of every backend but native fail the way a crashing or
+// hanging worker does; native is measured in process.
+class CrashingMeasurer : public Measurer {
+ public:
+  explicit CrashingMeasurer(const MeasureOptions& options)
+      : native_(BackendRegistry::global().get("native"), options) {}
+  Cost measure(const Graph& model, const std::vector<NodeId>& nodes,
+               const Backend& backend) override {
+    if (backend.name() == "native") return native_.measure(model, nodes, backend);
+    return Cost::transient_invalid(backend.name() + ": the worker died of signal 11");
+  }
+
+ private:
+  InProcessMeasurer native_;
+};
+
+TEST_F(MeasurementReuseTest, ACrashIsCachedWithItsCauseAndMeasuredAgainByTheNextRun) {
+  // Every backend of this build; all but native crash.
+  if (backends_.size() < 2) GTEST_SKIP() << "needs a backend besides native";
+  Graph model = testing::relu_add_mul_model();
+  CrashingMeasurer crashing(options_);
+  TuneOutcome first = tune(model, crashing);
+  int transient = 0;
+  for (const auto& [backend, counts] : MeasurementCache::open(cache_path_)->stats().by_backend) {
+    transient += counts.transient;
+  }
+  ASSERT_GT(transient, 0);
+  EXPECT_EQ(cache_size(), first.counters.measured);
+  // The next run measures the crashed candidates again and keeps the rest.
+  TuneOutcome second = tune(model);
+  EXPECT_EQ(second.counters.measured, transient);
+  EXPECT_EQ(second.counters.cache_hits, first.counters.measured - transient);
+  EXPECT_EQ(cache_size(), first.counters.measured);
+  EXPECT_EQ(tune(model).counters.measured, 0);
 }
 
 }  // namespace

@@ -75,6 +75,8 @@ TEST_F(PlantedFaultsTest, AKernelThatCrashesIsInvalidAndTheReasonNamesTheSignal)
   ASSERT_FALSE(cost.is_valid());
   EXPECT_TRUE(contains(cost.reason(), "crashing")) << cost.reason();
   EXPECT_TRUE(contains(cost.reason(), "signal 11")) << cost.reason();
+  // A crash may not happen again: a later run measures it anew.
+  EXPECT_TRUE(cost.is_transient());
 }
 
 TEST_F(PlantedFaultsTest, AKernelThatHangsIsInvalidOnceTheTimeoutPasses) {
@@ -87,6 +89,7 @@ TEST_F(PlantedFaultsTest, AKernelThatHangsIsInvalidOnceTheTimeoutPasses) {
   EXPECT_TRUE(contains(cost.reason(), "timed out")) << cost.reason();
   EXPECT_GE(elapsed, options().timeout_seconds);
   EXPECT_LT(elapsed, options().timeout_seconds + 10);
+  EXPECT_TRUE(cost.is_transient());
 }
 
 TEST_F(PlantedFaultsTest, WrongNumbersFromTheWorkerAreInvalidAndSayWhichOutputDiffers) {
@@ -95,6 +98,8 @@ TEST_F(PlantedFaultsTest, WrongNumbersFromTheWorkerAreInvalidAndSayWhichOutputDi
   ASSERT_FALSE(cost.is_valid());
   EXPECT_TRUE(contains(cost.reason(), "differ from the reference")) << cost.reason();
   EXPECT_TRUE(contains(cost.reason(), "mul_out")) << cost.reason();
+  // Wrong numbers are the backend's answer: cached for good.
+  EXPECT_FALSE(cost.is_transient());
 }
 
 TEST_F(PlantedFaultsTest, ACompileThatThrowsIsInvalidWithItsMessage) {

@@ -6,11 +6,13 @@
 namespace collage::cli {
 
 void add_backends_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("backends", "List the backends of this build and what they run");
+  CLI::App* cmd =
+      app.add_subcommand("backends", "List the backends of this build and what they run");
   cmd->callback([] {
     for (const Backend* backend : BackendRegistry::global().all()) {
-      fmt::print("{:<10} {:<9} {}\n", backend->name(), style_name(backend->style()),
-                 backend->version());
+      const std::string code = backend->code_version();
+      fmt::print("{:<10} {:<9} {}{}\n", backend->name(), style_name(backend->style()),
+                 backend->version(), code.empty() ? "" : " (code " + code + ")");
       fmt::print("  {}\n\n", backend->describe_support());
     }
   });

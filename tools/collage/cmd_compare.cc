@@ -9,16 +9,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "collage/ir/error.h"
+#include "collage/ir/file_io.h"
 #include "collage/plan/plan_json.h"
 #include "commands.h"
 #include "evaluation.h"
 #include "model_loading.h"
 #include "planning.h"
+#include "resource_options.h"
 
 namespace collage::cli {
 namespace {
@@ -28,6 +29,7 @@ struct CompareArgs {
   std::vector<std::string> input_shapes;
   std::string backends = "all";
   std::string cache;
+  std::string max_memory;
   std::string json;
   std::string save_plan;
   int threads = 0;
@@ -44,7 +46,7 @@ void run_compare(const CompareArgs& args) {
   options.model_path = args.model;
   options.input_shapes = parse_input_shapes(args.input_shapes);
   options.backends = parse_backend_list(args.backends);
-  options.threads = args.threads > 0 ? args.threads : default_threads();
+  options.threads = checked_threads(args.threads);
   options.cache_path = args.cache;
   options.isolate = !args.no_isolation;
   options.show_progress = !args.quiet;
@@ -53,6 +55,7 @@ void run_compare(const CompareArgs& args) {
 
   Graph graph = load_model(args.model, options.input_shapes);
   require_native_support(graph, args.model);
+  check_max_memory(graph, args.max_memory);
   std::vector<std::string> others;
   for (const Backend* backend : resolve_backends(options.backends)) {
     if (backend->name() != "native") others.push_back(backend->name());
@@ -133,9 +136,7 @@ void run_compare(const CompareArgs& args) {
       {"model", args.model},           {"threads", options.threads},
       {"repeat", args.repeat},         {"machine", machine_text(options.threads)},
       {"strategies", strategies_json}, {"search", plan_to_json(collage.plan)["search"]}};
-  std::ofstream out(args.json);
-  if (!out) throw Error("cannot write", {.file = args.json});
-  out << document.dump(2) << "\n";
+  write_file_atomically(args.json, document.dump(2) + "\n");
 }
 
 }  // namespace
@@ -151,7 +152,8 @@ void add_compare_command(CLI::App& app) {
                   "backends, comma-separated, in greedy priority order, or 'all'")
       ->capture_default_str();
   cmd->add_option("--cache", args->cache, "measurement cache file ('none' for no cache)");
-  cmd->add_option("--threads", args->threads, "threads for every backend (default: all cores)");
+  add_threads_option(cmd, args->threads);
+  add_max_memory_option(cmd, args->max_memory);
   cmd->add_option("--repeat", args->repeat,
                   "interleaved rounds (one run of each strategy per round)")
       ->capture_default_str();

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -18,6 +19,7 @@
 
 #include "collage/backends/registry.h"
 #include "collage/ir/error.h"
+#include "collage/ir/file_io.h"
 #include "collage/plan/plan_compiler.h"
 #include "collage/plan/plan_json.h"
 #include "collage/plan/plan_profile.h"
@@ -27,6 +29,7 @@
 #include "commands.h"
 #include "model_loading.h"
 #include "planning.h"
+#include "resource_options.h"
 
 namespace collage::cli {
 namespace {
@@ -36,7 +39,10 @@ struct RunArgs {
   std::vector<std::string> input_shapes;
   std::vector<std::string> inputs;
   std::string save_outputs;
+  std::string max_memory;
   int threads = 0;
+  // Whether --threads was given; a replayed plan otherwise runs at its own count.
+  bool threads_given = false;
   int repeat = 10;
   int warmup = 2;
   std::string strategy = "native";
@@ -59,7 +65,7 @@ InputFlag parse_input_flag(const std::string& text) {
   std::size_t eq = text.find('=');
   if (eq == std::string::npos) return InputFlag{"", text};
   if (eq == 0 || eq + 1 == text.size()) {
-    throw Error("expected NAME=FILE.npy", {.field = "--input '" + text + "'"});
+    throw Error("expected NAME=FILE.npy", {.field = "--input " + quote_untrusted(text)});
   }
   return InputFlag{text.substr(0, eq), text.substr(eq + 1)};
 }
@@ -137,16 +143,45 @@ void write_profile(const Plan& plan, std::vector<TraceSpan> spans, const std::st
       span.args.emplace_back("estimated_ms", fmt::format("{:.4f}", *partition.estimated_ms));
     }
   }
-  std::ofstream out(path);
-  out << to_chrome_json(spans);
-  if (!out) throw Error("cannot write the trace", {.file = path, .field = "--profile"});
+  write_file_atomically(path, to_chrome_json(spans));
   fmt::print("{}", profile_to_text(profile_plan(plan, spans)));
   fmt::print("trace written to {} (open in Perfetto or chrome://tracing)\n", path);
 }
 
+// The thread count a saved plan was tuned at, checked like --threads.
+int plan_threads(const Plan& plan, const std::string& plan_file) {
+  if (plan.threads >= 1 && plan.threads <= max_threads()) return plan.threads;
+  throw Error(
+      fmt::format("{} is out of range: must be between 1 and {}", plan.threads, max_threads()),
+      {.file = plan_file, .field = "threads"});
+}
+
+// One line on stderr when the plan was measured elsewhere: on another machine
+// or with other backend versions its choices may not be the fastest here.
+void warn_if_measured_elsewhere(const Plan& plan, int threads, const std::string& plan_file) {
+  std::vector<std::string> differences;
+  if (!plan.machine.empty() && plan.machine != machine_text(threads)) {
+    differences.push_back(fmt::format("machine {} (here {})", quote_untrusted(plan.machine, 80),
+                                      quote_untrusted(machine_text(threads), 80)));
+  }
+  for (const auto& [name, version] : plan.backend_versions) {
+    const Backend* backend = BackendRegistry::global().find(name);
+    if (backend == nullptr || backend->version() == version) continue;
+    differences.push_back(fmt::format("{} {} (here {})", quote_untrusted(name, 40),
+                                      quote_untrusted(version, 80),
+                                      quote_untrusted(backend->version(), 80)));
+  }
+  if (differences.empty()) return;
+  std::string line = escape_control(fmt::format(
+      "collage: warning: {}: the plan was measured with {}; its choices may not be the fastest "
+      "here (re-tune with `collage tune`)",
+      plan_file, fmt::join(differences, ", ")));
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
 void run_run(const RunArgs& args) {
   Strategy strategy = Strategy::parse(args.strategy);
-  if (args.threads < 1) throw Error("must be at least 1", {.field = "--threads"});
+  int threads = checked_threads(args.threads);
   if (args.repeat < 1) throw Error("must be at least 1", {.field = "--repeat"});
   if (args.warmup < 0) throw Error("must not be negative", {.field = "--warmup"});
   std::map<std::string, Shape> shapes = parse_input_shapes(args.input_shapes);
@@ -156,11 +191,13 @@ void run_run(const RunArgs& args) {
     // The plan was made for its input shapes; flags given here override them.
     for (const auto& [name, shape] : saved->input_shapes) shapes.emplace(name, shape);
     strategy = Strategy::parse(saved->strategy);
+    if (!args.threads_given) threads = plan_threads(*saved, args.plan);
   }
   std::vector<std::pair<InputFlag, Tensor>> files = read_input_files(args.inputs);
 
   Graph graph = load_model(args.model, shapes);
   require_native_support(graph, args.model);
+  check_max_memory(graph, args.max_memory);
 
   std::map<std::string, Tensor> inputs;
   std::set<std::string> from_files;
@@ -192,7 +229,7 @@ void run_run(const RunArgs& args) {
     if (tensor.type() != graph.type(*id)) {
       throw Error(fmt::format("{} holds {}, but the model needs {}", flag.path,
                               tensor.type().to_string(), graph.type(*id).to_string()),
-                  {.field = "input '" + name + "'"});
+                  {.field = "input " + quote_untrusted(name)});
     }
     from_files.insert(name);
   }
@@ -208,11 +245,14 @@ void run_run(const RunArgs& args) {
   planning.model_path = args.model;
   planning.input_shapes = shapes;
   planning.backends = parse_backend_list("all");
-  planning.threads = args.threads;
+  planning.threads = threads;
   auto start = std::chrono::steady_clock::now();
   Plan plan = saved ? *saved : make_plan(graph, strategy, planning);
-  if (saved) check_plan_matches(graph, plan, args.plan);
-  Executor executor = compile_plan(graph, plan, BackendRegistry::global(), args.threads);
+  if (saved) {
+    check_plan_matches(graph, plan, args.plan);
+    warn_if_measured_elsewhere(plan, threads, args.plan);
+  }
+  Executor executor = compile_plan(graph, plan, BackendRegistry::global(), threads);
   double prepare_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -222,7 +262,7 @@ void run_run(const RunArgs& args) {
   }
   fmt::print("model: {} ({} nodes)\n", args.model, graph.num_nodes());
   fmt::print("strategy: {} (partitions: {}), threads: {}, plan and compile: {}\n",
-             strategy.to_string(), fmt::join(placement, ", "), args.threads,
+             strategy.to_string(), fmt::join(placement, ", "), threads,
              milliseconds(prepare_seconds));
   for (ValueId id : graph.inputs()) {
     const Value& value = graph.value(id);
@@ -285,7 +325,6 @@ void run_run(const RunArgs& args) {
 
 void add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
-  args->threads = default_threads();
   CLI::App* cmd = app.add_subcommand("run", "Run a model and report its latency and outputs");
   cmd->add_option("model", args->model, "ONNX model file")->required();
   cmd->add_option("--input-shape", args->input_shapes,
@@ -298,7 +337,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--save-outputs", args->save_outputs,
                   "Write each output to DIR/<name>.npy (characters outside [A-Za-z0-9._-] "
                   "become '_')");
-  cmd->add_option("--threads", args->threads, "Threads per kernel")->capture_default_str();
+  CLI::Option* threads = add_threads_option(cmd, args->threads);
+  add_max_memory_option(cmd, args->max_memory);
   cmd->add_option("--repeat", args->repeat, "Timed runs")->capture_default_str();
   cmd->add_option("--warmup", args->warmup, "Untimed runs before timing")->capture_default_str();
   cmd->add_option("--strategy", args->strategy,
@@ -311,7 +351,10 @@ void add_run_command(CLI::App& app) {
                   "Write a Chrome trace (Perfetto, chrome://tracing) of the timed runs to FILE "
                   "and print where the time goes: per partition in context vs estimate, "
                   "boundary work, the largest gaps");
-  cmd->callback([args] { run_run(*args); });
+  cmd->callback([args, threads] {
+    args->threads_given = threads->count() > 0;
+    run_run(*args);
+  });
 }
 
 }  // namespace collage::cli

@@ -1,13 +1,20 @@
 // `collage show PLAN.json`: a plan as text, Graphviz DOT or SVG.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "collage/ir/error.h"
+#include "collage/ir/file_io.h"
 #include "collage/plan/plan_json.h"
 #include "collage/plan/plan_profile.h"
 #include "collage/plan/plan_report.h"
@@ -29,9 +36,44 @@ void write_text(const std::string& text, const std::string& path) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return;
   }
-  std::ofstream out(path);
-  out << text;
-  if (!out) throw Error("cannot write", {.file = path});
+  write_file_atomically(path, text);
+}
+
+// Runs `dot -Tsvg DOT_FILE` directly, without a shell: the path is an
+// argument, never parsed as a command (a plan named "p';touch x;'.json" is
+// just a file name). The SVG comes back on a pipe, so that it is written
+// like every other output file (write_file_atomically). Returns nullopt when
+// dot cannot start or fails.
+std::optional<std::string> run_dot(const std::string& dot_file) {
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return std::nullopt;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  std::vector<std::string> args = {"dot", "-Tsvg", dot_file};
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  pid_t child = 0;
+  int spawned = ::posix_spawnp(&child, "dot", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  std::string svg;
+  char buffer[65536];
+  ssize_t n = 0;
+  while (spawned == 0 && (n = ::read(pipe_fds[0], buffer, sizeof buffer)) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    svg.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(pipe_fds[0]);
+  if (spawned != 0) return std::nullopt;
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) return std::nullopt;
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  return svg;
 }
 
 // The plan's model, when it can still be loaded (for node-level drawings).
@@ -63,13 +105,13 @@ void run_show(const ShowArgs& args) {
                            : args.output;
   std::string dot_file = output + ".dot";
   write_text(dot, dot_file);
-  std::string command = fmt::format("dot -Tsvg '{}' -o '{}' 2>&1", dot_file, output);
-  int status = std::system(command.c_str());
+  std::optional<std::string> svg = run_dot(dot_file);
   std::filesystem::remove(dot_file);
-  if (status != 0) {
+  if (!svg) {
     throw Error("Graphviz 'dot' failed or is not installed (apt-get install graphviz)",
                 {.file = output});
   }
+  write_text(*svg, output);
   fmt::print("wrote {}\n", output);
 }
 

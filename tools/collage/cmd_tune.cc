@@ -16,6 +16,7 @@
 #include "evaluation.h"
 #include "model_loading.h"
 #include "planning.h"
+#include "resource_options.h"
 
 namespace collage::cli {
 namespace {
@@ -25,6 +26,7 @@ struct TuneArgs {
   std::vector<std::string> input_shapes;
   std::string backends = "all";
   std::string cache;
+  std::string max_memory;
   std::string output;
   int threads = 0;
   int repeat = 10;
@@ -58,7 +60,7 @@ void run_tune(const TuneArgs& args) {
   options.model_path = args.model;
   options.input_shapes = parse_input_shapes(args.input_shapes);
   options.backends = parse_backend_list(args.backends);
-  options.threads = args.threads > 0 ? args.threads : default_threads();
+  options.threads = checked_threads(args.threads);
   options.cache_path = args.cache;
   options.isolate = !args.no_isolation;
   options.prune = args.prune;
@@ -68,6 +70,7 @@ void run_tune(const TuneArgs& args) {
 
   Graph graph = load_model(args.model, options.input_shapes);
   require_native_support(graph, args.model);
+  check_max_memory(graph, args.max_memory);
   std::vector<const Backend*> backends = resolve_backends(options.backends);
   fmt::print("tuning {} ({} nodes) with {} at {} thread{}\n", args.model, graph.num_nodes(),
              fmt::join(options.backends, ","), options.threads, options.threads == 1 ? "" : "s");
@@ -138,7 +141,8 @@ void add_tune_command(CLI::App& app) {
                   "'none' for no cache)");
   cmd->add_option("-o,--output", args->output,
                   "where to save the plan (default: MODEL_STEM.plan.json)");
-  cmd->add_option("--threads", args->threads, "threads for every backend (default: all cores)");
+  add_threads_option(cmd, args->threads);
+  add_max_memory_option(cmd, args->max_memory);
   cmd->add_option("--repeat", args->repeat, "end-to-end runs per plan when verifying")
       ->capture_default_str();
   cmd->add_flag("--no-isolation", args->no_isolation,

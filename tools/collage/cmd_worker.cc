@@ -15,6 +15,7 @@
 #include "collage/cost/measurement_server.h"
 #include "commands.h"
 #include "model_loading.h"
+#include "resource_options.h"
 
 namespace collage::cli {
 namespace {
@@ -34,7 +35,7 @@ void run_worker(const WorkerArgs& args) {
   std::FILE* replies = take_stdout_for_replies();
   Graph graph = load_model(args.model, parse_input_shapes(args.input_shapes));
   MeasureOptions options;
-  options.threads = args.threads;
+  options.threads = checked_threads(args.threads);
   const BackendRegistry& registry = BackendRegistry::global();
   InProcessMeasurer measurer(registry.get("native"), options);
   serve_measurements(

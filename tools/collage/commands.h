@@ -14,5 +14,6 @@ void add_tune_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_show_command(CLI::App& app);
 void add_worker_command(CLI::App& app);
+void add_cache_command(CLI::App& app);
 
 }  // namespace collage::cli

@@ -1,11 +1,10 @@
 // collage: partition an ONNX model across inference backends by measuring.
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-
-#include <CLI/CLI.hpp>
 
 #include "collage/ir/error.h"
 #include "commands.h"
@@ -40,6 +39,7 @@ int main(int argc, char** argv) {
   collage::cli::add_compare_command(app);
   collage::cli::add_show_command(app);
   collage::cli::add_worker_command(app);
+  collage::cli::add_cache_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -17,7 +17,7 @@ std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& 
       parsed = parse_input_shape(flag);
     } catch (const Error& e) {
       if (!e.where().field.empty()) throw;
-      throw Error(e.message(), {.field = "--input-shape '" + flag + "'"});
+      throw Error(e.message(), {.field = "--input-shape " + quote_untrusted(flag)});
     }
     if (!shapes.emplace(parsed.first, parsed.second).second) {
       throw Error(fmt::format("input '{}' is given twice", parsed.first),

@@ -107,7 +107,8 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     cache = MeasurementCache::open(options.cache_path.empty() ? default_cache_path()
                                                               : options.cache_path);
   }
-  const std::string machine = machine_text(options.threads);
+  // Measurements and overheads are keyed by the machine and how it measures.
+  const std::string machine = measurement_context(machine_text(options.threads), measure_options);
   MeasuringEstimator estimator(*measurer, cache.get(), machine);
   // A model tuned before on this machine is searched once more with the
   // overheads its kept plan was found with (same cache, same plan); a new

@@ -66,6 +66,11 @@ class Backend {
   virtual std::string name() const = 0;
   // The library's real version string ("oneDNN 2.6.3"); part of cache keys.
   virtual std::string version() const = 0;
+  // A hash of this project's own code of the backend (its source folder and
+  // the shared code it builds on), generated at build time; part of cache
+  // keys, so that a measurement never outlives the code that was measured.
+  // Empty for backends without generated hashes (test doubles).
+  virtual std::string code_version() const { return {}; }
   virtual BackendStyle style() const = 0;
 
   // Whether the backend can run `node` of `graph` on its own, with the

@@ -16,6 +16,12 @@ Cost Cost::invalid(std::string reason) {
   return cost;
 }
 
+Cost Cost::transient_invalid(std::string reason) {
+  Cost cost = invalid(std::move(reason));
+  cost.transient_ = true;
+  return cost;
+}
+
 namespace {
 
 bool is_duration(double seconds) { return std::isfinite(seconds) && seconds >= 0.0; }

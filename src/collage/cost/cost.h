@@ -21,12 +21,20 @@ class Cost {
   static Cost zero() { return Cost(0.0); }
   // Cannot be used, and why ("onednn: unsupported data type").
   static Cost invalid(std::string reason);
+  // Could not be measured this time, and why: the measuring worker crashed
+  // or timed out. Such a failure may not happen again (a machine under load,
+  // a fixed backend), so it is cached with its cause but retried by a later
+  // run, while a deterministic failure (a compile error, wrong outputs)
+  // stays cached.
+  static Cost transient_invalid(std::string reason);
   // An estimate of `seconds` without measurement statistics.
   static Cost value(double seconds);
   // A measurement: the median of `samples` runs and their 90th percentile.
   static Cost measured(double median_seconds, double p90_seconds, std::size_t samples);
 
   bool is_valid() const { return valid_; }
+  // An invalid cost from transient_invalid().
+  bool is_transient() const { return transient_; }
   // The duration (the median when measured); +infinity when invalid.
   double seconds() const;
   // The 90th percentile when measured, else seconds().
@@ -56,6 +64,7 @@ class Cost {
   explicit Cost(double seconds) : seconds_(seconds), p90_seconds_(seconds) {}
 
   bool valid_ = true;
+  bool transient_ = false;
   double seconds_ = 0.0;
   double p90_seconds_ = 0.0;
   std::size_t samples_ = 0;

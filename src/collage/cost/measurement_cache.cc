@@ -1,8 +1,13 @@
 #include "collage/cost/measurement_cache.h"
 
+#include <fmt/format.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "collage/ir/error.h"
@@ -19,6 +24,15 @@ constexpr const char* kSchema =
     "  count INTEGER NOT NULL,"
     "  reason TEXT NOT NULL,"
     "  measured_at TEXT NOT NULL DEFAULT (datetime('now')))";
+
+// Columns added after the first release of the schema; a cache file made
+// before gets them (with these defaults) when it is opened.
+constexpr const char* kAddedColumns[][2] = {
+    {"transient", "INTEGER NOT NULL DEFAULT 0"},
+    {"backend", "TEXT NOT NULL DEFAULT ''"},
+    {"backend_version", "TEXT NOT NULL DEFAULT ''"},
+    {"machine", "TEXT NOT NULL DEFAULT ''"},
+};
 
 void exec(sqlite3* db, const char* sql, const std::string& path) {
   char* message = nullptr;
@@ -45,6 +59,27 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
+bool has_column(sqlite3* db, const std::string& column) {
+  Statement stmt(db, "SELECT 1 FROM pragma_table_info('measurements') WHERE name = ?1");
+  sqlite3_bind_text(stmt.get(), 1, column.c_str(), -1, SQLITE_TRANSIENT);
+  return sqlite3_step(stmt.get()) == SQLITE_ROW;
+}
+
+void create_schema(sqlite3* db, const std::string& path) {
+  exec(db, kSchema, path);
+  for (const auto& [column, definition] : kAddedColumns) {
+    if (has_column(db, column)) continue;
+    std::string sql =
+        std::string("ALTER TABLE measurements ADD COLUMN ") + column + " " + definition;
+    exec(db, sql.c_str(), path);
+  }
+}
+
+int changes_of(sqlite3* db, const char* sql, const std::string& path) {
+  exec(db, sql, path);
+  return sqlite3_changes(db);
+}
+
 }  // namespace
 
 MeasurementCache::MeasurementCache(sqlite3* db, std::string path)
@@ -67,7 +102,7 @@ std::unique_ptr<MeasurementCache> MeasurementCache::open(const std::string& path
   sqlite3_busy_timeout(db, 10000);
   exec(db, "PRAGMA journal_mode=WAL", path);
   exec(db, "PRAGMA synchronous=NORMAL", path);
-  exec(db, kSchema, path);
+  create_schema(db, path);
   return cache;
 }
 
@@ -75,14 +110,14 @@ std::unique_ptr<MeasurementCache> MeasurementCache::in_memory() {
   sqlite3* db = nullptr;
   if (sqlite3_open(":memory:", &db) != SQLITE_OK) throw Error("cannot create an in-memory cache");
   std::unique_ptr<MeasurementCache> cache(new MeasurementCache(db, ":memory:"));
-  exec(db, kSchema, ":memory:");
+  create_schema(db, ":memory:");
   return cache;
 }
 
 std::optional<CachedMeasurement> MeasurementCache::find(const std::string& key) const {
   Statement stmt(db_,
-                 "SELECT valid, median_seconds, p90_seconds, count, reason FROM measurements "
-                 "WHERE key = ?1");
+                 "SELECT valid, median_seconds, p90_seconds, count, reason, transient, backend, "
+                 "backend_version, machine FROM measurements WHERE key = ?1");
   sqlite3_bind_text(stmt.get(), 1, key.c_str(), -1, SQLITE_TRANSIENT);
   if (sqlite3_step(stmt.get()) != SQLITE_ROW) return std::nullopt;
   CachedMeasurement m;
@@ -92,20 +127,33 @@ std::optional<CachedMeasurement> MeasurementCache::find(const std::string& key) 
   m.count = sqlite3_column_int(stmt.get(), 3);
   const unsigned char* reason = sqlite3_column_text(stmt.get(), 4);
   m.reason = reason != nullptr ? reinterpret_cast<const char*>(reason) : "";
+  m.transient = sqlite3_column_int(stmt.get(), 5) != 0;
+  auto text = [&](int column) {
+    const unsigned char* value = sqlite3_column_text(stmt.get(), column);
+    return value != nullptr ? std::string(reinterpret_cast<const char*>(value)) : std::string();
+  };
+  m.backend = text(6);
+  m.backend_version = text(7);
+  m.machine = text(8);
   return m;
 }
 
 void MeasurementCache::store(const std::string& key, const CachedMeasurement& m) {
   Statement stmt(db_,
                  "INSERT OR REPLACE INTO measurements "
-                 "(key, valid, median_seconds, p90_seconds, count, reason) "
-                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+                 "(key, valid, median_seconds, p90_seconds, count, reason, transient, backend, "
+                 "backend_version, machine) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
   sqlite3_bind_text(stmt.get(), 1, key.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_int(stmt.get(), 2, m.valid ? 1 : 0);
   sqlite3_bind_double(stmt.get(), 3, m.median_seconds);
   sqlite3_bind_double(stmt.get(), 4, m.p90_seconds);
   sqlite3_bind_int(stmt.get(), 5, m.count);
   sqlite3_bind_text(stmt.get(), 6, m.reason.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int(stmt.get(), 7, m.transient ? 1 : 0);
+  sqlite3_bind_text(stmt.get(), 8, m.backend.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt.get(), 9, m.backend_version.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt.get(), 10, m.machine.c_str(), -1, SQLITE_TRANSIENT);
   // Autocommit: the row is durable (in the WAL) when step returns.
   if (sqlite3_step(stmt.get()) != SQLITE_DONE) {
     throw Error(std::string("measurement cache: cannot store: ") + sqlite3_errmsg(db_),
@@ -119,21 +167,94 @@ int MeasurementCache::size() const {
   return sqlite3_column_int(stmt.get(), 0);
 }
 
+CacheStats MeasurementCache::stats() const {
+  Statement stmt(db_,
+                 "SELECT backend, valid, transient, COUNT(*) FROM measurements "
+                 "GROUP BY backend, valid, transient");
+  CacheStats stats;
+  while (sqlite3_step(stmt.get()) == SQLITE_ROW) {
+    const unsigned char* name = sqlite3_column_text(stmt.get(), 0);
+    CacheStats::Counts& counts =
+        stats.by_backend[name != nullptr ? reinterpret_cast<const char*>(name) : ""];
+    const int rows = sqlite3_column_int(stmt.get(), 3);
+    if (sqlite3_column_int(stmt.get(), 1) != 0) {
+      counts.valid += rows;
+    } else if (sqlite3_column_int(stmt.get(), 2) != 0) {
+      counts.transient += rows;
+    } else {
+      counts.invalid += rows;
+    }
+    stats.rows += rows;
+  }
+  return stats;
+}
+
+int MeasurementCache::clear() { return changes_of(db_, "DELETE FROM measurements", path_); }
+
+int MeasurementCache::prune(const CacheGeneration& current) {
+  // The current generation as a temporary table, so one DELETE decides.
+  exec(db_, "CREATE TEMP TABLE IF NOT EXISTS current_versions (backend TEXT, backend_version TEXT)",
+       path_);
+  exec(db_, "DELETE FROM current_versions", path_);
+  for (const auto& [backend, version] : current.backend_versions) {
+    Statement insert(db_, "INSERT INTO current_versions VALUES (?1, ?2)");
+    sqlite3_bind_text(insert.get(), 1, backend.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(insert.get(), 2, version.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_step(insert.get());
+  }
+  Statement stmt(db_,
+                 "DELETE FROM measurements WHERE substr(machine, 1, length(?1)) != ?1 OR "
+                 "NOT EXISTS (SELECT 1 FROM "
+                 "current_versions c WHERE c.backend = measurements.backend AND "
+                 "c.backend_version = measurements.backend_version)");
+  sqlite3_bind_text(stmt.get(), 1, current.machine_prefix.c_str(), -1, SQLITE_TRANSIENT);
+  if (sqlite3_step(stmt.get()) != SQLITE_DONE) {
+    throw Error(std::string("measurement cache: cannot prune: ") + sqlite3_errmsg(db_),
+                {.file = path_});
+  }
+  return sqlite3_changes(db_);
+}
+
 std::string cache_key(const std::string& partition_hash, const std::string& backend_name,
                       const std::string& backend_version, const std::string& machine) {
   return partition_hash + "|" + backend_name + "|" + backend_version + "|" + machine;
 }
 
+std::string private_temp_directory() {
+  const uid_t uid = ::geteuid();
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / fmt::format("collage-{}", uid)).string();
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    throw Error(fmt::format("cannot create the private cache directory: {}", std::strerror(errno)),
+                {.file = dir});
+  }
+  // lstat: the directory itself, not what a planted symlink points to.
+  struct stat info {};
+  if (::lstat(dir.c_str(), &info) != 0) {
+    throw Error(fmt::format("cannot inspect the cache directory: {}", std::strerror(errno)),
+                {.file = dir});
+  }
+  if (!S_ISDIR(info.st_mode) || info.st_uid != uid || (info.st_mode & 077) != 0) {
+    throw Error(
+        "refusing the cache directory: it must be a directory owned by this user with "
+        "mode 0700 (another user may control it); set XDG_CACHE_HOME or pass --cache",
+        {.file = dir});
+  }
+  return dir;
+}
+
 std::string default_cache_path() {
   std::filesystem::path base;
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
-    base = xdg;
+    base = std::filesystem::path(xdg) / "collage";
   } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    base = std::filesystem::path(home) / ".cache";
+    base = std::filesystem::path(home) / ".cache" / "collage";
   } else {
-    base = std::filesystem::temp_directory_path();
+    // The shared temp directory is writable by everyone: another user could
+    // plant a cache there whose rows steer our plans.
+    base = private_temp_directory();
   }
-  return (base / "collage" / "measurements.sqlite").string();
+  return (base / "measurements.sqlite").string();
 }
 
 }  // namespace collage

@@ -10,6 +10,7 @@
 // the machine fingerprint (see cache_key()).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +28,36 @@ struct CachedMeasurement {
   double p90_seconds = 0;
   int count = 0;
   std::string reason;
+  // An invalid measurement whose cause may go away (the worker crashed or
+  // timed out): kept with its reason, but measured again by a later run.
+  bool transient = false;
+  // What the measurement was made with, for `collage cache stats` and
+  // `prune`: the backend's name, its version key (library and code
+  // versions) and the measurement context (machine, threads, protocol).
+  std::string backend;
+  std::string backend_version;
+  std::string machine;
+};
+
+// What a cache holds, for `collage cache stats`.
+struct CacheStats {
+  struct Counts {
+    int valid = 0;
+    int invalid = 0;
+    int transient = 0;
+  };
+  int rows = 0;
+  // By backend name ("" for rows written before backends were recorded).
+  std::map<std::string, Counts> by_backend;
+};
+
+// The backends' version keys of this build and the start of this machine's
+// measurement contexts: rows made with anything else are stale (prune()).
+struct CacheGeneration {
+  // Backend name -> backend_version_key().
+  std::map<std::string, std::string> backend_versions;
+  // Rows whose machine does not begin with this are from another machine.
+  std::string machine_prefix;
 };
 
 class MeasurementCache {
@@ -47,6 +78,13 @@ class MeasurementCache {
   int size() const;
   const std::string& path() const { return path_; }
 
+  CacheStats stats() const;
+  // Deletes every row; returns how many there were.
+  int clear();
+  // Deletes the rows made with other backend versions (library or code) or
+  // on another machine than `current`; returns how many.
+  int prune(const CacheGeneration& current);
+
  private:
   MeasurementCache(sqlite3* db, std::string path);
 
@@ -59,6 +97,13 @@ std::string cache_key(const std::string& partition_hash, const std::string& back
                       const std::string& backend_version, const std::string& machine);
 
 // $XDG_CACHE_HOME/collage/measurements.sqlite, or ~/.cache/collage/... .
+// With neither XDG_CACHE_HOME nor HOME set: private_temp_directory()'s
+// measurements.sqlite.
 std::string default_cache_path();
+
+// $TMPDIR/collage-<uid> (default /tmp), created with mode 0700. Throws Error
+// when it exists but is not a directory owned by this user that only this
+// user can access (a symlink, another owner, group or other permissions).
+std::string private_temp_directory();
 
 }  // namespace collage

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "collage/ir/error.h"
@@ -25,6 +26,22 @@ std::vector<Tensor> run_once(Kernel& kernel, const Graph& partition,
 double element(const Tensor& t, std::int64_t i) { return t.number_at(i); }
 
 }  // namespace
+
+std::string measurement_context(const std::string& machine, const MeasureOptions& options) {
+  const TimingOptions& t = options.timing;
+  std::string context = fmt::format(
+      "{}|protocol warmup={},{:g}s samples={}..{} budget={:g}s stable={:g} min_sample={:g}s "
+      "rtol={:g} atol={:g}",
+      machine, t.warmup_runs, t.warmup_seconds, t.min_samples, t.max_samples, t.budget_seconds,
+      t.stable_fraction, t.min_sample_seconds, options.rtol, options.atol);
+  context += "|env";
+  for (const char* name :
+       {"GOMP_SPINCOUNT", "OMP_WAIT_POLICY", "OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr) context += fmt::format(" {}={}", name, value);
+  }
+  return context;
+}
 
 TimingOptions MeasureOptions::default_candidate_timing() {
   TimingOptions timing;
@@ -115,7 +132,9 @@ Cost WorkerMeasurer::measure(const Graph& model, const std::vector<NodeId>& node
   request.backend = backend.name();
   auto reply = worker_.request(encode_measure_request(request),
                                std::chrono::duration<double>(options_.timeout_seconds));
-  if (!reply) return Cost::invalid(backend.name() + ": " + reply.error());
+  // The worker crashed, hung or could not start: a cause outside the
+  // candidate, possibly gone next time.
+  if (!reply) return Cost::transient_invalid(backend.name() + ": " + reply.error());
   return decode_measure_reply(reply.value());
 }
 

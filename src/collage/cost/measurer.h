@@ -40,6 +40,14 @@ struct MeasureOptions {
   static TimingOptions default_candidate_timing();
 };
 
+// What a measurement depends on besides the partition and the backend, as
+// text for cache keys: the machine fingerprint (`machine`), the timing
+// protocol and tolerances of `options`, and the threading environment the
+// OpenMP and pthreadpool runtimes read (GOMP_SPINCOUNT, OMP_WAIT_POLICY,
+// OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY). A change of any of them
+// makes earlier measurements incomparable, so they are not reused.
+std::string measurement_context(const std::string& machine, const MeasureOptions& options);
+
 class Measurer {
  public:
   virtual ~Measurer() = default;

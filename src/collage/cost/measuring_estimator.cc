@@ -14,9 +14,16 @@ Cost cost_from_cache(const CachedMeasurement& m) {
 }
 
 CachedMeasurement cache_entry_from_cost(const Cost& cost) {
-  if (!cost.is_valid()) return CachedMeasurement{false, 0, 0, 0, cost.reason()};
+  if (!cost.is_valid()) {
+    return CachedMeasurement{false, 0, 0, 0, cost.reason(), cost.is_transient()};
+  }
   return CachedMeasurement{true, cost.seconds(), cost.p90_seconds(),
                            static_cast<int>(cost.samples()), ""};
+}
+
+std::string backend_version_key(const Backend& backend) {
+  std::string code = backend.code_version();
+  return code.empty() ? backend.version() : backend.version() + " code " + code;
 }
 
 MeasuringEstimator::MeasuringEstimator(Measurer& measurer, MeasurementCache* cache,
@@ -28,8 +35,8 @@ Cost MeasuringEstimator::estimate(const DataflowGraph& dfg, const CandidateParti
   const Backend* backend = candidate.spec->backend;
   assert(backend != nullptr && "MeasuringEstimator: the candidate's spec has no backend");
   Graph partition = candidate.sub_graph.extract(dfg);
-  std::string key =
-      cache_key(structural_hash_hex(partition), backend->name(), backend->version(), machine_);
+  const std::string version = backend_version_key(*backend);
+  std::string key = cache_key(structural_hash_hex(partition), backend->name(), version, machine_);
 
   if (auto it = memo_.find(key); it != memo_.end()) {
     ++counters_.memo_hits;
@@ -37,7 +44,9 @@ Cost MeasuringEstimator::estimate(const DataflowGraph& dfg, const CandidateParti
     return it->second;
   }
   if (cache_ != nullptr) {
-    if (auto cached = cache_->find(key)) {
+    // A transient failure (a crash, a time-out) of an earlier run is
+    // measured again; within this run the memo keeps the first answer.
+    if (auto cached = cache_->find(key); cached && !cached->transient) {
       ++counters_.cache_hits;
       Cost cost = cost_from_cache(*cached);
       if (!cost.is_valid()) ++counters_.invalid;
@@ -49,7 +58,13 @@ Cost MeasuringEstimator::estimate(const DataflowGraph& dfg, const CandidateParti
   ++counters_.measured;
   if (!cost.is_valid()) ++counters_.invalid;
   memo_.emplace(key, cost);
-  if (cache_ != nullptr) cache_->store(key, cache_entry_from_cost(cost));
+  if (cache_ != nullptr) {
+    CachedMeasurement entry = cache_entry_from_cost(cost);
+    entry.backend = backend->name();
+    entry.backend_version = version;
+    entry.machine = machine_;
+    cache_->store(key, entry);
+  }
   return cost;
 }
 

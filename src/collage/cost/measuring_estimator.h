@@ -1,11 +1,14 @@
 // MeasuringEstimator: candidate costs by measurement, with a persistent cache.
 //
 // The default estimator of `collage tune`. For a candidate it builds the
-// cache key (structural hash of the extracted partition, backend name and
-// version, machine fingerprint), answers from this run's memo or the
-// persistent cache when it can, and otherwise asks the Measurer and stores
-// the result at once. Identical partitions (every bottleneck block of a
-// ResNet) are therefore measured once per machine, ever.
+// cache key (structural hash of the extracted partition, backend name,
+// library version and code version, and the measurement context: machine
+// fingerprint, timing protocol, threading environment), answers from this
+// run's memo or the persistent cache when it can, and otherwise asks the
+// Measurer and stores the result at once. Identical partitions (every
+// bottleneck block of a ResNet) are therefore measured once per machine and
+// build, ever. Transient failures in the cache (a crash, a time-out) are
+// measured again.
 #pragma once
 
 #include <functional>
@@ -33,7 +36,8 @@ struct EstimatorCounters {
 
 class MeasuringEstimator : public CostEstimator {
  public:
-  // `cache` may be null (no persistence). `machine` is the fingerprint text.
+  // `cache` may be null (no persistence). `machine` is the measurement
+  // context (see measurement_context()): part of every key.
   MeasuringEstimator(Measurer& measurer, MeasurementCache* cache, std::string machine);
 
   Cost estimate(const DataflowGraph& dfg, const CandidatePartition& candidate) override;
@@ -51,5 +55,9 @@ class MeasuringEstimator : public CostEstimator {
 // A cached measurement as a Cost, and back.
 Cost cost_from_cache(const CachedMeasurement& measurement);
 CachedMeasurement cache_entry_from_cost(const Cost& cost);
+
+// A backend's version as cache keys see it: the library's version and, when
+// the build generated one, the hash of our own code of the backend.
+std::string backend_version_key(const Backend& backend);
 
 }  // namespace collage

@@ -6,8 +6,10 @@
 // compile a candidate) are not Errors: they are values (see Result, Cost).
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace collage {
 
@@ -34,5 +36,16 @@ class Error : public std::runtime_error {
   std::string message_;
   Where where_;
 };
+
+// Untrusted text (a name from a model file, a .npy header, a path) made safe
+// to put into a one-line message: in single quotes, with control characters,
+// backslashes and quotes escaped (\n, \x1b, \', \\), and cut after
+// `max_bytes` bytes (at a UTF-8 character boundary) with "..." after the
+// closing quote. Every place where such text enters a message uses it.
+std::string quote_untrusted(std::string_view text, std::size_t max_bytes = 160);
+
+// `text` with control characters escaped as quote_untrusted() does, not quoted and
+// not cut: the last line of defense that keeps a whole message on one line.
+std::string escape_control(std::string_view text);
 
 }  // namespace collage

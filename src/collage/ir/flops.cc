@@ -1,10 +1,40 @@
 #include "collage/ir/flops.h"
 
+#include <fmt/format.h>
+
 #include <set>
 #include <string_view>
 
+#include "collage/ir/error.h"
+
 namespace collage {
 namespace {
+
+// Checked arithmetic on counts: a shape that fits in memory can still have a
+// FLOP count that overflows int64, and a wrapped count would print as a
+// small or negative number.
+class Count {
+ public:
+  Count(std::int64_t value) : value_(value) {}  // NOLINT(google-explicit-constructor)
+  std::int64_t value() const { return value_; }
+
+  friend Count operator*(Count a, Count b) {
+    std::int64_t product = 0;
+    if (__builtin_mul_overflow(a.value_, b.value_, &product)) throw overflow();
+    return product;
+  }
+  friend Count operator+(Count a, Count b) {
+    std::int64_t sum = 0;
+    if (__builtin_add_overflow(a.value_, b.value_, &sum)) throw overflow();
+    return sum;
+  }
+  Count& operator+=(Count other) { return *this = *this + other; }
+  Count& operator*=(Count other) { return *this = *this * other; }
+
+ private:
+  static Error overflow() { return Error("the FLOP count overflows int64"); }
+  std::int64_t value_;
+};
 
 // Ops that only move, reinterpret or create data.
 const std::set<std::string_view, std::less<>> kDataMovementOps = {
@@ -29,61 +59,59 @@ std::int64_t numel_of(const Graph& graph, ValueId id) {
 const Shape& shape_of(const Graph& graph, ValueId id) { return graph.type(id).shape; }
 
 // Product of dims [from, end) of a shape; 1 when empty.
-std::int64_t product_from(const Shape& shape, std::size_t from) {
-  std::int64_t product = 1;
+Count product_from(const Shape& shape, std::size_t from) {
+  Count product = 1;
   for (std::size_t i = from; i < shape.size(); ++i) product *= shape[i];
   return product;
 }
 
-std::int64_t conv_flops(const Graph& graph, const Node& node) {
+Count conv_flops(const Graph& graph, const Node& node) {
   if (node.input(1) == kNoValue || node.outputs.empty()) return 0;
   const Shape& weight = shape_of(graph, node.input(1));
   if (weight.size() < 2) return 0;
   // Every output element accumulates (C_in / group) * prod(kernel) products.
-  std::int64_t output = numel_of(graph, node.outputs[0]);
-  std::int64_t flops = 2 * output * product_from(weight, 1);
+  Count output = numel_of(graph, node.outputs[0]);
+  Count flops = 2 * output * product_from(weight, 1);
   if (node.input(2) != kNoValue) flops += output;
   return flops;
 }
 
-std::int64_t conv_transpose_flops(const Graph& graph, const Node& node) {
+Count conv_transpose_flops(const Graph& graph, const Node& node) {
   if (node.input(1) == kNoValue || node.outputs.empty()) return 0;
   const Shape& weight = shape_of(graph, node.input(1));
   if (weight.size() < 2) return 0;
   // Every input element is scattered into (C_out / group) * prod(kernel) outputs.
-  std::int64_t flops = 2 * numel_of(graph, node.input(0)) * product_from(weight, 1);
+  Count flops = 2 * Count(numel_of(graph, node.input(0))) * product_from(weight, 1);
   if (node.input(2) != kNoValue) flops += numel_of(graph, node.outputs[0]);
   return flops;
 }
 
-std::int64_t gemm_flops(const Graph& graph, const Node& node) {
+Count gemm_flops(const Graph& graph, const Node& node) {
   if (node.input(0) == kNoValue || node.outputs.empty()) return 0;
   const Shape& a = shape_of(graph, node.input(0));
   if (a.size() != 2) return 0;
   std::int64_t k = node.attributes.get_int("transA", 0) != 0 ? a[0] : a[1];
-  std::int64_t output = numel_of(graph, node.outputs[0]);
-  std::int64_t flops = 2 * output * k;
+  Count output = numel_of(graph, node.outputs[0]);
+  Count flops = 2 * output * k;
   if (node.input(2) != kNoValue) flops += output;
   return flops;
 }
 
-std::int64_t matmul_flops(const Graph& graph, const Node& node) {
+Count matmul_flops(const Graph& graph, const Node& node) {
   if (node.input(0) == kNoValue || node.outputs.empty()) return 0;
   const Shape& a = shape_of(graph, node.input(0));
   if (a.empty()) return 0;
-  return 2 * numel_of(graph, node.outputs[0]) * a.back();
+  return 2 * Count(numel_of(graph, node.outputs[0])) * a.back();
 }
 
-std::int64_t pool_flops(const Graph& graph, const Node& node) {
+Count pool_flops(const Graph& graph, const Node& node) {
   if (node.outputs.empty()) return 0;
-  std::int64_t window = 1;
+  Count window = 1;
   for (std::int64_t k : node.attributes.get_ints("kernel_shape", {})) window *= k;
-  return numel_of(graph, node.outputs[0]) * window;
+  return Count(numel_of(graph, node.outputs[0])) * window;
 }
 
-}  // namespace
-
-std::int64_t node_flops(const Graph& graph, const Node& node) {
+Count flops_of(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
   if (!node.domain.empty() && node.domain != "ai.onnx") return 0;
   if (op == "Conv") return conv_flops(graph, node);
@@ -94,7 +122,7 @@ std::int64_t node_flops(const Graph& graph, const Node& node) {
   if (kDataMovementOps.count(op) != 0) return 0;
   if (kReductionOps.count(op) != 0) return numel_of(graph, node.input(0));
   if (node.outputs.empty()) return 0;
-  std::int64_t output = numel_of(graph, node.outputs[0]);
+  Count output = numel_of(graph, node.outputs[0]);
   // Inference batch norm is one scale and one shift per element.
   if (op == "BatchNormalization") return 2 * output;
   // Subtract the max, exponentiate, sum, divide.
@@ -106,14 +134,24 @@ std::int64_t node_flops(const Graph& graph, const Node& node) {
   return output;
 }
 
+}  // namespace
+
+std::int64_t node_flops(const Graph& graph, const Node& node) {
+  try {
+    return flops_of(graph, node).value();
+  } catch (const Error& error) {
+    throw Error(error.message(), {.node = node.name});
+  }
+}
+
 std::int64_t graph_flops(const Graph& graph) {
-  std::int64_t total = 0;
+  Count total = 0;
   for (const Node& node : graph.nodes()) total += node_flops(graph, node);
-  return total;
+  return total.value();
 }
 
 std::int64_t parameter_count(const Graph& graph) {
-  std::int64_t total = 0;
+  Count total = 0;
   for (const Value& value : graph.values()) {
     if (!value.is_constant()) continue;
     DType dtype = value.type.dtype;
@@ -121,7 +159,7 @@ std::int64_t parameter_count(const Graph& graph) {
       total += value.type.numel();
     }
   }
-  return total;
+  return total.value();
 }
 
 }  // namespace collage

@@ -14,7 +14,8 @@
 
 namespace collage {
 
-// Estimated floating-point operations of one node.
+// Estimated floating-point operations of one node. Throws Error naming the
+// node when the count overflows int64.
 std::int64_t node_flops(const Graph& graph, const Node& node);
 
 // The sum of node_flops over all nodes.

@@ -119,7 +119,7 @@ void Graph::sort_topologically() {
       bool is_input = std::find(inputs_.begin(), inputs_.end(), input) != inputs_.end();
       if (!v.is_constant() && !is_input) {
         throw Error("reads a value that nothing defines",
-                    {.node = nodes_[n].name, .field = "input '" + v.name + "'"});
+                    {.node = nodes_[n].name, .field = "input " + quote_untrusted(v.name)});
       }
     }
   }

@@ -1,11 +1,38 @@
 #include "collage/ir/tensor_type.h"
 
+#include "collage/ir/error.h"
+
 namespace collage {
 
-std::int64_t shape_numel(const Shape& shape) {
+std::optional<std::int64_t> checked_numel(const Shape& shape) {
   std::int64_t count = 1;
-  for (std::int64_t dim : shape) count *= dim;
+  for (std::int64_t dim : shape) {
+    if (__builtin_mul_overflow(count, dim, &count)) return std::nullopt;
+  }
   return count;
+}
+
+std::optional<std::int64_t> checked_byte_size(const TensorType& type) {
+  std::optional<std::int64_t> count = checked_numel(type.shape);
+  std::int64_t bytes = 0;
+  if (!count ||
+      __builtin_mul_overflow(*count, static_cast<std::int64_t>(dtype_size(type.dtype)), &bytes)) {
+    return std::nullopt;
+  }
+  return bytes;
+}
+
+void check_byte_size(const TensorType& type, const Error::Where& where) {
+  if (checked_byte_size(type)) return;
+  throw Error("the size of " + type.to_string() + " overflows int64", where);
+}
+
+std::int64_t shape_numel(const Shape& shape) {
+  std::optional<std::int64_t> count = checked_numel(shape);
+  if (!count) {
+    throw Error("the element count of shape " + shape_to_string(shape) + " overflows int64");
+  }
+  return *count;
 }
 
 std::string shape_to_string(const Shape& shape) {
@@ -20,7 +47,9 @@ std::string shape_to_string(const Shape& shape) {
 std::int64_t TensorType::numel() const { return shape_numel(shape); }
 
 std::size_t TensorType::byte_size() const {
-  return static_cast<std::size_t>(numel()) * dtype_size(dtype);
+  std::optional<std::int64_t> bytes = checked_byte_size(*this);
+  if (!bytes) throw Error("the byte size of " + to_string() + " overflows int64");
+  return static_cast<std::size_t>(*bytes);
 }
 
 std::string TensorType::to_string() const {

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "collage/ir/dtype.h"
+#include "collage/ir/error.h"
 
 namespace collage {
 
@@ -19,8 +21,10 @@ struct TensorType {
   Shape shape;
 
   int rank() const { return static_cast<int>(shape.size()); }
-  // Number of elements; 1 for a scalar (rank 0).
+  // Number of elements; 1 for a scalar (rank 0). Throws Error when it does
+  // not fit in int64 (see checked_numel).
   std::int64_t numel() const;
+  // Bytes of the elements. Throws Error when they do not fit in int64.
   std::size_t byte_size() const;
   // "f32[1,3,224,224]"
   std::string to_string() const;
@@ -28,8 +32,24 @@ struct TensorType {
   friend bool operator==(const TensorType&, const TensorType&) = default;
 };
 
-// Number of elements of a shape; 1 for rank 0.
+// Number of elements of a shape; 1 for rank 0. Throws Error naming the shape
+// when the product does not fit in int64: a shape read from a file such as
+// [2^62, 4] must never wrap around to a small count (and a small buffer).
 std::int64_t shape_numel(const Shape& shape);
+
+// The number of elements, or nullopt when the product overflows int64.
+// Partial shapes (negative unknown dimensions) multiply as they are.
+std::optional<std::int64_t> checked_numel(const Shape& shape);
+
+// The byte size of a tensor of this type, or nullopt when it overflows
+// int64 (and so may not fit size_t or an allocation either).
+std::optional<std::int64_t> checked_byte_size(const TensorType& type);
+
+// Throws Error at `where` when a tensor of `type` cannot exist: its element
+// count or byte size overflows int64. Called where shapes enter the program
+// (model files, flags, .npy headers, shape inference), so that later size
+// arithmetic cannot wrap around.
+void check_byte_size(const TensorType& type, const Error::Where& where);
 
 // "[1,3,224,224]"
 std::string shape_to_string(const Shape& shape);

@@ -121,7 +121,8 @@ class Importer {
 
   ValueId checked_new_value(const std::string& name, const std::string& what) {
     if (name.empty()) throw Error(what + " without a name");
-    if (graph_.find_value(name)) throw Error("value '" + name + "' is defined more than once");
+    if (graph_.find_value(name))
+      throw Error("value " + quote_untrusted(name) + " is defined more than once");
     return graph_.add_value(name, unknown_type());
   }
 
@@ -129,13 +130,15 @@ class Importer {
     for (const auto& initializer : proto_.initializer()) {
       if (initializer.name().empty()) throw Error("initializer without a name");
       if (graph_.find_value(initializer.name())) {
-        throw Error("initializer '" + initializer.name() + "' is defined more than once");
+        throw Error("initializer " + quote_untrusted(initializer.name()) +
+                    " is defined more than once");
       }
       graph_.add_constant(initializer.name(), tensor_from_proto(initializer, model_dir_, model_));
     }
     if (proto_.sparse_initializer_size() > 0) {
       throw Error("sparse initializers are not supported",
-                  {.field = "initializer '" + proto_.sparse_initializer(0).values().name() + "'"});
+                  {.field = "initializer " +
+                            quote_untrusted(proto_.sparse_initializer(0).values().name())});
     }
   }
 
@@ -162,13 +165,14 @@ class Importer {
       // Since IR version 4 an initializer may also be listed as an input, to
       // allow overriding it; we treat it as the constant it is.
       if (existing && graph_.value(*existing).is_constant()) continue;
-      if (existing) throw Error("input '" + input.name() + "' is listed more than once");
+      if (existing)
+        throw Error("input " + quote_untrusted(input.name()) + " is listed more than once");
       graph_.add_input(input.name(), input_type(input));
     }
   }
 
   TensorType input_type(const onnx::ValueInfoProto& input) const {
-    const std::string field = "input '" + input.name() + "'";
+    const std::string field = "input " + quote_untrusted(input.name());
     if (input.name().empty()) throw Error("graph input without a name");
     if (!input.type().has_tensor_type())
       throw Error("only tensor inputs are supported", {.field = field});
@@ -192,7 +196,9 @@ class Importer {
                       {.field = field});
         }
       }
-      return TensorType{*dtype, shape};
+      TensorType type{*dtype, shape};
+      check_byte_size(type, {.field = field});
+      return type;
     }
     if (!tensor.has_shape()) {
       throw Error("the model gives no shape; fix it with " + input_shape_hint(input.name()),
@@ -205,12 +211,14 @@ class Importer {
         shape.push_back(dim.dim_value());
         continue;
       }
-      std::string label = dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : "";
+      std::string label = dim.has_dim_param() ? " (" + quote_untrusted(dim.dim_param()) + ")" : "";
       throw Error(fmt::format("dimension {}{} is dynamic; fix it with {}", i, label,
                               input_shape_hint(input.name())),
                   {.field = field});
     }
-    return TensorType{*dtype, std::move(shape)};
+    TensorType type{*dtype, std::move(shape)};
+    check_byte_size(type, {.field = field});
+    return type;
   }
 
   std::string unique_node_name(const onnx::NodeProto& node, int index) {
@@ -247,7 +255,7 @@ class Importer {
 
   std::optional<AttributeValue> read_attribute(const onnx::AttributeProto& a,
                                                const std::string& node_name) {
-    const std::string field = "attribute '" + a.name() + "'";
+    const std::string field = "attribute " + quote_untrusted(a.name());
     switch (attribute_kind(a)) {
       case onnx::AttributeProto::FLOAT:
         return a.f();
@@ -297,7 +305,7 @@ class Importer {
         }
         std::optional<ValueId> id = graph_.find_value(node.input(k));
         if (!id) {
-          throw Error("reads '" + node.input(k) + "', which nothing defines",
+          throw Error("reads " + quote_untrusted(node.input(k)) + ", which nothing defines",
                       {.node = name, .field = fmt::format("input {}", k)});
         }
         inputs.push_back(*id);
@@ -319,7 +327,8 @@ class Importer {
     for (const auto& output : proto_.output()) {
       std::optional<ValueId> id = graph_.find_value(output.name());
       if (!id) {
-        throw Error("nothing defines it", {.field = "graph output '" + output.name() + "'"});
+        throw Error("nothing defines it",
+                    {.field = "graph output " + quote_untrusted(output.name())});
       }
       graph_.add_output(*id);
     }
@@ -341,7 +350,9 @@ class Importer {
       Value& value = graph_.value(static_cast<ValueId>(v));
       if (is_static(value.type)) continue;
       auto declared = declared_.find(value.name);
-      if (declared != declared_.end() && is_static(declared->second)) value.type = declared->second;
+      if (declared == declared_.end() || !is_static(declared->second)) continue;
+      check_byte_size(declared->second, {.field = "value " + quote_untrusted(value.name)});
+      value.type = declared->second;
     }
   }
 
@@ -362,13 +373,13 @@ class Importer {
     for (const Value& value : graph_.values()) {
       if (is_static(value.type)) continue;
       if (value.producer == kNoNode) {
-        throw Error("its shape is unknown", {.field = "value '" + value.name + "'"});
+        throw Error("its shape is unknown", {.field = "value " + quote_untrusted(value.name)});
       }
       const Node& producer = graph_.node(value.producer);
       throw Error(fmt::format("its shape is still unknown after shape inference ({}); ONNX shape "
                               "inference cannot tell the output shape of {} for these inputs",
                               partial_type_to_string(value.type), qualified_op(producer)),
-                  {.node = producer.name, .field = "value '" + value.name + "'"});
+                  {.node = producer.name, .field = "value " + quote_untrusted(value.name)});
     }
   }
 
@@ -405,7 +416,8 @@ Graph import_onnx(const std::string& path, const ImportOptions& options) {
 
 std::pair<std::string, Shape> parse_input_shape(std::string_view text) {
   auto malformed = [&]() {
-    return Error("'" + std::string(text) + "' is not NAME=D0,D1,...", {.field = "--input-shape"});
+    return Error(quote_untrusted(std::string(text)) + " is not NAME=D0,D1,...",
+                 {.field = "--input-shape"});
   };
   std::size_t eq = text.rfind('=');
   if (eq == std::string_view::npos || eq == 0) throw malformed();

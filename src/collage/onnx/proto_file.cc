@@ -12,17 +12,13 @@
 #include <fstream>
 
 #include "collage/ir/error.h"
+#include "collage/ir/file_io.h"
 
 namespace collage {
 
 void read_proto_file(const std::string& path, google::protobuf::MessageLite& message,
                      std::string_view what) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw Error("no such file", {.file = path});
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw Error("not a regular file", {.file = path});
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(std::string("cannot open: ") + std::strerror(errno), {.file = path});
+  int fd = open_regular_file(path);
   google::protobuf::io::FileInputStream raw(fd);
   raw.SetCloseOnDelete(true);
   bool parsed = false;
@@ -44,11 +40,9 @@ void write_proto_file(const std::string& path, const google::protobuf::MessageLi
   if (message.ByteSizeLong() > static_cast<std::size_t>(INT_MAX)) {
     throw Error("message exceeds protobuf's 2 GB limit", {.file = path});
   }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw Error(std::string("cannot create: ") + std::strerror(errno), {.file = path});
-  if (!message.SerializeToOstream(&out)) throw Error("cannot serialize", {.file = path});
-  out.close();
-  if (!out) throw Error(std::string("cannot write: ") + std::strerror(errno), {.file = path});
+  std::string bytes;
+  if (!message.SerializeToString(&bytes)) throw Error("cannot serialize", {.file = path});
+  write_file_atomically(path, bytes);
 }
 
 }  // namespace collage

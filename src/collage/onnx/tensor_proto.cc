@@ -1,7 +1,11 @@
 #include "collage/onnx/tensor_proto.h"
 
 #include <fmt/format.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -9,6 +13,7 @@
 #include <limits>
 
 #include "collage/ir/error.h"
+#include "collage/ir/file_io.h"
 #include "collage/onnx/proto_file.h"
 
 namespace collage {
@@ -17,7 +22,7 @@ namespace {
 using onnx::TensorProto;
 
 Error tensor_error(const TensorProto& proto, const std::string& message) {
-  return Error(message, {.field = "tensor '" + proto.name() + "'"});
+  return Error(message, {.field = "tensor " + quote_untrusted(proto.name())});
 }
 
 TensorType proto_type(const TensorProto& proto) {
@@ -31,7 +36,9 @@ TensorType proto_type(const TensorProto& proto) {
     if (dim < 0) throw tensor_error(proto, fmt::format("negative dimension {}", dim));
     shape.push_back(dim);
   }
-  return TensorType{*dtype, std::move(shape)};
+  TensorType type{*dtype, std::move(shape)};
+  check_byte_size(type, {.field = "tensor " + quote_untrusted(proto.name())});
+  return type;
 }
 
 bool is_aligned(const void* data, DType dtype) {
@@ -116,6 +123,29 @@ std::int64_t parse_size(const TensorProto& proto, const std::string& key, const 
   return value;
 }
 
+// The real path of `path` (symlinks resolved), which must lie inside the real
+// `base_dir`: a location without ".." can still leave the model's directory
+// through a symlink (to /etc/passwd, or to ../secret.bin).
+std::string resolved_inside(const TensorProto& proto, const std::string& path,
+                            const std::string& base_dir) {
+  char real_path[PATH_MAX];
+  char real_dir[PATH_MAX];
+  if (::realpath(path.c_str(), real_path) == nullptr) {
+    throw tensor_error(proto, "external data file " + quote_untrusted(path) + " not found");
+  }
+  if (::realpath(base_dir.c_str(), real_dir) == nullptr) {
+    throw tensor_error(
+        proto, "the model's directory " + quote_untrusted(base_dir) + " cannot be resolved");
+  }
+  std::string dir(real_dir);
+  if (dir.back() != '/') dir += '/';
+  if (std::string_view(real_path).substr(0, dir.size()) != dir) {
+    throw tensor_error(proto, "external data file " + quote_untrusted(path) + " resolves to " +
+                                  quote_untrusted(real_path) + ", outside the model's directory");
+  }
+  return real_path;
+}
+
 Tensor from_external_data(const TensorProto& proto, const TensorType& type,
                           const std::string& base_dir) {
   std::string location;
@@ -131,8 +161,8 @@ Tensor from_external_data(const TensorProto& proto, const TensorType& type,
   bool escapes = relative.is_absolute();
   for (const auto& part : relative) escapes = escapes || part == "..";
   if (escapes) {
-    throw tensor_error(proto, "external data location '" + location +
-                                  "' must be a relative path inside the model's directory");
+    throw tensor_error(proto, "external data location " + quote_untrusted(location) +
+                                  " must be a relative path inside the model's directory");
   }
   const auto bytes = static_cast<std::int64_t>(type.byte_size());
   if (length && *length != bytes) {
@@ -140,21 +170,35 @@ Tensor from_external_data(const TensorProto& proto, const TensorType& type,
                                           *length, type.to_string(), bytes));
   }
   const std::string path = (std::filesystem::path(base_dir) / relative).string();
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw tensor_error(proto, "external data file '" + path + "' not found");
+  const std::string real = resolved_inside(proto, path, base_dir);
+  int fd = -1;
+  try {
+    fd = open_regular_file(real);
+  } catch (const Error& error) {
+    throw tensor_error(proto,
+                       "external data file " + quote_untrusted(path) + ": " + error.message());
   }
-  const auto file_size = static_cast<std::int64_t>(std::filesystem::file_size(path, ec));
-  if (ec || offset + bytes > file_size) {
-    throw tensor_error(proto, fmt::format("external data file '{}' has {} bytes, the tensor needs "
+  const auto file_size = static_cast<std::int64_t>(::lseek(fd, 0, SEEK_END));
+  std::int64_t end = 0;
+  if (__builtin_add_overflow(offset, bytes, &end) || end > file_size) {
+    ::close(fd);
+    throw tensor_error(proto, fmt::format("external data file {} has {} bytes, the tensor needs "
                                           "{} bytes at offset {}",
-                                          path, file_size, bytes, offset));
+                                          quote_untrusted(path), file_size, bytes, offset));
   }
   Tensor tensor = Tensor::allocate(type);
-  std::ifstream in(path, std::ios::binary);
-  in.seekg(offset);
-  in.read(static_cast<char*>(tensor.raw()), bytes);
-  if (!in) throw tensor_error(proto, "cannot read external data file '" + path + "'");
+  auto* out = static_cast<char*>(tensor.raw());
+  std::int64_t done = 0;
+  while (done < bytes) {
+    ssize_t n = ::pread(fd, out + done, static_cast<std::size_t>(bytes - done), offset + done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      throw tensor_error(proto, "cannot read external data file " + quote_untrusted(path));
+    }
+    done += n;
+  }
+  ::close(fd);
   return tensor;
 }
 

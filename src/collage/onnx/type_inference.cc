@@ -8,6 +8,7 @@
 
 #include "collage/ir/error.h"
 #include "collage/ir/passes/partial_type.h"
+#include "collage/onnx/attribute_checks.h"
 #include "collage/onnx/exporter.h"
 #include "collage/onnx/tensor_proto.h"
 
@@ -45,14 +46,21 @@ void apply(Graph& graph, const onnx::ValueInfoProto& info) {
   if (!dtype) {
     std::string producer = value.producer == kNoNode ? "" : graph.node(value.producer).name;
     throw Error("element type " + onnx_dtype_name(tensor.elem_type()) + " is not supported",
-                {.node = producer, .field = "value '" + value.name + "'"});
+                {.node = producer, .field = "value " + quote_untrusted(value.name)});
   }
   value.type = refine(value.type, *dtype, tensor);
+  if (is_static(value.type)) {
+    std::string producer = value.producer == kNoNode ? "" : graph.node(value.producer).name;
+    check_byte_size(value.type,
+                    {.node = producer, .field = "value " + quote_untrusted(value.name)});
+  }
 }
 
 }  // namespace
 
 void infer_types(Graph& graph) {
+  // ONNX's inference trusts these attributes (a zero stride is a SIGFPE).
+  check_node_attributes(graph);
   onnx::ModelProto model =
       export_onnx(graph, {.max_initializer_elements = kInferenceDataElements, .value_info = false});
   // An output whose type is not settled may not even have its element type

@@ -10,7 +10,13 @@
 namespace collage {
 
 void check_plan_matches(const Graph& model, const Plan& plan, const std::string& plan_file) {
-  if (plan.model_hash.empty()) return;
+  // Without a hash nothing says the plan fits this model; its node names
+  // might still match by accident.
+  if (plan.model_hash.empty()) {
+    throw Error("the plan records no model hash, so it cannot be checked against the model "
+                "(make it again with `collage tune`)",
+                {.file = plan_file, .field = "model.hash"});
+  }
   std::string hash = structural_hash_hex(model);
   if (hash != plan.model_hash) {
     throw Error(fmt::format("the plan was made for another model or other input shapes "
@@ -78,10 +84,10 @@ Executor compile_plan(const Graph& model, const Plan& plan, const BackendRegistr
     for (const std::string& name : partition.nodes) {
       auto it = node_by_name.find(name);
       if (it == node_by_name.end()) {
-        throw Error("the model has no node named '" + name + "'", {.field = field});
+        throw Error("the model has no node named " + quote_untrusted(name), {.field = field});
       }
       if (placed[static_cast<std::size_t>(it->second)]) {
-        throw Error("node '" + name + "' is in more than one partition", {.field = field});
+        throw Error("node " + quote_untrusted(name) + " is in more than one partition", {.field = field});
       }
       placed[static_cast<std::size_t>(it->second)] = true;
       nodes.push_back(it->second);

@@ -27,7 +27,8 @@ std::vector<bool> channels_last_values(const Graph& model,
                                        const std::vector<std::vector<NodeId>>& partition_nodes,
                                        const std::vector<const Backend*>& backends);
 
-// Throws Error when the plan was made for another model (structural hash).
+// Throws Error when the plan was made for another model (structural hash),
+// or records no model hash.
 void check_plan_matches(const Graph& model, const Plan& plan, const std::string& plan_file);
 
 }  // namespace collage

@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "collage/ir/error.h"
+#include "collage/ir/file_io.h"
 
 namespace collage {
 namespace {
@@ -28,6 +32,23 @@ class Reader {
   T get(const std::string& key) const {
     auto it = object_.find(key);
     if (it == object_.end()) fail(key, "missing");
+    // JSON converts numbers silently: 2.5 or 1e300 would become an int
+    // (the latter undefined behaviour). An integer field takes an integer
+    // in range, nothing else.
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      if (!it->is_number_integer()) fail(key, "is not an integer");
+      const bool in_range = it->is_number_unsigned()
+                                ? std::in_range<T>(it->template get<std::uint64_t>())
+                                : std::in_range<T>(it->template get<std::int64_t>());
+      if (!in_range) {
+        fail(key, "is out of range");
+      }
+    }
+    if constexpr (std::is_floating_point_v<T>) {
+      if (it->is_number() && !std::isfinite(it->template get<double>())) {
+        fail(key, "is not a finite number");
+      }
+    }
     try {
       return it->get<T>();
     } catch (const json::exception&) {
@@ -169,20 +190,19 @@ Plan plan_from_json(const json& document, const std::string& source) {
 }
 
 void save_plan(const Plan& plan, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw Error("cannot write the plan", {.file = path});
-  out << plan_to_json(plan).dump(2) << "\n";
-  if (!out) throw Error("cannot write the plan", {.file = path});
+  write_file_atomically(path, plan_to_json(plan).dump(2) + "\n");
 }
 
 Plan load_plan(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot open the plan", {.file = path});
+  // A plan is a few hundred kilobytes; 64 MiB bounds what a wrong file costs.
+  const std::string text = read_regular_file(path, std::int64_t{64} << 20);
   json document;
   try {
-    document = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw Error(std::string("not valid JSON: ") + e.what(), {.file = path});
+    document = json::parse(text);
+  } catch (const json::exception& e) {
+    // Parse errors (and numbers out of range, such as 1e999) quote the text
+    // they stopped at: cut and escaped like any text from a file.
+    throw Error("not valid JSON: " + quote_untrusted(e.what(), 200), {.file = path});
   }
   return plan_from_json(document, path);
 }

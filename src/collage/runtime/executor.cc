@@ -127,15 +127,15 @@ std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>&
     auto it = inputs.find(name);
     if (it == inputs.end()) {
       throw Error(fmt::format("missing; the model needs {}", input_types_[i].to_string()),
-                  {.field = "input '" + name + "'"});
+                  {.field = "input " + quote_untrusted(name)});
     }
     if (it->second.empty()) {
-      throw Error("holds no data", {.field = "input '" + name + "'"});
+      throw Error("holds no data", {.field = "input " + quote_untrusted(name)});
     }
     if (it->second.type() != input_types_[i]) {
       throw Error(fmt::format("is {}, but the model needs {}", it->second.type().to_string(),
                               input_types_[i].to_string()),
-                  {.field = "input '" + name + "'"});
+                  {.field = "input " + quote_untrusted(name)});
     }
     slots_[input_slots_[i]] = it->second;
   }

@@ -4,12 +4,11 @@
 
 #include <cctype>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <optional>
-#include <sstream>
 
 #include "collage/ir/error.h"
+#include "collage/ir/file_io.h"
 
 namespace collage {
 namespace {
@@ -91,7 +90,7 @@ class HeaderParser {
       } else if (key == "shape") {
         header.shape = parse_shape();
       } else {
-        throw fail(fmt::format("unexpected key '{}'", key));
+        throw fail("unexpected key " + quote_untrusted(key));
       }
       skip_space();
       if (peek() == ',') {
@@ -105,7 +104,9 @@ class HeaderParser {
 
  private:
   Error fail(const std::string& what) const {
-    return npy_error(origin_, "header", fmt::format("{} at offset {} of '{}'", what, pos_, text_));
+    // The header is the file's text: quoted and cut, never echoed whole.
+    return npy_error(origin_, "header",
+                     fmt::format("{} at offset {} of {}", what, pos_, quote_untrusted(text_, 80)));
   }
   char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
   void skip_space() {
@@ -214,17 +215,18 @@ Tensor parse_npy(std::string_view bytes, const std::string& origin) {
   if (descr.size() == 3) dtype = dtype_from_descr(std::string_view(descr).substr(1));
   if (!dtype) {
     throw npy_error(origin, "descr",
-                    fmt::format("unsupported element type '{}' (supported: f2 f4 f8 i1 i2 i4 i8 "
+                    fmt::format("unsupported element type {} (supported: f2 f4 f8 i1 i2 i4 i8 "
                                 "u1 b1)",
-                                descr));
+                                quote_untrusted(descr)));
   }
   char order = descr[0];
   bool single_byte = dtype_size(*dtype) == 1;
   if (order == '>' && !single_byte) {
-    throw npy_error(origin, "descr", fmt::format("big-endian data ('{}') is not supported", descr));
+    throw npy_error(origin, "descr",
+                    fmt::format("big-endian data ({}) is not supported", quote_untrusted(descr)));
   }
   if (order != '<' && order != '|' && order != '=' && order != '>') {
-    throw npy_error(origin, "descr", fmt::format("bad byte order in '{}'", descr));
+    throw npy_error(origin, "descr", fmt::format("bad byte order in {}", quote_untrusted(descr)));
   }
   if (*header.fortran_order) {
     throw npy_error(origin, "fortran_order",
@@ -233,14 +235,10 @@ Tensor parse_npy(std::string_view bytes, const std::string& origin) {
   }
 
   // The dimensions come from the file: check the byte count before anything
-  // multiplies them unchecked.
-  std::uint64_t expected = dtype_size(*dtype);
-  for (std::int64_t dim : *header.shape) {
-    if (__builtin_mul_overflow(expected, static_cast<std::uint64_t>(dim), &expected)) {
-      throw npy_error(origin, "shape", "array size overflows");
-    }
-  }
+  // multiplies them.
   TensorType type{*dtype, *header.shape};
+  check_byte_size(type, {.file = origin, .field = "shape"});
+  const std::size_t expected = type.byte_size();
   std::size_t data_start = header_start + header_length;
   std::size_t available = bytes.size() - data_start;
   if (available != expected) {
@@ -261,12 +259,9 @@ Tensor parse_npy(std::string_view bytes, const std::string& origin) {
 }
 
 Tensor read_npy(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error("cannot open file", {.file = path});
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  if (file.bad()) throw Error("cannot read file", {.file = path});
-  return parse_npy(contents.str(), path);
+  // Only a regular file, read up to the size it has: /dev/zero or a FIFO is
+  // refused instead of read forever.
+  return parse_npy(read_regular_file(path), path);
 }
 
 std::string serialize_npy(const Tensor& tensor) {
@@ -300,12 +295,7 @@ std::string serialize_npy(const Tensor& tensor) {
 }
 
 void write_npy(const std::string& path, const Tensor& tensor) {
-  std::string bytes = serialize_npy(tensor);
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) throw Error("cannot create file", {.file = path});
-  file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  file.close();
-  if (!file) throw Error("cannot write file", {.file = path});
+  write_file_atomically(path, serialize_npy(tensor));
 }
 
 }  // namespace collage

@@ -2,16 +2,18 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "collage/ir/error.h"
+#include "collage/ir/file_io.h"
 
 namespace collage {
 namespace {
 
 thread_local TraceRecorder* installed = nullptr;
+
+// A trace of a thousand runs of a plan of a thousand partitions is ~200 MB.
+constexpr std::int64_t kMaxTraceBytes = std::int64_t{1} << 30;
 
 using nlohmann::json;
 
@@ -84,13 +86,10 @@ std::string to_chrome_json(const std::vector<TraceSpan>& spans) {
 }
 
 std::vector<TraceSpan> read_chrome_trace(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot open the trace file", {.file = path});
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_regular_file(path, kMaxTraceBytes);
   std::vector<TraceSpan> spans;
   try {
-    json document = json::parse(text.str());
+    json document = json::parse(text);
     for (const json& event : document.at("traceEvents")) {
       if (event.value("ph", "") != "X") continue;
       std::optional<SpanKind> kind = span_kind_from(event.value("cat", ""));

@@ -186,6 +186,31 @@ TEST(TensorElementwiseTest, IntegerDivisionByZeroThrows) {
       Error);
 }
 
+// The x86 division instruction traps on MIN / -1; the kernel defines it as
+// two's complement wrap-around, like the other integer ops.
+TEST(TensorElementwiseTest, IntegerDivOfTheMinimumByMinusOneWrapsAround) {
+  constexpr std::int64_t min64 = std::numeric_limits<std::int64_t>::min();
+  const Tensor out = run_one(
+      {"Div", {{i64({2}, {min64, min64})}, {i64({2}, {-1, 1})}}, {type(DType::kInt64, {2})}});
+  EXPECT_EQ(values<std::int64_t>(out), (std::vector<std::int64_t>{min64, min64}));
+  constexpr std::int32_t min32 = std::numeric_limits<std::int32_t>::min();
+  const Tensor out32 =
+      run_one({"Div", {{i32({1}, {min32})}, {i32({}, {-1})}}, {type(DType::kInt32, {1})}});
+  EXPECT_EQ(values<std::int32_t>(out32), (std::vector<std::int32_t>{min32}));
+}
+
+TEST(TensorElementwiseTest, IntegerOverflowWrapsAround) {
+  constexpr std::int64_t max64 = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t min64 = std::numeric_limits<std::int64_t>::min();
+  const TensorType out = type(DType::kInt64, {1});
+  EXPECT_EQ(values<std::int64_t>(run_one({"Add", {{i64({1}, {max64})}, {i64({1}, {1})}}, {out}})),
+            (std::vector<std::int64_t>{min64}));
+  EXPECT_EQ(values<std::int64_t>(run_one({"Mul", {{i64({1}, {max64})}, {i64({1}, {2})}}, {out}})),
+            (std::vector<std::int64_t>{-2}));
+  EXPECT_EQ(values<std::int64_t>(run_one({"Neg", {{i64({1}, {min64})}}, {out}})),
+            (std::vector<std::int64_t>{min64}));
+}
+
 TEST(TensorElementwiseTest, PowTakesFloatOrIntegerExponents) {
   const Tensor base = f32({3}, {2.0f, 3.0f, 4.0f});
   expect_near(run_one({"Pow", {{base}, {f32({}, {0.5f})}}, {type(DType::kFloat32, {3})}}),

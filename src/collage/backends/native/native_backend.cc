@@ -11,6 +11,7 @@
 #include <optional>
 #include <thread>
 
+#include "code_version.h"
 #include "collage/backends/native/elementwise_fusion.h"
 #include "collage/backends/native/op_registry.h"
 #include "collage/ir/error.h"
@@ -299,6 +300,7 @@ class NativeBackend final : public Backend {
  public:
   std::string name() const override { return "native"; }
   std::string version() const override { return "collage-native 0.1"; }
+  std::string code_version() const override { return COLLAGE_CODE_VERSION; }
   BackendStyle style() const override { return BackendStyle::kCompiler; }
 
   bool supports(const Graph& graph, const Node& node) const override {

@@ -7,6 +7,7 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "collage/backends/native/broadcast.h"
 #include "collage/backends/native/elementwise_fusion.h"
@@ -113,17 +114,52 @@ void check_no_zero_divisor(const Node& node, const Tensor& divisor) {
   }
 }
 
-// Integer arithmetic on int32/int64 (C++ division truncates toward zero, as
-// ONNX integer Div does).
+// Integer arithmetic wraps around on overflow, as two's complement hardware
+// does (and as numpy and ONNX Runtime do), instead of being undefined
+// behaviour: the operations run on the unsigned type, whose conversion back
+// is modular since C++20.
+template <typename T>
+T wrapping_add(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <typename T>
+T wrapping_sub(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+}
+template <typename T>
+T wrapping_mul(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+}
+template <typename T>
+T wrapping_neg(T a) {
+  return wrapping_sub<T>(0, a);
+}
+// Truncates toward zero, as ONNX integer Div does. The one quotient that does
+// not fit, MIN / -1, wraps to MIN (the x86 idiv instruction would trap with
+// SIGFPE); a zero divisor is refused before (check_no_zero_divisor).
+template <typename T>
+T wrapping_div(T a, T b) {
+  return b == -1 ? wrapping_neg(a) : static_cast<T>(a / b);
+}
+
+// Integer arithmetic on int32/int64.
 void run_integer_arithmetic(const Node& node, std::span<const Tensor> inputs, Tensor& out,
                             int threads) {
   auto run = [&](auto type) {
     using T = typename decltype(type)::type;
     const std::string& op = node.op_type;
-    if (op == "Add" || op == "Sum")
-      return fold_apply<T>(node, inputs, out, threads, std::plus<T>());
-    if (op == "Sub") return fold_apply<T>(node, inputs, out, threads, std::minus<T>());
-    if (op == "Mul") return fold_apply<T>(node, inputs, out, threads, std::multiplies<T>());
+    if (op == "Add" || op == "Sum") {
+      return fold_apply<T>(node, inputs, out, threads, [](T a, T b) { return wrapping_add(a, b); });
+    }
+    if (op == "Sub") {
+      return fold_apply<T>(node, inputs, out, threads, [](T a, T b) { return wrapping_sub(a, b); });
+    }
+    if (op == "Mul") {
+      return fold_apply<T>(node, inputs, out, threads, [](T a, T b) { return wrapping_mul(a, b); });
+    }
     if (op == "Min") {
       return fold_apply<T>(node, inputs, out, threads, [](T a, T b) { return std::min(a, b); });
     }
@@ -132,7 +168,7 @@ void run_integer_arithmetic(const Node& node, std::span<const Tensor> inputs, Te
     }
     if (op == "Div") {
       check_no_zero_divisor<T>(node, inputs[1]);
-      return fold_apply<T>(node, inputs, out, threads, std::divides<T>());
+      return fold_apply<T>(node, inputs, out, threads, [](T a, T b) { return wrapping_div(a, b); });
     }
     throw node_error(node, "no integer kernel");
   };
@@ -220,8 +256,8 @@ void run_signed_unary(const Graph& graph, const Node& node, std::span<const Tens
     const std::int64_t n = inputs[0].numel();
     const std::string& op = node.op_type;
     for (std::int64_t i = 0; i < n; ++i) {
-      if (op == "Neg") y[i] = static_cast<T>(-x[i]);
-      if (op == "Abs") y[i] = x[i] < 0 ? static_cast<T>(-x[i]) : x[i];
+      if (op == "Neg") y[i] = wrapping_neg(x[i]);
+      if (op == "Abs") y[i] = x[i] < 0 ? wrapping_neg(x[i]) : x[i];
       if (op == "Sign") y[i] = static_cast<T>((x[i] > 0) - (x[i] < 0));
     }
   };

@@ -4,6 +4,7 @@
 
 #include <dnnl.hpp>
 
+#include "code_version.h"
 #include "collage/backends/onednn/fusion_patterns.h"
 #include "collage/backends/onednn/lowering.h"
 #include "collage/backends/onednn/omp_threads.h"
@@ -25,6 +26,8 @@ class OnednnBackend final : public Backend {
     const dnnl_version_t* v = dnnl_version();
     return fmt::format("oneDNN {}.{}.{}", v->major, v->minor, v->patch);
   }
+
+  std::string code_version() const override { return COLLAGE_CODE_VERSION; }
 
   BackendStyle style() const override { return BackendStyle::kLibrary; }
 

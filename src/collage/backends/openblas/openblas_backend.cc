@@ -1,5 +1,6 @@
 #include "collage/backends/openblas/openblas_backend.h"
 
+#include "code_version.h"
 #include "collage/backends/openblas/blas.h"
 #include "collage/backends/openblas/fused_kernel.h"
 #include "collage/backends/openblas/head_op.h"
@@ -12,6 +13,7 @@ class OpenBlasBackend : public Backend {
  public:
   std::string name() const override { return "openblas"; }
   std::string version() const override { return openblas::library_version(); }
+  std::string code_version() const override { return COLLAGE_CODE_VERSION; }
   BackendStyle style() const override { return BackendStyle::kLibrary; }
 
   bool supports(const Graph& graph, const Node& node) const override {

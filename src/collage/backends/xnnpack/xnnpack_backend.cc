@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "code_version.h"
 #include "collage/backends/xnnpack/op_support.h"
 #include "collage/backends/xnnpack/runtime_kernel.h"
 #include "collage/backends/xnnpack/subgraph_builder.h"
@@ -19,6 +20,7 @@ class XnnpackBackend final : public Backend {
  public:
   std::string name() const override { return "xnnpack"; }
   std::string version() const override { return "XNNPACK " COLLAGE_XNNPACK_VERSION; }
+  std::string code_version() const override { return COLLAGE_CODE_VERSION; }
   BackendStyle style() const override { return BackendStyle::kGraph; }
   bool accepts_channels_last_edges() const override { return true; }
 

@@ -1,0 +1,101 @@
+// `collage cache stats|clear|prune`: look after the measurement cache.
+//
+// stats: rows, by backend, valid / invalid / transient failures, file size.
+// clear: delete every row. prune: delete the rows no run of this build on
+// this machine can use (other backend library or code versions, another
+// CPU), which are otherwise kept forever.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "collage/backends/registry.h"
+#include "collage/cost/machine_fingerprint.h"
+#include "collage/cost/measurement_cache.h"
+#include "collage/cost/measuring_estimator.h"
+#include "collage/ir/error.h"
+#include "collage/runtime/memory_budget.h"
+#include "commands.h"
+
+namespace collage::cli {
+namespace {
+
+struct CacheArgs {
+  std::string cache;
+};
+
+std::string cache_path(const CacheArgs& args) {
+  return args.cache.empty() ? default_cache_path() : args.cache;
+}
+
+// Opens an existing cache; unlike tuning, these commands never create one.
+std::unique_ptr<MeasurementCache> open_existing(const CacheArgs& args) {
+  const std::string path = cache_path(args);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw Error("no measurement cache here", {.file = path, .field = "--cache"});
+  }
+  return MeasurementCache::open(path);
+}
+
+std::int64_t file_bytes(const std::string& path) {
+  std::int64_t total = 0;
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::error_code ec;
+    auto size = std::filesystem::file_size(path + suffix, ec);
+    if (!ec) total += static_cast<std::int64_t>(size);
+  }
+  return total;
+}
+
+void run_stats(const CacheArgs& args) {
+  auto cache = open_existing(args);
+  CacheStats stats = cache->stats();
+  fmt::print("cache: {} ({} with its journal)\n", cache->path(),
+             format_bytes(file_bytes(cache->path())));
+  fmt::print("rows: {}\n", stats.rows);
+  fmt::print("{:<12} {:>8} {:>8} {:>10}\n", "backend", "valid", "invalid", "transient");
+  for (const auto& [backend, counts] : stats.by_backend) {
+    fmt::print("{:<12} {:>8} {:>8} {:>10}\n", backend.empty() ? "(unknown)" : backend, counts.valid,
+               counts.invalid, counts.transient);
+  }
+}
+
+void run_clear(const CacheArgs& args) {
+  auto cache = open_existing(args);
+  fmt::print("deleted {} rows from {}\n", cache->clear(), cache->path());
+}
+
+void run_prune(const CacheArgs& args) {
+  auto cache = open_existing(args);
+  CacheGeneration current;
+  for (const std::string& name : BackendRegistry::global().names()) {
+    current.backend_versions[name] = backend_version_key(BackendRegistry::global().get(name));
+  }
+  // Rows of every thread count on this CPU stay: only the CPU part of the
+  // fingerprint must match.
+  MachineFingerprint machine = MachineFingerprint::current(1);
+  current.machine_prefix = machine.cpu_model + "|" + machine.isa_flags + "|";
+  fmt::print("deleted {} rows of other backend versions or machines from {}\n",
+             cache->prune(current), cache->path());
+}
+
+}  // namespace
+
+void add_cache_command(CLI::App& app) {
+  auto args = std::make_shared<CacheArgs>();
+  CLI::App* cmd = app.add_subcommand("cache", "Inspect, clear or prune the measurement cache");
+  cmd->require_subcommand(1);
+  auto add = [&](const char* name, const char* help, void (*run)(const CacheArgs&)) {
+    CLI::App* sub = cmd->add_subcommand(name, help);
+    sub->add_option("--cache", args->cache,
+                    "measurement cache file (default: $XDG_CACHE_HOME/collage/"
+                    "measurements.sqlite)");
+    sub->callback([args, run] { run(*args); });
+  };
+  add("stats", "Rows by backend: valid, invalid and transient failures; file size", run_stats);
+  add("clear", "Delete every measurement", run_clear);
+  add("prune", "Delete measurements of other backend versions or machines", run_prune);
+}
+
+}  // namespace collage::cli
