@@ -95,6 +95,35 @@ TEST(AttributeChecksTest, AZeroBlocksizeIsAnError) {
   EXPECT_TRUE(contains(import_error(m), "attribute 'blocksize'"));
 }
 
+// Found by fuzz/import_fuzzer: ONNX's inference took the spatial rank from
+// the weight and indexed the rank-3 input's dimensions past their end
+// (SIGSEGV in onnx::convPoolShapeInference).
+TEST(AttributeChecksTest, AConvWhoseWeightRankDiffersFromItsInputsIsAnError) {
+  ModelBuilder m;
+  m.input("x", {1, 3, 8})
+      .initializer("w", Tensor::zeros(TensorType{DType::kFloat32, {4, 3, 3, 3}}))
+      .node("Conv", {"x", "w"}, {"y"})
+      .output("y");
+  std::string message = import_error(m);
+  EXPECT_TRUE(contains(message, "node 'Conv_0'")) << message;
+  EXPECT_TRUE(contains(message, "the weight (input 1) has rank 4")) << message;
+}
+
+TEST(AttributeChecksTest, AKernelShapeOfAnotherRankThanTheInputIsAnError) {
+  std::string message = import_error(
+      pool_model("MaxPool", {attr("kernel_shape", std::vector<std::int64_t>{2, 2, 2})}));
+  EXPECT_TRUE(contains(message, "attribute 'kernel_shape'")) << message;
+  EXPECT_TRUE(contains(message, "has 3 values, expected 2")) << message;
+}
+
+TEST(AttributeChecksTest, AWindowOpOnARankTwoInputIsAnError) {
+  ModelBuilder m;
+  m.input("x", {3, 8})
+      .node("MaxPool", {"x"}, {"y"}, {attr("kernel_shape", std::vector<std::int64_t>{2})})
+      .output("y");
+  EXPECT_TRUE(contains(import_error(m), "needs at least 3")) << import_error(m);
+}
+
 TEST(AttributeChecksTest, AValidConvImports) {
   Graph g = import_onnx_model(conv_model({attr("strides", std::vector<std::int64_t>{2, 2}),
                                           attr("pads", std::vector<std::int64_t>{1, 1, 1, 1})})

@@ -17,7 +17,9 @@ namespace collage {
 // the pools, ...) or a block op (DepthToSpace, SpaceToDepth) has attributes
 // out of range: strides, dilations, kernel_shape, group and blocksize below 1,
 // pads or output_padding below 0, any of them above 2^31 - 1, or lists whose
-// lengths disagree.
+// lengths disagree with each other or with the input's spatial rank, and
+// when a convolution's input and weight ranks differ (ONNX's inference reads
+// out of bounds then).
 void check_node_attributes(const Graph& graph);
 
 }  // namespace collage

@@ -325,7 +325,10 @@ void run_layer_normalization(const Graph& graph, const Node& node, std::span<con
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* in = xd + r * length;
     float* out = yd + r * length;
-    const auto [mean, variance] = row_moments(in, length);
+    // A plain local for the simd loop: clang 14 cannot refer to a structured
+    // binding inside an OpenMP region.
+    const auto [row_mean, variance] = row_moments(in, length);
+    const float mean = row_mean;
     const float inv_std = 1.0f / std::sqrt(variance + epsilon);
     const float* s = scale.data();
     const float* b = bias.data();

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Writes the fuzzers' seed corpus (fuzz/corpus/*): a few small valid ONNX
+models, .npy arrays and plans. Run with /usr/bin/python3 (needs onnx, numpy)."""
+import io
+import json
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+here = os.path.dirname(os.path.abspath(__file__))
+
+
+def out(kind, name, data):
+    path = os.path.join(here, "corpus", kind, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def model(name, nodes, inputs, outputs, initializers=()):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(initializers))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    out("import", name + ".onnx", m.SerializeToString())
+
+
+def info(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+F, I64 = TensorProto.FLOAT, TensorProto.INT64
+model("relu", [helper.make_node("Relu", ["x"], ["y"])], [info("x", F, [2, 3])], [info("y", F, None)])
+model("conv_pool",
+      [helper.make_node("Conv", ["x", "w"], ["c"], strides=[2, 2], pads=[1, 1, 1, 1]),
+       helper.make_node("MaxPool", ["c"], ["y"], kernel_shape=[2, 2], strides=[2, 2])],
+      [info("x", F, [1, 3, 8, 8])], [info("y", F, None)],
+      [helper.make_tensor("w", F, [4, 3, 3, 3], np.ones(108, np.float32).tolist())])
+model("shape_chain",
+      [helper.make_node("Shape", ["x"], ["s"]),
+       helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+       helper.make_node("Unsqueeze", ["n", "axes"], ["n1"]),
+       helper.make_node("Concat", ["n1", "minus1"], ["shape"], axis=0),
+       helper.make_node("Reshape", ["x", "shape"], ["y"])],
+      [info("x", F, [2, 3, 4])], [info("y", F, None)],
+      [helper.make_tensor("zero", I64, [], [0]), helper.make_tensor("axes", I64, [1], [0]),
+       helper.make_tensor("minus1", I64, [1], [-1])])
+model("int_div",
+      [helper.make_node("Div", ["a", "b"], ["q"]), helper.make_node("Add", ["q", "a"], ["y"])],
+      [info("a", I64, [2])], [info("y", I64, None)],
+      [helper.make_tensor("b", I64, [2], [-1, 3])])
+model("tile_expand",
+      [helper.make_node("Tile", ["x", "r"], ["t"]), helper.make_node("Expand", ["t", "s"], ["y"])],
+      [info("x", F, [1, 2])], [info("y", F, None)],
+      [helper.make_tensor("r", I64, [2], [1, 2]), helper.make_tensor("s", I64, [2], [3, 4])])
+
+for name, array in [("f32", np.arange(6, dtype=np.float32).reshape(2, 3)),
+                    ("i64", np.array([1, -2, 3], dtype=np.int64)),
+                    ("bool", np.array([True, False])),
+                    ("scalar", np.float64(2.5))]:
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    out("npy", name + ".npy", buffer.getvalue())
+
+plan = {
+    "format": "collage-plan", "version": 1, "strategy": "collage",
+    "model": {"path": "m.onnx", "hash": "3f1c", "input_shapes": {"x": [1, 3, 8, 8]}},
+    "machine": "cpu|avx2|t2", "threads": 2,
+    "backends": {"native": "collage-native 0.1", "onednn": "oneDNN 2.6.3"},
+    "estimated_ms": 1.5, "measured_ms": None,
+    "search": {"candidates": 10, "measured": 8, "cache_hits": 2, "invalid": 1,
+               "states_expanded": 5, "seconds": 0.4},
+    "partitions": [
+        {"backend": "onednn", "rule": "onednn.conv_bias_add_activation", "nodes": ["conv", "relu"],
+         "ops": ["Conv", "Relu"], "inputs": ["x"], "outputs": ["r"], "estimated_ms": 1.0,
+         "measured_ms": None,
+         "alternatives": [{"backend": "native", "rule": "op", "node_count": 1,
+                           "estimated_ms": 2.0, "reason": ""}]},
+        {"backend": "native", "nodes": ["pool"], "estimated_ms": 0.5}],
+}
+out("plan_json", "plan.json", json.dumps(plan, indent=1).encode())
+out("plan_json", "minimal.json", json.dumps(
+    {"format": "collage-plan", "version": 1, "strategy": "native", "model": {},
+     "partitions": [{"backend": "native", "nodes": ["a"]}]}).encode())
