@@ -93,6 +93,16 @@ TEST(PlanProfileTest, OverheadsAreTheMeanInContextExcessWithTheChargeTakenOff) {
   EXPECT_NEAR(observed.of("native"), 19e-6, 1e-12);
 }
 
+TEST(PlanProfileTest, WithoutDampingTheObservedOverheadReplacesTheCharge) {
+  PlanProfile profile = profile_plan(two_partition_plan(), three_runs(), 1);
+  PartitionOverheads charged;
+  charged.seconds["native"] = 4e-6;
+  charged.seconds["onednn"] = 7e-6;  // not in the plan: kept
+  PartitionOverheads observed = overheads_from_profile(profile, charged, false);
+  EXPECT_NEAR(observed.of("native"), 34e-6, 1e-12);
+  EXPECT_NEAR(observed.of("onednn"), 7e-6, 1e-12);
+}
+
 TEST(PlanProfileTest, AnnotatingAPlanFillsEachPartitionsMeasuredTime) {
   Plan plan = two_partition_plan();
   annotate_plan(plan, profile_plan(plan, three_runs(), 1));

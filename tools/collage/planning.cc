@@ -190,7 +190,9 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
       best = plan;
       best_overheads = overheads;
     }
-    overheads = overheads_from_profile(profile, overheads);
+    // The first profile replaces what other models taught; later ones of
+    // this model are damped against the previous round.
+    overheads = overheads_from_profile(profile, overheads, round > 0);
     learned = overheads;
     if (cache) learned.store(*cache, machine);
   }

@@ -196,7 +196,7 @@ PlanProfile profile_in_context(const Graph& model, const Plan& plan,
 }
 
 PartitionOverheads overheads_from_profile(const PlanProfile& profile,
-                                          const PartitionOverheads& charged) {
+                                          const PartitionOverheads& charged, bool damp) {
   double between_ms = 0;
   for (const BoundaryTotal& total : profile.boundaries) {
     if (total.kind == "between kernels (executor)" || total.kind == "allocation (executor)") {
@@ -219,8 +219,9 @@ PartitionOverheads overheads_from_profile(const PlanProfile& profile,
     // The excess a plan shows depends on which partitions it has: averaging
     // with what was charged damps the swing between successive plans.
     auto previous = charged.seconds.find(backend);
-    result.seconds[backend] =
-        previous == charged.seconds.end() ? observed : (previous->second + observed) / 2;
+    result.seconds[backend] = !damp || previous == charged.seconds.end()
+                                  ? observed
+                                  : (previous->second + observed) / 2;
   }
   return result;
 }

@@ -82,9 +82,11 @@ PlanProfile profile_in_context(const Graph& model, const Plan& plan,
 // over the backend's partitions of (in context - isolated), plus an equal
 // share of the executor's time between kernels. The plan's estimates were
 // made with `charged` added; it is taken off to get the isolated cost.
-// A backend that was charged before gets the mean of the charged and the
-// observed overhead; backends without a partition keep their charge.
+// With `damp`, a backend that was charged before gets the mean of the
+// charged and the observed overhead (successive plans of one model);
+// without, the observed overhead replaces the charge (the charge came from
+// other models). Backends without a partition keep their charge.
 PartitionOverheads overheads_from_profile(const PlanProfile& profile,
-                                          const PartitionOverheads& charged);
+                                          const PartitionOverheads& charged, bool damp = true);
 
 }  // namespace collage
