@@ -70,9 +70,9 @@ std::string overheads_text(const PartitionOverheads& overheads) {
   return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, ", "));
 }
 
-// The plan's estimates with the overheads last learned on this machine in
-// place of those charged while searching (which may be older, or kept to
-// reproduce the plan): the search's best account of what the plan costs.
+// The plan's estimates with the overheads learned last (from this model's
+// profiles when it has been profiled) in place of those charged while searching (which may be
+// older, or kept to reproduce the plan): the search's best account of what the plan costs.
 Plan with_estimates_in_context(Plan plan, const PartitionOverheads& charged,
                                const PartitionOverheads& learned) {
   double total = 0;
@@ -124,6 +124,10 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     if (refine_rounds > 0 && !known.seconds.empty()) {
       overheads = known;
       refine_rounds = 0;
+      // Estimate with what this model's own profiles taught, when stored.
+      PartitionOverheads own =
+          PartitionOverheads::load(*cache, machine, backend_names, model_hash + "|learned");
+      if (!own.seconds.empty()) learned = own;
     }
   }
 
@@ -197,7 +201,10 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     if (cache) learned.store(*cache, machine);
   }
   for (const std::string& name : backend_names) best_overheads.seconds.emplace(name, 0.0);
-  if (cache) best_overheads.store(*cache, machine, model_hash);
+  if (cache) {
+    best_overheads.store(*cache, machine, model_hash);
+    learned.store(*cache, machine, model_hash + "|learned");
+  }
   best->search.seconds = search_seconds;
   return with_estimates_in_context(*best, best_overheads, learned);
 }
