@@ -2,14 +2,16 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "collage/ir/error.h"
 
@@ -17,7 +19,8 @@ namespace collage {
 namespace {
 
 std::string temp_cache_path(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("collage_cache_test_" + std::to_string(::getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("collage_cache_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   auto path = dir / name;
   std::filesystem::remove(path);
@@ -61,6 +64,34 @@ TEST(MeasurementCacheTest, MeasurementsSurviveReopeningTheFile) {
   EXPECT_DOUBLE_EQ(cache->find("b")->median_seconds, 2.0);
 }
 
+// Two processes opening a new cache at once used to both add the newer
+// columns, and the second one failed ("duplicate column name").
+TEST(MeasurementCacheTest, ProcessesOpeningANewCacheAtOnceAllSucceed) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    std::string path = temp_cache_path("concurrent_" + std::to_string(attempt) + ".sqlite");
+    std::vector<pid_t> children;
+    for (int i = 0; i < 4; ++i) {
+      pid_t child = fork();
+      if (child == 0) {
+        try {
+          MeasurementCache::open(path)->store("k" + std::to_string(i), valid_measurement(i + 1));
+          _exit(0);
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "%s\n", e.what());
+          _exit(1);
+        }
+      }
+      children.push_back(child);
+    }
+    for (pid_t child : children) {
+      int status = 0;
+      ASSERT_EQ(waitpid(child, &status, 0), child);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "attempt " << attempt;
+    }
+    EXPECT_EQ(MeasurementCache::open(path)->size(), 4);
+  }
+}
+
 TEST(MeasurementCacheTest, StoreReplacesAnEarlierMeasurement) {
   auto cache = MeasurementCache::in_memory();
   cache->store("k", valid_measurement(1.0));
@@ -89,8 +120,15 @@ TEST(MeasurementCacheTest, KeysSeparateBackendsVersionsAndMachines) {
 
 TEST(MeasurementCacheTest, ATransientFailureKeepsItsFlagAndProvenance) {
   auto cache = MeasurementCache::in_memory();
-  CachedMeasurement crash{false, 0, 0, 0, "worker died of signal 11", true, "onednn",
-                          "oneDNN 2.6.3 code abc", "cpu|avx2|t2|protocol"};
+  CachedMeasurement crash{false,
+                          0,
+                          0,
+                          0,
+                          "worker died of signal 11",
+                          true,
+                          "onednn",
+                          "oneDNN 2.6.3 code abc",
+                          "cpu|avx2|t2|protocol"};
   cache->store("k", crash);
   auto found = cache->find("k");
   ASSERT_TRUE(found.has_value());
@@ -116,11 +154,15 @@ TEST(MeasurementCacheTest, StatsCountRowsByBackendAndKind) {
 
 TEST(MeasurementCacheTest, PruneDeletesRowsOfOtherVersionsAndMachines) {
   auto cache = MeasurementCache::in_memory();
-  cache->store("current", CachedMeasurement{true, 1, 1, 1, "", false, "native", "v2", "cpu|avx|t1"});
-  cache->store("threads", CachedMeasurement{true, 1, 1, 1, "", false, "native", "v2", "cpu|avx|t4"});
-  cache->store("old code", CachedMeasurement{true, 1, 1, 1, "", false, "native", "v1", "cpu|avx|t1"});
+  cache->store("current",
+               CachedMeasurement{true, 1, 1, 1, "", false, "native", "v2", "cpu|avx|t1"});
+  cache->store("threads",
+               CachedMeasurement{true, 1, 1, 1, "", false, "native", "v2", "cpu|avx|t4"});
+  cache->store("old code",
+               CachedMeasurement{true, 1, 1, 1, "", false, "native", "v1", "cpu|avx|t1"});
   cache->store("gone", CachedMeasurement{true, 1, 1, 1, "", false, "halide", "v2", "cpu|avx|t1"});
-  cache->store("elsewhere", CachedMeasurement{true, 1, 1, 1, "", false, "native", "v2", "arm|neon|t1"});
+  cache->store("elsewhere",
+               CachedMeasurement{true, 1, 1, 1, "", false, "native", "v2", "arm|neon|t1"});
   EXPECT_EQ(cache->prune(CacheGeneration{{{"native", "v2"}}, "cpu|avx|"}), 3);
   EXPECT_TRUE(cache->find("current").has_value());
   EXPECT_TRUE(cache->find("threads").has_value());

@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "collage/ir/error.h"
 
@@ -42,6 +44,23 @@ void exec(sqlite3* db, const char* sql, const std::string& path) {
   throw Error("measurement cache: " + text, {.file = path});
 }
 
+// exec(), retried while another connection holds the lock. Setting the
+// journal mode of a database that another process is creating can fail at
+// once with SQLITE_BUSY, without calling the busy handler.
+void exec_when_unlocked(sqlite3* db, const char* sql, const std::string& path) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (true) {
+    int status = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
+    if (status == SQLITE_OK) return;
+    if ((status != SQLITE_BUSY && status != SQLITE_LOCKED) ||
+        std::chrono::steady_clock::now() > deadline) {
+      exec(db, sql, path);  // reports the error
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
 // A prepared statement that finalizes itself.
 class Statement {
  public:
@@ -65,13 +84,23 @@ bool has_column(sqlite3* db, const std::string& column) {
   return sqlite3_step(stmt.get()) == SQLITE_ROW;
 }
 
+// Creates or upgrades the table in one write transaction: two processes
+// opening a new cache at once (two tunes, or a tune and `collage cache`)
+// would otherwise both add the same column, and the second would fail.
 void create_schema(sqlite3* db, const std::string& path) {
-  exec(db, kSchema, path);
-  for (const auto& [column, definition] : kAddedColumns) {
-    if (has_column(db, column)) continue;
-    std::string sql =
-        std::string("ALTER TABLE measurements ADD COLUMN ") + column + " " + definition;
-    exec(db, sql.c_str(), path);
+  exec_when_unlocked(db, "BEGIN IMMEDIATE", path);
+  try {
+    exec(db, kSchema, path);
+    for (const auto& [column, definition] : kAddedColumns) {
+      if (has_column(db, column)) continue;
+      std::string sql =
+          std::string("ALTER TABLE measurements ADD COLUMN ") + column + " " + definition;
+      exec(db, sql.c_str(), path);
+    }
+    exec(db, "COMMIT", path);
+  } catch (...) {
+    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
   }
 }
 
@@ -100,7 +129,7 @@ std::unique_ptr<MeasurementCache> MeasurementCache::open(const std::string& path
   std::unique_ptr<MeasurementCache> cache(new MeasurementCache(db, path));
   // Several tuning runs may share one cache; wait for a writer instead of failing.
   sqlite3_busy_timeout(db, 10000);
-  exec(db, "PRAGMA journal_mode=WAL", path);
+  exec_when_unlocked(db, "PRAGMA journal_mode=WAL", path);
   exec(db, "PRAGMA synchronous=NORMAL", path);
   create_schema(db, path);
   return cache;
