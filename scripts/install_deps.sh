@@ -9,6 +9,11 @@ for pkg in "${wanted[@]}"; do
   status="$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)"
   [ "$status" = "installed" ] || missing+=("$pkg")
 done
+# npm fetches ONNX Runtime and the third-party models the tests check
+# against. A machine may have Node.js and npm from elsewhere (a Node.js
+# distribution bundles its own npm); Debian's npm is installed only when no
+# npm is on PATH, so it never fights one that is there.
+command -v npm > /dev/null || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "installing: ${missing[*]}"
 sudo_cmd=()
