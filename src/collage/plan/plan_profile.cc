@@ -7,6 +7,7 @@
 
 #include "collage/ir/error.h"
 #include "collage/plan/plan_compiler.h"
+#include "collage/plan/plan_report.h"
 
 namespace collage {
 namespace {
@@ -16,15 +17,6 @@ double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   std::size_t mid = values.size() / 2;
   return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
-
-std::string ms(double value) { return fmt::format("{:.3f}", value); }
-
-std::string ms(const std::optional<double>& value) { return value ? ms(*value) : "-"; }
-
-std::string shorten(const std::string& text, std::size_t width) {
-  if (text.size() <= width) return text;
-  return text.substr(0, width - 3) + "...";
 }
 
 }  // namespace
@@ -140,11 +132,11 @@ std::string profile_to_text(const PlanProfile& profile, int top) {
   text += fmt::format(
       "profile over {} run{}: end to end {} ms (median), partitions in context {} ms, "
       "estimated {} ms\n",
-      profile.runs, profile.runs == 1 ? "" : "s", ms(profile.run_median_ms),
-      ms(profile.partitions_ms), ms(profile.estimated_ms));
+      profile.runs, profile.runs == 1 ? "" : "s", ms_column(profile.run_median_ms),
+      ms_column(profile.partitions_ms), ms_column(profile.estimated_ms));
   text += "\nboundary work per run (ms; count per run)\n";
   for (const BoundaryTotal& total : profile.boundaries) {
-    text += fmt::format("  {:<52} {:>9}  {}\n", total.kind, ms(total.ms_per_run),
+    text += fmt::format("  {:<52} {:>9}  {}\n", total.kind, ms_column(total.ms_per_run),
                         total.count_per_run == 0 ? "" : fmt::format("x{}", total.count_per_run));
   }
 
@@ -162,8 +154,8 @@ std::string profile_to_text(const PlanProfile& profile, int top) {
       const PartitionProfile& row = *gaps[i];
       text += fmt::format("  #{:<4} {:<9} after {:<9} {:>8} vs {:>8}  +{}  {}\n", row.index,
                           row.backend, row.previous_backend.empty() ? "-" : row.previous_backend,
-                          ms(row.in_context_ms), ms(row.estimated_ms), ms(*row.gap_ms()),
-                          shorten(row.ops, 40));
+                          ms_column(row.in_context_ms), ms_column(row.estimated_ms),
+                          ms_column(*row.gap_ms()), shorten(row.ops, 40));
     }
   }
 
@@ -171,8 +163,8 @@ std::string profile_to_text(const PlanProfile& profile, int top) {
                       "est ms", "layout", "copy", "ops");
   for (const PartitionProfile& row : profile.partitions) {
     text += fmt::format("{:>4}  {:<9} {:>9} {:>9} {:>8} {:>8}  {}\n", row.index, row.backend,
-                        ms(row.in_context_ms), ms(row.estimated_ms), ms(row.layout_ms),
-                        ms(row.copy_ms), shorten(row.ops, 48));
+                        ms_column(row.in_context_ms), ms_column(row.estimated_ms),
+                        ms_column(row.layout_ms), ms_column(row.copy_ms), shorten(row.ops, 48));
   }
   return text;
 }
@@ -219,9 +211,8 @@ PartitionOverheads overheads_from_profile(const PlanProfile& profile,
     // The excess a plan shows depends on which partitions it has: averaging
     // with what was charged damps the swing between successive plans.
     auto previous = charged.seconds.find(backend);
-    result.seconds[backend] = !damp || previous == charged.seconds.end()
-                                  ? observed
-                                  : (previous->second + observed) / 2;
+    result.seconds[backend] =
+        !damp || previous == charged.seconds.end() ? observed : (previous->second + observed) / 2;
   }
   return result;
 }

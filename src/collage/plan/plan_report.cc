@@ -10,10 +10,6 @@
 namespace collage {
 namespace {
 
-std::string ms(const std::optional<double>& value) {
-  return value ? fmt::format("{:.3f}", *value) : "-";
-}
-
 // "Conv+Relu" for short partitions, "Conv x20, Relu x16, +3 more" for long ones.
 std::string describe_ops(const std::vector<std::string>& ops) {
   if (ops.size() <= 4) return fmt::format("{}", fmt::join(ops, "+"));
@@ -30,11 +26,6 @@ std::string describe_ops(const std::vector<std::string>& ops) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-std::string shorten(const std::string& text, std::size_t width) {
-  if (text.size() <= width) return text;
-  return text.substr(0, width - 3) + "...";
-}
-
 std::string dot_escape(const std::string& text) {
   std::string out;
   for (char c : text) {
@@ -45,6 +36,15 @@ std::string dot_escape(const std::string& text) {
 }
 
 }  // namespace
+
+std::string ms_column(const std::optional<double>& milliseconds) {
+  return milliseconds ? fmt::format("{:.3f}", *milliseconds) : "-";
+}
+
+std::string shorten(const std::string& text, std::size_t width) {
+  if (text.size() <= width) return text;
+  return text.substr(0, width - 3) + "...";
+}
 
 std::string backend_color(const std::string& backend) {
   static const std::map<std::string, std::string> kColors = {
@@ -59,8 +59,8 @@ std::string plan_to_text(const Plan& plan) {
   text += fmt::format("plan: {}   model: {}   threads: {}\n", plan.strategy, plan.model_path,
                       plan.threads);
   if (!plan.machine.empty()) text += fmt::format("machine: {}\n", plan.machine);
-  text += fmt::format("estimated: {} ms   measured end to end: {} ms\n", ms(plan.estimated_ms),
-                      ms(plan.measured_ms));
+  text += fmt::format("estimated: {} ms   measured end to end: {} ms\n",
+                      ms_column(plan.estimated_ms), ms_column(plan.measured_ms));
   const bool in_context = std::any_of(plan.partitions.begin(), plan.partitions.end(),
                                       [](const PlanPartition& p) { return p.measured_ms; });
   text += fmt::format("\n{:>3}  {:<9} {:<22} {:<34} {:>9}{}  {}\n", "#", "backend", "rule", "ops",
@@ -74,10 +74,11 @@ std::string plan_to_text(const Plan& plan) {
           a.estimated_ms ? fmt::format("{}/{} {:.3f}", a.backend, a.node_count, *a.estimated_ms)
                          : fmt::format("{}/{} invalid", a.backend, a.node_count));
     }
-    text += fmt::format("{:>3}  {:<9} {:<22} {:<34} {:>9}{}  {}\n", i, p.backend,
-                        shorten(p.rule, 22), shorten(describe_ops(p.ops), 34), ms(p.estimated_ms),
-                        in_context ? fmt::format(" {:>9}", ms(p.measured_ms)) : "",
-                        fmt::join(alternatives, ", "));
+    text +=
+        fmt::format("{:>3}  {:<9} {:<22} {:<34} {:>9}{}  {}\n", i, p.backend, shorten(p.rule, 22),
+                    shorten(describe_ops(p.ops), 34), ms_column(p.estimated_ms),
+                    in_context ? fmt::format(" {:>9}", ms_column(p.measured_ms)) : "",
+                    fmt::join(alternatives, ", "));
     text += fmt::format("     in: {}   out: {}\n",
                         shorten(fmt::format("{}", fmt::join(p.inputs, ", ")), 50),
                         shorten(fmt::format("{}", fmt::join(p.outputs, ", ")), 50));
@@ -101,7 +102,8 @@ std::string plan_to_dot(const Plan& plan, const Graph* model) {
       "digraph plan {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", "
       "fontname=\"Helvetica\", fontsize=10];\n";
   dot += fmt::format("  label=\"{} plan of {} (estimated {} ms)\";\n  labelloc=t;\n",
-                     dot_escape(plan.strategy), dot_escape(plan.model_path), ms(plan.estimated_ms));
+                     dot_escape(plan.strategy), dot_escape(plan.model_path),
+                     ms_column(plan.estimated_ms));
   // Legend: one node per backend used.
   dot += "  subgraph cluster_legend {\n    label=\"backends\";\n";
   for (const auto& [backend, count] : plan.partitions_per_backend()) {
@@ -116,7 +118,7 @@ std::string plan_to_dot(const Plan& plan, const Graph* model) {
       const PlanPartition& p = plan.partitions[i];
       for (const std::string& v : p.outputs) producer[v] = i;
       dot += fmt::format("  p{} [label=\"#{} {}\\n{}\\n{} ms\", fillcolor=\"{}\"];\n", i, i,
-                         p.backend, dot_escape(describe_ops(p.ops)), ms(p.estimated_ms),
+                         p.backend, dot_escape(describe_ops(p.ops)), ms_column(p.estimated_ms),
                          backend_color(p.backend));
     }
     for (std::size_t i = 0; i < plan.partitions.size(); ++i) {
@@ -135,7 +137,7 @@ std::string plan_to_dot(const Plan& plan, const Graph* model) {
   for (std::size_t i = 0; i < plan.partitions.size(); ++i) {
     const PlanPartition& p = plan.partitions[i];
     dot += fmt::format("  subgraph cluster_p{} {{\n    style=\"rounded\"; color=\"#555555\";\n", i);
-    dot += fmt::format("    label=\"#{} {} {} ms\";\n", i, p.backend, ms(p.estimated_ms));
+    dot += fmt::format("    label=\"#{} {} {} ms\";\n", i, p.backend, ms_column(p.estimated_ms));
     for (const std::string& name : p.nodes) {
       auto it = node_by_name.find(name);
       if (it == node_by_name.end()) continue;

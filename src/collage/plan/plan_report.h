@@ -7,6 +7,7 @@
 // falls back to one box per partition, connected by the values between them.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "collage/ir/graph.h"
@@ -18,6 +19,12 @@ std::string plan_to_text(const Plan& plan);
 
 // `model` may be null (partitions only).
 std::string plan_to_dot(const Plan& plan, const Graph* model);
+
+// Milliseconds as a report column: "1.234", or "-" when there is no value.
+std::string ms_column(const std::optional<double>& milliseconds);
+
+// `text` cut to `width` characters, ending in "..." when it was cut.
+std::string shorten(const std::string& text, std::size_t width);
 
 // A fill colour per backend name, the same in every drawing.
 std::string backend_color(const std::string& backend);
