@@ -48,7 +48,8 @@ fuzz: deps
 
 # The unit and CLI tests under AddressSanitizer and UndefinedBehaviorSanitizer.
 sanitize: deps
-	@cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	@cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Sanitize \
+	  -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g1" \
 	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" > /dev/null
 	@cmake --build build-sanitize -j$(JOBS)
