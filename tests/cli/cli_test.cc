@@ -388,6 +388,50 @@ TEST_F(CliTest, RunPlanReplaysAtThePlansThreadCountAndWarnsAboutAnotherMachine) 
   EXPECT_NE(given.out.find("threads: 1"), std::string::npos) << given.out;
 }
 
+TEST_F(CliTest, AnUnknownGraphOptLevelIsOneLineAndExitCodeTwo) {
+  expect_one_line_error(run_collage({"run", write_relu_model(), "--graph-opt", "extended"}),
+                        "--graph-opt");
+}
+
+// Two transposes that cancel around a Relu: what `info` shows before and
+// after optimization, and which rewrites ran.
+TEST_F(CliTest, InfoListsTheOperatorsBeforeAndAfterOptimizationAndTheRewrites) {
+  std::string model = write_model("transposes.onnx", [](onnx::GraphProto& graph) {
+    add_tensor_info(graph.add_input(), "x", {2, 3});
+    add_tensor_info(graph.add_output(), "y", {});
+    add_ints(add_node(graph, "Transpose", {"x"}, "t"), "perm", {1, 0});
+    add_ints(add_node(graph, "Transpose", {"t"}, "u"), "perm", {1, 0});
+    add_node(graph, "Relu", {"u"}, "y");
+  });
+  Outcome optimized = run_collage({"info", model});
+  ASSERT_EQ(optimized.exit_code, 0) << optimized.err;
+  EXPECT_NE(optimized.out.find("operators: 1 nodes"), std::string::npos) << optimized.out;
+  EXPECT_NE(optimized.out.find("3 nodes before graph optimization"), std::string::npos)
+      << optimized.out;
+  EXPECT_NE(optimized.out.find("Transpose  0  (was 2)"), std::string::npos) << optimized.out;
+  EXPECT_NE(optimized.out.find("cancel Transpose pairs"), std::string::npos) << optimized.out;
+  Outcome plain = run_collage({"info", model, "--graph-opt", "none"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("operators: 3 nodes"), std::string::npos) << plain.out;
+  EXPECT_NE(plain.out.find("rewrites: none"), std::string::npos) << plain.out;
+}
+
+TEST_F(CliTest, APlanKeepsItsGraphOptLevelAndRefusesAnother) {
+  std::string model = write_relu_model();
+  std::string plan = path("relu.plan.json");
+  Outcome tuned = run_collage({"tune", model, "--backends", "native", "--no-verify", "--cache",
+                               "none", "--threads", "1", "-q", "-o", plan, "--graph-opt", "basic"});
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.err;
+  std::ifstream in(plan);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"graph_opt\": \"basic\""), std::string::npos) << text;
+  Outcome replayed = run_collage({"run", model, "--plan", plan, "--repeat", "1"});
+  EXPECT_EQ(replayed.exit_code, 0) << replayed.err;
+  expect_one_line_error(
+      run_collage({"run", model, "--plan", plan, "--repeat", "1", "--graph-opt", "all"}),
+      "--graph-opt");
+}
+
 TEST_F(CliTest, AnNpyHeaderIsQuotedAndCutInTheError) {
   std::string npy = path("x.npy");
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'evil': \n" +

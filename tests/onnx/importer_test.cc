@@ -49,8 +49,16 @@ ModelBuilder dense_model(std::vector<testing::Dim> input_dims = {2, 4}) {
   return m;
 }
 
+// Import alone, without the graph optimizations (which make the MatMul and
+// Add one Gemm).
+ImportOptions unoptimized() {
+  ImportOptions options;
+  options.graph_opt = GraphOptLevel::kNone;
+  return options;
+}
+
 TEST(ImporterTest, InitializersBecomeConstantsAndEveryValueIsTyped) {
-  Graph g = import_onnx_model(dense_model().shared());
+  Graph g = import_onnx_model(dense_model().shared(), unoptimized());
   ASSERT_EQ(g.inputs().size(), 1u);
   EXPECT_EQ(g.value(g.inputs()[0]).name, "x");
   ASSERT_TRUE(g.find_value("w").has_value());
@@ -120,9 +128,20 @@ TEST(ImporterTest, AnInputShapeOfTheWrongRankIsRejected) {
 TEST(ImporterTest, AModelFileImportsFromDisk) {
   TempDir dir;
   dense_model().save(dir.file("dense.onnx"));
-  Graph g = import_onnx(dir.file("dense.onnx"));
+  Graph g = import_onnx(dir.file("dense.onnx"), unoptimized());
   EXPECT_EQ(g.num_nodes(), 3u);
   EXPECT_EQ(g.type(g.outputs()[0]), f32({2, 3}));
+}
+
+TEST(ImporterTest, TheDefaultLevelOptimizesTheGraphAndReportsTheRewrites) {
+  CanonicalizeStats stats;
+  ImportOptions options;
+  options.canonicalize_stats = &stats;
+  Graph g = import_onnx_model(dense_model().shared(), options);
+  ASSERT_EQ(g.num_nodes(), 2u);
+  EXPECT_EQ(g.node(0).op_type, "Gemm");
+  EXPECT_EQ(stats.count("MatMul + Add -> Gemm"), 1);
+  EXPECT_EQ(stats.ops_before_optimization.at("MatMul"), 1);
 }
 
 TEST(ImporterTest, AMissingFileIsAnErrorNamingIt) {

@@ -1,5 +1,6 @@
 // The model zoo (scripts/export_zoo.py) run by the native backend and
-// checked against PyTorch's own outputs.
+// checked against PyTorch's own outputs, at every graph optimization level:
+// the rewrites must not change what a model computes.
 //
 // The zoo lives outside the repository ($COLLAGE_ZOO_DIR, which `make test`
 // sets after exporting it); a missing directory or model skips its test with
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <limits>
 #include <string>
+#include <tuple>
 
 #include "collage/backends/native/native_backend.h"
 #include "collage/backends/registry.h"
@@ -28,20 +30,22 @@ namespace fs = std::filesystem;
 // batch norm) differs from PyTorch by ~1e-6 of the range.
 constexpr double kRelativeTolerance = 1e-4;
 
-class ZooTest : public ::testing::TestWithParam<std::string> {};
+class ZooTest : public ::testing::TestWithParam<std::tuple<std::string, GraphOptLevel>> {};
 
 TEST_P(ZooTest, NativeBackendMatchesPyTorch) {
   const char* zoo = std::getenv("COLLAGE_ZOO_DIR");
   if (zoo == nullptr || *zoo == '\0') {
     GTEST_SKIP() << "COLLAGE_ZOO_DIR is not set (make test exports the zoo and sets it)";
   }
-  fs::path dir = fs::path(zoo) / GetParam();
+  const auto& [model, level] = GetParam();
+  fs::path dir = fs::path(zoo) / model;
   for (const char* file : {"model.onnx", "input.npy", "output.npy"}) {
     if (!fs::exists(dir / file)) GTEST_SKIP() << (dir / file).string() << " does not exist";
   }
 
   ImportOptions options;
   options.evaluator = &native_evaluator();
+  options.graph_opt = level;
   Graph graph = import_onnx((dir / "model.onnx").string(), options);
   ASSERT_EQ(graph.inputs().size(), 1u);
   ASSERT_EQ(graph.outputs().size(), 1u);
@@ -79,12 +83,15 @@ TEST_P(ZooTest, NativeBackendMatchesPyTorch) {
       << expected.number_at(worst_at) << " (largest magnitude " << largest << ")";
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, ZooTest,
-                         ::testing::Values("resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1",
-                                           "bert_encoder", "dcgan_generator"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           return info.param;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Zoo, ZooTest,
+    ::testing::Combine(::testing::Values("resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1",
+                                         "bert_encoder", "dcgan_generator"),
+                       ::testing::Values(GraphOptLevel::kNone, GraphOptLevel::kBasic,
+                                         GraphOptLevel::kAll)),
+    [](const auto& info) {
+      return std::get<0>(info.param) + "_" + std::string(to_string(std::get<1>(info.param)));
+    });
 
 }  // namespace
 }  // namespace collage

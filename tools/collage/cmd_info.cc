@@ -16,6 +16,7 @@ namespace {
 struct InfoArgs {
   std::string model;
   std::vector<std::string> input_shapes;
+  std::string graph_opt = "all";
 };
 
 // 11689512 -> "11,689,512"
@@ -43,21 +44,61 @@ void print_values(const Graph& graph, const std::vector<ValueId>& ids) {
   }
 }
 
+// The op table: each op with its count after optimization, and before when
+// the optimizations changed it.
+void print_operators(const std::map<std::string, int>& before,
+                     const std::map<std::string, int>& after) {
+  std::map<std::string, std::pair<int, int>> rows;
+  int total_before = 0;
+  int total_after = 0;
+  for (const auto& [op, count] : before) {
+    rows[op].first = count;
+    total_before += count;
+  }
+  for (const auto& [op, count] : after) {
+    rows[op].second = count;
+    total_after += count;
+  }
+  fmt::print("operators: {} nodes, {} kinds", total_after, after.size());
+  if (total_before != total_after)
+    fmt::print(" ({} nodes before graph optimization)", total_before);
+  fmt::print("\n");
+  std::size_t width = 0;
+  for (const auto& [op, counts] : rows) width = std::max(width, op.size());
+  for (const auto& [op, counts] : rows) {
+    const auto [was, now] = counts;
+    if (was == now) {
+      fmt::print("  {:<{}}  {}\n", op, width, now);
+    } else {
+      fmt::print("  {:<{}}  {}  (was {})\n", op, width, now, was);
+    }
+  }
+}
+
 void run_info(const InfoArgs& args) {
-  Graph graph = load_model(args.model, parse_input_shapes(args.input_shapes));
+  CanonicalizeStats stats;
+  Graph graph = load_model(args.model, parse_input_shapes(args.input_shapes),
+                           graph_opt_level(args.graph_opt), &stats);
 
   fmt::print("model: {}\n", args.model);
   fmt::print("opset: {}\n", graph.opset);
+  fmt::print("graph optimization: {}\n", args.graph_opt);
   fmt::print("inputs:\n");
   print_values(graph, graph.inputs());
   fmt::print("outputs:\n");
   print_values(graph, graph.outputs());
 
-  std::map<std::string, int> histogram = op_histogram(graph);
-  fmt::print("operators: {} nodes, {} kinds\n", graph.num_nodes(), histogram.size());
-  std::size_t width = 0;
-  for (const auto& [op, count] : histogram) width = std::max(width, op.size());
-  for (const auto& [op, count] : histogram) fmt::print("  {:<{}}  {}\n", op, width, count);
+  print_operators(stats.ops_before_optimization, op_histogram(graph));
+  if (stats.rewrites.empty()) {
+    fmt::print("rewrites: none\n");
+  } else {
+    fmt::print("rewrites:\n");
+    std::size_t width = 0;
+    for (const auto& [name, count] : stats.rewrites) width = std::max(width, name.size());
+    for (const auto& [name, count] : stats.rewrites) {
+      fmt::print("  {:<{}}  {}\n", name, width, count);
+    }
+  }
 
   fmt::print("parameters: {}\n", with_thousands(parameter_count(graph)));
   fmt::print("GFLOPs: {:.3f}\n", static_cast<double>(graph_flops(graph)) * 1e-9);
@@ -78,6 +119,7 @@ void add_info_command(CLI::App& app) {
                   "Fix an input's shape: NAME=D0,D1,... (repeatable)")
       ->take_all()
       ->allow_extra_args(false);
+  add_graph_opt_flag(*cmd, args->graph_opt);
   cmd->callback([args] { run_info(*args); });
 }
 

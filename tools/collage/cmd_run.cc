@@ -37,6 +37,9 @@ namespace {
 struct RunArgs {
   std::string model;
   std::vector<std::string> input_shapes;
+  std::string graph_opt = "all";
+  // Whether --graph-opt was given; a replayed plan otherwise uses its own level.
+  bool graph_opt_given = false;
   std::vector<std::string> inputs;
   std::string save_outputs;
   std::string max_memory;
@@ -192,10 +195,17 @@ void run_run(const RunArgs& args) {
     for (const auto& [name, shape] : saved->input_shapes) shapes.emplace(name, shape);
     strategy = Strategy::parse(saved->strategy);
     if (!args.threads_given) threads = plan_threads(*saved, args.plan);
+    if (args.graph_opt_given && args.graph_opt != saved->graph_opt) {
+      throw Error(fmt::format("the plan was made at --graph-opt {}: its partitions name nodes "
+                              "of that graph; leave the flag out to replay it",
+                              quote_untrusted(saved->graph_opt)),
+                  {.field = "--graph-opt"});
+    }
   }
+  const GraphOptLevel graph_opt = graph_opt_level(saved ? saved->graph_opt : args.graph_opt);
   std::vector<std::pair<InputFlag, Tensor>> files = read_input_files(args.inputs);
 
-  Graph graph = load_model(args.model, shapes);
+  Graph graph = load_model(args.model, shapes, graph_opt);
   require_native_support(graph, args.model);
   check_max_memory(graph, args.max_memory);
 
@@ -244,6 +254,7 @@ void run_run(const RunArgs& args) {
   PlanningOptions planning;
   planning.model_path = args.model;
   planning.input_shapes = shapes;
+  planning.graph_opt = graph_opt;
   planning.backends = parse_backend_list("all");
   planning.threads = threads;
   auto start = std::chrono::steady_clock::now();
@@ -330,6 +341,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--input-shape", args->input_shapes,
                   "Fix an input's shape: NAME=D0,D1,... (repeatable)")
       ->allow_extra_args(false);
+  CLI::Option* graph_opt = add_graph_opt_flag(*cmd, args->graph_opt);
   cmd->add_option("--input", args->inputs,
                   "Input data: NAME=FILE.npy, or FILE.npy for a one-input model (repeatable); "
                   "inputs not given get deterministic random data")
@@ -351,8 +363,9 @@ void add_run_command(CLI::App& app) {
                   "Write a Chrome trace (Perfetto, chrome://tracing) of the timed runs to FILE "
                   "and print where the time goes: per partition in context vs estimate, "
                   "boundary work, the largest gaps");
-  cmd->callback([args, threads] {
+  cmd->callback([args, threads, graph_opt] {
     args->threads_given = threads->count() > 0;
+    args->graph_opt_given = graph_opt->count() > 0;
     run_run(*args);
   });
 }

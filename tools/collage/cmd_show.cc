@@ -80,7 +80,8 @@ std::optional<std::string> run_dot(const std::string& dot_file) {
 std::unique_ptr<Graph> try_load_model(const Plan& plan) {
   if (plan.model_path.empty() || !std::filesystem::exists(plan.model_path)) return nullptr;
   try {
-    return std::make_unique<Graph>(load_model(plan.model_path, plan.input_shapes));
+    return std::make_unique<Graph>(
+        load_model(plan.model_path, plan.input_shapes, graph_opt_level(plan.graph_opt)));
   } catch (const Error& e) {
     std::fprintf(stderr, "collage: note: drawing partitions only: %s\n", e.what());
     return nullptr;

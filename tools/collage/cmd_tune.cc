@@ -24,6 +24,7 @@ namespace {
 struct TuneArgs {
   std::string model;
   std::vector<std::string> input_shapes;
+  std::string graph_opt = "all";
   std::string backends = "all";
   std::string cache;
   std::string max_memory;
@@ -59,6 +60,7 @@ void run_tune(const TuneArgs& args) {
   PlanningOptions options;
   options.model_path = args.model;
   options.input_shapes = parse_input_shapes(args.input_shapes);
+  options.graph_opt = graph_opt_level(args.graph_opt);
   options.backends = parse_backend_list(args.backends);
   options.threads = checked_threads(args.threads);
   options.cache_path = args.cache;
@@ -68,7 +70,7 @@ void run_tune(const TuneArgs& args) {
   apply_search_flags(args.search, options);
   if (args.repeat < 1) throw Error("must be at least 1", {.field = "--repeat"});
 
-  Graph graph = load_model(args.model, options.input_shapes);
+  Graph graph = load_model(args.model, options.input_shapes, options.graph_opt);
   require_native_support(graph, args.model);
   check_max_memory(graph, args.max_memory);
   std::vector<const Backend*> backends = resolve_backends(options.backends);
@@ -133,6 +135,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("model", args->model, "ONNX model file")->required();
   cmd->add_option("--input-shape", args->input_shapes,
                   "fix an input's shape: NAME=D0,D1,... (repeatable)");
+  add_graph_opt_flag(*cmd, args->graph_opt);
   cmd->add_option("--backends", args->backends,
                   "backends to use, comma-separated, or 'all' (native is always included)")
       ->capture_default_str();

@@ -23,6 +23,7 @@ namespace {
 struct WorkerArgs {
   std::string model;
   std::vector<std::string> input_shapes;
+  std::string graph_opt = "all";
   int threads = 1;
 };
 
@@ -33,7 +34,8 @@ void run_worker(const WorkerArgs& args) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) return;
   std::FILE* replies = take_stdout_for_replies();
-  Graph graph = load_model(args.model, parse_input_shapes(args.input_shapes));
+  Graph graph = load_model(args.model, parse_input_shapes(args.input_shapes),
+                           graph_opt_level(args.graph_opt));
   MeasureOptions options;
   options.threads = checked_threads(args.threads);
   const BackendRegistry& registry = BackendRegistry::global();
@@ -52,6 +54,7 @@ void add_worker_command(CLI::App& app) {
   cmd->add_option("model", args->model, "ONNX model")->required();
   cmd->add_option("--input-shape", args->input_shapes, "NAME=D0,D1,...");
   cmd->add_option("--threads", args->threads, "threads per kernel");
+  add_graph_opt_flag(*cmd, args->graph_opt);
   cmd->callback([args] { run_worker(*args); });
 }
 

@@ -27,11 +27,31 @@ std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& 
   return shapes;
 }
 
-Graph load_model(const std::string& path, const std::map<std::string, Shape>& input_shapes) {
+Graph load_model(const std::string& path, const std::map<std::string, Shape>& input_shapes,
+                 GraphOptLevel level, CanonicalizeStats* stats) {
   ImportOptions options;
   options.input_shapes = input_shapes;
   options.evaluator = &native_evaluator();
+  options.graph_opt = level;
+  options.canonicalize_stats = stats;
   return import_onnx(path, options);
+}
+
+CLI::Option* add_graph_opt_flag(CLI::App& command, std::string& level) {
+  return command
+      .add_option("--graph-opt", level,
+                  "Graph optimizations before partitioning: none, basic (remove redundant work, "
+                  "fold scales into weights) or all (also fuse LayerNorm, Gelu, Swish, "
+                  "HardSwish chains into one op each)")
+      ->check(CLI::IsMember({"none", "basic", "all"}))
+      ->capture_default_str();
+}
+
+GraphOptLevel graph_opt_level(const std::string& text) {
+  std::optional<GraphOptLevel> level = parse_graph_opt_level(text);
+  if (!level)
+    throw Error(fmt::format("'{}' is not none, basic or all", text), {.field = "--graph-opt"});
+  return *level;
 }
 
 std::map<std::string, int> unsupported_ops(const Graph& graph, const Backend& backend) {

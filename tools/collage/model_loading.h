@@ -6,12 +6,14 @@
 // the partitioner later searches over.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "collage/backends/backend.h"
 #include "collage/ir/graph.h"
+#include "collage/ir/passes/canonicalize.h"
 
 namespace collage::cli {
 
@@ -19,10 +21,17 @@ namespace collage::cli {
 // malformed text or a name given twice.
 std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& flags);
 
-// Imports and canonicalizes the model at `path` with the native evaluator.
-// Throws Error naming the file for anything the importer rejects, and for an
-// input_shapes name the model has no input for.
-Graph load_model(const std::string& path, const std::map<std::string, Shape>& input_shapes);
+// Imports and canonicalizes the model at `path` with the native evaluator,
+// applying the graph optimizations of `level`; `stats`, when given, receives
+// what canonicalization did. Throws Error naming the file for anything the
+// importer rejects, and for an input_shapes name the model has no input for.
+Graph load_model(const std::string& path, const std::map<std::string, Shape>& input_shapes,
+                 GraphOptLevel level = GraphOptLevel::kAll, CanonicalizeStats* stats = nullptr);
+
+// Adds --graph-opt LEVEL (none, basic, all; default all) to `command`.
+CLI::Option* add_graph_opt_flag(CLI::App& command, std::string& level);
+// The level a --graph-opt value names (add_graph_opt_flag has checked it).
+GraphOptLevel graph_opt_level(const std::string& text);
 
 // The ops of `graph` that `backend` cannot run, with how many nodes each.
 std::map<std::string, int> unsupported_ops(const Graph& graph, const Backend& backend);

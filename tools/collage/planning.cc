@@ -37,8 +37,13 @@ std::string self_executable() {
 }
 
 std::vector<std::string> worker_command(const PlanningOptions& options) {
-  std::vector<std::string> command = {self_executable(), "worker", options.model_path, "--threads",
-                                      std::to_string(options.threads)};
+  std::vector<std::string> command = {self_executable(),
+                                      "worker",
+                                      options.model_path,
+                                      "--threads",
+                                      std::to_string(options.threads),
+                                      "--graph-opt",
+                                      std::string(to_string(options.graph_opt))};
   for (const auto& [name, shape] : options.input_shapes) {
     std::string dims;
     for (std::size_t i = 0; i < shape.size(); ++i)
@@ -50,8 +55,9 @@ std::vector<std::string> worker_command(const PlanningOptions& options) {
 }
 
 PlanContext plan_context(const Strategy& strategy, const PlanningOptions& options) {
-  return PlanContext{strategy.to_string(), options.model_path, options.input_shapes,
-                     machine_text(options.threads), options.threads};
+  return PlanContext{strategy.to_string(), options.model_path,
+                     options.input_shapes, machine_text(options.threads),
+                     options.threads,      std::string(to_string(options.graph_opt))};
 }
 
 std::string partition_signature(const Plan& plan) {
@@ -108,7 +114,10 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
                                                               : options.cache_path);
   }
   // Measurements and overheads are keyed by the machine and how it measures.
-  const std::string machine = measurement_context(machine_text(options.threads), measure_options);
+  // The graph optimization level is part of it too, so that plans and
+  // measurements made at different levels never mix.
+  const std::string machine = measurement_context(machine_text(options.threads), measure_options) +
+                              " graph-opt=" + std::string(to_string(options.graph_opt));
   MeasuringEstimator estimator(*measurer, cache.get(), machine);
   // A model tuned before on this machine is searched once more with the
   // overheads its kept plan was found with (same cache, same plan); a new

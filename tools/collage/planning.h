@@ -14,6 +14,7 @@
 
 #include "collage/backends/backend.h"
 #include "collage/ir/graph.h"
+#include "collage/ir/passes/canonicalize.h"
 #include "collage/plan/plan.h"
 #include "collage/search/backend_spec.h"
 #include "collage/search/strategy.h"
@@ -23,6 +24,8 @@ namespace collage::cli {
 struct PlanningOptions {
   std::string model_path;
   std::map<std::string, Shape> input_shapes;
+  // The level the graph was canonicalized with (workers import it the same way).
+  GraphOptLevel graph_opt = GraphOptLevel::kAll;
   // Backends the collage strategy may use; native is always added.
   std::vector<std::string> backends;
   int threads = 1;

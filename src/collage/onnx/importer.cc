@@ -82,7 +82,9 @@ class Importer {
       CanonicalizeOptions canonical;
       canonical.evaluator = options_.evaluator;
       canonical.infer_types = infer_types;
-      canonicalize(graph_, canonical);
+      canonical.graph_opt = options_.graph_opt;
+      CanonicalizeStats stats = canonicalize(graph_, canonical);
+      if (options_.canonicalize_stats != nullptr) *options_.canonicalize_stats = std::move(stats);
     }
     check_supported();
     apply_declared_types();

@@ -21,6 +21,7 @@
 
 #include "collage/ir/evaluator.h"
 #include "collage/ir/graph.h"
+#include "collage/ir/passes/canonicalize.h"
 
 namespace collage {
 
@@ -39,6 +40,10 @@ struct ImportOptions {
   // node whose types are known.
   std::function<bool(const Node&)> is_supported;
   bool canonicalize = true;
+  // The graph optimizations canonicalization applies (see canonicalize.h).
+  GraphOptLevel graph_opt = GraphOptLevel::kAll;
+  // When set, receives what canonicalization did (for `collage info`).
+  CanonicalizeStats* canonicalize_stats = nullptr;
 };
 
 // Imports the model at `path`; external data is read relative to its

@@ -57,6 +57,9 @@ struct Plan {
   std::string model_path;
   std::string model_hash;
   std::map<std::string, Shape> input_shapes;
+  // The graph optimization level (--graph-opt) the model was canonicalized
+  // with: the plan's node names refer to that canonical graph.
+  std::string graph_opt = "all";
   std::string machine;
   int threads = 1;
   // Backend name -> version string, for every backend the plan uses.

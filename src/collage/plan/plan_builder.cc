@@ -21,6 +21,7 @@ Plan build_plan(const DataflowGraph& dfg, const std::vector<ChosenPartition>& ch
   plan.input_shapes = context.input_shapes;
   plan.machine = context.machine;
   plan.threads = context.threads;
+  plan.graph_opt = context.graph_opt;
   const bool estimates = !estimated.empty();
   double total_ms = 0;
   bool all_estimated = estimates;

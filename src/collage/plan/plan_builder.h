@@ -21,6 +21,8 @@ struct PlanContext {
   std::map<std::string, Shape> input_shapes;
   std::string machine;
   int threads = 1;
+  // The graph optimization level the model was canonicalized with.
+  std::string graph_opt = "all";
 };
 
 // `estimated` is empty for strategies that do not estimate; otherwise it

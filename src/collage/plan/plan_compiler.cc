@@ -13,9 +13,10 @@ void check_plan_matches(const Graph& model, const Plan& plan, const std::string&
   // Without a hash nothing says the plan fits this model; its node names
   // might still match by accident.
   if (plan.model_hash.empty()) {
-    throw Error("the plan records no model hash, so it cannot be checked against the model "
-                "(make it again with `collage tune`)",
-                {.file = plan_file, .field = "model.hash"});
+    throw Error(
+        "the plan records no model hash, so it cannot be checked against the model "
+        "(make it again with `collage tune`)",
+        {.file = plan_file, .field = "model.hash"});
   }
   std::string hash = structural_hash_hex(model);
   if (hash != plan.model_hash) {
@@ -87,7 +88,8 @@ Executor compile_plan(const Graph& model, const Plan& plan, const BackendRegistr
         throw Error("the model has no node named " + quote_untrusted(name), {.field = field});
       }
       if (placed[static_cast<std::size_t>(it->second)]) {
-        throw Error("node " + quote_untrusted(name) + " is in more than one partition", {.field = field});
+        throw Error("node " + quote_untrusted(name) + " is in more than one partition",
+                    {.field = field});
       }
       placed[static_cast<std::size_t>(it->second)] = true;
       nodes.push_back(it->second);

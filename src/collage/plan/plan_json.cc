@@ -118,7 +118,11 @@ json plan_to_json(const Plan& plan) {
   return {{"format", "collage-plan"},
           {"version", kPlanFormatVersion},
           {"strategy", plan.strategy},
-          {"model", {{"path", plan.model_path}, {"hash", plan.model_hash}, {"input_shapes", shapes}}},
+          {"model",
+           {{"path", plan.model_path},
+            {"hash", plan.model_hash},
+            {"input_shapes", shapes},
+            {"graph_opt", plan.graph_opt}}},
           {"machine", plan.machine},
           {"threads", plan.threads},
           {"backends", plan.backend_versions},
@@ -138,8 +142,8 @@ Plan plan_from_json(const json& document, const std::string& source) {
   Reader top(document, source, "");
   if (top.get<std::string>("format") != "collage-plan") top.fail("format", "is not 'collage-plan'");
   if (int version = top.get<int>("version"); version != kPlanFormatVersion) {
-    top.fail("version", fmt::format("is {}, this build reads version {}", version,
-                                    kPlanFormatVersion));
+    top.fail("version",
+             fmt::format("is {}, this build reads version {}", version, kPlanFormatVersion));
   }
   Plan plan;
   plan.strategy = top.get<std::string>("strategy");
@@ -147,6 +151,7 @@ Plan plan_from_json(const json& document, const std::string& source) {
   plan.model_path = model.get_or<std::string>("path", "");
   plan.model_hash = model.get_or<std::string>("hash", "");
   plan.input_shapes = model.get_or<std::map<std::string, Shape>>("input_shapes", {});
+  plan.graph_opt = model.get_or<std::string>("graph_opt", "all");
   plan.machine = top.get_or<std::string>("machine", "");
   plan.threads = top.get_or<int>("threads", 1);
   plan.backend_versions = top.get_or<std::map<std::string, std::string>>("backends", {});
@@ -178,10 +183,10 @@ Plan plan_from_json(const json& document, const std::string& source) {
       const json& alternatives = p.array("alternatives");
       for (std::size_t j = 0; j < alternatives.size(); ++j) {
         Reader a = p.child(alternatives[j], fmt::format(".alternatives[{}]", j));
-        partition.alternatives.push_back(PlanAlternative{
-            a.get<std::string>("backend"), a.get_or<std::string>("rule", ""),
-            a.get_or<int>("node_count", 0), a.number("estimated_ms"),
-            a.get_or<std::string>("reason", "")});
+        partition.alternatives.push_back(
+            PlanAlternative{a.get<std::string>("backend"), a.get_or<std::string>("rule", ""),
+                            a.get_or<int>("node_count", 0), a.number("estimated_ms"),
+                            a.get_or<std::string>("reason", "")});
       }
     }
     plan.partitions.push_back(std::move(partition));

@@ -2,9 +2,8 @@
 // `collage run --plan` (schema in docs/plan-format.md).
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "collage/plan/plan.h"
 

@@ -1,10 +1,92 @@
 #include "collage/ir/passes/canonicalize.h"
 
+#include "collage/ir/passes/cancel_transposes.h"
+#include "collage/ir/passes/collapse_reshapes.h"
 #include "collage/ir/passes/constant_nodes.h"
-#include "collage/ir/passes/fold_batch_norm.h"
+#include "collage/ir/passes/fold_channel_affine.h"
+#include "collage/ir/passes/fuse_activations.h"
+#include "collage/ir/passes/fuse_layer_norm.h"
+#include "collage/ir/passes/fuse_matmul_add.h"
+#include "collage/ir/passes/merge_common_subexpressions.h"
 #include "collage/ir/passes/remove_identity.h"
 
 namespace collage {
+namespace {
+
+// Rounds of optimization before giving up on a fixed point; each rewrite
+// removes nodes or makes one node of several, so real graphs settle in two.
+constexpr int kMaxOptimizationRounds = 8;
+
+class RewriteLog {
+ public:
+  explicit RewriteLog(CanonicalizeStats& stats) : stats_(stats) {}
+
+  void add(const char* rewrite, int count) {
+    if (count == 0) return;
+    changed_ = true;
+    for (auto& [name, total] : stats_.rewrites) {
+      if (name == rewrite) {
+        total += count;
+        return;
+      }
+    }
+    stats_.rewrites.emplace_back(rewrite, count);
+  }
+  // Whether anything was logged since the last call.
+  bool take_changed() { return std::exchange(changed_, false); }
+
+ private:
+  CanonicalizeStats& stats_;
+  bool changed_ = false;
+};
+
+void optimize_round(Graph& graph, GraphOptLevel level, RewriteLog& log) {
+  CommonSubexpressions merged = merge_common_subexpressions(graph);
+  log.add("merge duplicate constants", merged.constants);
+  log.add("merge duplicate nodes", merged.nodes);
+  log.add("remove Cast to the same type", remove_no_op_casts(graph));
+  log.add("cancel Transpose pairs", cancel_transposes(graph));
+  log.add("collapse Reshape chains", collapse_reshapes(graph));
+  ChannelAffineFolds folds = fold_channel_affine(graph);
+  log.add("fold BatchNormalization into weights", folds.batch_norms);
+  log.add("fold per-channel Mul/Div into weights", folds.scales);
+  log.add("fold per-channel Add/Sub into bias", folds.shifts);
+  log.add("MatMul + Add -> Gemm", fuse_matmul_add(graph));
+  if (level != GraphOptLevel::kAll) return;
+  log.add("LayerNorm chain -> LayerNormalization", fuse_layer_norm(graph));
+  log.add("Gelu chain -> Gelu", fuse_gelu(graph));
+  log.add("HardSigmoid chain -> HardSigmoid", fuse_hard_sigmoid(graph));
+  log.add("HardSwish chain -> HardSwish", fuse_hard_swish(graph));
+  log.add("x * sigmoid(x) -> Swish", fuse_swish(graph));
+}
+
+}  // namespace
+
+std::string_view to_string(GraphOptLevel level) {
+  switch (level) {
+    case GraphOptLevel::kNone:
+      return "none";
+    case GraphOptLevel::kBasic:
+      return "basic";
+    case GraphOptLevel::kAll:
+      return "all";
+  }
+  return "all";
+}
+
+std::optional<GraphOptLevel> parse_graph_opt_level(std::string_view text) {
+  for (GraphOptLevel level : {GraphOptLevel::kNone, GraphOptLevel::kBasic, GraphOptLevel::kAll}) {
+    if (text == to_string(level)) return level;
+  }
+  return std::nullopt;
+}
+
+int CanonicalizeStats::count(std::string_view rewrite) const {
+  for (const auto& [name, total] : rewrites) {
+    if (name == rewrite) return total;
+  }
+  return 0;
+}
 
 CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options) {
   CanonicalizeStats stats;
@@ -19,8 +101,18 @@ CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options)
     graph.prune();
     options.infer_types(graph);
   }
+  const std::size_t before_prune = graph.num_nodes();
   graph.prune();
-  stats.batch_norms_folded = fold_batch_norm(graph);
+  stats.dead_nodes_removed = static_cast<int>(before_prune - graph.num_nodes());
+  stats.ops_before_optimization = op_histogram(graph);
+  if (options.graph_opt == GraphOptLevel::kNone) return stats;
+
+  RewriteLog log(stats);
+  while (stats.optimization_rounds < kMaxOptimizationRounds) {
+    ++stats.optimization_rounds;
+    optimize_round(graph, options.graph_opt, log);
+    if (!log.take_changed()) break;
+  }
   return stats;
 }
 

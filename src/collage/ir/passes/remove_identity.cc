@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "collage/ir/passes/partial_type.h"
+
 namespace collage {
 namespace {
 
@@ -66,6 +68,25 @@ int remove_identity_ops(Graph& graph) {
       ValueId out = node.outputs[0];
       if (bypass(graph, in, out)) removed.push_back(static_cast<NodeId>(n));
     }
+  }
+  if (removed.empty()) return 0;
+  graph.erase_nodes(removed);
+  graph.prune();
+  return static_cast<int>(removed.size());
+}
+
+int remove_no_op_casts(Graph& graph) {
+  std::vector<NodeId> removed;
+  for (std::size_t n = 0; n < graph.num_nodes(); ++n) {
+    const Node& node = graph.node(static_cast<NodeId>(n));
+    if (!node.domain.empty() || node.op_type != "Cast" || node.inputs.size() != 1 ||
+        node.outputs.size() != 1) {
+      continue;
+    }
+    ValueId in = node.inputs[0];
+    ValueId out = node.outputs[0];
+    if (!is_static(graph.type(in)) || graph.type(in) != graph.type(out)) continue;
+    if (bypass(graph, in, out)) removed.push_back(static_cast<NodeId>(n));
   }
   if (removed.empty()) return 0;
   graph.erase_nodes(removed);

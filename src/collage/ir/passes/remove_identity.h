@@ -20,4 +20,9 @@ namespace collage {
 // the number of nodes removed.
 int remove_identity_ops(Graph& graph);
 
+// Removes every Cast whose output type is its input's (exporters cast
+// values that already have the target type, around shape arithmetic and
+// masks). Prunes when anything was removed. Returns the number removed.
+int remove_no_op_casts(Graph& graph);
+
 }  // namespace collage
