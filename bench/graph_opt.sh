@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# What the graph optimizations (--graph-opt) buy on each zoo and PaddleOCR
+# model: node counts, import time, native latency and the tuned collage
+# plan's latency at --graph-opt none and all, and whether the outputs still
+# match the reference (PyTorch's for the zoo, ONNX Runtime's for PaddleOCR).
+# The two levels run interleaved (none, all, none, all, ...) in ROUNDS
+# rounds of REPEAT timed runs each; the table gives the median of the
+# round medians and the ratio none/all (> 1: optimization is faster).
+# Writes bench/results/graph_opt-<date>.md.
+# Usage: bench/graph_opt.sh [COLLAGE_BINARY]   (env: THREADS, ROUNDS, REPEAT, MODELS)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+collage="${1:-$root/build/collage}"
+cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/collage"
+zoo="$cache_dir/zoo"
+paddle="$cache_dir/thirdparty/paddleocr"
+modules="$cache_dir/npm/node_modules"
+threads="${THREADS:-2}"
+rounds="${ROUNDS:-3}"
+repeat="${REPEAT:-20}"
+models="${MODELS:-resnet18 resnet50 mobilenet_v2 squeezenet1_1 bert_encoder dcgan_generator ocr_det ocr_rec ocr_cls}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+levels="none all"
+
+# MODEL -> "ONNX_FILE INPUT_NAME INPUT_NPY REFERENCE_NPY [NAME=DIMS]"; empty when missing.
+model_args() {
+  case "$1" in
+    ocr_det|ocr_rec|ocr_cls)
+      local file shape
+      case "$1" in
+        ocr_det) file=ch_PP-OCRv4_det_infer; shape=1,3,320,320 ;;
+        ocr_rec) file=ch_PP-OCRv4_rec_infer; shape=1,3,48,320 ;;
+        ocr_cls) file=ch_ppocr_mobile_v2.0_cls_infer; shape=1,3,48,192 ;;
+      esac
+      [ -f "$paddle/$file.onnx" ] && [ -d "$modules/onnxruntime-node" ] || return 0
+      /usr/bin/python3 -c "
+import numpy as np
+np.save('$work/$1.npy', np.random.RandomState(0).rand(*[int(d) for d in '$shape'.split(',')]).astype(np.float32))"
+      node "$root/scripts/ort_runner.js" "$paddle/$file.onnx" --input "x=$work/$1.npy" \
+        --threads "$threads" --repeat 0 --warmup 0 --save-outputs "$work/ort_$1" \
+        --modules "$modules" > /dev/null
+      echo "$paddle/$file.onnx x $work/$1.npy $(ls "$work/ort_$1"/*.npy | head -1) x=$shape" ;;
+    *)
+      local dir="$zoo/$1"
+      [ -f "$dir/model.onnx" ] || return 0
+      local input_name
+      input_name="$(/usr/bin/python3 -c "import json;print(json.load(open('$dir/meta.json'))['input_name'])")"
+      echo "$dir/model.onnx $input_name $dir/input.npy $dir/output.npy" ;;
+  esac
+}
+
+median_ms() { sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' | head -1; }
+
+printf 'model|level|nodes|import_s|native_ms|collage_ms|max_rel_error\n' > "$work/rows"
+for model in $models; do
+  read -r onnx input_name input_npy reference shape <<< "$(model_args "$model")"
+  [ -n "${onnx:-}" ] || { echo "skip $model: not available (make zoo)" >&2; continue; }
+  flags=(--threads "$threads" --input "$input_name=$input_npy")
+  [ -n "${shape:-}" ] && flags+=(--input-shape "$shape")
+  for level in $levels; do
+    echo "== $model: tune at --graph-opt $level" >&2
+    "$collage" tune "$onnx" ${shape:+--input-shape "$shape"} --graph-opt "$level" \
+      --backends all --threads "$threads" -q --no-verify -o "$work/$model.$level.plan.json" > /dev/null
+  done
+  for r in $(seq 1 "$rounds"); do
+    for level in $levels; do
+      start=$(date +%s.%N)
+      nodes=$("$collage" info "$onnx" ${shape:+--input-shape "$shape"} --graph-opt "$level" |
+        sed -n 's/^operators: \([0-9]*\) nodes.*/\1/p')
+      import_s=$(awk "BEGIN { print $(date +%s.%N) - $start }")
+      native=$("$collage" run "$onnx" "${flags[@]}" --graph-opt "$level" --repeat "$repeat" |
+        median_ms)
+      out="$work/out.$model.$level"
+      rm -rf "$out"
+      plan=$("$collage" run "$onnx" "${flags[@]}" --plan "$work/$model.$level.plan.json" \
+        --repeat "$repeat" --save-outputs "$out" | median_ms)
+      error=$(/usr/bin/python3 -c "
+import numpy as np, glob
+ref = np.load('$reference').astype(np.float64)
+got = np.load(sorted(glob.glob('$out/*.npy'))[0]).astype(np.float64)
+print('%.2e' % (np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30)))")
+      printf '%s|%s|%s|%s|%s|%s|%s\n' "$model" "$level" "$nodes" "$import_s" "$native" "$plan" \
+        "$error" >> "$work/rows"
+    done
+  done
+done
+
+out="$root/bench/results/graph_opt-$(date +%Y-%m-%d).md"
+/usr/bin/python3 - "$work/rows" "$threads" "$rounds" "$repeat" > "$out" <<'PY'
+import sys, statistics, collections, platform, subprocess
+rows_file, threads, rounds, repeat = sys.argv[1:]
+rows = [line.rstrip('\n').split('|') for line in open(rows_file)][1:]
+by = collections.defaultdict(lambda: collections.defaultdict(list))
+for model, level, nodes, import_s, native, plan, error in rows:
+    by[model][level].append((int(nodes), float(import_s), float(native), float(plan), float(error)))
+cpu = subprocess.run(['sh', '-c', "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"],
+                     capture_output=True, text=True).stdout.strip()
+print(f'# Graph optimizations: --graph-opt none vs all\n')
+print(f'{cpu}, {threads} threads; {rounds} interleaved rounds of {repeat} timed runs; '
+      'medians of the round medians (min-max of the round medians in brackets).\n')
+print('| model | nodes none -> all | `info` s none / all | native ms none / all (ratio) | '
+      'collage ms none / all (ratio) | max rel. error none / all |')
+print('|---|---|---|---|---|---|')
+def fmt(values):
+    return f'{statistics.median(values):.3f} [{min(values):.3f}-{max(values):.3f}]'
+for model, levels in by.items():
+    n, a = levels['none'], levels['all']
+    col = lambda v, i: [x[i] for x in v]
+    nat = statistics.median(col(n, 2)) / statistics.median(col(a, 2))
+    pl = statistics.median(col(n, 3)) / statistics.median(col(a, 3))
+    print(f'| {model} | {n[0][0]} -> {a[0][0]} | {statistics.median(col(n, 1)):.2f} / '
+          f'{statistics.median(col(a, 1)):.2f} | {fmt(col(n, 2))} / {fmt(col(a, 2))} ({nat:.2f}x) | '
+          f'{fmt(col(n, 3))} / {fmt(col(a, 3))} ({pl:.2f}x) | {max(col(n, 4)):.1e} / {max(col(a, 4)):.1e} |')
+PY
+cat "$out"
+echo "written to $out"
