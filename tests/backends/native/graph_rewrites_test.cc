@@ -236,6 +236,18 @@ TEST(FoldChannelAffineTest, FoldsAScaleButNotAShiftIntoAMatMul) {
   EXPECT_EQ(count_ops(graph, "Add"), 1);
 }
 
+TEST(FoldChannelAffineTest, FoldsABatchNormAfterAMatMulIntoItsColumnsAndAnAdd) {
+  Builder b;
+  ValueId x = b.input("x", {3, 6});
+  ValueId y = b.op("MatMul", {x, b.random({6, 5})}, {3, 5});
+  ValueId bn = b.same("BatchNormalization", {y, b.random({5}, 0.5f, 1.5f), b.random({5}),
+                                             b.random({5}), b.random({5}, 0.2f, 2.0f)});
+  Graph graph = rewritten(b.finish({bn}), batch_norms, 1);
+  EXPECT_EQ(count_ops(graph, "Add"), 1);
+  EXPECT_EQ(fuse_matmul_add(graph), 1);
+  EXPECT_EQ(count_ops(graph, "Gemm"), 1);
+}
+
 TEST(FuseMatMulAddTest, TurnsAMatMulWithABiasIntoAGemm) {
   Builder b;
   ValueId x = b.input("x", {4, 8});

@@ -127,9 +127,8 @@ std::optional<Affine> affine_of(const Graph& graph, const Node& node, ValueId x,
     if (p.channel_axis != 1) return std::nullopt;
     auto parameter = [&](ValueId id) {
       const Tensor* values = float_constant(graph, id);
-      return values != nullptr && values->rank() == 1
-                 ? per_channel(values, 1, 0, p.channels)
-                 : std::nullopt;
+      return values != nullptr && values->rank() == 1 ? per_channel(values, 1, 0, p.channels)
+                                                      : std::nullopt;
     };
     auto scale = parameter(node.inputs[1]);
     auto bias = parameter(node.inputs[2]);
@@ -223,7 +222,32 @@ ChannelAffineFolds fold_channel_affine(Graph& graph) {
       if (!affine) continue;
       const Node& target = graph.node(p->id);
       const bool shifts = affine->kind != Affine::Kind::kScale;
-      if (shifts && !p->has_bias) continue;
+      if (!p->has_bias && affine->kind == Affine::Kind::kShift) continue;
+      if (!p->has_bias && shifts) {
+        // A MatMul has no bias: its columns take the scale, and the
+        // normalization becomes an Add of the shift (a Gemm's bias once
+        // fuse_matmul_add has run).
+        const std::string base = graph.value(y).name;
+        Tensor shift = Tensor::allocate(TensorType{DType::kFloat32, {p->channels}});
+        for (std::size_t c = 0; c < affine->shift.size(); ++c) {
+          shift.data<float>()[c] = static_cast<float>(affine->shift[c]);
+        }
+        const Tensor& weight = *float_constant(graph, target.inputs[1]);
+        ValueId new_weight =
+            graph.add_constant(unused_value_name(graph, base + "/folded_weight"),
+                               scaled_along(weight, p->weight_axis, affine->scale));
+        ValueId shift_id =
+            graph.add_constant(unused_value_name(graph, base + "/shift"), std::move(shift));
+        graph.node(p->id).inputs[1] = new_weight;
+        Node& add = graph.node(static_cast<NodeId>(n));
+        add.op_type = "Add";
+        add.inputs = {x, shift_id};
+        add.outputs.resize(1);
+        add.attributes = {};
+        producer_changed[static_cast<std::size_t>(p->id)] = true;
+        ++folds.batch_norms;
+        continue;
+      }
       std::optional<std::pair<std::vector<double>, double>> bias;
       if (p->has_bias) {
         bias = current_bias(graph, target, *p);
