@@ -74,6 +74,23 @@ TEST(FlopsTest, ElementwiseOpsCountOnePerOutputElementAndReshapeIsFree) {
   EXPECT_EQ(graph_flops(g), 12);
 }
 
+TEST(FlopsTest, GeluAndSwishCountTheOpsOfTheChainsTheyReplace) {
+  Graph g;
+  ValueId x = g.add_input("x", f32({3, 4}));
+  auto add = [&](const std::string& op, Attributes attributes) {
+    ValueId y = g.add_value("y" + std::to_string(g.num_nodes()), f32({3, 4}));
+    return g.add_node(op, {x}, {y}, std::move(attributes));
+  };
+  Attributes tanh_form;
+  tanh_form.set("approximate", std::string("tanh"));
+  Attributes alpha;
+  alpha.set("alpha", 1.702f);
+  EXPECT_EQ(node_flops(g, g.node(add("Gelu", {}))), 5 * 12);
+  EXPECT_EQ(node_flops(g, g.node(add("Gelu", tanh_form))), 8 * 12);
+  EXPECT_EQ(node_flops(g, g.node(add("Swish", {}))), 2 * 12);
+  EXPECT_EQ(node_flops(g, g.node(add("Swish", alpha))), 3 * 12);
+}
+
 TEST(FlopsTest, ParameterCountSumsFloatConstantsOnly) {
   Graph g;
   g.add_constant("w", Tensor::zeros(f32({16, 3, 3, 3})));

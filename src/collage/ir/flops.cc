@@ -111,6 +111,19 @@ Count pool_flops(const Graph& graph, const Node& node) {
   return Count(numel_of(graph, node.outputs[0])) * window;
 }
 
+// Gelu and Swish count the elementwise ops of the chains exporters write
+// for them, so that fusing a chain into one node leaves a model's count as it
+// was: x * 0.5 * (1 + erf(x / sqrt(2))) is five, the tanh form (x^3, four
+// multiplies, two adds, tanh) eight, x * sigmoid(x) two and
+// x * sigmoid(alpha * x) three.
+Count ops_per_element(const Node& node) {
+  if (node.op_type == "Gelu") {
+    return node.attributes.get_string("approximate", "none") == "tanh" ? 8 : 5;
+  }
+  if (node.op_type == "Swish") return node.attributes.get_float("alpha", 1.0f) == 1.0f ? 2 : 3;
+  return 1;
+}
+
 Count flops_of(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
   if (!node.domain.empty() && node.domain != "ai.onnx") return 0;
@@ -131,7 +144,7 @@ Count flops_of(const Graph& graph, const Node& node) {
   if (op == "LayerNormalization" || op == "InstanceNormalization" || op == "GroupNormalization") {
     return 5 * output;
   }
-  return output;
+  return ops_per_element(node) * output;
 }
 
 }  // namespace

@@ -105,6 +105,7 @@ constexpr auto kTable = std::to_array<Entry>({
     {"Squeeze", OpKind::kInjective},
     {"Sub", OpKind::kBroadcast},
     {"Sum", OpKind::kBroadcast},
+    {"Swish", OpKind::kElementwise},
     {"Tan", OpKind::kElementwise},
     {"Tanh", OpKind::kElementwise},
     {"ThresholdedRelu", OpKind::kElementwise},

@@ -169,6 +169,36 @@ TEST(NativeBackendTest, GeluBecomesOneFusionGroupReadingXOnce) {
   EXPECT_EQ(groups[0].leaves[0], graph.inputs()[0]);
 }
 
+// x + bias -> Gelu(tanh) -> * 2 -> Swish(alpha 1.702) -> Gelu (erf).
+Graph gelu_swish_chain(Shape shape) {
+  GraphBuilder b;
+  b.graph().opset = 17;
+  ValueId x = b.input("x", shape);
+  ValueId bias = b.input("bias", {shape.back()});
+  Attributes tanh_form;
+  tanh_form.set("approximate", std::string("tanh"));
+  Attributes swish_alpha;
+  swish_alpha.set("alpha", 1.702f);
+  ValueId sum = b.op("Add", {x, bias}, shape);
+  ValueId gelu = b.op("Gelu", {sum}, f32(shape), tanh_form);
+  ValueId scaled = b.op("Mul", {gelu, b.scalar(2.0f)}, shape);
+  ValueId swish = b.op("Swish", {scaled}, f32(shape), swish_alpha);
+  b.output(b.op("Gelu", {swish}, shape));
+  return std::move(b.graph());
+}
+
+TEST(NativeBackendTest, GeluAndSwishJoinOneFusionGroupWithTheirNeighbours) {
+  const Graph graph = gelu_swish_chain({3, 40});
+  const std::vector<native::FusionGroup> groups = native::find_fusion_groups(graph);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].nodes.size(), 5u);
+}
+
+TEST(NativeBackendTest, FusedGeluAndSwishChainMatchesTheReference) {
+  expect_fused_matches_reference(gelu_swish_chain({3, 5, 40}));
+  expect_fused_matches_reference(gelu_swish_chain({16, 700}), 2);
+}
+
 TEST(NativeBackendTest, AnIntermediateThatIsAGraphOutputEndsAGroup) {
   GraphBuilder b;
   ValueId x = b.input("x", {4});
@@ -306,6 +336,20 @@ TEST(NativeBackendTest, SupportsRequiresTheDefaultDomainAndAPassingCheck) {
   EXPECT_FALSE(backend->supports(graph, graph.node(int_relu)));
   graph.node(relu).domain = "com.microsoft";
   EXPECT_FALSE(backend->supports(graph, graph.node(relu)));
+}
+
+TEST(NativeBackendTest, ClaimsGeluAndSwishOnlyInTheDefaultDomain) {
+  const std::unique_ptr<Backend> backend = make_native_backend();
+  for (const char* op : {"Gelu", "Swish"}) {
+    SCOPED_TRACE(op);
+    Graph graph;
+    ValueId x = graph.add_input("x", f32({2, 3}));
+    ValueId y = graph.add_value("y", f32({2, 3}));
+    NodeId node = graph.add_node(op, {x}, {y});
+    EXPECT_TRUE(backend->supports(graph, graph.node(node)));
+    graph.node(node).domain = "com.microsoft";
+    EXPECT_FALSE(backend->supports(graph, graph.node(node)));
+  }
 }
 
 TEST(NativeBackendTest, DescribesItselfAsTheNativeCompiler) {

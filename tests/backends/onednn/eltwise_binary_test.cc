@@ -28,19 +28,23 @@ TEST_P(ActivationTest, MatchesTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     Ops, ActivationTest,
-    ::testing::Values(UnaryCase{"Relu", "Relu"}, UnaryCase{"LeakyRelu", "LeakyRelu"},
-                      UnaryCase{"LeakyReluAlpha", "LeakyRelu", attrs({{"alpha", 0.3f}})},
-                      UnaryCase{"Sigmoid", "Sigmoid"}, UnaryCase{"Tanh", "Tanh"},
-                      UnaryCase{"HardSwish", "HardSwish", {}, -5.f, 5.f},
-                      UnaryCase{"HardSigmoid", "HardSigmoid", {}, -5.f, 5.f},
-                      UnaryCase{"HardSigmoidCustom", "HardSigmoid",
-                                attrs({{"alpha", 0.5f}, {"beta", 0.25f}}), -5.f, 5.f},
-                      UnaryCase{"Elu", "Elu"},
-                      UnaryCase{"EluAlpha", "Elu", attrs({{"alpha", 0.5f}})},
-                      UnaryCase{"Exp", "Exp"}, UnaryCase{"Log", "Log", {}, 0.01f, 4.f},
-                      UnaryCase{"Sqrt", "Sqrt", {}, 0.f, 4.f}, UnaryCase{"Abs", "Abs"},
-                      UnaryCase{"Neg", "Neg"}, UnaryCase{"Softplus", "Softplus"},
-                      UnaryCase{"Reciprocal", "Reciprocal", {}, 0.5f, 3.f}),
+    ::testing::Values(
+        UnaryCase{"Relu", "Relu"}, UnaryCase{"LeakyRelu", "LeakyRelu"},
+        UnaryCase{"LeakyReluAlpha", "LeakyRelu", attrs({{"alpha", 0.3f}})},
+        UnaryCase{"Sigmoid", "Sigmoid"}, UnaryCase{"Tanh", "Tanh"},
+        UnaryCase{"HardSwish", "HardSwish", {}, -5.f, 5.f},
+        UnaryCase{"HardSigmoid", "HardSigmoid", {}, -5.f, 5.f},
+        UnaryCase{"HardSigmoidCustom", "HardSigmoid", attrs({{"alpha", 0.5f}, {"beta", 0.25f}}),
+                  -5.f, 5.f},
+        UnaryCase{"Elu", "Elu"}, UnaryCase{"EluAlpha", "Elu", attrs({{"alpha", 0.5f}})},
+        UnaryCase{"Exp", "Exp"}, UnaryCase{"Log", "Log", {}, 0.01f, 4.f},
+        UnaryCase{"Sqrt", "Sqrt", {}, 0.f, 4.f}, UnaryCase{"Abs", "Abs"}, UnaryCase{"Neg", "Neg"},
+        UnaryCase{"Softplus", "Softplus"}, UnaryCase{"Reciprocal", "Reciprocal", {}, 0.5f, 3.f},
+        UnaryCase{"Gelu", "Gelu", {}, -6.f, 6.f},
+        UnaryCase{"GeluErf", "Gelu", attrs({{"approximate", std::string("none")}}), -6.f, 6.f},
+        UnaryCase{"GeluTanh", "Gelu", attrs({{"approximate", std::string("tanh")}}), -6.f, 6.f},
+        UnaryCase{"Swish", "Swish", {}, -8.f, 8.f},
+        UnaryCase{"SwishAlpha", "Swish", attrs({{"alpha", 1.702f}}), -8.f, 8.f}),
     [](const ::testing::TestParamInfo<UnaryCase>& info) { return info.param.name; });
 
 TEST(ClipTest, ConstantBoundInputsMatchTheReference) {
@@ -95,6 +99,37 @@ TEST(GeluTest, OpsetTwentyGeluMatchesTheErfFormula) {
     expected.data<float>()[i] = 0.5f * x * (1.f + std::erf(x / std::sqrt(2.f)));
   }
   EXPECT_TRUE(all_close(outputs[0], expected));
+}
+
+TEST(GeluTest, AnUnknownApproximationIsRejected) {
+  GraphBuilder b(20);
+  b.output(
+      b.node("Gelu", {b.input({5, 6})}, {5, 6}, attrs({{"approximate", std::string("sigmoid")}})));
+  EXPECT_FALSE(onednn_backend().supports(b.graph(), b.graph().node(0)));
+}
+
+TEST(SwishTest, AlphaScalesTheSigmoidArgument) {
+  GraphBuilder b;
+  b.output(b.node("Swish", {b.input({4, 7})}, {4, 7}, attrs({{"alpha", 1.702f}})));
+  const std::vector<Tensor> inputs = random_inputs(b.graph(), 5, -6.f, 6.f);
+  const std::vector<Tensor> outputs = run_onednn(b.graph(), inputs);
+  ASSERT_EQ(outputs.size(), 1u);
+  Tensor expected = Tensor::allocate(f32({4, 7}));
+  for (int i = 0; i < 28; ++i) {
+    const double x = inputs[0].data<float>()[i];
+    expected.data<float>()[i] = static_cast<float>(x / (1.0 + std::exp(-1.702 * x)));
+  }
+  EXPECT_TRUE(all_close(outputs[0], expected));
+}
+
+TEST(ActivationDomainTest, GeluAndSwishOutsideTheOnnxDomainAreNotClaimed) {
+  for (const char* op : {"Gelu", "Swish"}) {
+    GraphBuilder b;
+    b.output(b.node(op, {b.input({2, 3})}, {2, 3}));
+    EXPECT_TRUE(onednn_backend().supports(b.graph(), b.graph().node(0))) << op;
+    b.graph().node(0).domain = "com.microsoft";
+    EXPECT_FALSE(onednn_backend().supports(b.graph(), b.graph().node(0))) << op;
+  }
 }
 
 struct BinaryCase {

@@ -129,6 +129,54 @@ TEST_P(MatMulGeluTest, StandaloneErfGeluIsOneEltwise) {
 
 INSTANTIATE_TEST_SUITE_P(ExporterForms, MatMulGeluTest, ::testing::Values(0, 1, 2));
 
+struct FusedActivationCase {
+  std::string name;
+  std::string op;
+  Attributes attributes;
+};
+
+class FusedActivationTest : public ::testing::TestWithParam<FusedActivationCase> {};
+
+TEST_P(FusedActivationTest, AfterConvWithBiasIsOnePrimitive) {
+  const FusedActivationCase& c = GetParam();
+  GraphBuilder b;
+  ValueId conv =
+      b.node("Conv", {b.input({1, 8, 6, 6}), b.weights({16, 8, 3, 3}, -2.f, 2.f)}, {1, 16, 4, 4});
+  ValueId biased = b.node("Add", {conv, b.weights({1, 16, 1, 1})}, {1, 16, 4, 4});
+  b.output(b.node(c.op, {biased}, {1, 16, 4, 4}, c.attributes));
+  EXPECT_EQ(count_steps(b.graph()).compute, 1);
+  EXPECT_TRUE(matches_reference(b.graph()));
+}
+
+TEST_P(FusedActivationTest, AfterMatMulWithBiasIsOnePrimitive) {
+  const FusedActivationCase& c = GetParam();
+  GraphBuilder b;
+  ValueId mm = b.node("MatMul", {b.input({2, 5, 16}), b.weights({16, 24}, -2.f, 2.f)}, {2, 5, 24});
+  ValueId biased = b.node("Add", {mm, b.weights({24})}, {2, 5, 24});
+  b.output(b.node(c.op, {biased}, {2, 5, 24}, c.attributes));
+  EXPECT_EQ(count_steps(b.graph()).compute, 1);
+  EXPECT_TRUE(matches_reference(b.graph()));
+}
+
+TEST_P(FusedActivationTest, AfterAPlainMatMulIsOnePrimitive) {
+  const FusedActivationCase& c = GetParam();
+  GraphBuilder b;
+  ValueId mm = b.node("MatMul", {b.input({6, 32}), b.weights({32, 8}, -2.f, 2.f)}, {6, 8});
+  b.output(b.node(c.op, {mm}, {6, 8}, c.attributes));
+  EXPECT_EQ(count_steps(b.graph()).compute, 1);
+  EXPECT_TRUE(matches_reference(b.graph()));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Activations, FusedActivationTest,
+    ::testing::Values(FusedActivationCase{"Gelu", "Gelu", {}},
+                      FusedActivationCase{"GeluTanh", "Gelu",
+                                          attrs({{"approximate", std::string("tanh")}})},
+                      FusedActivationCase{"Swish", "Swish", {}},
+                      FusedActivationCase{"SwishAlpha", "Swish", attrs({{"alpha", 1.702f}})},
+                      FusedActivationCase{"HardSwish", "HardSwish", {}}),
+    [](const ::testing::TestParamInfo<FusedActivationCase>& info) { return info.param.name; });
+
 TEST(FusionTest, MatMulResidualAddIsFused) {
   GraphBuilder b;
   ValueId x = b.input({6, 32});

@@ -75,6 +75,27 @@ TEST(LayerNormTest, MissingBiasMatchesTheReference) {
   EXPECT_TRUE(matches_reference(layer_norm_graph({5, 17}, 1, false)));
 }
 
+TEST(LayerNormTest, TheMeanAndInvStdDevOutputsAreRefused) {
+  GraphBuilder b;
+  ValueId x = b.input({4, 8});
+  ValueId y = b.graph().add_value("y", f32({4, 8}));
+  ValueId mean = b.graph().add_value("mean", f32({4, 1}));
+  ValueId inv_std = b.graph().add_value("inv_std", f32({4, 1}));
+  b.graph().add_node("LayerNormalization", {x, b.weights({8})}, {y, mean, inv_std});
+  b.output(y);
+  b.output(mean);
+  b.output(inv_std);
+  EXPECT_FALSE(onednn_backend().supports(b.graph(), b.graph().node(0)));
+  EXPECT_NE(compile_failure(b.graph()), "");
+}
+
+TEST(LayerNormTest, AStashTypeOtherThanFloatIsRefused) {
+  GraphBuilder b;
+  b.output(b.node("LayerNormalization", {b.input({4, 8}), b.weights({8})}, {4, 8},
+                  attrs({{"stash_type", std::int64_t{11}}})));
+  EXPECT_FALSE(onednn_backend().supports(b.graph(), b.graph().node(0)));
+}
+
 struct SoftmaxCase {
   std::string name;
   std::string op;

@@ -96,6 +96,20 @@ TEST(OnednnBackendTest, MatMulGeluPatternCoversTheErfNodes) {
   EXPECT_TRUE(matches_reference(b.graph()));
 }
 
+TEST(OnednnBackendTest, MatMulPatternCoversABiasAndASingleGeluOrSwishNode) {
+  for (const char* activation : {"Gelu", "Swish"}) {
+    SCOPED_TRACE(activation);
+    GraphBuilder b;
+    ValueId mm = b.node("MatMul", {b.input({4, 6}), b.weights({6, 8})}, {4, 8});
+    ValueId biased = b.node("Add", {mm, b.weights({8})}, {4, 8});
+    b.output(b.node(activation, {biased}, {4, 8}));
+    const auto patterns = onednn_backend().patterns();
+    const NamedPattern* entry = find_pattern(patterns, "onednn.matmul_bias_add_activation");
+    ASSERT_NE(entry, nullptr);
+    EXPECT_EQ(match(entry->pattern, b.graph(), 2), (std::vector<NodeId>{0, 1, 2}));
+  }
+}
+
 TEST(OnednnBackendTest, BinaryActivationPatternRejectsUnsupportedBroadcasts) {
   GraphBuilder b;
   ValueId sum = b.node("Sub", {b.input({5}), b.input({4, 5})}, {4, 5});

@@ -83,6 +83,8 @@ TEST(OpenBlasFusedEpilogueTest, EveryActivationMatchesItsDefinitionAfterAMatMul)
   elu.set("alpha", 0.7f);
   Attributes gelu_tanh;
   gelu_tanh.set("approximate", std::string("tanh"));
+  Attributes swish;
+  swish.set("alpha", 1.702f);
   const std::vector<Case> cases = {
       {"Relu", {}, [](float v) { return std::max(v, 0.0f); }},
       {"LeakyRelu", leaky, [](float v) { return v < 0 ? 0.1f * v : v; }},
@@ -98,6 +100,8 @@ TEST(OpenBlasFusedEpilogueTest, EveryActivationMatchesItsDefinitionAfterAMatMul)
          return 0.5f * v *
                 (1.0f + std::tanh(std::sqrt(2.0f / 3.14159265f) * (v + 0.044715f * v * v * v)));
        }},
+      {"Swish", {}, [](float v) { return v / (1.0f + std::exp(-v)); }},
+      {"Swish", swish, [](float v) { return v / (1.0f + std::exp(-1.702f * v)); }},
   };
   for (const Case& c : cases) {
     Graph graph;

@@ -147,6 +147,60 @@ TEST(OpenBlasVersusNativeTest, FusedEpiloguesAgreeWithTheNodesRunOneByOne) {
   }
 }
 
+struct ActivationCase {
+  std::string op;
+  Attributes attributes;
+};
+
+std::vector<ActivationCase> gelu_swish_cases() {
+  Attributes tanh_form;
+  tanh_form.set("approximate", std::string("tanh"));
+  Attributes alpha;
+  alpha.set("alpha", 1.702f);
+  return {{"Gelu", {}}, {"Gelu", tanh_form}, {"Swish", {}}, {"Swish", alpha}, {"HardSwish", {}}};
+}
+
+std::string label(const std::string& head, const ActivationCase& c) {
+  std::string text = head + "+" + c.op;
+  if (c.attributes.has("approximate")) text += "(tanh)";
+  if (c.attributes.has("alpha")) text += "(alpha)";
+  return text;
+}
+
+TEST(OpenBlasVersusNativeTest, GeluAndSwishEpiloguesAfterAMatMulAgree) {
+  for (const ActivationCase& c : gelu_swish_cases()) {
+    Graph graph;
+    graph.opset = 17;
+    ValueId a = graph.add_input("a", f32({2, 16, 24}));
+    ValueId b = graph.add_constant("b", random_constant(f32({24, 32}), "b"));
+    ValueId bias = graph.add_constant("bias", random_constant(f32({32}), "bias"));
+    ValueId y = graph.add_value("y", f32({2, 16, 32}));
+    ValueId biased = graph.add_value("biased", f32({2, 16, 32}));
+    ValueId out = graph.add_value("out", f32({2, 16, 32}));
+    graph.add_node("MatMul", {a, b}, {y});
+    graph.add_node("Add", {y, bias}, {biased});
+    graph.add_node(c.op, {biased}, {out}, c.attributes);
+    graph.add_output(out);
+    expect_matches_native(graph, 2, label("matmul+add", c));
+  }
+}
+
+TEST(OpenBlasVersusNativeTest, GeluAndSwishEpiloguesAfterAConvAgree) {
+  for (const ActivationCase& c : gelu_swish_cases()) {
+    Graph graph;
+    graph.opset = 17;
+    ValueId x = graph.add_input("x", f32({1, 8, 9, 9}));
+    ValueId w = graph.add_constant("w", random_constant(f32({8, 8, 3, 3}), "w"));
+    ValueId b = graph.add_constant("b", random_constant(f32({8}), "b"));
+    ValueId y = graph.add_value("y", f32({1, 8, 7, 7}));
+    ValueId out = graph.add_value("out", f32({1, 8, 7, 7}));
+    graph.add_node("Conv", {x, w, b}, {y});
+    graph.add_node(c.op, {y}, {out}, c.attributes);
+    graph.add_output(out);
+    expect_matches_native(graph, 1, label("conv", c));
+  }
+}
+
 TEST(OpenBlasVersusNativeTest, DepthwiseConvWithClipAgrees) {
   Graph graph;
   ValueId x = graph.add_input("x", f32({1, 16, 14, 14}));

@@ -98,6 +98,43 @@ TEST(OpenBlasBackendTest, GemmAddPatternMatchesAMatMulWithItsBiasOnEitherSide) {
   EXPECT_EQ(*matched, (std::vector<NodeId>{0, 1}));
 }
 
+// a [2,3] x b [3,4] -> `activation` -> z.
+Graph matmul_then(const std::string& activation, const std::string& domain = "") {
+  Graph graph = matmul(DType::kFloat32, false);
+  ValueId z = graph.add_value("z", f32({2, 4}));
+  NodeId node = graph.add_node(activation, {product(graph)}, {z});
+  graph.node(node).domain = domain;
+  graph.add_output(z);
+  return graph;
+}
+
+const Pattern* gemm_activation_pattern(const std::vector<NamedPattern>& patterns) {
+  auto it = std::find_if(patterns.begin(), patterns.end(),
+                         [](const NamedPattern& p) { return p.name == "gemm_activation"; });
+  return it == patterns.end() ? nullptr : &it->pattern;
+}
+
+TEST(OpenBlasBackendTest, GemmActivationPatternCoversGeluSwishAndHardSwish) {
+  const std::vector<NamedPattern> patterns = backend().patterns();
+  const Pattern* pattern = gemm_activation_pattern(patterns);
+  ASSERT_NE(pattern, nullptr);
+  for (const char* activation : {"Gelu", "Swish", "HardSwish"}) {
+    EXPECT_EQ(match(*pattern, matmul_then(activation), 1), (std::vector<NodeId>{0, 1}))
+        << activation;
+  }
+}
+
+TEST(OpenBlasBackendTest, GeluAndSwishOfAnotherDomainAreNotFused) {
+  const std::vector<NamedPattern> patterns = backend().patterns();
+  const Pattern* pattern = gemm_activation_pattern(patterns);
+  ASSERT_NE(pattern, nullptr);
+  for (const char* activation : {"Gelu", "Swish"}) {
+    Graph graph = matmul_then(activation, "com.microsoft");
+    EXPECT_FALSE(match(*pattern, graph, 1).has_value()) << activation;
+    EXPECT_FALSE(backend().compile(graph, CompileOptions{1}).ok()) << activation;
+  }
+}
+
 TEST(OpenBlasBackendTest, PatternsDoNotMatchAnActivationOfAnUnsupportedHead) {
   Graph graph = matmul(DType::kInt32, false);
   ValueId z = graph.add_value("z", TensorType{DType::kInt32, {2, 4}});

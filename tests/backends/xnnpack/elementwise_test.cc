@@ -39,6 +39,51 @@ TEST(XnnpackElementwiseTest, ActivationsMatchReference) {
   expect_unary_matches("Elu", attrs({{"alpha", 0.8f}}));
 }
 
+TEST(XnnpackElementwiseTest, SwishMatchesReferenceWithAndWithoutAlpha) {
+  expect_unary_matches("Swish", {}, {}, -6.0f, 6.0f);
+  expect_unary_matches("Swish", attrs({{"alpha", 1.702f}}), {}, -6.0f, 6.0f);
+}
+
+TEST(XnnpackElementwiseTest, TanhGeluMatchesReference) {
+  expect_unary_matches("Gelu", attrs({{"approximate", std::string("tanh")}}), {}, -6.0f, 6.0f, 20);
+}
+
+TEST(XnnpackElementwiseTest, ErfGeluIsNotSupported) {
+  for (const Attributes& form : {Attributes{}, attrs({{"approximate", std::string("none")}})}) {
+    GraphMaker g(20);
+    Graph graph = g.finish(g.op("Gelu", {g.input({4})}, {4}, form));
+    EXPECT_FALSE(xnnpack_backend().supports(graph, graph.node(0)));
+  }
+}
+
+TEST(XnnpackElementwiseTest, GeluAndSwishOutsideTheOnnxDomainAreNotClaimed) {
+  const std::vector<std::pair<std::string, Attributes>> nodes = {
+      {"Gelu", attrs({{"approximate", std::string("tanh")}})}, {"Swish", {}}};
+  for (const auto& [op, attributes] : nodes) {
+    GraphMaker g(20);
+    Graph graph = g.finish(g.op(op, {g.input({4})}, {4}, attributes));
+    EXPECT_TRUE(xnnpack_backend().supports(graph, graph.node(0))) << op;
+    graph.node(0).domain = "com.microsoft";
+    EXPECT_FALSE(xnnpack_backend().supports(graph, graph.node(0))) << op;
+  }
+}
+
+TEST(XnnpackElementwiseTest, ActivationsAfterAMatMulWithBiasMatchReference) {
+  const std::vector<std::pair<std::string, Attributes>> cases = {
+      {"Swish", {}},
+      {"Swish", attrs({{"alpha", 1.702f}})},
+      {"Gelu", attrs({{"approximate", std::string("tanh")}})},
+      {"HardSwish", {}},
+  };
+  for (const auto& [op, attributes] : cases) {
+    SCOPED_TRACE(op);
+    GraphMaker g(20);
+    ValueId product = g.op("MatMul", {g.input({6, 16}), g.weight({16, 8}, -2.0f, 2.0f)}, {6, 8});
+    ValueId biased = g.op("Add", {product, g.weight({8})}, {6, 8});
+    expect_matches_reference(g.finish(g.op(op, {biased}, {6, 8}, attributes)));
+  }
+}
+
 TEST(XnnpackElementwiseTest, MathOpsMatchReference) {
   expect_unary_matches("Abs");
   expect_unary_matches("Neg");

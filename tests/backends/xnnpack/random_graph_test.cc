@@ -65,8 +65,8 @@ class RandomGraph {
       }
       case 2: {  // unary
         ValueId x = any_value();
-        const char* ops[] = {"Relu", "Sigmoid", "HardSwish", "Neg"};
-        values_.push_back(g_.op(ops[pick(0, 3)], {x}, shape(x)));
+        const char* ops[] = {"Relu", "Sigmoid", "HardSwish", "Neg", "Swish"};
+        values_.push_back(g_.op(ops[pick(0, 4)], {x}, shape(x)));
         return;
       }
       case 3: {  // broadcast binary

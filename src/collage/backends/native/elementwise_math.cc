@@ -25,13 +25,41 @@ struct Selu {
   ScalarParams p;
   float operator()(float x) const { return p.beta * (x > 0.0f ? x : p.alpha * std::expm1(x)); }
 };
+// 1 / (1 + e^-x), written per sign so that exp never overflows.
+inline float sigmoid(float x) {
+  if (x >= 0.0f) return 1.0f / (1.0f + std::exp(-x));
+  const float e = std::exp(x);
+  return e / (1.0f + e);
+}
+
 struct Sigmoid {
   ScalarParams p;
-  // Written per sign so that exp never overflows.
+  float operator()(float x) const { return sigmoid(x); }
+};
+// x * sigmoid(alpha * x).
+struct Swish {
+  ScalarParams p;
+  float operator()(float x) const { return x * sigmoid(p.alpha * x); }
+};
+// x * Phi(x) = x / 2 * (1 + erf(x / sqrt(2))), with 1 + erf(t) written as
+// erfc(-t): for negative x the sum cancels to 0 long before the result is.
+struct GeluErf {
+  ScalarParams p;
   float operator()(float x) const {
-    if (x >= 0.0f) return 1.0f / (1.0f + std::exp(-x));
-    const float e = std::exp(x);
-    return e / (1.0f + e);
+    constexpr float kMinusSqrtHalf = -0.70710678118654752f;
+    return 0.5f * x * std::erfc(kMinusSqrtHalf * x);
+  }
+};
+// x / 2 * (1 + tanh(u)) with u = sqrt(2 / pi) * (x + 0.044715 * x^3), as
+// x * sigmoid(2u): the same function, without the cancellation of 1 + tanh
+// for negative x. u is x * (1 + c * x^2) so that x^3 cannot overflow before
+// the result saturates.
+struct GeluTanh {
+  ScalarParams p;
+  float operator()(float x) const {
+    constexpr float kTwoSqrtTwoOverPi = 1.5957691216057308f;
+    constexpr float kCubic = 0.044715f;
+    return x * sigmoid(kTwoSqrtTwoOverPi * x * (1.0f + kCubic * x * x));
   }
 };
 struct HardSigmoid {
@@ -198,6 +226,9 @@ constexpr UnaryEntry kUnaryOps[] = {
     {"Sigmoid", &unary_kernel<Sigmoid>},
     {"HardSigmoid", &unary_kernel<HardSigmoid>},
     {"HardSwish", &unary_kernel<HardSwish>},
+    {"Swish", &unary_kernel<Swish>},
+    // approximate = "none", Gelu's default; node_unary_block picks the tanh form.
+    {"Gelu", &unary_kernel<GeluErf>},
     {"Clip", &unary_kernel<Clip>},
     {"Tanh", &unary_kernel<Tanh>},
     {"Erf", &unary_kernel<Erf>},
@@ -257,6 +288,7 @@ std::optional<ScalarParams> unary_params(const Graph& graph, const Node& node) {
     return ScalarParams{attributes.get_float("alpha", 1.67326319217681884765625f),
                         attributes.get_float("gamma", 1.05070102214813232421875f)};
   }
+  if (op == "Swish") return ScalarParams{attributes.get_float("alpha", 1.0f), 0.0f};
   if (op == "HardSigmoid") {
     return ScalarParams{attributes.get_float("alpha", 0.2f), attributes.get_float("beta", 0.5f)};
   }
@@ -274,6 +306,16 @@ std::optional<ScalarParams> unary_params(const Graph& graph, const Node& node) {
   return ScalarParams{*low, *high};
 }
 
+// The function of a unary node: its op type's, except that Gelu's depends on
+// its approximate attribute.
+UnaryBlock node_unary_block(const Node& node) {
+  if (node.op_type != "Gelu") return unary_block(node.op_type);
+  const std::string approximate = node.attributes.get_string("approximate", "none");
+  if (approximate == "none") return &unary_kernel<GeluErf>;
+  if (approximate == "tanh") return &unary_kernel<GeluTanh>;
+  return nullptr;
+}
+
 }  // namespace
 
 UnaryBlock unary_block(std::string_view op_type) {
@@ -287,7 +329,7 @@ std::optional<ElementwiseFn> float_elementwise_fn(const Graph& graph, const Node
   if (!node.domain.empty() || node.outputs.size() != 1 || !is_f32(graph, node.outputs[0])) {
     return std::nullopt;
   }
-  if (UnaryBlock block = unary_block(node.op_type)) {
+  if (UnaryBlock block = node_unary_block(node)) {
     // Clip's extra inputs are its bounds, not operands.
     const std::size_t max_inputs = node.op_type == "Clip" ? 3 : 1;
     if (node.inputs.empty() || node.inputs.size() > max_inputs || !is_f32(graph, node.inputs[0])) {

@@ -17,8 +17,8 @@
 namespace collage::native {
 
 // The scalar parameters an op takes from its attributes or constant inputs:
-// LeakyRelu/Elu alpha, Selu alpha and gamma, HardSigmoid alpha and beta,
-// Clip min and max.
+// LeakyRelu/Elu/Swish alpha, Selu alpha and gamma, HardSigmoid alpha and
+// beta, Clip min and max.
 struct ScalarParams {
   float alpha = 0.0f;
   float beta = 0.0f;
@@ -46,12 +46,14 @@ struct ElementwiseFn {
 
 // The function of `node` when it is a float32 elementwise op whose inputs
 // and output are all float32 and whose parameters are known without running
-// the graph (Clip's bounds are attributes or constants); nullopt otherwise.
+// the graph (Clip's bounds are attributes or constants, Gelu's approximate
+// is "none" or "tanh"); nullopt otherwise.
 std::optional<ElementwiseFn> float_elementwise_fn(const Graph& graph, const Node& node);
 
 // The function of a unary op by ONNX type with explicit parameters, for ops
 // whose parameters only arrive at run time (Clip with non-constant bounds);
-// nullptr for an op type that is not a float unary op.
+// nullptr for an op type that is not a float unary op. Gelu is its default
+// (erf) form.
 UnaryBlock unary_block(std::string_view op_type);
 
 // Applies `fn` to one block: the operands' pointers and strides (0 or 1),

@@ -381,6 +381,8 @@ constexpr OpEntry kElementwiseOps[] = {
     {"Sigmoid", run_float, check_float},
     {"HardSigmoid", run_float, check_float},
     {"HardSwish", run_float, check_float},
+    {"Swish", run_float, check_float},
+    {"Gelu", run_float, check_float},
     {"Clip", run_float, check_clip},
     {"Tanh", run_float, check_float},
     {"Erf", run_float, check_float},

@@ -13,10 +13,10 @@ namespace {
 
 using dnnl::algorithm;
 
-constexpr std::array<std::string_view, 17> kActivations = {
-    "Relu",        "LeakyRelu", "Sigmoid", "Tanh", "Clip",      "HardSwish",
-    "HardSigmoid", "Elu",       "Exp",     "Log",  "Sqrt",      "Abs",
-    "Neg",         "Softplus",  "Gelu",    "Pow",  "Reciprocal"};
+constexpr std::array<std::string_view, 18> kActivations = {
+    "Relu",        "LeakyRelu", "Sigmoid", "Tanh",  "Clip", "HardSwish",
+    "HardSigmoid", "Elu",       "Exp",     "Log",   "Sqrt", "Abs",
+    "Neg",         "Softplus",  "Gelu",    "Swish", "Pow",  "Reciprocal"};
 
 Result<std::vector<EltwiseStep>> clip_steps(const Graph& graph, const Node& node) {
   float low = std::numeric_limits<float>::lowest();
@@ -81,6 +81,8 @@ Result<std::vector<EltwiseStep>> eltwise_steps(const Graph& graph, const Node& n
   if (op == "Neg") return Steps{{algorithm::eltwise_linear, -1.f, 0.f}};
   if (op == "Softplus") return Steps{{algorithm::eltwise_soft_relu, 0.f, 0.f}};
   if (op == "HardSwish") return Steps{{algorithm::eltwise_hardswish, 0.f, 0.f}};
+  // x * sigmoid(alpha * x), oneDNN's swish with the same alpha.
+  if (op == "Swish") return Steps{{algorithm::eltwise_swish, attrs.get_float("alpha", 1.f), 0.f}};
   if (op == "Reciprocal") return Steps{{algorithm::eltwise_pow, 1.f, -1.f}};
   if (op == "HardSigmoid") {
     // max(0, min(1, alpha * x + beta)); oneDNN 2.6 has no hardsigmoid.

@@ -84,6 +84,10 @@ Result<LayerNormSpec> layer_norm_spec(const Graph& graph, const Node& node) {
   if (node.input(0) == kNoValue || node.input(1) == kNoValue || !single_output(node)) {
     return Failure{"LayerNormalization needs X, Scale and only the Y output"};
   }
+  // stash_type 1 (float32) is the precision oneDNN computes the statistics in.
+  if (node.attributes.get_int("stash_type", 1) != 1) {
+    return Failure{"LayerNormalization stash_type other than 1 (float32)"};
+  }
   LayerNormSpec spec{node.input(0),
                      node.input(1),
                      node.input(2),

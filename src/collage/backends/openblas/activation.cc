@@ -10,8 +10,9 @@
 namespace collage::openblas {
 namespace {
 
-constexpr std::array<std::string_view, 9> kActivationOps = {
-    "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Gelu"};
+constexpr std::array<std::string_view, 10> kActivationOps = {
+    "Relu",        "LeakyRelu", "Clip", "Sigmoid", "Tanh",
+    "HardSigmoid", "HardSwish", "Elu",  "Gelu",    "Swish"};
 
 // A Clip bound given as an optional input (opset 11+): absent means unbounded.
 Result<float> clip_bound(const Graph& graph, const Node& node, std::size_t index, float unbounded) {
@@ -46,6 +47,7 @@ Result<Activation> parse(const Graph& graph, const Node& node) {
     if (approximate == "tanh") return Activation{ActivationKind::kGeluTanh};
     return Failure{"Gelu approximate=\"" + approximate + "\" is not supported"};
   }
+  if (op == "Swish") return Activation{ActivationKind::kSwish, attrs.get_float("alpha", 1.0f)};
   if (op == "Clip") {
     constexpr float kInf = std::numeric_limits<float>::infinity();
     if (graph.opset < 11) {
@@ -108,8 +110,17 @@ void Activation::apply(float* data, std::int64_t count) const {
       }
       return;
     }
+    case ActivationKind::kSwish:
+      // x / (1 + e^(-alpha x)): where the exponential overflows the quotient
+      // is the correct limit, 0 with x's sign.
+      for (std::int64_t i = 0; i < count; ++i) {
+        data[i] = data[i] / (1.0f + std::exp(-alpha * data[i]));
+      }
+      return;
   }
 }
+
+std::span<const std::string_view> activation_ops() { return kActivationOps; }
 
 bool is_activation_op(std::string_view op_type) {
   return std::find(kActivationOps.begin(), kActivationOps.end(), op_type) != kActivationOps.end();

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "collage/ir/graph.h"
@@ -26,6 +27,7 @@ enum class ActivationKind {
   kElu,       // alpha
   kGelu,      // exact, with erf
   kGeluTanh,  // Gelu(approximate="tanh")
+  kSwish,     // x * sigmoid(alpha * x)
 };
 
 struct Activation {
@@ -36,6 +38,9 @@ struct Activation {
   // Applies the function in place to `count` elements.
   void apply(float* data, std::int64_t count) const;
 };
+
+// The op types that can become an Activation, for the fusion patterns.
+std::span<const std::string_view> activation_ops();
 
 // Whether `op_type` names an op that can become an Activation (the node may
 // still be rejected by activation_from_node, e.g. a Clip with runtime bounds).

@@ -28,7 +28,7 @@ class OpenBlasBackend : public Backend {
            "auto_pad; im2col + sgemm), float32 only; single-row or single-column products use "
            "sgemv\n"
            "patterns: conv|gemm followed by Add (bias or residual), Add+Add, and/or one of "
-           "Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, Elu, Gelu "
+           "Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, Elu, Gelu, Swish "
            "(fused epilogue after sgemm)";
   }
 

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "collage/backends/openblas/activation.h"
 #include "collage/backends/openblas/fused_kernel.h"
 #include "collage/backends/openblas/head_op.h"
 
@@ -19,11 +20,10 @@ Pattern add(const Pattern& input) {
 }
 
 Pattern activation(const Pattern& input) {
-  const char* ops[] = {"Relu",        "LeakyRelu", "Clip", "Sigmoid", "Tanh",
-                       "HardSigmoid", "HardSwish", "Elu",  "Gelu"};
-  Pattern result = Pattern::op(ops[0], {input}).where(can_follow_head);
-  for (std::size_t i = 1; i < std::size(ops); ++i) {
-    result = result | Pattern::op(ops[i], {input}).where(can_follow_head);
+  const std::span<const std::string_view> ops = activation_ops();
+  Pattern result = Pattern::op(std::string(ops[0]), {input}).where(can_follow_head);
+  for (std::size_t i = 1; i < ops.size(); ++i) {
+    result = result | Pattern::op(std::string(ops[i]), {input}).where(can_follow_head);
   }
   return result;
 }

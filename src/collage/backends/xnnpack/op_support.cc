@@ -88,6 +88,16 @@ bool is_hard_sigmoid(const Graph& graph, const Node& node) {
          std::isfinite(node.attributes.get_float("beta", 0.5f));
 }
 
+bool is_swish(const Graph& graph, const Node& node) {
+  return is_unary(graph, node) && std::isfinite(node.attributes.get_float("alpha", 1.0f));
+}
+
+// Only the tanh form: it is x * sigmoid(2u), which XNNPACK's sigmoid computes;
+// the default erf form needs an erf this XNNPACK lacks.
+bool is_gelu_tanh(const Graph& graph, const Node& node) {
+  return is_unary(graph, node) && node.attributes.get_string("approximate", "none") == "tanh";
+}
+
 bool is_pow(const Graph& graph, const Node& node) {
   return node.inputs.size() == 2 && is_activation(graph, node.inputs[0]) &&
          has_one_float_output(graph, node) &&
@@ -306,6 +316,7 @@ const std::map<std::string_view, OpInfo>& op_table() {
       {"Elu", {is_elu, LayoutRule::kFollowInput}},
       {"Flatten", {is_reshape, LayoutRule::kPlain}},
       {"Floor", {is_unary, LayoutRule::kFollowInput}},
+      {"Gelu", {is_gelu_tanh, LayoutRule::kFollowInput}},
       {"Gemm", {is_gemm, LayoutRule::kPlain}},
       {"GlobalAveragePool", {is_global_pool, LayoutRule::kChannelsLast}},
       {"GlobalMaxPool", {is_global_pool, LayoutRule::kChannelsLast}},
@@ -332,6 +343,7 @@ const std::map<std::string_view, OpInfo>& op_table() {
       {"Squeeze", {is_reshape, LayoutRule::kPlain}},
       {"Sub", {is_binary, LayoutRule::kBroadcast}},
       {"Sum", {is_broadcast, LayoutRule::kBroadcast}},
+      {"Swish", {is_swish, LayoutRule::kFollowInput}},
       {"Unsqueeze", {is_reshape, LayoutRule::kPlain}},
   };
   return table;

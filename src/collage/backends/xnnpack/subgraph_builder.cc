@@ -22,6 +22,11 @@ constexpr float kNoMin = -std::numeric_limits<float>::infinity();
 constexpr float kNoMax = std::numeric_limits<float>::infinity();
 constexpr std::uint32_t kInvalid = XNN_INVALID_VALUE_ID;
 
+// xnn_define_add2, xnn_define_multiply2, ...: c = clamp(a <op> b, min, max).
+using BinaryDefine = xnn_status (*)(xnn_subgraph_t subgraph, float output_min, float output_max,
+                                    std::uint32_t input1_id, std::uint32_t input2_id,
+                                    std::uint32_t output_id, std::uint32_t flags);
+
 const float* float_data(const Graph& graph, ValueId value) {
   return graph.value(value).constant->data<float>();
 }
@@ -53,6 +58,8 @@ class Builder {
   bool emit(NodeId id, const Node& node);
   bool emit_unary(const Node& node);
   bool emit_hard_sigmoid(const Node& node);
+  bool emit_swish(const Node& node);
+  bool emit_gelu_tanh(const Node& node);
   bool emit_broadcast(const Node& node);
   bool emit_batch_norm(const Node& node);
   bool emit_prelu(const Node& node);
@@ -72,6 +79,14 @@ class Builder {
   std::uint32_t define_output(ValueId value, Layout layout);
   std::uint32_t define_internal(const Dims& dims);
   std::uint32_t define_static(std::vector<float> data, const Dims& dims);
+  // A static scalar of `rank` (all dims 1), which the binary ops broadcast.
+  std::uint32_t define_scalar(float value, std::size_t rank);
+  // A new internal value of `dims` computed from `a` and `b` by `define`
+  // (unclamped); kInvalid when an operand is, or XNNPACK refuses.
+  std::uint32_t binary(BinaryDefine define, const char* what, std::uint32_t a, std::uint32_t b,
+                       const Dims& dims);
+  // sigmoid(`x`) as a new internal value of `dims`.
+  std::uint32_t sigmoid(std::uint32_t x, const Dims& dims);
   // `value` in `layout`, reshaped into it when the value is layout-free.
   std::uint32_t use(ValueId value, Layout layout);
   // `value` with its elements in logical row-major order, whatever its dims.
@@ -242,6 +257,8 @@ bool Builder::emit(NodeId id, const Node& node) {
   if (op == "DepthToSpace") return emit_depth_to_space(node);
   if (op == "Resize") return emit_resize(node);
   if (op == "HardSigmoid") return emit_hard_sigmoid(node);
+  if (op == "Swish") return emit_swish(node);
+  if (op == "Gelu") return emit_gelu_tanh(node);
   if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") {
     return emit_reshape(node);
   }
@@ -315,6 +332,53 @@ bool Builder::emit_hard_sigmoid(const Node& node) {
   const std::uint32_t y = define_output(out, layout);
   if (y == kInvalid) return false;
   return check(xnn_define_add2(subgraph(), 0.0f, 1.0f, scaled, beta, y, 0), "add");
+}
+
+bool Builder::emit_swish(const Node& node) {
+  const ValueId in = node.inputs[0];
+  const ValueId out = node.outputs[0];
+  const Layout layout = follow_layout(in, out);
+  const std::uint32_t x = use(in, layout);
+  if (x == kInvalid) return false;
+  // x * sigmoid(alpha * x); alpha = 1 (SiLU) needs no scaling.
+  const Dims dims = xnn_dims(shape(in), layout);
+  const float alpha = node.attributes.get_float("alpha", 1.0f);
+  std::uint32_t argument = x;
+  if (alpha != 1.0f) {
+    argument = binary(xnn_define_multiply2, "multiply", x, define_scalar(alpha, dims.size()), dims);
+  }
+  const std::uint32_t gate = sigmoid(argument, dims);
+  if (gate == kInvalid) return false;
+  const std::uint32_t y = define_output(out, layout);
+  if (y == kInvalid) return false;
+  return check(xnn_define_multiply2(subgraph(), kNoMin, kNoMax, x, gate, y, 0), "multiply");
+}
+
+bool Builder::emit_gelu_tanh(const Node& node) {
+  const ValueId in = node.inputs[0];
+  const ValueId out = node.outputs[0];
+  const Layout layout = follow_layout(in, out);
+  const std::uint32_t x = use(in, layout);
+  if (x == kInvalid) return false;
+  // x / 2 * (1 + tanh(u)) = x * sigmoid(2u), u = sqrt(2 / pi) * (x + 0.044715 * x^3);
+  // this XNNPACK has sigmoid but no tanh. 2u = x * (a + b * x^2).
+  constexpr float kA = 1.5957691216057308f;  // 2 * sqrt(2 / pi)
+  constexpr float kB = kA * 0.044715f;
+  const Dims dims = xnn_dims(shape(in), layout);
+  const std::uint32_t squared = define_internal(dims);
+  if (squared == kInvalid || !check(xnn_define_square(subgraph(), x, squared, 0), "square")) {
+    return false;
+  }
+  const std::uint32_t cubic =
+      binary(xnn_define_multiply2, "multiply", squared, define_scalar(kB, dims.size()), dims);
+  const std::uint32_t slope =
+      binary(xnn_define_add2, "add", cubic, define_scalar(kA, dims.size()), dims);
+  const std::uint32_t gate =
+      sigmoid(binary(xnn_define_multiply2, "multiply", x, slope, dims), dims);
+  if (gate == kInvalid) return false;
+  const std::uint32_t y = define_output(out, layout);
+  if (y == kInvalid) return false;
+  return check(xnn_define_multiply2(subgraph(), kNoMin, kNoMax, x, gate, y, 0), "multiply");
 }
 
 bool Builder::emit_broadcast(const Node& node) {
@@ -865,6 +929,29 @@ std::uint32_t Builder::define_static(std::vector<float> data, const Dims& dims) 
   if (!check(xnn_define_tensor_value(subgraph(), xnn_datatype_fp32, dims.size(), dims.data(),
                                      result_.static_data.back().data(), kInvalid, 0, &id),
              "static value")) {
+    return kInvalid;
+  }
+  return id;
+}
+
+std::uint32_t Builder::define_scalar(float value, std::size_t rank) {
+  return define_static({value}, Dims(rank, 1));
+}
+
+std::uint32_t Builder::binary(BinaryDefine define, const char* what, std::uint32_t a,
+                              std::uint32_t b, const Dims& dims) {
+  if (a == kInvalid || b == kInvalid) return kInvalid;
+  const std::uint32_t id = define_internal(dims);
+  if (id == kInvalid || !check(define(subgraph(), kNoMin, kNoMax, a, b, id, 0), what)) {
+    return kInvalid;
+  }
+  return id;
+}
+
+std::uint32_t Builder::sigmoid(std::uint32_t x, const Dims& dims) {
+  if (x == kInvalid) return kInvalid;
+  const std::uint32_t id = define_internal(dims);
+  if (id == kInvalid || !check(xnn_define_sigmoid(subgraph(), x, id, 0), "sigmoid")) {
     return kInvalid;
   }
   return id;

@@ -41,7 +41,9 @@ class XnnpackBackend final : public Backend {
         "MaxPool/AveragePool 2-D (ceil_mode); Gemm and MatMul by a constant 2-D matrix; "
         "BatchNormalization (inference; folded into a preceding Conv); Softmax where the "
         "normalized axes are innermost; Pad (constant, non-negative); Clip with constant "
-        "bounds; Pow by 2 or 0.5; PRelu with a per-channel slope; Resize (linear, 2-D, "
+        "bounds; Pow by 2 or 0.5; Swish (as x * sigmoid(alpha * x)); Gelu in its tanh form only "
+        "(as x * sigmoid(2u); no erf in this XNNPACK); PRelu with a per-channel slope; Resize "
+        "(linear, 2-D, "
         "half_pixel/align_corners/asymmetric). No Concat or Transpose "
         "(absent from this XNNPACK's subgraph API).",
         fmt::join(xnnpack::supported_op_types(), ", "));
