@@ -377,7 +377,7 @@ Graph gelu_erf_chain(int grouping) {
                             : b.same("Mul", {x, b.scalar(0.70710677f)});
   ValueId a = b.same("Add", {b.same("Erf", {t}), b.scalar(1.0f)});
   ValueId y = grouping == 0 ? b.same("Mul", {b.same("Mul", {x, a}), b.scalar(0.5f)})
-                            : b.same("Mul", {b.same("Mul", {b.scalar(0.5f), x}), a});
+                            : b.same("Mul", {b.op("Mul", {b.scalar(0.5f), x}, {2, 16}), a});
   return b.finish({y});
 }
 
