@@ -2,18 +2,31 @@
 
 #include <algorithm>
 
+#include "collage/backends/backend.h"
 #include "collage/ir/error.h"
 #include "collage/partition/partition_order.h"
 
 namespace collage {
 namespace {
 
-// Takes `spec`'s candidates, largest first, wherever they fit.
+// Whether `spec`'s backend compiles `candidate`. A region of supported
+// nodes may still not compile as a whole (XNNPACK cannot hold a value in two
+// layouts without a transpose); greedy placement measures nothing, so it
+// compiles what it takes, and a smaller candidate or the fallback gets the
+// nodes instead. Specs without a backend (tests of the search) always pass.
+bool compiles(const DataflowGraph& dfg, const PartitionSpec& spec,
+              const CandidatePartition& candidate) {
+  if (spec.backend == nullptr) return true;
+  return spec.backend->compile(candidate.sub_graph.extract(dfg), CompileOptions{}).ok();
+}
+
+// Takes `spec`'s candidates, largest first, wherever they fit and compile.
 void take_largest(const DataflowGraph& dfg, const PartitionSpecPtr& spec, IndexSet& covered,
                   std::vector<ChosenPartition>& chosen, std::vector<IndexSet>& chosen_sets) {
   std::vector<CandidatePartition> candidates = gather_candidates(dfg, spec);
   std::vector<IndexSet> operators;
-  for (const CandidatePartition& c : candidates) operators.push_back(operator_set(dfg, c.sub_graph));
+  for (const CandidatePartition& c : candidates)
+    operators.push_back(operator_set(dfg, c.sub_graph));
   std::vector<std::size_t> order(candidates.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -25,7 +38,7 @@ void take_largest(const DataflowGraph& dfg, const PartitionSpecPtr& spec, IndexS
   for (std::size_t i : order) {
     if (operators[i].popcount() == 0 || operators[i].intersects(covered)) continue;
     chosen_sets.push_back(operators[i]);
-    if (partitions_form_cycle(dfg, chosen_sets)) {
+    if (partitions_form_cycle(dfg, chosen_sets) || !compiles(dfg, *spec, candidates[i])) {
       chosen_sets.pop_back();
       continue;
     }
@@ -57,9 +70,12 @@ Strategy Strategy::parse(const std::string& text) {
 
 std::string Strategy::to_string() const {
   switch (kind) {
-    case Kind::kNative: return "native";
-    case Kind::kCollage: return "collage";
-    case Kind::kSingle: return "single:" + backends.front();
+    case Kind::kNative:
+      return "native";
+    case Kind::kCollage:
+      return "collage";
+    case Kind::kSingle:
+      return "single:" + backends.front();
     case Kind::kGreedy: {
       std::string text = "greedy:";
       for (std::size_t i = 0; i < backends.size(); ++i) text += (i ? "," : "") + backends[i];
@@ -92,7 +108,8 @@ std::vector<ChosenPartition> greedy_cover(const DataflowGraph& dfg,
   IndexSet covered = dfg.empty_set();
   std::vector<ChosenPartition> chosen;
   std::vector<IndexSet> chosen_sets;
-  for (const PartitionSpecPtr& spec : priority) take_largest(dfg, spec, covered, chosen, chosen_sets);
+  for (const PartitionSpecPtr& spec : priority)
+    take_largest(dfg, spec, covered, chosen, chosen_sets);
   take_largest(dfg, fallback, covered, chosen, chosen_sets);
 
   IndexSet operators = IndexSet::all(dfg.size()) - dfg.host_set();
