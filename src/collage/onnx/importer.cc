@@ -11,6 +11,7 @@
 #include "collage/ir/passes/canonicalize.h"
 #include "collage/ir/passes/partial_type.h"
 #include "collage/onnx/proto_file.h"
+#include "collage/onnx/shape_arithmetic.h"
 #include "collage/onnx/tensor_proto.h"
 #include "collage/onnx/type_inference.h"
 
@@ -79,8 +80,9 @@ class Importer {
     graph_.prune();
     infer_types(graph_);
     if (options_.canonicalize) {
+      ShapeArithmeticEvaluator evaluator(options_.evaluator);
       CanonicalizeOptions canonical;
-      canonical.evaluator = options_.evaluator;
+      canonical.evaluator = &evaluator;
       canonical.infer_types = infer_types;
       canonicalize(graph_, canonical);
     }
