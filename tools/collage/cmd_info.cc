@@ -47,7 +47,9 @@ void run_info(const InfoArgs& args) {
   Graph graph = load_model(args.model, parse_input_shapes(args.input_shapes));
 
   fmt::print("model: {}\n", args.model);
-  fmt::print("opset: {}\n", graph.opset);
+  const bool converted = graph.source_opset != 0 && graph.source_opset != graph.opset;
+  fmt::print("opset: {}{}\n", converted ? graph.source_opset : graph.opset,
+             converted ? fmt::format(" (converted to {})", graph.opset) : "");
   fmt::print("inputs:\n");
   print_values(graph, graph.inputs());
   fmt::print("outputs:\n");

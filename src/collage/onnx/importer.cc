@@ -10,6 +10,7 @@
 #include "collage/ir/error.h"
 #include "collage/ir/passes/canonicalize.h"
 #include "collage/ir/passes/partial_type.h"
+#include "collage/onnx/opset_conversion.h"
 #include "collage/onnx/proto_file.h"
 #include "collage/onnx/shape_arithmetic.h"
 #include "collage/onnx/tensor_proto.h"
@@ -76,6 +77,7 @@ class Importer {
     read_nodes();
     read_outputs();
     read_declared_types();
+    convert_to_inference_opset(graph_);
     graph_.sort_topologically();
     graph_.prune();
     infer_types(graph_);

@@ -24,9 +24,10 @@
 
 namespace collage {
 
-// The oldest and newest opset of the default ONNX domain the kernels implement.
+// The oldest and newest opset of the default ONNX domain the importer reads;
+// opsets after 17 are converted to 17 (opset_conversion.h).
 inline constexpr std::int64_t kMinOpset = 9;
-inline constexpr std::int64_t kMaxOpset = 17;
+inline constexpr std::int64_t kMaxOpset = 21;
 
 struct ImportOptions {
   // Shapes for graph inputs, overriding (and pinning the dynamic dimensions
