@@ -86,10 +86,10 @@ class CliTest : public ::testing::Test {
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   // y = Relu(x), x: float[2,3] — the smallest real model.
-  std::string write_relu_model() const {
+  std::string write_relu_model(std::int64_t opset = 13) const {
     onnx::ModelProto model;
     model.set_ir_version(8);
-    model.add_opset_import()->set_version(13);
+    model.add_opset_import()->set_version(opset);
     onnx::GraphProto* graph = model.mutable_graph();
     graph->set_name("relu");
     onnx::NodeProto* node = graph->add_node();
@@ -109,12 +109,13 @@ class CliTest : public ::testing::Test {
     return file;
   }
 
-  // A model built by `fill` on an empty opset-13 graph, saved as `name`.
+  // A model built by `fill` on an empty graph (of opset 13 unless told),
+  // saved as `name`.
   template <typename Fill>
-  std::string write_model(const std::string& name, Fill fill) const {
+  std::string write_model(const std::string& name, Fill fill, std::int64_t opset = 13) const {
     onnx::ModelProto model;
     model.set_ir_version(8);
-    model.add_opset_import()->set_version(13);
+    model.add_opset_import()->set_version(opset);
     model.mutable_graph()->set_name("test");
     fill(*model.mutable_graph());
     std::string file = path(name);
@@ -221,6 +222,34 @@ TEST_F(CliTest, InfoDescribesAValidModel) {
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
   EXPECT_NE(outcome.out.find("f32[2,3]"), std::string::npos) << outcome.out;
   EXPECT_NE(outcome.out.find("Relu"), std::string::npos) << outcome.out;
+}
+
+TEST_F(CliTest, InfoOfAnOpset18ModelSaysItWasConvertedTo17) {
+  Outcome outcome = run_collage({"info", write_relu_model(18)});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("opset: 18 (converted to 17)"), std::string::npos) << outcome.out;
+}
+
+TEST_F(CliTest, AnOpset18FormWithoutAnOpset17OneIsOneLineAndExitCodeTwo) {
+  std::string model = write_model(
+      "antialias.onnx",
+      [](onnx::GraphProto& graph) {
+        add_tensor_info(graph.add_input(), "x", {1, 1, 4, 4});
+        add_tensor_info(graph.add_output(), "y", {});
+        onnx::TensorProto* scales = graph.add_initializer();
+        scales->set_name("scales");
+        scales->set_data_type(onnx::TensorProto::FLOAT);
+        scales->add_dims(4);
+        for (float scale : {1.0f, 1.0f, 0.5f, 0.5f}) scales->add_float_data(scale);
+        onnx::NodeProto* node = add_node(graph, "Resize", {"x", "", "scales"}, "y");
+        node->set_name("shrink");
+        onnx::AttributeProto* antialias = node->add_attribute();
+        antialias->set_name("antialias");
+        antialias->set_type(onnx::AttributeProto::INT);
+        antialias->set_i(1);
+      },
+      18);
+  expect_one_line_error(run_collage({"info", model}), "antialias");
 }
 
 TEST_F(CliTest, RunSavesEveryOutputAsNpy) {

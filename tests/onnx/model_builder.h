@@ -40,6 +40,18 @@ inline onnx::AttributeProto attr(const std::string& name, float value) {
   return a;
 }
 
+inline onnx::AttributeProto attr(const std::string& name, const std::string& value) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::STRING);
+  a.set_s(value);
+  return a;
+}
+
+inline onnx::AttributeProto attr(const std::string& name, const char* value) {
+  return attr(name, std::string(value));
+}
+
 inline onnx::AttributeProto attr(const std::string& name, const std::vector<std::int64_t>& values) {
   onnx::AttributeProto a;
   a.set_name(name);

@@ -81,7 +81,9 @@ void run_info(const InfoArgs& args) {
                            graph_opt_level(args.graph_opt), &stats);
 
   fmt::print("model: {}\n", args.model);
-  fmt::print("opset: {}\n", graph.opset);
+  const bool converted = graph.source_opset != 0 && graph.source_opset != graph.opset;
+  fmt::print("opset: {}{}\n", converted ? graph.source_opset : graph.opset,
+             converted ? fmt::format(" (converted to {})", graph.opset) : "");
   fmt::print("graph optimization: {}\n", args.graph_opt);
   fmt::print("inputs:\n");
   print_values(graph, graph.inputs());

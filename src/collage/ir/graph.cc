@@ -203,6 +203,7 @@ Graph extract_subgraph(const Graph& graph, const std::vector<NodeId>& nodes) {
   Graph sub;
   sub.name = graph.name;
   sub.opset = graph.opset;
+  sub.source_opset = graph.source_opset;
   sub.other_opsets = graph.other_opsets;
   std::vector<ValueId> remap(graph.num_values(), kNoValue);
   auto import_value = [&](ValueId id) {

@@ -101,6 +101,9 @@ class Graph {
   std::string name;
   // Operator set version of the default domain.
   std::int64_t opset = 13;
+  // The default domain's version in the model file, when import converted
+  // the graph to `opset` (onnx/opset_conversion.h); 0 when it did not.
+  std::int64_t source_opset = 0;
   // Other imported domains and their versions ("com.microsoft" -> 1, ...).
   std::map<std::string, std::int64_t> other_opsets;
 

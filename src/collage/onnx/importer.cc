@@ -10,7 +10,9 @@
 #include "collage/ir/error.h"
 #include "collage/ir/passes/canonicalize.h"
 #include "collage/ir/passes/partial_type.h"
+#include "collage/onnx/opset_conversion.h"
 #include "collage/onnx/proto_file.h"
+#include "collage/onnx/shape_arithmetic.h"
 #include "collage/onnx/tensor_proto.h"
 #include "collage/onnx/type_inference.h"
 
@@ -75,12 +77,14 @@ class Importer {
     read_nodes();
     read_outputs();
     read_declared_types();
+    convert_to_inference_opset(graph_);
     graph_.sort_topologically();
     graph_.prune();
     infer_types(graph_);
     if (options_.canonicalize) {
+      ShapeArithmeticEvaluator evaluator(options_.evaluator);
       CanonicalizeOptions canonical;
-      canonical.evaluator = options_.evaluator;
+      canonical.evaluator = &evaluator;
       canonical.infer_types = infer_types;
       canonical.graph_opt = options_.graph_opt;
       CanonicalizeStats stats = canonicalize(graph_, canonical);

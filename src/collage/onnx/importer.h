@@ -25,16 +25,17 @@
 
 namespace collage {
 
-// The oldest and newest opset of the default ONNX domain the kernels implement.
+// The oldest and newest opset of the default ONNX domain the importer reads;
+// opsets after 17 are converted to 17 (opset_conversion.h).
 inline constexpr std::int64_t kMinOpset = 9;
-inline constexpr std::int64_t kMaxOpset = 17;
+inline constexpr std::int64_t kMaxOpset = 21;
 
 struct ImportOptions {
   // Shapes for graph inputs, overriding (and pinning the dynamic dimensions
   // of) the model's; the rank must match the model's.
   std::map<std::string, Shape> input_shapes;
   // Computes folded constants during canonicalization; without one only
-  // Shape and Size fold.
+  // Shape, Size and the shape arithmetic of shape_arithmetic.h fold.
   const OpEvaluator* evaluator = nullptr;
   // Which nodes can run at all (after canonicalization); unset accepts every
   // node whose types are known.

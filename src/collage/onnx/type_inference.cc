@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <exception>
+#include <string>
+#include <string_view>
 
 #include "collage/ir/error.h"
 #include "collage/ir/passes/partial_type.h"
 #include "collage/onnx/attribute_checks.h"
 #include "collage/onnx/exporter.h"
+#include "collage/onnx/opset_conversion.h"
 #include "collage/onnx/tensor_proto.h"
 
 namespace collage {
@@ -56,9 +59,36 @@ void apply(Graph& graph, const onnx::ValueInfoProto& info) {
   }
 }
 
+// Ops of opsets after 17 that have no opset-17 form and stay as they are
+// (opset_conversion.h): elementwise, each output of its input's type.
+// libonnx 1.12 has no schema for them, so inference would stop at them;
+// each gets one, registered as of the opset the graph is converted to.
+void register_elementwise_schemas() {
+  static const bool registered = [] {
+    for (const char* name : {"Gelu", "Mish"}) {
+      if (onnx::OpSchemaRegistry::Schema(name, kInferenceOpset, "") != nullptr) continue;
+      onnx::OpSchema schema;
+      schema.SetName(name)
+          .SetDomain("")
+          .SinceVersion(kInferenceOpset)
+          .Input(0, "X", "", "T")
+          .Output(0, "Y", "", "T")
+          .TypeConstraint("T", {"tensor(float16)", "tensor(float)", "tensor(double)"}, "")
+          .TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
+      if (std::string_view(name) == "Gelu") {
+        schema.Attr("approximate", "", onnx::AttributeProto::STRING, std::string("none"));
+      }
+      onnx::OpSchemaRegistry::OpSchemaRegisterOnce registration(schema);
+    }
+    return true;
+  }();
+  (void)registered;
+}
+
 }  // namespace
 
 void infer_types(Graph& graph) {
+  register_elementwise_schemas();
   // ONNX's inference trusts these attributes (a zero stride is a SIGFPE).
   check_node_attributes(graph);
   onnx::ModelProto model =

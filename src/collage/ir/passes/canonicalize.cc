@@ -90,8 +90,9 @@ int CanonicalizeStats::count(std::string_view rewrite) const {
 
 CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options) {
   CanonicalizeStats stats;
-  stats.identities_removed = remove_identity_ops(graph);
+  // Constants first: a Dropout's training_mode may come from a Constant node.
   stats.constant_nodes_replaced = constant_nodes_to_constants(graph);
+  stats.identities_removed = remove_identity_ops(graph);
   while (true) {
     int folded = fold_constants(graph, options.evaluator, options.fold);
     ++stats.fold_rounds;

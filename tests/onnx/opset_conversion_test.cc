@@ -1,0 +1,381 @@
+#include "collage/onnx/opset_conversion.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "collage/backends/native/native_backend.h"
+#include "collage/ir/error.h"
+#include "collage/onnx/importer.h"
+#include "onnx/model_builder.h"
+#include "onnx/reference_run.h"
+
+namespace collage {
+namespace {
+
+using testing::attr;
+using testing::floats;
+using testing::iota;
+using testing::ModelBuilder;
+using testing::run_reference;
+
+Tensor int64s(std::vector<std::int64_t> values) {
+  const auto count = static_cast<std::int64_t>(values.size());
+  return Tensor::from_vector<std::int64_t>(values, {count});
+}
+
+Tensor f32s(std::vector<float> values, Shape shape) {
+  return Tensor::from_vector<float>(values, std::move(shape));
+}
+
+Graph import(const ModelBuilder& m) {
+  ImportOptions options;
+  options.evaluator = &native_evaluator();
+  return import_onnx_model(m.shared(), options);
+}
+
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+::testing::AssertionResult near(const std::vector<float>& actual,
+                                const std::vector<float>& expected) {
+  if (actual.size() != expected.size()) {
+    return ::testing::AssertionFailure()
+           << actual.size() << " values, expected " << expected.size();
+  }
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    if (!(std::abs(actual[i] - expected[i]) <= 1e-5f * std::max(1.0f, std::abs(expected[i])))) {
+      return ::testing::AssertionFailure()
+             << "value " << i << ": " << actual[i] << ", expected " << expected[i];
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+const Node& only_node(const Graph& g, const std::string& op_type) {
+  for (const Node& node : g.nodes()) {
+    if (node.op_type == op_type) return node;
+  }
+  ADD_FAILURE() << "no " << op_type << " node";
+  return g.node(0);
+}
+
+TEST(OpsetConversionTest, TheGraphIsConvertedToOpset17AndKeepsTheModelsOpset) {
+  ModelBuilder m(18);
+  m.input("x", {2}).node("Relu", {"x"}, {"y"}).output("y");
+  Graph g = import(m);
+  EXPECT_EQ(g.opset, 17);
+  EXPECT_EQ(g.source_opset, 18);
+}
+
+TEST(OpsetConversionTest, AGraphOfOpset17IsNotConverted) {
+  ModelBuilder m(17);
+  m.input("x", {2}).node("Relu", {"x"}, {"y"}).output("y");
+  Graph g = import(m);
+  EXPECT_EQ(g.opset, 17);
+  EXPECT_EQ(g.source_opset, 0);
+}
+
+TEST(OpsetConversionTest, ReductionsTakeTheirAxesInputAsAnAttribute) {
+  struct Case {
+    std::string op;
+    std::vector<float> expected;
+  };
+  const float e = std::exp(1.0f);
+  // Rows [1, 2, 3] and [4, 5, 6], reduced along axis 1.
+  const std::vector<Case> cases = {
+      {"ReduceMean", {2, 5}},
+      {"ReduceMax", {3, 6}},
+      {"ReduceMin", {1, 4}},
+      {"ReduceProd", {6, 120}},
+      {"ReduceSum", {6, 15}},
+      {"ReduceSumSquare", {14, 77}},
+      {"ReduceLogSum", {std::log(6.0f), std::log(15.0f)}},
+      {"ReduceLogSumExp",
+       {std::log(e + e * e + e * e * e),
+        std::log(std::pow(e, 4.0f) + std::pow(e, 5.0f) + std::pow(e, 6.0f))}},
+      {"ReduceL1", {6, 15}},
+      {"ReduceL2", {std::sqrt(14.0f), std::sqrt(77.0f)}},
+  };
+  const Tensor x = f32s({1, 2, 3, 4, 5, 6}, {2, 3});
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    ModelBuilder m(18);
+    m.input("x", {2, 3})
+        .node("Constant", {}, {"axes"}, {attr("value", int64s({1}))})
+        .node(c.op, {"x", "axes"}, {"y"}, {attr("keepdims", std::int64_t{0})})
+        .output("y");
+    Graph g = import(m);
+    const Node& reduce = only_node(g, c.op);
+    EXPECT_EQ(g.type(g.outputs()[0]).shape, (Shape{2}));
+    // ReduceSum has taken axes as an input since opset 13.
+    if (c.op != "ReduceSum") {
+      EXPECT_EQ(reduce.inputs.size(), 1u);
+      EXPECT_EQ(reduce.attributes.get_ints("axes"), (std::vector<std::int64_t>{1}));
+    }
+    if (!native_evaluator().can_evaluate(g, reduce)) continue;
+    EXPECT_TRUE(near(floats(run_reference(g, {x})[0]), c.expected));
+  }
+}
+
+TEST(OpsetConversionTest, AReductionWithoutAxesReducesEverything) {
+  ModelBuilder m(18);
+  m.input("x", {2, 3})
+      .node("ReduceMean", {"x"}, {"y"}, {attr("keepdims", std::int64_t{0})})
+      .output("y");
+  Graph g = import(m);
+  EXPECT_TRUE(near(floats(run_reference(g, {iota({2, 3})})[0]), {2.5f}));
+}
+
+TEST(OpsetConversionTest, AReductionWithNoopForEmptyAxesAndNoAxesIsTheIdentity) {
+  ModelBuilder m(18);
+  m.input("x", {2, 3})
+      .initializer("no_axes", Tensor::from_vector<std::int64_t>({}, {0}))
+      .node("ReduceMax", {"x", "no_axes"}, {"m"}, {attr("noop_with_empty_axes", std::int64_t{1})})
+      .node("Relu", {"m"}, {"y"})
+      .output("y");
+  Graph g = import(m);
+  ASSERT_EQ(g.num_nodes(), 1u);
+  EXPECT_EQ(g.type(g.outputs()[0]).shape, (Shape{2, 3}));
+  EXPECT_TRUE(near(floats(run_reference(g, {iota({2, 3})})[0]), {0, 1, 2, 3, 4, 5}));
+}
+
+TEST(OpsetConversionTest, AReductionWhoseAxesAreComputedIsRefusedNamingTheNode) {
+  ModelBuilder m(18);
+  m.input("x", {2, 3})
+      .input("axes", {1}, onnx::TensorProto::INT64)
+      .node("ReduceMean", {"x", "axes"}, {"y"}, {}, "")
+      .output("y");
+  m.graph().mutable_node(0)->set_name("mean");
+  std::string message = error_of([&] { import(m); });
+  EXPECT_TRUE(contains(message, "mean")) << message;
+  EXPECT_TRUE(contains(message, "axes input is not a constant")) << message;
+}
+
+TEST(OpsetConversionTest, SplitIntoNumOutputsPartsMakesTheLastPartSmaller) {
+  ModelBuilder m(18);
+  m.input("x", {7})
+      .node("Split", {"x"}, {"a", "b", "c"}, {attr("num_outputs", std::int64_t{3})})
+      .output("a")
+      .output("b")
+      .output("c");
+  Graph g = import(m);
+  EXPECT_EQ(g.type(g.outputs()[0]).shape, (Shape{3}));
+  EXPECT_EQ(g.type(g.outputs()[2]).shape, (Shape{1}));
+  std::vector<Tensor> parts = run_reference(g, {iota({7})});
+  EXPECT_EQ(floats(parts[0]), (std::vector<float>{0, 1, 2}));
+  EXPECT_EQ(floats(parts[1]), (std::vector<float>{3, 4, 5}));
+  EXPECT_EQ(floats(parts[2]), (std::vector<float>{6}));
+}
+
+TEST(OpsetConversionTest, SplitIntoNumOutputsEqualPartsAlongANegativeAxis) {
+  ModelBuilder m(18);
+  m.input("x", {2, 6})
+      .node("Split", {"x"}, {"a", "b", "c"},
+            {attr("num_outputs", std::int64_t{3}), attr("axis", std::int64_t{-1})})
+      .output("a")
+      .output("b")
+      .output("c");
+  Graph g = import(m);
+  std::vector<Tensor> parts = run_reference(g, {iota({2, 6})});
+  EXPECT_EQ(parts[1].shape(), (Shape{2, 2}));
+  EXPECT_EQ(floats(parts[1]), (std::vector<float>{2, 3, 8, 9}));
+}
+
+TEST(OpsetConversionTest, PadsForSomeAxesBecomePadsForEveryAxis) {
+  ModelBuilder m(18);
+  m.input("x", {2, 3})
+      .node("Constant", {}, {"pads"}, {attr("value", int64s({1, 2}))})
+      .node("Constant", {}, {"value"}, {attr("value", f32s({9}, {}))})
+      .node("Constant", {}, {"axes"}, {attr("value", int64s({-1}))})
+      .node("Pad", {"x", "pads", "value", "axes"}, {"y"})
+      .output("y");
+  Graph g = import(m);
+  ASSERT_EQ(g.num_nodes(), 1u);
+  const Value& pads = g.value(g.node(0).inputs[1]);
+  ASSERT_TRUE(pads.is_constant());
+  EXPECT_EQ(g.type(g.outputs()[0]).shape, (Shape{2, 6}));
+  EXPECT_EQ(floats(run_reference(g, {iota({2, 3})})[0]),
+            (std::vector<float>{9, 0, 1, 2, 9, 9, 9, 3, 4, 5, 9, 9}));
+}
+
+TEST(OpsetConversionTest, PadsWrapModeIsRefused) {
+  ModelBuilder m(19);
+  m.input("x", {2, 3})
+      .initializer("pads", int64s({0, 1, 0, 1}))
+      .node("Pad", {"x", "pads"}, {"y"}, {attr("mode", "wrap")})
+      .output("y");
+  std::string message = error_of([&] { import(m); });
+  EXPECT_TRUE(contains(message, "Pad of opset 19 has no opset-17 form: mode 'wrap'")) << message;
+}
+
+TEST(OpsetConversionTest, ResizeScalesForSomeAxesBecomeScalesForEveryAxis) {
+  ModelBuilder m(18);
+  m.input("x", {1, 1, 2, 2})
+      .initializer("scales", f32s({2, 2}, {2}))
+      .node("Resize", {"x", "", "scales"}, {"y"},
+            {attr("mode", "nearest"), attr("coordinate_transformation_mode", "asymmetric"),
+             attr("nearest_mode", "floor"), attr("axes", std::vector<std::int64_t>{2, 3}),
+             attr("antialias", std::int64_t{0})})
+      .output("y");
+  Graph g = import(m);
+  EXPECT_EQ(g.type(g.outputs()[0]).shape, (Shape{1, 1, 4, 4}));
+  EXPECT_EQ(floats(run_reference(g, {iota({1, 1, 2, 2})})[0]),
+            (std::vector<float>{0, 0, 1, 1, 0, 0, 1, 1, 2, 2, 3, 3, 2, 2, 3, 3}));
+}
+
+TEST(OpsetConversionTest, ResizeSizesForSomeAxesBecomeSizesForEveryAxis) {
+  ModelBuilder m(19);
+  m.input("x", {1, 1, 2, 2})
+      .initializer("sizes", int64s({4}))
+      .node("Resize", {"x", "", "", "sizes"}, {"y"},
+            {attr("mode", "nearest"), attr("coordinate_transformation_mode", "asymmetric"),
+             attr("nearest_mode", "floor"), attr("axes", std::vector<std::int64_t>{-1})})
+      .output("y");
+  Graph g = import(m);
+  EXPECT_EQ(g.type(g.outputs()[0]).shape, (Shape{1, 1, 2, 4}));
+  EXPECT_EQ(floats(run_reference(g, {iota({1, 1, 2, 2})})[0]),
+            (std::vector<float>{0, 0, 1, 1, 2, 2, 3, 3}));
+}
+
+TEST(OpsetConversionTest, AntialiasedResizeIsRefusedNamingTheNode) {
+  ModelBuilder m(18);
+  m.input("x", {1, 1, 4, 4})
+      .initializer("scales", f32s({1, 1, 0.5f, 0.5f}, {4}))
+      .node("Resize", {"x", "", "scales"}, {"y"},
+            {attr("mode", "linear"), attr("antialias", std::int64_t{1})})
+      .output("y");
+  m.graph().mutable_node(0)->set_name("shrink");
+  std::string message = error_of([&] { import(m); });
+  EXPECT_TRUE(contains(message, "shrink")) << message;
+  EXPECT_TRUE(contains(message, "Resize of opset 18 has no opset-17 form: antialias=1")) << message;
+}
+
+TEST(OpsetConversionTest, ScatterMaxAndMinReductionsAreRefused) {
+  for (const char* op : {"ScatterElements", "ScatterND"}) {
+    SCOPED_TRACE(op);
+    ModelBuilder m(18);
+    m.input("x", {4})
+        .initializer("indices", Tensor::from_vector<std::int64_t>({1}, {1, 1}))
+        .initializer("updates", f32s({5}, {1}))
+        .node(op, {"x", "indices", "updates"}, {"y"}, {attr("reduction", "max")})
+        .output("y");
+    std::string message = error_of([&] { import(m); });
+    EXPECT_TRUE(contains(message, "reduction 'max' is not supported")) << message;
+  }
+}
+
+// x = 0..7 as [1, 4, 2]: two groups of two channels, each group 4 values.
+std::vector<float> group_normalized(const std::vector<float>& scale, const std::vector<float>& bias,
+                                    bool per_channel) {
+  std::vector<float> out;
+  for (int i = 0; i < 8; ++i) {
+    const int group = i / 4;
+    const float mean = 4.0f * float(group) + 1.5f;
+    const float variance = 1.25f;
+    const float normalized = (float(i) - mean) / std::sqrt(variance + 1e-5f);
+    const int k = per_channel ? i / 2 : group;
+    out.push_back(normalized * scale[k] + bias[k]);
+  }
+  return out;
+}
+
+TEST(OpsetConversionTest, GroupNormalization18ScalesEachGroup) {
+  ModelBuilder m(18);
+  m.input("x", {1, 4, 2})
+      .initializer("scale", f32s({1, 2}, {2}))
+      .initializer("bias", f32s({0, 1}, {2}))
+      .node("GroupNormalization", {"x", "scale", "bias"}, {"y"},
+            {attr("num_groups", std::int64_t{2})})
+      .output("y");
+  Graph g = import(m);
+  EXPECT_EQ(g.type(g.outputs()[0]).shape, (Shape{1, 4, 2}));
+  EXPECT_TRUE(near(floats(run_reference(g, {iota({1, 4, 2})})[0]),
+                   group_normalized({1, 2}, {0, 1}, false)));
+}
+
+TEST(OpsetConversionTest, GroupNormalization21ScalesEachChannel) {
+  ModelBuilder m(21);
+  m.input("x", {1, 4, 2})
+      .initializer("scale", f32s({1, 2, 3, 4}, {4}))
+      .initializer("bias", f32s({0, 0, 1, 1}, {4}))
+      .node("GroupNormalization", {"x", "scale", "bias"}, {"y"},
+            {attr("num_groups", std::int64_t{2})})
+      .output("y");
+  Graph g = import(m);
+  EXPECT_TRUE(near(floats(run_reference(g, {iota({1, 4, 2})})[0]),
+                   group_normalized({1, 2, 3, 4}, {0, 0, 1, 1}, true)));
+}
+
+TEST(OpsetConversionTest, AveragePoolDilationsOfOneAreDroppedAndOthersRefused) {
+  for (std::int64_t dilation : {1, 2}) {
+    ModelBuilder m(19);
+    m.input("x", {1, 1, 4, 4})
+        .node("AveragePool", {"x"}, {"y"},
+              {attr("kernel_shape", std::vector<std::int64_t>{2, 2}),
+               attr("strides", std::vector<std::int64_t>{2, 2}),
+               attr("dilations", std::vector<std::int64_t>{dilation, dilation})})
+        .output("y");
+    if (dilation == 2) {
+      std::string message = error_of([&] { import(m); });
+      EXPECT_TRUE(contains(message, "dilations other than 1")) << message;
+      continue;
+    }
+    Graph g = import(m);
+    EXPECT_TRUE(
+        near(floats(run_reference(g, {iota({1, 1, 4, 4})})[0]), {2.5f, 4.5f, 10.5f, 12.5f}));
+  }
+}
+
+TEST(OpsetConversionTest, OpsWhoseNewOpsetsOnlyAddTypesImportAsBefore) {
+  ModelBuilder m(21);
+  m.input("x", {2, 3})
+      .initializer("axis0", int64s({0}))
+      .initializer("target", int64s({3, 2}))
+      .node("Unsqueeze", {"x", "axis0"}, {"u"})
+      .node("Transpose", {"u"}, {"t"}, {attr("perm", std::vector<std::int64_t>{0, 2, 1})})
+      .node("Flatten", {"t"}, {"f"}, {attr("axis", std::int64_t{1})})
+      .node("Reshape", {"f", "target"}, {"r"})
+      .node("Identity", {"r"}, {"i"})
+      .node("Cast", {"i"}, {"c"},
+            {attr("to", std::int64_t{onnx::TensorProto::FLOAT}), attr("saturate", std::int64_t{1})})
+      .node("Shape", {"c"}, {"s"})
+      .node("ConstantOfShape", {"s"}, {"ones"}, {attr("value", f32s({1}, {1}))})
+      .node("Add", {"c", "ones"}, {"y"})
+      .output("y");
+  Graph g = import(m);
+  EXPECT_EQ(g.type(g.outputs()[0]).shape, (Shape{3, 2}));
+  // x transposed: [[0, 3], [1, 4], [2, 5]], plus one.
+  EXPECT_EQ(floats(run_reference(g, {iota({2, 3})})[0]), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+}
+
+TEST(OpsetConversionTest, GeluStaysAGeluNodeOfItsInputsType) {
+  ModelBuilder m(20);
+  m.input("x", {2, 3})
+      .node("Gelu", {"x"}, {"g"}, {attr("approximate", "tanh")})
+      .node("Transpose", {"g"}, {"y"}, {attr("perm", std::vector<std::int64_t>{1, 0})})
+      .output("y");
+  ImportOptions options;
+  Graph g = import_onnx_model(m.shared(), options);
+  const Node& gelu = only_node(g, "Gelu");
+  EXPECT_EQ(gelu.domain, "");
+  EXPECT_EQ(gelu.attributes.get_string("approximate"), "tanh");
+  EXPECT_EQ(g.type(gelu.outputs[0]), (TensorType{DType::kFloat32, {2, 3}}));
+  EXPECT_EQ(g.type(g.outputs()[0]).shape, (Shape{3, 2}));
+}
+
+}  // namespace
+}  // namespace collage
