@@ -7,7 +7,8 @@
 # rounds of REPEAT timed runs each; the table gives the median of the
 # round medians and the ratio none/all (> 1: optimization is faster).
 # Writes bench/results/graph_opt-<date>.md.
-# Usage: bench/graph_opt.sh [COLLAGE_BINARY]   (env: THREADS, ROUNDS, REPEAT, MODELS)
+# Usage: bench/graph_opt.sh [COLLAGE_BINARY]
+#   (env: THREADS, ROUNDS, REPEAT, MODELS, TUNE_FLAGS — extra `tune` flags, both levels alike)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 collage="${1:-$root/build/collage}"
@@ -18,6 +19,7 @@ modules="$cache_dir/npm/node_modules"
 threads="${THREADS:-2}"
 rounds="${ROUNDS:-3}"
 repeat="${REPEAT:-20}"
+read -r -a tune_flags <<< "${TUNE_FLAGS:---budget 30}"
 models="${MODELS:-resnet18 resnet50 mobilenet_v2 squeezenet1_1 bert_encoder dcgan_generator ocr_det ocr_rec ocr_cls}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -61,7 +63,8 @@ for model in $models; do
   for level in $levels; do
     echo "== $model: tune at --graph-opt $level" >&2
     "$collage" tune "$onnx" ${shape:+--input-shape "$shape"} --graph-opt "$level" \
-      --backends all --threads "$threads" -q --no-verify -o "$work/$model.$level.plan.json" > /dev/null
+      --backends all --threads "$threads" -q --no-verify "${tune_flags[@]}" \
+      -o "$work/$model.$level.plan.json" > /dev/null
   done
   for r in $(seq 1 "$rounds"); do
     for level in $levels; do
