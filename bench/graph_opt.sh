@@ -52,9 +52,10 @@ np.save('$work/$1.npy', np.random.RandomState(0).rand(*[int(d) for d in '$shape'
   esac
 }
 
-median_ms() { sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' | head -1; }
+# "MEDIAN MIN" of a `collage run` latency line.
+latency_ms() { sed -n 's/.*median \([0-9.]*\) ms, min \([0-9.]*\) ms.*/\1 \2/p' | head -1; }
 
-printf 'model|level|nodes|import_s|native_ms|collage_ms|max_rel_error\n' > "$work/rows"
+printf 'model|level|nodes|import_s|native_ms|native_min_ms|collage_ms|collage_min_ms|max_rel_error\n' > "$work/rows"
 for model in $models; do
   read -r onnx input_name input_npy reference shape <<< "$(model_args "$model")"
   [ -n "${onnx:-}" ] || { echo "skip $model: not available (make zoo)" >&2; continue; }
@@ -73,18 +74,18 @@ for model in $models; do
         sed -n 's/^operators: \([0-9]*\) nodes.*/\1/p')
       import_s=$(awk "BEGIN { print $(date +%s.%N) - $start }")
       native=$("$collage" run "$onnx" "${flags[@]}" --graph-opt "$level" --repeat "$repeat" |
-        median_ms)
+        latency_ms)
       out="$work/out.$model.$level"
       rm -rf "$out"
       plan=$("$collage" run "$onnx" "${flags[@]}" --plan "$work/$model.$level.plan.json" \
-        --repeat "$repeat" --save-outputs "$out" | median_ms)
+        --repeat "$repeat" --save-outputs "$out" | latency_ms)
       error=$(/usr/bin/python3 -c "
 import numpy as np, glob
 ref = np.load('$reference').astype(np.float64)
 got = np.load(sorted(glob.glob('$out/*.npy'))[0]).astype(np.float64)
 print('%.2e' % (np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30)))")
-      printf '%s|%s|%s|%s|%s|%s|%s\n' "$model" "$level" "$nodes" "$import_s" "$native" "$plan" \
-        "$error" >> "$work/rows"
+      printf '%s|%s|%s|%s|%s|%s|%s\n' "$model" "$level" "$nodes" "$import_s" "${native// /|}" \
+        "${plan// /|}" "$error" >> "$work/rows"
     done
   done
 done
@@ -95,26 +96,28 @@ import sys, statistics, collections, platform, subprocess
 rows_file, threads, rounds, repeat = sys.argv[1:]
 rows = [line.rstrip('\n').split('|') for line in open(rows_file)][1:]
 by = collections.defaultdict(lambda: collections.defaultdict(list))
-for model, level, nodes, import_s, native, plan, error in rows:
-    by[model][level].append((int(nodes), float(import_s), float(native), float(plan), float(error)))
+for model, level, nodes, import_s, native, native_min, plan, plan_min, error in rows:
+    by[model][level].append((int(nodes), float(import_s), float(native), float(native_min),
+                             float(plan), float(plan_min), float(error)))
 cpu = subprocess.run(['sh', '-c', "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"],
                      capture_output=True, text=True).stdout.strip()
-print(f'# Graph optimizations: --graph-opt none vs all\n')
-print(f'{cpu}, {threads} threads; {rounds} interleaved rounds of {repeat} timed runs; '
-      'medians of the round medians (min-max of the round medians in brackets).\n')
+print('# Graph optimizations: --graph-opt none vs all\n')
+print(f'{cpu}, {threads} threads; {rounds} interleaved rounds (none, all, none, all, ...) of '
+      f'{repeat} timed runs. Each cell: median of the round medians, and in brackets the '
+      'fastest run of all rounds (less sensitive to a busy machine); the ratio is none / all '
+      'of the medians (> 1: the optimized graph is faster).\n')
 print('| model | nodes none -> all | `info` s none / all | native ms none / all (ratio) | '
-      'collage ms none / all (ratio) | max rel. error none / all |')
+      'collage plan ms none / all (ratio) | max rel. error none / all |')
 print('|---|---|---|---|---|---|')
-def fmt(values):
-    return f'{statistics.median(values):.3f} [{min(values):.3f}-{max(values):.3f}]'
 for model, levels in by.items():
     n, a = levels['none'], levels['all']
     col = lambda v, i: [x[i] for x in v]
-    nat = statistics.median(col(n, 2)) / statistics.median(col(a, 2))
-    pl = statistics.median(col(n, 3)) / statistics.median(col(a, 3))
-    print(f'| {model} | {n[0][0]} -> {a[0][0]} | {statistics.median(col(n, 1)):.2f} / '
-          f'{statistics.median(col(a, 1)):.2f} | {fmt(col(n, 2))} / {fmt(col(a, 2))} ({nat:.2f}x) | '
-          f'{fmt(col(n, 3))} / {fmt(col(a, 3))} ({pl:.2f}x) | {max(col(n, 4)):.1e} / {max(col(a, 4)):.1e} |')
+    med = lambda v, i: statistics.median(col(v, i))
+    cell = lambda v, i: f'{med(v, i):.3f} [{min(col(v, i + 1)):.3f}]'
+    print(f'| {model} | {n[0][0]} -> {a[0][0]} | {med(n, 1):.2f} / {med(a, 1):.2f} | '
+          f'{cell(n, 2)} / {cell(a, 2)} ({med(n, 2) / med(a, 2):.2f}x) | '
+          f'{cell(n, 4)} / {cell(a, 4)} ({med(n, 4) / med(a, 4):.2f}x) | '
+          f'{max(col(n, 6)):.1e} / {max(col(a, 6)):.1e} |')
 PY
 cat "$out"
 echo "written to $out"
