@@ -134,6 +134,20 @@ TEST(RemoveIdentityTest, TrainingDropoutStays) {
   EXPECT_EQ(g.num_nodes(), 2u);
 }
 
+TEST(RemoveIdentityTest, TrainingDropoutWithAZeroRatioIsRemoved) {
+  Graph g;
+  ValueId x = g.add_input("x", f32({2}));
+  ValueId ratio = g.add_constant("ratio", Tensor::from_vector<float>({0.0f}, {}));
+  ValueId training = g.add_constant("training", Tensor::from_vector<bool>({true}, {}));
+  ValueId d = g.add_value("d", f32({2}));
+  ValueId y = g.add_value("y", f32({2}));
+  g.add_node("Dropout", {x, ratio, training}, {d});
+  g.add_node("Relu", {d}, {y});
+  g.add_output(y);
+  EXPECT_EQ(remove_identity_ops(g), 1);
+  EXPECT_EQ(g.num_nodes(), 1u);
+}
+
 TEST(RemoveIdentityTest, DropoutWhoseMaskIsReadStays) {
   Graph g;
   ValueId x = g.add_input("x", f32({2}));

@@ -14,8 +14,19 @@ bool is_graph_input(const Graph& graph, ValueId id) {
   return std::find(inputs.begin(), inputs.end(), id) != inputs.end();
 }
 
-// Dropout is the identity unless opset 12's training_mode input says otherwise.
+// Dropout is the identity unless opset 12's training_mode input says
+// otherwise, and even in training mode when its ratio is a constant 0
+// (PyTorch exports F.dropout(p=0.0, training=True) so, in Swin-T's attention).
 bool dropout_is_inference(const Graph& graph, const Node& node) {
+  ValueId ratio = node.input(1);
+  if (ratio != kNoValue) {
+    const Value& value = graph.value(ratio);
+    const bool plain_float = value.is_constant() && (value.constant->dtype() == DType::kFloat32 ||
+                                                     value.constant->dtype() == DType::kFloat64);
+    if (plain_float && value.constant->numel() == 1 && value.constant->number_at(0) == 0.0) {
+      return true;
+    }
+  }
   ValueId mode = node.input(2);
   if (mode == kNoValue) return true;
   const Value& value = graph.value(mode);
