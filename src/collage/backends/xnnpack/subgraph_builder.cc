@@ -60,6 +60,9 @@ class Builder {
   bool emit_hard_sigmoid(const Node& node);
   bool emit_swish(const Node& node);
   bool emit_gelu_tanh(const Node& node);
+  // y = x * sigmoid(argument(x, dims)): Swish and the tanh form of Gelu.
+  template <typename Argument>
+  bool emit_x_times_sigmoid(const Node& node, Argument argument);
   bool emit_broadcast(const Node& node);
   bool emit_batch_norm(const Node& node);
   bool emit_prelu(const Node& node);
@@ -334,51 +337,46 @@ bool Builder::emit_hard_sigmoid(const Node& node) {
   return check(xnn_define_add2(subgraph(), 0.0f, 1.0f, scaled, beta, y, 0), "add");
 }
 
-bool Builder::emit_swish(const Node& node) {
+template <typename Argument>
+bool Builder::emit_x_times_sigmoid(const Node& node, Argument argument) {
   const ValueId in = node.inputs[0];
   const ValueId out = node.outputs[0];
   const Layout layout = follow_layout(in, out);
   const std::uint32_t x = use(in, layout);
   if (x == kInvalid) return false;
-  // x * sigmoid(alpha * x); alpha = 1 (SiLU) needs no scaling.
   const Dims dims = xnn_dims(shape(in), layout);
-  const float alpha = node.attributes.get_float("alpha", 1.0f);
-  std::uint32_t argument = x;
-  if (alpha != 1.0f) {
-    argument = binary(xnn_define_multiply2, "multiply", x, define_scalar(alpha, dims.size()), dims);
-  }
-  const std::uint32_t gate = sigmoid(argument, dims);
+  const std::uint32_t gate = sigmoid(argument(x, dims), dims);
   if (gate == kInvalid) return false;
   const std::uint32_t y = define_output(out, layout);
   if (y == kInvalid) return false;
   return check(xnn_define_multiply2(subgraph(), kNoMin, kNoMax, x, gate, y, 0), "multiply");
 }
 
+bool Builder::emit_swish(const Node& node) {
+  // x * sigmoid(alpha * x); alpha = 1 (SiLU) needs no scaling.
+  const float alpha = node.attributes.get_float("alpha", 1.0f);
+  return emit_x_times_sigmoid(node, [&](std::uint32_t x, const Dims& dims) {
+    if (alpha == 1.0f) return x;
+    return binary(xnn_define_multiply2, "multiply", x, define_scalar(alpha, dims.size()), dims);
+  });
+}
+
 bool Builder::emit_gelu_tanh(const Node& node) {
-  const ValueId in = node.inputs[0];
-  const ValueId out = node.outputs[0];
-  const Layout layout = follow_layout(in, out);
-  const std::uint32_t x = use(in, layout);
-  if (x == kInvalid) return false;
   // x / 2 * (1 + tanh(u)) = x * sigmoid(2u), u = sqrt(2 / pi) * (x + 0.044715 * x^3);
   // this XNNPACK has sigmoid but no tanh. 2u = x * (a + b * x^2).
   constexpr float kA = 1.5957691216057308f;  // 2 * sqrt(2 / pi)
   constexpr float kB = kA * 0.044715f;
-  const Dims dims = xnn_dims(shape(in), layout);
-  const std::uint32_t squared = define_internal(dims);
-  if (squared == kInvalid || !check(xnn_define_square(subgraph(), x, squared, 0), "square")) {
-    return false;
-  }
-  const std::uint32_t cubic =
-      binary(xnn_define_multiply2, "multiply", squared, define_scalar(kB, dims.size()), dims);
-  const std::uint32_t slope =
-      binary(xnn_define_add2, "add", cubic, define_scalar(kA, dims.size()), dims);
-  const std::uint32_t gate =
-      sigmoid(binary(xnn_define_multiply2, "multiply", x, slope, dims), dims);
-  if (gate == kInvalid) return false;
-  const std::uint32_t y = define_output(out, layout);
-  if (y == kInvalid) return false;
-  return check(xnn_define_multiply2(subgraph(), kNoMin, kNoMax, x, gate, y, 0), "multiply");
+  return emit_x_times_sigmoid(node, [&](std::uint32_t x, const Dims& dims) {
+    const std::uint32_t squared = define_internal(dims);
+    if (squared == kInvalid || !check(xnn_define_square(subgraph(), x, squared, 0), "square")) {
+      return kInvalid;
+    }
+    const std::uint32_t cubic =
+        binary(xnn_define_multiply2, "multiply", squared, define_scalar(kB, dims.size()), dims);
+    const std::uint32_t slope =
+        binary(xnn_define_add2, "add", cubic, define_scalar(kA, dims.size()), dims);
+    return binary(xnn_define_multiply2, "multiply", x, slope, dims);
+  });
 }
 
 bool Builder::emit_broadcast(const Node& node) {
