@@ -4,12 +4,14 @@
 
 #include "collage/ir/error.h"
 #include "collage/onnx/importer.h"
+#include "onnx/error_text.h"
 #include "onnx/model_builder.h"
 
 namespace collage {
 namespace {
 
 using testing::attr;
+using testing::contains;
 using testing::ModelBuilder;
 
 std::string import_error(const ModelBuilder& m) {
@@ -36,10 +38,6 @@ ModelBuilder pool_model(const std::string& op,
   ModelBuilder m;
   m.input("x", {1, 3, 8, 8}).node(op, {"x"}, {"y"}, attributes).output("y");
   return m;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 // ONNX's own shape inference divides by the strides: before the check this

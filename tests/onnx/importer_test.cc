@@ -7,6 +7,7 @@
 
 #include "collage/backends/native/native_backend.h"
 #include "collage/ir/error.h"
+#include "onnx/error_text.h"
 #include "onnx/model_builder.h"
 #include "onnx/shape_ops_evaluator.h"
 #include "onnx/temp_dir.h"
@@ -15,25 +16,13 @@ namespace collage {
 namespace {
 
 using testing::attr;
+using testing::contains;
+using testing::error_of;
 using testing::ModelBuilder;
 using testing::ShapeOpsEvaluator;
 using testing::TempDir;
 
 TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "no error";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // y = Relu(x @ w + b), x: f32[batch, 4]
 ModelBuilder dense_model(std::vector<testing::Dim> input_dims = {2, 4}) {
@@ -247,46 +236,6 @@ TEST(ImporterTest, AnOpsetOutsideTheSupportedRangeIsRejected) {
   }
 }
 
-TEST(ImporterTest, ExternalDataIsLoadedFromTheModelsDirectory) {
-  TempDir dir;
-  const float weights[] = {1.0f, 2.0f, 3.0f};
-  std::ofstream(dir.file("model.weights"), std::ios::binary)
-      .write(reinterpret_cast<const char*>(weights), sizeof(weights));
-  ModelBuilder m;
-  m.input("x", {3}).node("Add", {"x", "w"}, {"y"}).output("y");
-  onnx::TensorProto* w = m.graph().add_initializer();
-  w->set_name("w");
-  w->set_data_type(onnx::TensorProto::FLOAT);
-  w->add_dims(3);
-  w->set_data_location(onnx::TensorProto::EXTERNAL);
-  auto* location = w->add_external_data();
-  location->set_key("location");
-  location->set_value("model.weights");
-  m.save(dir.file("model.onnx"));
-  Graph g = import_onnx(dir.file("model.onnx"));
-  const Tensor& loaded = *g.value(*g.find_value("w")).constant;
-  EXPECT_EQ(loaded.data<float>()[2], 3.0f);
-}
-
-TEST(ImporterTest, AMissingExternalDataFileNamesTheFileAndTheTensor) {
-  TempDir dir;
-  ModelBuilder m;
-  m.input("x", {3}).node("Add", {"x", "w"}, {"y"}).output("y");
-  onnx::TensorProto* w = m.graph().add_initializer();
-  w->set_name("w");
-  w->set_data_type(onnx::TensorProto::FLOAT);
-  w->add_dims(3);
-  w->set_data_location(onnx::TensorProto::EXTERNAL);
-  auto* location = w->add_external_data();
-  location->set_key("location");
-  location->set_value("gone.weights");
-  m.save(dir.file("model.onnx"));
-  std::string message = error_of([&] { import_onnx(dir.file("model.onnx")); });
-  EXPECT_TRUE(contains(message, "gone.weights")) << message;
-  EXPECT_TRUE(contains(message, "tensor 'w'")) << message;
-  EXPECT_TRUE(contains(message, dir.file("model.onnx"))) << message;
-}
-
 // A model whose initializer "w" (f32[3]) lives in external data at `location`.
 ModelBuilder external_data_model(const std::string& location) {
   ModelBuilder m;
@@ -300,6 +249,26 @@ ModelBuilder external_data_model(const std::string& location) {
   entry->set_key("location");
   entry->set_value(location);
   return m;
+}
+
+TEST(ImporterTest, ExternalDataIsLoadedFromTheModelsDirectory) {
+  TempDir dir;
+  const float weights[] = {1.0f, 2.0f, 3.0f};
+  std::ofstream(dir.file("model.weights"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(weights), sizeof(weights));
+  external_data_model("model.weights").save(dir.file("model.onnx"));
+  Graph g = import_onnx(dir.file("model.onnx"));
+  const Tensor& loaded = *g.value(*g.find_value("w")).constant;
+  EXPECT_EQ(loaded.data<float>()[2], 3.0f);
+}
+
+TEST(ImporterTest, AMissingExternalDataFileNamesTheFileAndTheTensor) {
+  TempDir dir;
+  external_data_model("gone.weights").save(dir.file("model.onnx"));
+  std::string message = error_of([&] { import_onnx(dir.file("model.onnx")); });
+  EXPECT_TRUE(contains(message, "gone.weights")) << message;
+  EXPECT_TRUE(contains(message, "tensor 'w'")) << message;
+  EXPECT_TRUE(contains(message, dir.file("model.onnx"))) << message;
 }
 
 // A location without ".." can still leave the model's directory through a

@@ -9,6 +9,7 @@
 #include "collage/backends/native/native_backend.h"
 #include "collage/ir/error.h"
 #include "collage/onnx/importer.h"
+#include "onnx/error_text.h"
 #include "onnx/model_builder.h"
 #include "onnx/reference_run.h"
 
@@ -16,38 +17,18 @@ namespace collage {
 namespace {
 
 using testing::attr;
+using testing::contains;
+using testing::error_of;
 using testing::floats;
+using testing::import_with_native;
+using testing::int64s;
 using testing::iota;
 using testing::ModelBuilder;
+using testing::only_node;
 using testing::run_reference;
-
-Tensor int64s(std::vector<std::int64_t> values) {
-  const auto count = static_cast<std::int64_t>(values.size());
-  return Tensor::from_vector<std::int64_t>(values, {count});
-}
 
 Tensor f32s(std::vector<float> values, Shape shape) {
   return Tensor::from_vector<float>(values, std::move(shape));
-}
-
-Graph import(const ModelBuilder& m) {
-  ImportOptions options;
-  options.evaluator = &native_evaluator();
-  return import_onnx_model(m.shared(), options);
-}
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "no error";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 ::testing::AssertionResult near(const std::vector<float>& actual,
@@ -65,18 +46,10 @@ bool contains(const std::string& text, const std::string& part) {
   return ::testing::AssertionSuccess();
 }
 
-const Node& only_node(const Graph& g, const std::string& op_type) {
-  for (const Node& node : g.nodes()) {
-    if (node.op_type == op_type) return node;
-  }
-  ADD_FAILURE() << "no " << op_type << " node";
-  return g.node(0);
-}
-
 TEST(OpsetConversionTest, TheGraphIsConvertedToOpset17AndKeepsTheModelsOpset) {
   ModelBuilder m(18);
   m.input("x", {2}).node("Relu", {"x"}, {"y"}).output("y");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   EXPECT_EQ(g.opset, 17);
   EXPECT_EQ(g.source_opset, 18);
 }
@@ -84,7 +57,7 @@ TEST(OpsetConversionTest, TheGraphIsConvertedToOpset17AndKeepsTheModelsOpset) {
 TEST(OpsetConversionTest, AGraphOfOpset17IsNotConverted) {
   ModelBuilder m(17);
   m.input("x", {2}).node("Relu", {"x"}, {"y"}).output("y");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   EXPECT_EQ(g.opset, 17);
   EXPECT_EQ(g.source_opset, 0);
 }
@@ -118,7 +91,7 @@ TEST(OpsetConversionTest, ReductionsTakeTheirAxesInputAsAnAttribute) {
         .node("Constant", {}, {"axes"}, {attr("value", int64s({1}))})
         .node(c.op, {"x", "axes"}, {"y"}, {attr("keepdims", std::int64_t{0})})
         .output("y");
-    Graph g = import(m);
+    Graph g = import_with_native(m);
     const Node& reduce = only_node(g, c.op);
     EXPECT_EQ(g.type(g.outputs()[0]).shape, (Shape{2}));
     // ReduceSum has taken axes as an input since opset 13.
@@ -136,7 +109,7 @@ TEST(OpsetConversionTest, AReductionWithoutAxesReducesEverything) {
   m.input("x", {2, 3})
       .node("ReduceMean", {"x"}, {"y"}, {attr("keepdims", std::int64_t{0})})
       .output("y");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   EXPECT_TRUE(near(floats(run_reference(g, {iota({2, 3})})[0]), {2.5f}));
 }
 
@@ -147,7 +120,7 @@ TEST(OpsetConversionTest, AReductionWithNoopForEmptyAxesAndNoAxesIsTheIdentity) 
       .node("ReduceMax", {"x", "no_axes"}, {"m"}, {attr("noop_with_empty_axes", std::int64_t{1})})
       .node("Relu", {"m"}, {"y"})
       .output("y");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   ASSERT_EQ(g.num_nodes(), 1u);
   EXPECT_EQ(g.type(g.outputs()[0]).shape, (Shape{2, 3}));
   EXPECT_TRUE(near(floats(run_reference(g, {iota({2, 3})})[0]), {0, 1, 2, 3, 4, 5}));
@@ -160,7 +133,7 @@ TEST(OpsetConversionTest, AReductionWhoseAxesAreComputedIsRefusedNamingTheNode) 
       .node("ReduceMean", {"x", "axes"}, {"y"}, {}, "")
       .output("y");
   m.graph().mutable_node(0)->set_name("mean");
-  std::string message = error_of([&] { import(m); });
+  std::string message = error_of([&] { import_with_native(m); });
   EXPECT_TRUE(contains(message, "mean")) << message;
   EXPECT_TRUE(contains(message, "axes input is not a constant")) << message;
 }
@@ -172,7 +145,7 @@ TEST(OpsetConversionTest, SplitIntoNumOutputsPartsMakesTheLastPartSmaller) {
       .output("a")
       .output("b")
       .output("c");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   EXPECT_EQ(g.type(g.outputs()[0]).shape, (Shape{3}));
   EXPECT_EQ(g.type(g.outputs()[2]).shape, (Shape{1}));
   std::vector<Tensor> parts = run_reference(g, {iota({7})});
@@ -189,7 +162,7 @@ TEST(OpsetConversionTest, SplitIntoNumOutputsEqualPartsAlongANegativeAxis) {
       .output("a")
       .output("b")
       .output("c");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   std::vector<Tensor> parts = run_reference(g, {iota({2, 6})});
   EXPECT_EQ(parts[1].shape(), (Shape{2, 2}));
   EXPECT_EQ(floats(parts[1]), (std::vector<float>{2, 3, 8, 9}));
@@ -203,7 +176,7 @@ TEST(OpsetConversionTest, PadsForSomeAxesBecomePadsForEveryAxis) {
       .node("Constant", {}, {"axes"}, {attr("value", int64s({-1}))})
       .node("Pad", {"x", "pads", "value", "axes"}, {"y"})
       .output("y");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   ASSERT_EQ(g.num_nodes(), 1u);
   const Value& pads = g.value(g.node(0).inputs[1]);
   ASSERT_TRUE(pads.is_constant());
@@ -218,7 +191,7 @@ TEST(OpsetConversionTest, PadsWrapModeIsRefused) {
       .initializer("pads", int64s({0, 1, 0, 1}))
       .node("Pad", {"x", "pads"}, {"y"}, {attr("mode", "wrap")})
       .output("y");
-  std::string message = error_of([&] { import(m); });
+  std::string message = error_of([&] { import_with_native(m); });
   EXPECT_TRUE(contains(message, "Pad of opset 19 has no opset-17 form: mode 'wrap'")) << message;
 }
 
@@ -231,7 +204,7 @@ TEST(OpsetConversionTest, ResizeScalesForSomeAxesBecomeScalesForEveryAxis) {
              attr("nearest_mode", "floor"), attr("axes", std::vector<std::int64_t>{2, 3}),
              attr("antialias", std::int64_t{0})})
       .output("y");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   EXPECT_EQ(g.type(g.outputs()[0]).shape, (Shape{1, 1, 4, 4}));
   EXPECT_EQ(floats(run_reference(g, {iota({1, 1, 2, 2})})[0]),
             (std::vector<float>{0, 0, 1, 1, 0, 0, 1, 1, 2, 2, 3, 3, 2, 2, 3, 3}));
@@ -245,7 +218,7 @@ TEST(OpsetConversionTest, ResizeSizesForSomeAxesBecomeSizesForEveryAxis) {
             {attr("mode", "nearest"), attr("coordinate_transformation_mode", "asymmetric"),
              attr("nearest_mode", "floor"), attr("axes", std::vector<std::int64_t>{-1})})
       .output("y");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   EXPECT_EQ(g.type(g.outputs()[0]).shape, (Shape{1, 1, 2, 4}));
   EXPECT_EQ(floats(run_reference(g, {iota({1, 1, 2, 2})})[0]),
             (std::vector<float>{0, 0, 1, 1, 2, 2, 3, 3}));
@@ -259,7 +232,7 @@ TEST(OpsetConversionTest, AntialiasedResizeIsRefusedNamingTheNode) {
             {attr("mode", "linear"), attr("antialias", std::int64_t{1})})
       .output("y");
   m.graph().mutable_node(0)->set_name("shrink");
-  std::string message = error_of([&] { import(m); });
+  std::string message = error_of([&] { import_with_native(m); });
   EXPECT_TRUE(contains(message, "shrink")) << message;
   EXPECT_TRUE(contains(message, "Resize of opset 18 has no opset-17 form: antialias=1")) << message;
 }
@@ -273,7 +246,7 @@ TEST(OpsetConversionTest, ScatterMaxAndMinReductionsAreRefused) {
         .initializer("updates", f32s({5}, {1}))
         .node(op, {"x", "indices", "updates"}, {"y"}, {attr("reduction", "max")})
         .output("y");
-    std::string message = error_of([&] { import(m); });
+    std::string message = error_of([&] { import_with_native(m); });
     EXPECT_TRUE(contains(message, "reduction 'max' is not supported")) << message;
   }
 }
@@ -301,7 +274,7 @@ TEST(OpsetConversionTest, GroupNormalization18ScalesEachGroup) {
       .node("GroupNormalization", {"x", "scale", "bias"}, {"y"},
             {attr("num_groups", std::int64_t{2})})
       .output("y");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   EXPECT_EQ(g.type(g.outputs()[0]).shape, (Shape{1, 4, 2}));
   EXPECT_TRUE(near(floats(run_reference(g, {iota({1, 4, 2})})[0]),
                    group_normalized({1, 2}, {0, 1}, false)));
@@ -315,7 +288,7 @@ TEST(OpsetConversionTest, GroupNormalization21ScalesEachChannel) {
       .node("GroupNormalization", {"x", "scale", "bias"}, {"y"},
             {attr("num_groups", std::int64_t{2})})
       .output("y");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   EXPECT_TRUE(near(floats(run_reference(g, {iota({1, 4, 2})})[0]),
                    group_normalized({1, 2, 3, 4}, {0, 0, 1, 1}, true)));
 }
@@ -330,11 +303,11 @@ TEST(OpsetConversionTest, AveragePoolDilationsOfOneAreDroppedAndOthersRefused) {
                attr("dilations", std::vector<std::int64_t>{dilation, dilation})})
         .output("y");
     if (dilation == 2) {
-      std::string message = error_of([&] { import(m); });
+      std::string message = error_of([&] { import_with_native(m); });
       EXPECT_TRUE(contains(message, "dilations other than 1")) << message;
       continue;
     }
-    Graph g = import(m);
+    Graph g = import_with_native(m);
     EXPECT_TRUE(
         near(floats(run_reference(g, {iota({1, 1, 4, 4})})[0]), {2.5f, 4.5f, 10.5f, 12.5f}));
   }
@@ -356,7 +329,7 @@ TEST(OpsetConversionTest, OpsWhoseNewOpsetsOnlyAddTypesImportAsBefore) {
       .node("ConstantOfShape", {"s"}, {"ones"}, {attr("value", f32s({1}, {1}))})
       .node("Add", {"c", "ones"}, {"y"})
       .output("y");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   EXPECT_EQ(g.type(g.outputs()[0]).shape, (Shape{3, 2}));
   // x transposed: [[0, 3], [1, 4], [2, 5]], plus one.
   EXPECT_EQ(floats(run_reference(g, {iota({2, 3})})[0]), (std::vector<float>{1, 4, 2, 5, 3, 6}));

@@ -14,16 +14,14 @@ namespace {
 
 using testing::attr;
 using testing::floats;
+using testing::import_with_native;
+using testing::int64s;
 using testing::iota;
 using testing::ModelBuilder;
+using testing::only_node;
 using testing::run_reference;
 
 Tensor scalar(std::int64_t value) { return Tensor::from_vector<std::int64_t>({value}, {}); }
-
-Tensor int64s(std::vector<std::int64_t> values) {
-  const auto count = static_cast<std::int64_t>(values.size());
-  return Tensor::from_vector<std::int64_t>(values, {count});
-}
 
 // x: f32[1, 5, 6]; "h" = 5 and "w" = 6, its last two dimensions as int64
 // scalars; "h1", "w1" the same as one-element vectors.
@@ -44,20 +42,6 @@ ModelBuilder with_dimensions() {
   return m;
 }
 
-Graph import(const ModelBuilder& m) {
-  ImportOptions options;
-  options.evaluator = &native_evaluator();
-  return import_onnx_model(m.shared(), options);
-}
-
-const Node& only_node(const Graph& g, const std::string& op_type) {
-  for (const Node& node : g.nodes()) {
-    if (node.op_type == op_type) return node;
-  }
-  ADD_FAILURE() << "no " << op_type << " node";
-  return g.node(0);
-}
-
 TEST(ShapeParametersTest, PadsThatRoundUpToAWindowFoldFromTheInputShape) {
   // PyTorch's window partition: pad H and W to multiples of 4 with
   // (4 - H % 4) % 4 at the end.
@@ -74,7 +58,7 @@ TEST(ShapeParametersTest, PadsThatRoundUpToAWindowFoldFromTheInputShape) {
       .node("Concat", {"no_pads", "h_pad1", "w_pad1"}, {"pads"}, {attr("axis", std::int64_t{0})})
       .node("Pad", {"x", "pads"}, {"y"})
       .output("y");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   ASSERT_EQ(g.num_nodes(), 1u);
   const Value& pads = g.value(only_node(g, "Pad").inputs[1]);
   ASSERT_TRUE(pads.is_constant());
@@ -98,7 +82,7 @@ TEST(ShapeParametersTest, SliceEndsFoldFromTheInputShape) {
       .node("Sub", {"w1", "w_rest"}, {"end"})
       .node("Slice", {"x", "axis0", "end", "axis2"}, {"y"})
       .output("y");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   ASSERT_EQ(g.num_nodes(), 1u);
   ASSERT_EQ(g.type(g.outputs()[0]).shape, (Shape{1, 5, 4}));
   std::vector<float> y = floats(run_reference(g, {iota({1, 5, 6})})[0]);
@@ -114,7 +98,7 @@ TEST(ShapeParametersTest, AnExpandShapeFoldsFromTheInputShape) {
       .node("Concat", {"copies", "h1", "w1"}, {"target"}, {attr("axis", std::int64_t{0})})
       .node("Expand", {"x", "target"}, {"y"})
       .output("y");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   ASSERT_EQ(g.num_nodes(), 1u);
   ASSERT_EQ(g.type(g.outputs()[0]).shape, (Shape{2, 5, 6}));
   std::vector<float> y = floats(run_reference(g, {iota({1, 5, 6})})[0]);
@@ -132,7 +116,7 @@ TEST(ShapeParametersTest, TileRepeatsFoldFromTheInputShape) {
       .node("Concat", {"copies", "ones"}, {"repeats"}, {attr("axis", std::int64_t{0})})
       .node("Tile", {"x", "repeats"}, {"y"})
       .output("y");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   ASSERT_EQ(g.num_nodes(), 1u);
   ASSERT_EQ(g.type(g.outputs()[0]).shape, (Shape{2, 5, 6}));
   std::vector<float> y = floats(run_reference(g, {iota({1, 5, 6})})[0]);
@@ -152,7 +136,7 @@ TEST(ShapeParametersTest, ResizeSizesFoldFromTheInputShape) {
             {attr("mode", "nearest"), attr("coordinate_transformation_mode", "asymmetric"),
              attr("nearest_mode", "floor")})
       .output("y");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   const Value& sizes = g.value(only_node(g, "Resize").inputs[3]);
   ASSERT_TRUE(sizes.is_constant());
   ASSERT_EQ(g.type(g.outputs()[0]).shape, (Shape{1, 1, 10, 6}));
@@ -170,7 +154,7 @@ TEST(ShapeParametersTest, AConstantOfShapeShapeFoldsFromTheInputShape) {
       .node("ConstantOfShape", {"c_shape"}, {"y"},
             {attr("value", Tensor::from_vector<float>({1.5f}, {1}))})
       .output("y");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   ASSERT_EQ(g.num_nodes(), 1u);
   ASSERT_EQ(g.type(g.outputs()[0]).shape, (Shape{2, 6}));
   EXPECT_EQ(floats(run_reference(g, {iota({1, 5, 6})})[0]), std::vector<float>(12, 1.5f));
@@ -192,7 +176,7 @@ TEST(ShapeParametersTest, ARangeLimitFoldsFromTheInputShape) {
       .node("Squeeze", {"head"}, {"values"})
       .node("Add", {"values", "offsets"}, {"y"})
       .output("y");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   ASSERT_TRUE(g.value(only_node(g, "Add").inputs[1]).is_constant());
   ASSERT_EQ(g.type(g.outputs()[0]).shape, (Shape{5}));
   // x's last row is 24..29; its first five plus 0..4.
@@ -212,7 +196,7 @@ TEST(ShapeParametersTest, AMaskBuiltBySliceAssignmentFolds) {
       .node("ScatterND", {"zeros", "indices", "row_ones"}, {"mask"})
       .node("Add", {"x", "mask"}, {"y"})
       .output("y");
-  Graph g = import(m);
+  Graph g = import_with_native(m);
   ASSERT_EQ(g.num_nodes(), 1u);
   std::vector<float> y = floats(run_reference(g, {iota({1, 5, 6})})[0]);
   for (int i = 0; i < 30; ++i) EXPECT_EQ(y[i], float(i) + (i >= 24 ? 1.0f : 0.0f)) << i;

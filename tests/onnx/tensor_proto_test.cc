@@ -5,11 +5,13 @@
 #include <fstream>
 
 #include "collage/ir/error.h"
+#include "onnx/error_text.h"
 #include "onnx/temp_dir.h"
 
 namespace collage {
 namespace {
 
+using testing::error_of;
 using testing::TempDir;
 
 onnx::TensorProto float_proto(const std::string& name, const std::vector<float>& values) {
@@ -24,16 +26,6 @@ onnx::TensorProto float_proto(const std::string& name, const std::vector<float>&
 void write_bytes(const std::string& path, const void* data, std::size_t size) {
   std::ofstream out(path, std::ios::binary);
   out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-}
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "no error";
 }
 
 TEST(TensorProtoTest, RawDataRoundTrips) {
