@@ -14,42 +14,20 @@ zoo="${2:-$cache_dir/zoo}"
 threads="${THREADS:-2}"
 rounds="${ROUNDS:-3}"
 repeat="${REPEAT:-20}"
-models="${MODELS:-resnet18 resnet50 mobilenet_v2 squeezenet1_1 bert_encoder dcgan_generator ocr_det ocr_rec ocr_cls}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 bash "$root/scripts/fetch_thirdparty.sh" "$cache_dir" > /dev/null
 modules="$cache_dir/npm/node_modules"
 paddle="$cache_dir/thirdparty/paddleocr"
 
-# MODEL -> "ONNX_FILE INPUT_NAME INPUT_NPY [--input-shape NAME=DIMS]"; empty when missing.
-model_args() {
-  case "$1" in
-    ocr_det|ocr_rec|ocr_cls)
-      local file shape
-      case "$1" in
-        ocr_det) file=ch_PP-OCRv4_det_infer; shape=1,3,320,320 ;;
-        ocr_rec) file=ch_PP-OCRv4_rec_infer; shape=1,3,48,320 ;;
-        ocr_cls) file=ch_ppocr_mobile_v2.0_cls_infer; shape=1,3,48,192 ;;
-      esac
-      [ -f "$paddle/$file.onnx" ] || return 0
-      /usr/bin/python3 -c "
-import numpy as np
-np.save('$work/$1.npy', np.random.RandomState(0).rand(*[int(d) for d in '$shape'.split(',')]).astype(np.float32))"
-      echo "$paddle/$file.onnx x $work/$1.npy --input-shape x=$shape" ;;
-    *)
-      local dir="$zoo/$1"
-      [ -f "$dir/model.onnx" ] || return 0
-      local input_name
-      input_name="$(/usr/bin/python3 -c "import json;print(json.load(open('$dir/meta.json'))['input_name'])")"
-      echo "$dir/model.onnx $input_name $dir/input.npy" ;;
-  esac
-}
+. "$root/bench/models.sh"
+models="${MODELS:-$default_models}"
 
 for model in $models; do
-  read -r onnx input_name input_npy shape_flags <<< "$(model_args "$model")"
+  read -r onnx input_name input_npy shape <<< "$(model_args "$model")"
   [ -n "${onnx:-}" ] || { echo "skip $model: not available (make zoo)"; continue; }
   extra=()
-  [ -n "${shape_flags:-}" ] && extra=(--input-shape "${shape_flags#--input-shape }")
+  [ -n "${shape:-}" ] && extra=(--input-shape "$shape")
   # Tune once (fills the cache) so the timed rounds measure plans, not tuning.
   "$collage" tune "$onnx" "${extra[@]}" --backends all --threads "$threads" -q --no-verify \
     -o "$work/$model.plan.json" > /dev/null

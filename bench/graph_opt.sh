@@ -20,35 +20,24 @@ threads="${THREADS:-2}"
 rounds="${ROUNDS:-3}"
 repeat="${REPEAT:-20}"
 read -r -a tune_flags <<< "${TUNE_FLAGS:---budget 30}"
-models="${MODELS:-resnet18 resnet50 mobilenet_v2 squeezenet1_1 bert_encoder dcgan_generator ocr_det ocr_rec ocr_cls}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 levels="none all"
 
-# MODEL -> "ONNX_FILE INPUT_NAME INPUT_NPY REFERENCE_NPY [NAME=DIMS]"; empty when missing.
-model_args() {
-  case "$1" in
-    ocr_det|ocr_rec|ocr_cls)
-      local file shape
-      case "$1" in
-        ocr_det) file=ch_PP-OCRv4_det_infer; shape=1,3,320,320 ;;
-        ocr_rec) file=ch_PP-OCRv4_rec_infer; shape=1,3,48,320 ;;
-        ocr_cls) file=ch_ppocr_mobile_v2.0_cls_infer; shape=1,3,48,192 ;;
-      esac
-      [ -f "$paddle/$file.onnx" ] && [ -d "$modules/onnxruntime-node" ] || return 0
-      /usr/bin/python3 -c "
-import numpy as np
-np.save('$work/$1.npy', np.random.RandomState(0).rand(*[int(d) for d in '$shape'.split(',')]).astype(np.float32))"
-      node "$root/scripts/ort_runner.js" "$paddle/$file.onnx" --input "x=$work/$1.npy" \
-        --threads "$threads" --repeat 0 --warmup 0 --save-outputs "$work/ort_$1" \
-        --modules "$modules" > /dev/null
-      echo "$paddle/$file.onnx x $work/$1.npy $(ls "$work/ort_$1"/*.npy | head -1) x=$shape" ;;
-    *)
-      local dir="$zoo/$1"
-      [ -f "$dir/model.onnx" ] || return 0
-      local input_name
-      input_name="$(/usr/bin/python3 -c "import json;print(json.load(open('$dir/meta.json'))['input_name'])")"
-      echo "$dir/model.onnx $input_name $dir/input.npy $dir/output.npy" ;;
+. "$root/bench/models.sh"
+models="${MODELS:-$default_models}"
+
+# The reference outputs of MODEL's input: PyTorch's for a zoo model, ONNX
+# Runtime's for a PaddleOCR model; empty when there is none.
+reference_npy() {
+  local model=$1 onnx=$2 input_npy=$3
+  case "$model" in
+    ocr_*)
+      [ -d "$modules/onnxruntime-node" ] || return 0
+      node "$root/scripts/ort_runner.js" "$onnx" --input "x=$input_npy" --threads "$threads" \
+        --repeat 0 --warmup 0 --save-outputs "$work/ort_$model" --modules "$modules" > /dev/null
+      ls "$work/ort_$model"/*.npy | head -1 ;;
+    *) echo "$zoo/$model/output.npy" ;;
   esac
 }
 
@@ -57,8 +46,10 @@ latency_ms() { sed -n 's/.*median \([0-9.]*\) ms, min \([0-9.]*\) ms.*/\1 \2/p' 
 
 printf 'model|level|nodes|import_s|native_ms|native_min_ms|collage_ms|collage_min_ms|max_rel_error\n' > "$work/rows"
 for model in $models; do
-  read -r onnx input_name input_npy reference shape <<< "$(model_args "$model")"
+  read -r onnx input_name input_npy shape <<< "$(model_args "$model")"
   [ -n "${onnx:-}" ] || { echo "skip $model: not available (make zoo)" >&2; continue; }
+  reference="$(reference_npy "$model" "$onnx" "$input_npy")"
+  [ -n "$reference" ] || { echo "skip $model: no reference outputs (onnxruntime-node)" >&2; continue; }
   flags=(--threads "$threads" --input "$input_name=$input_npy")
   [ -n "${shape:-}" ] && flags+=(--input-shape "$shape")
   for level in $levels; do
