@@ -223,31 +223,6 @@ ChannelAffineFolds fold_channel_affine(Graph& graph) {
       const Node& target = graph.node(p->id);
       const bool shifts = affine->kind != Affine::Kind::kScale;
       if (!p->has_bias && affine->kind == Affine::Kind::kShift) continue;
-      if (!p->has_bias && shifts) {
-        // A MatMul has no bias: its columns take the scale, and the
-        // normalization becomes an Add of the shift (a Gemm's bias once
-        // fuse_matmul_add has run).
-        const std::string base = graph.value(y).name;
-        Tensor shift = Tensor::allocate(TensorType{DType::kFloat32, {p->channels}});
-        for (std::size_t c = 0; c < affine->shift.size(); ++c) {
-          shift.data<float>()[c] = static_cast<float>(affine->shift[c]);
-        }
-        const Tensor& weight = *float_constant(graph, target.inputs[1]);
-        ValueId new_weight =
-            graph.add_constant(unused_value_name(graph, base + "/folded_weight"),
-                               scaled_along(weight, p->weight_axis, affine->scale));
-        ValueId shift_id =
-            graph.add_constant(unused_value_name(graph, base + "/shift"), std::move(shift));
-        graph.node(p->id).inputs[1] = new_weight;
-        Node& add = graph.node(static_cast<NodeId>(n));
-        add.op_type = "Add";
-        add.inputs = {x, shift_id};
-        add.outputs.resize(1);
-        add.attributes = {};
-        producer_changed[static_cast<std::size_t>(p->id)] = true;
-        ++folds.batch_norms;
-        continue;
-      }
       std::optional<std::pair<std::vector<double>, double>> bias;
       if (p->has_bias) {
         bias = current_bias(graph, target, *p);
@@ -259,6 +234,10 @@ ChannelAffineFolds fold_channel_affine(Graph& graph) {
       ValueId new_weight = graph.add_constant(unused_value_name(graph, base + "/folded_weight"),
                                               scaled_along(weight, p->weight_axis, affine->scale));
       ValueId new_bias = kNoValue;
+      // A MatMul has no bias: its columns take the scale, and a normalization
+      // after it becomes an Add of the shift (a Gemm's bias once
+      // fuse_matmul_add has run).
+      ValueId kept_shift = kNoValue;
       if (p->has_bias) {
         const auto& [b, beta] = *bias;
         Tensor tensor = Tensor::allocate(TensorType{DType::kFloat32, {p->channels}});
@@ -269,8 +248,15 @@ ChannelAffineFolds fold_channel_affine(Graph& graph) {
         }
         new_bias =
             graph.add_constant(unused_value_name(graph, base + "/folded_bias"), std::move(tensor));
+      } else if (shifts) {
+        Tensor tensor = Tensor::allocate(TensorType{DType::kFloat32, {p->channels}});
+        for (std::size_t c = 0; c < affine->shift.size(); ++c) {
+          tensor.data<float>()[c] = static_cast<float>(affine->shift[c]);
+        }
+        kept_shift =
+            graph.add_constant(unused_value_name(graph, base + "/shift"), std::move(tensor));
       }
-      if (!redirect_uses(graph, y, x)) continue;
+      if (kept_shift == kNoValue && !redirect_uses(graph, y, x)) continue;
       Node& producer = graph.node(p->id);
       producer.inputs[1] = new_weight;
       if (new_bias != kNoValue) {
@@ -281,7 +267,15 @@ ChannelAffineFolds fold_channel_affine(Graph& graph) {
         producer.inputs[2] = new_bias;
       }
       producer_changed[static_cast<std::size_t>(p->id)] = true;
-      folded.push_back(static_cast<NodeId>(n));
+      if (kept_shift != kNoValue) {
+        Node& add = graph.node(static_cast<NodeId>(n));
+        add.op_type = "Add";
+        add.inputs = {x, kept_shift};
+        add.outputs.resize(1);
+        add.attributes = {};
+      } else {
+        folded.push_back(static_cast<NodeId>(n));
+      }
       switch (affine->kind) {
         case Affine::Kind::kBatchNorm:
           ++folds.batch_norms;
