@@ -30,12 +30,6 @@ bool is_float32(const Graph& graph, ValueId value) {
   return graph.type(value).dtype == DType::kFloat32;
 }
 
-// The node defining `value` when it is the ONNX op `op_type`.
-const Node* made_by(const Graph& graph, ValueId value, const char* op_type) {
-  const Node* node = producer_of(graph, value);
-  return node != nullptr && is_onnx_op(*node, op_type) ? node : nullptr;
-}
-
 // For a two-input node with one scalar-constant input: the other input and
 // the constant.
 std::optional<std::pair<ValueId, double>> with_scalar(const Graph& graph, const Node* node) {

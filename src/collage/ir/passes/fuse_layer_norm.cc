@@ -9,11 +9,6 @@
 namespace collage {
 namespace {
 
-const Node* made_by(const Graph& graph, ValueId value, const char* op_type) {
-  const Node* node = producer_of(graph, value);
-  return node != nullptr && is_onnx_op(*node, op_type) ? node : nullptr;
-}
-
 // The first normalized axis of a ReduceMean over the trailing axes of its
 // input (keepdims), or nullopt.
 std::optional<int> trailing_mean_axis(const Graph& graph, const Node* mean, ValueId input) {

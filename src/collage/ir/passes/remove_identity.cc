@@ -1,32 +1,20 @@
 #include "collage/ir/passes/remove_identity.h"
 
-#include <algorithm>
-#include <utility>
+#include <optional>
 #include <vector>
 
 #include "collage/ir/passes/partial_type.h"
+#include "collage/ir/passes/rewrite_util.h"
 
 namespace collage {
 namespace {
-
-bool is_graph_input(const Graph& graph, ValueId id) {
-  const auto& inputs = graph.inputs();
-  return std::find(inputs.begin(), inputs.end(), id) != inputs.end();
-}
 
 // Dropout is the identity unless opset 12's training_mode input says
 // otherwise, and even in training mode when its ratio is a constant 0
 // (PyTorch exports F.dropout(p=0.0, training=True) so, in Swin-T's attention).
 bool dropout_is_inference(const Graph& graph, const Node& node) {
-  ValueId ratio = node.input(1);
-  if (ratio != kNoValue) {
-    const Value& value = graph.value(ratio);
-    const bool plain_float = value.is_constant() && (value.constant->dtype() == DType::kFloat32 ||
-                                                     value.constant->dtype() == DType::kFloat64);
-    if (plain_float && value.constant->numel() == 1 && value.constant->number_at(0) == 0.0) {
-      return true;
-    }
-  }
+  std::optional<double> ratio = scalar_constant(graph, node.input(1));
+  if (ratio && *ratio == 0.0) return true;
   ValueId mode = node.input(2);
   if (mode == kNoValue) return true;
   const Value& value = graph.value(mode);
@@ -37,21 +25,6 @@ bool dropout_is_inference(const Graph& graph, const Node& node) {
 
 bool is_used(const Graph& graph, const std::vector<std::vector<NodeId>>& users, ValueId id) {
   return !users[static_cast<std::size_t>(id)].empty() || graph.is_output(id);
-}
-
-// Makes every reader of `out` read `in`. A graph output moves to `in`, which
-// takes the output's name; that needs `in` to be an ordinary node output that
-// is not visible already. Returns whether the bypass was possible.
-bool bypass(Graph& graph, ValueId in, ValueId out) {
-  if (graph.is_output(out)) {
-    if (is_graph_input(graph, in) || graph.value(in).is_constant() || graph.is_output(in)) {
-      return false;
-    }
-    // Swapping keeps names unique; the name index is rebuilt by prune().
-    std::swap(graph.value(in).name, graph.value(out).name);
-  }
-  graph.replace_uses(out, in);
-  return true;
 }
 
 }  // namespace
@@ -66,10 +39,10 @@ int remove_identity_ops(Graph& graph) {
       continue;
     }
     if (node.op_type == "Identity") {
-      // Copy the ids: bypass() rewrites node inputs, this node's included.
+      // Copy the ids: redirect_uses() rewrites node inputs, this node's included.
       ValueId in = node.inputs[0];
       ValueId out = node.outputs[0];
-      if (bypass(graph, in, out)) removed.push_back(static_cast<NodeId>(n));
+      if (redirect_uses(graph, out, in)) removed.push_back(static_cast<NodeId>(n));
       continue;
     }
     if (node.op_type == "Dropout") {
@@ -77,7 +50,7 @@ int remove_identity_ops(Graph& graph) {
       if (node.outputs.size() > 1 && is_used(graph, users, node.outputs[1])) continue;
       ValueId in = node.inputs[0];
       ValueId out = node.outputs[0];
-      if (bypass(graph, in, out)) removed.push_back(static_cast<NodeId>(n));
+      if (redirect_uses(graph, out, in)) removed.push_back(static_cast<NodeId>(n));
     }
   }
   if (removed.empty()) return 0;
@@ -97,7 +70,7 @@ int remove_no_op_casts(Graph& graph) {
     ValueId in = node.inputs[0];
     ValueId out = node.outputs[0];
     if (!is_static(graph.type(in)) || graph.type(in) != graph.type(out)) continue;
-    if (bypass(graph, in, out)) removed.push_back(static_cast<NodeId>(n));
+    if (redirect_uses(graph, out, in)) removed.push_back(static_cast<NodeId>(n));
   }
   if (removed.empty()) return 0;
   graph.erase_nodes(removed);

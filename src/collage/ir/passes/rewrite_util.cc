@@ -19,6 +19,11 @@ const Node* producer_of(const Graph& graph, ValueId value) {
   return producer == kNoNode ? nullptr : &graph.node(producer);
 }
 
+const Node* made_by(const Graph& graph, ValueId value, const char* op_type) {
+  const Node* node = producer_of(graph, value);
+  return node != nullptr && is_onnx_op(*node, op_type) ? node : nullptr;
+}
+
 std::optional<double> scalar_constant(const Graph& graph, ValueId value) {
   if (value == kNoValue) return std::nullopt;
   const Value& v = graph.value(value);

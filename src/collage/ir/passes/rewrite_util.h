@@ -41,6 +41,8 @@ bool is_onnx_op(const Node& node, const char* op_type);
 
 // The node that defines `value`, or nullptr for graph inputs and constants.
 const Node* producer_of(const Graph& graph, ValueId value);
+// The node defining `value` when it is the ONNX op `op_type`, else nullptr.
+const Node* made_by(const Graph& graph, ValueId value, const char* op_type);
 
 // The value of a one-element float or integer constant, or nullopt.
 std::optional<double> scalar_constant(const Graph& graph, ValueId value);
