@@ -12,14 +12,15 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli_flags.h"
 #include "collage/ir/error.h"
 #include "collage/ir/file_io.h"
 #include "collage/plan/plan_json.h"
+#include "collage/session/model_loading.h"
+#include "collage/session/resources.h"
+#include "collage/session/tuning.h"
 #include "commands.h"
-#include "evaluation.h"
-#include "model_loading.h"
-#include "planning.h"
-#include "resource_options.h"
+#include "progress.h"
 
 namespace collage::cli {
 namespace {
@@ -37,7 +38,7 @@ struct CompareArgs {
   int repeat = 20;
   bool no_isolation = false;
   bool quiet = false;
-  SearchFlags search;
+  SearchSettings search;
 };
 
 double ms(double seconds) { return seconds * 1e3; }
@@ -51,43 +52,24 @@ void run_compare(const CompareArgs& args) {
   options.threads = checked_threads(args.threads);
   options.cache_path = args.cache;
   options.isolate = !args.no_isolation;
-  options.show_progress = !args.quiet;
-  apply_search_flags(args.search, options);
+  options.search = args.search;
+  options.progress = progress_printer(!args.quiet);
+  check_search_settings(options.search);
   if (args.repeat < 1) throw Error("must be at least 1", {.field = "--repeat"});
 
   Graph graph = load_model(args.model, options.input_shapes, options.graph_opt);
   require_native_support(graph, args.model);
   check_max_memory(graph, args.max_memory);
-  std::vector<std::string> others;
-  for (const Backend* backend : resolve_backends(options.backends)) {
-    if (backend->name() != "native") others.push_back(backend->name());
-  }
-
-  std::vector<std::string> strategies = {"native"};
-  for (const std::string& name : others) strategies.push_back("single:" + name);
-  if (others.size() > 1)
-    strategies.push_back("greedy:" + fmt::format("{}", fmt::join(others, ",")));
-  strategies.push_back("collage");
-
-  fmt::print("comparing {} strategies on {} ({} nodes) at {} thread{}\n", strategies.size(),
-             args.model, graph.num_nodes(), options.threads, options.threads == 1 ? "" : "s");
-  std::vector<Plan> plans;
-  for (const std::string& name : strategies) {
-    plans.push_back(make_plan(graph, Strategy::parse(name), options));
-  }
-  std::vector<EvaluatedPlan> results =
-      evaluate_plans(graph, plans, options.threads, args.repeat, 3);
-
+  std::size_t others = resolve_backends(options.backends).size() - 1;
+  std::size_t strategies = 1 + others + (others > 1 ? 1 : 0) + 1;
+  fmt::print("comparing {} strategies on {} ({} nodes) at {} thread{}\n", strategies, args.model,
+             graph.num_nodes(), options.threads, options.threads == 1 ? "" : "s");
+  CompareOutcome outcome = compare_strategies(graph, options, args.repeat);
+  const std::vector<EvaluatedPlan>& results = outcome.results;
   double native = results.front().timing.median_seconds;
-  double best_single = native;
-  std::string best_single_name = "native";
-  for (const EvaluatedPlan& r : results) {
-    bool single = r.plan.strategy.rfind("single:", 0) == 0;
-    if (single && !r.mismatch && r.timing.median_seconds < best_single) {
-      best_single = r.timing.median_seconds;
-      best_single_name = r.plan.strategy;
-    }
-  }
+  const EvaluatedPlan& best = results[outcome.decision.best_baseline];
+  double best_single = best.timing.median_seconds;
+  const std::string& best_single_name = best.plan.strategy;
 
   fmt::print("\n{:<28} {:>5} {:>10} {:>10} {:>10} {:>9} {:>11} {:>10}\n", "strategy", "parts",
              "median ms", "p10 ms", "p90 ms", "vs native", "vs best 1", "est ms");
@@ -108,14 +90,13 @@ void run_compare(const CompareArgs& args) {
                (measured - *collage.plan.estimated_ms) / *collage.plan.estimated_ms * 100);
   }
   const Plan* kept = &collage.plan;
-  if (collage.timing.median_seconds > best_single) {
-    fmt::print(
-        "collage's plan measured slower than {} in this run; `collage tune` keeps {} "
-        "for this model\n",
-        best_single_name, best_single_name);
-    for (const EvaluatedPlan& r : results) {
-      if (r.plan.strategy == best_single_name) kept = &r.plan;
-    }
+  if (outcome.decision.kept != outcome.decision.searched) {
+    fmt::print("collage's plan {} in this run; `collage tune` keeps {} for this model\n",
+               outcome.decision.reason == KeptPlan::Reason::kSearchedMismatch
+                   ? "gave outputs that differ from native's"
+                   : "measured slower than " + best_single_name,
+               best_single_name);
+    kept = &results[outcome.decision.kept].plan;
   }
   if (!args.save_plan.empty()) {
     save_plan(*kept, args.save_plan);
@@ -148,15 +129,14 @@ void add_compare_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "compare", "Run native, each single backend, greedy placement and collage side by side");
   cmd->add_option("model", args->model, "ONNX model file")->required();
-  cmd->add_option("--input-shape", args->input_shapes,
-                  "fix an input's shape: NAME=D0,D1,... (repeatable)");
+  add_input_shape_flag(*cmd, args->input_shapes);
   add_graph_opt_flag(*cmd, args->graph_opt);
   cmd->add_option("--backends", args->backends,
                   "backends, comma-separated, in greedy priority order, or 'all'")
       ->capture_default_str();
   cmd->add_option("--cache", args->cache, "measurement cache file ('none' for no cache)");
-  add_threads_option(cmd, args->threads);
-  add_max_memory_option(cmd, args->max_memory);
+  add_threads_flag(*cmd, args->threads);
+  add_max_memory_flag(*cmd, args->max_memory);
   cmd->add_option("--repeat", args->repeat,
                   "interleaved rounds (one run of each strategy per round)")
       ->capture_default_str();

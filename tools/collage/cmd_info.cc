@@ -5,10 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "cli_flags.h"
 #include "collage/backends/registry.h"
 #include "collage/ir/flops.h"
+#include "collage/session/model_loading.h"
 #include "commands.h"
-#include "model_loading.h"
 
 namespace collage::cli {
 namespace {
@@ -105,8 +106,7 @@ void run_info(const InfoArgs& args) {
   fmt::print("parameters: {}\n", with_thousands(parameter_count(graph)));
   fmt::print("GFLOPs: {:.3f}\n", static_cast<double>(graph_flops(graph)) * 1e-9);
 
-  std::map<std::string, int> missing =
-      unsupported_ops(graph, BackendRegistry::global().get("native"));
+  std::map<std::string, int> missing = unsupported_ops(graph, BackendRegistry::global().native());
   fmt::print("unsupported by native: {}\n", missing.empty() ? "none" : describe_op_counts(missing));
 }
 
@@ -117,10 +117,7 @@ void add_info_command(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("info", "Show a model's inputs, outputs, operators, parameters and FLOPs");
   cmd->add_option("model", args->model, "ONNX model file")->required();
-  cmd->add_option("--input-shape", args->input_shapes,
-                  "Fix an input's shape: NAME=D0,D1,... (repeatable)")
-      ->take_all()
-      ->allow_extra_args(false);
+  add_input_shape_flag(*cmd, args->input_shapes);
   add_graph_opt_flag(*cmd, args->graph_opt);
   cmd->callback([args] { run_info(*args); });
 }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_flags.h"
 #include "collage/backends/registry.h"
 #include "collage/ir/error.h"
 #include "collage/ir/file_io.h"
@@ -26,10 +27,10 @@
 #include "collage/runtime/npy.h"
 #include "collage/runtime/random_inputs.h"
 #include "collage/runtime/timing.h"
+#include "collage/session/model_loading.h"
+#include "collage/session/prepared_model.h"
+#include "collage/session/resources.h"
 #include "commands.h"
-#include "model_loading.h"
-#include "planning.h"
-#include "resource_options.h"
 
 namespace collage::cli {
 namespace {
@@ -151,63 +152,34 @@ void write_profile(const Plan& plan, std::vector<TraceSpan> spans, const std::st
   fmt::print("trace written to {} (open in Perfetto or chrome://tracing)\n", path);
 }
 
-// The thread count a saved plan was tuned at, checked like --threads.
-int plan_threads(const Plan& plan, const std::string& plan_file) {
-  if (plan.threads >= 1 && plan.threads <= max_threads()) return plan.threads;
-  throw Error(
-      fmt::format("{} is out of range: must be between 1 and {}", plan.threads, max_threads()),
-      {.file = plan_file, .field = "threads"});
-}
-
-// One line on stderr when the plan was measured elsewhere: on another machine
-// or with other backend versions its choices may not be the fastest here.
-void warn_if_measured_elsewhere(const Plan& plan, int threads, const std::string& plan_file) {
-  std::vector<std::string> differences;
-  if (!plan.machine.empty() && plan.machine != machine_text(threads)) {
-    differences.push_back(fmt::format("machine {} (here {})", quote_untrusted(plan.machine, 80),
-                                      quote_untrusted(machine_text(threads), 80)));
-  }
-  for (const auto& [name, version] : plan.backend_versions) {
-    const Backend* backend = BackendRegistry::global().find(name);
-    if (backend == nullptr || backend->version() == version) continue;
-    differences.push_back(fmt::format("{} {} (here {})", quote_untrusted(name, 40),
-                                      quote_untrusted(version, 80),
-                                      quote_untrusted(backend->version(), 80)));
-  }
-  if (differences.empty()) return;
-  std::string line = escape_control(fmt::format(
-      "collage: warning: {}: the plan was measured with {}; its choices may not be the fastest "
-      "here (re-tune with `collage tune`)",
-      plan_file, fmt::join(differences, ", ")));
-  std::fprintf(stderr, "%s\n", line.c_str());
-}
-
 void run_run(const RunArgs& args) {
-  Strategy strategy = Strategy::parse(args.strategy);
-  int threads = checked_threads(args.threads);
+  Strategy::parse(args.strategy);
+  checked_threads(args.threads);
   if (args.repeat < 1) throw Error("must be at least 1", {.field = "--repeat"});
   if (args.warmup < 0) throw Error("must not be negative", {.field = "--warmup"});
-  std::map<std::string, Shape> shapes = parse_input_shapes(args.input_shapes);
-  std::optional<Plan> saved;
+  PrepareOptions prepare;
+  prepare.input_shapes = parse_input_shapes(args.input_shapes);
+  prepare.strategy = args.strategy;
+  prepare.threads = args.threads_given ? args.threads : 0;
+  prepare.graph_opt = args.graph_opt_given ? args.graph_opt : "";
+  prepare.max_memory = args.max_memory;
   if (!args.plan.empty()) {
-    saved = load_plan(args.plan);
-    // The plan was made for its input shapes; flags given here override them.
-    for (const auto& [name, shape] : saved->input_shapes) shapes.emplace(name, shape);
-    strategy = Strategy::parse(saved->strategy);
-    if (!args.threads_given) threads = plan_threads(*saved, args.plan);
-    if (args.graph_opt_given && args.graph_opt != saved->graph_opt) {
-      throw Error(fmt::format("the plan was made at --graph-opt {}: its partitions name nodes "
-                              "of that graph; leave the flag out to replay it",
-                              quote_untrusted(saved->graph_opt)),
-                  {.field = "--graph-opt"});
-    }
+    prepare.plan = load_plan(args.plan);
+    prepare.plan_source = args.plan;
   }
-  const GraphOptLevel graph_opt = graph_opt_level(saved ? saved->graph_opt : args.graph_opt);
   std::vector<std::pair<InputFlag, Tensor>> files = read_input_files(args.inputs);
 
-  Graph graph = load_model(args.model, shapes, graph_opt);
-  require_native_support(graph, args.model);
-  check_max_memory(graph, args.max_memory);
+  auto start = std::chrono::steady_clock::now();
+  PreparedModel prepared = prepare_model(args.model, std::nullopt, prepare);
+  double prepare_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (prepared.warning) {
+    std::fprintf(stderr, "collage: warning: %s\n", prepared.warning->c_str());
+  }
+  const Graph& graph = prepared.graph;
+  const Plan& plan = prepared.plan;
+  Executor& executor = prepared.executor;
+  const int threads = prepared.threads;
 
   std::map<std::string, Tensor> inputs;
   std::set<std::string> from_files;
@@ -225,8 +197,8 @@ void run_run(const RunArgs& args) {
     if (!inputs.emplace(name, tensor).second) {
       throw Error(fmt::format("input '{}' is given twice", name), {.field = "--input"});
     }
-    // Checked here as well as by the executor, so a wrong file is reported
-    // before the (possibly long) planning.
+    // Checked here as well as by the executor, so that the message names
+    // the file that holds the wrong data.
     std::optional<ValueId> id = graph.find_value(name);
     if (!id ||
         std::find(graph.inputs().begin(), graph.inputs().end(), *id) == graph.inputs().end()) {
@@ -251,30 +223,13 @@ void run_run(const RunArgs& args) {
     inputs.emplace(value.name, random_tensor_bounded(value.type, value.name, bound));
   }
 
-  PlanningOptions planning;
-  planning.model_path = args.model;
-  planning.input_shapes = shapes;
-  planning.graph_opt = graph_opt;
-  planning.backends = parse_backend_list("all");
-  planning.threads = threads;
-  auto start = std::chrono::steady_clock::now();
-  Plan plan = saved ? *saved : make_plan(graph, strategy, planning);
-  if (saved) {
-    check_plan_matches(graph, plan, args.plan);
-    warn_if_measured_elsewhere(plan, threads, args.plan);
-  }
-  Executor executor = compile_plan(graph, plan, BackendRegistry::global(), threads);
-  double prepare_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
   std::vector<std::string> placement;
   for (const auto& [backend, count] : plan.partitions_per_backend()) {
     placement.push_back(fmt::format("{} {}", backend, count));
   }
   fmt::print("model: {} ({} nodes)\n", args.model, graph.num_nodes());
-  fmt::print("strategy: {} (partitions: {}), threads: {}, plan and compile: {}\n",
-             strategy.to_string(), fmt::join(placement, ", "), threads,
-             milliseconds(prepare_seconds));
+  fmt::print("strategy: {} (partitions: {}), threads: {}, plan and compile: {}\n", plan.strategy,
+             fmt::join(placement, ", "), threads, milliseconds(prepare_seconds));
   for (ValueId id : graph.inputs()) {
     const Value& value = graph.value(id);
     fmt::print("input  {}  {}  ({})\n", value.name, value.type.to_string(),
@@ -338,9 +293,7 @@ void add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand("run", "Run a model and report its latency and outputs");
   cmd->add_option("model", args->model, "ONNX model file")->required();
-  cmd->add_option("--input-shape", args->input_shapes,
-                  "Fix an input's shape: NAME=D0,D1,... (repeatable)")
-      ->allow_extra_args(false);
+  add_input_shape_flag(*cmd, args->input_shapes);
   CLI::Option* graph_opt = add_graph_opt_flag(*cmd, args->graph_opt);
   cmd->add_option("--input", args->inputs,
                   "Input data: NAME=FILE.npy, or FILE.npy for a one-input model (repeatable); "
@@ -349,8 +302,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--save-outputs", args->save_outputs,
                   "Write each output to DIR/<name>.npy (characters outside [A-Za-z0-9._-] "
                   "become '_')");
-  CLI::Option* threads = add_threads_option(cmd, args->threads);
-  add_max_memory_option(cmd, args->max_memory);
+  CLI::Option* threads = add_threads_flag(*cmd, args->threads);
+  add_max_memory_flag(*cmd, args->max_memory);
   cmd->add_option("--repeat", args->repeat, "Timed runs")->capture_default_str();
   cmd->add_option("--warmup", args->warmup, "Untimed runs before timing")->capture_default_str();
   cmd->add_option("--strategy", args->strategy,

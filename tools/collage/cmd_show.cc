@@ -18,8 +18,8 @@
 #include "collage/plan/plan_json.h"
 #include "collage/plan/plan_profile.h"
 #include "collage/plan/plan_report.h"
+#include "collage/session/model_loading.h"
 #include "commands.h"
-#include "model_loading.h"
 
 namespace collage::cli {
 namespace {

@@ -10,13 +10,14 @@
 #include <filesystem>
 #include <memory>
 
+#include "cli_flags.h"
 #include "collage/ir/error.h"
 #include "collage/plan/plan_json.h"
+#include "collage/session/model_loading.h"
+#include "collage/session/resources.h"
+#include "collage/session/tuning.h"
 #include "commands.h"
-#include "evaluation.h"
-#include "model_loading.h"
-#include "planning.h"
-#include "resource_options.h"
+#include "progress.h"
 
 namespace collage::cli {
 namespace {
@@ -35,7 +36,7 @@ struct TuneArgs {
   bool prune = false;
   bool no_verify = false;
   bool quiet = false;
-  SearchFlags search;
+  SearchSettings search;
 };
 
 std::string default_plan_path(const std::string& model) {
@@ -66,59 +67,45 @@ void run_tune(const TuneArgs& args) {
   options.cache_path = args.cache;
   options.isolate = !args.no_isolation;
   options.prune = args.prune;
-  options.show_progress = !args.quiet;
-  apply_search_flags(args.search, options);
+  options.search = args.search;
+  options.progress = progress_printer(!args.quiet);
+  check_search_settings(options.search);
   if (args.repeat < 1) throw Error("must be at least 1", {.field = "--repeat"});
 
   Graph graph = load_model(args.model, options.input_shapes, options.graph_opt);
   require_native_support(graph, args.model);
   check_max_memory(graph, args.max_memory);
-  std::vector<const Backend*> backends = resolve_backends(options.backends);
+  resolve_backends(options.backends);
   fmt::print("tuning {} ({} nodes) with {} at {} thread{}\n", args.model, graph.num_nodes(),
              fmt::join(options.backends, ","), options.threads, options.threads == 1 ? "" : "s");
 
-  Plan plan = make_plan(graph, Strategy::parse("collage"), options);
-  print_summary(plan);
-
-  if (!args.no_verify) {
-    // The collage plan beside every single-backend baseline, interleaved.
-    std::vector<Plan> plans = {make_plan(graph, Strategy::parse("native"), options)};
-    for (const Backend* backend : backends) {
-      if (backend->name() == "native") continue;
-      plans.push_back(make_plan(graph, Strategy::parse("single:" + backend->name()), options));
-    }
-    plans.push_back(plan);
-    std::vector<EvaluatedPlan> evaluated =
-        evaluate_plans(graph, plans, options.threads, args.repeat, 2);
-    const EvaluatedPlan& searched = evaluated.back();
-    std::size_t best = 0;
-    for (std::size_t i = 1; i + 1 < evaluated.size(); ++i) {
-      if (evaluated[i].timing.median_seconds < evaluated[best].timing.median_seconds &&
-          !evaluated[i].mismatch) {
-        best = i;
-      }
-    }
-    for (const EvaluatedPlan& e : evaluated) {
+  TuneOutcome outcome =
+      tune_model(graph, options, {.verify = !args.no_verify, .repeat = args.repeat});
+  print_summary(outcome.searched);
+  Plan plan = outcome.kept;
+  if (outcome.decision) {
+    for (const EvaluatedPlan& e : outcome.evaluated) {
       fmt::print("  {:<18} {:>9.3f} ms{}\n", e.plan.strategy, e.timing.median_seconds * 1e3,
                  e.mismatch ? "  (outputs differ: " + *e.mismatch + ")" : "");
     }
-    plan = searched.plan;
-    if (searched.mismatch) {
-      fmt::print("the searched plan's outputs differ from native ({}); keeping {} instead\n",
-                 *searched.mismatch, evaluated[best].plan.strategy);
-      plan = evaluated[best].plan;
-    } else if (searched.timing.median_seconds > evaluated[best].timing.median_seconds) {
-      fmt::print("the searched plan measured {:.3f} ms, slower than {} at {:.3f} ms; keeping {}\n",
-                 searched.timing.median_seconds * 1e3, evaluated[best].plan.strategy,
-                 evaluated[best].timing.median_seconds * 1e3, evaluated[best].plan.strategy);
-      Plan kept = evaluated[best].plan;
-      kept.search = plan.search;
-      plan = kept;
-    } else {
-      fmt::print("measured end to end: {:.3f} ms (estimated {:.3f} ms), {:.2f}x faster than {}\n",
-                 searched.timing.median_seconds * 1e3, plan.estimated_ms.value_or(0),
-                 evaluated[best].timing.median_seconds / searched.timing.median_seconds,
-                 evaluated[best].plan.strategy);
+    const EvaluatedPlan& searched = outcome.evaluated[outcome.decision->searched];
+    const EvaluatedPlan& best = outcome.evaluated[outcome.decision->best_baseline];
+    switch (outcome.decision->reason) {
+      case KeptPlan::Reason::kSearchedMismatch:
+        fmt::print("the searched plan's outputs differ from native ({}); keeping {} instead\n",
+                   *searched.mismatch, best.plan.strategy);
+        break;
+      case KeptPlan::Reason::kBaselineFaster:
+        fmt::print(
+            "the searched plan measured {:.3f} ms, slower than {} at {:.3f} ms; keeping {}\n",
+            searched.timing.median_seconds * 1e3, best.plan.strategy,
+            best.timing.median_seconds * 1e3, best.plan.strategy);
+        break;
+      case KeptPlan::Reason::kSearchedIsFastest:
+        fmt::print("measured end to end: {:.3f} ms (estimated {:.3f} ms), {:.2f}x faster than {}\n",
+                   searched.timing.median_seconds * 1e3, searched.plan.estimated_ms.value_or(0),
+                   best.timing.median_seconds / searched.timing.median_seconds, best.plan.strategy);
+        break;
     }
   }
   std::string output = args.output.empty() ? default_plan_path(args.model) : args.output;
@@ -133,8 +120,7 @@ void add_tune_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "tune", "Search for the fastest partitioning of a model and save the plan");
   cmd->add_option("model", args->model, "ONNX model file")->required();
-  cmd->add_option("--input-shape", args->input_shapes,
-                  "fix an input's shape: NAME=D0,D1,... (repeatable)");
+  add_input_shape_flag(*cmd, args->input_shapes);
   add_graph_opt_flag(*cmd, args->graph_opt);
   cmd->add_option("--backends", args->backends,
                   "backends to use, comma-separated, or 'all' (native is always included)")
@@ -144,8 +130,8 @@ void add_tune_command(CLI::App& app) {
                   "'none' for no cache)");
   cmd->add_option("-o,--output", args->output,
                   "where to save the plan (default: MODEL_STEM.plan.json)");
-  add_threads_option(cmd, args->threads);
-  add_max_memory_option(cmd, args->max_memory);
+  add_threads_flag(*cmd, args->threads);
+  add_max_memory_flag(*cmd, args->max_memory);
   cmd->add_option("--repeat", args->repeat, "end-to-end runs per plan when verifying")
       ->capture_default_str();
   cmd->add_flag("--no-isolation", args->no_isolation,

@@ -11,11 +11,12 @@
 #include <iostream>
 #include <memory>
 
+#include "cli_flags.h"
 #include "collage/backends/registry.h"
 #include "collage/cost/measurement_server.h"
+#include "collage/session/model_loading.h"
+#include "collage/session/resources.h"
 #include "commands.h"
-#include "model_loading.h"
-#include "resource_options.h"
 
 namespace collage::cli {
 namespace {
@@ -39,7 +40,7 @@ void run_worker(const WorkerArgs& args) {
   MeasureOptions options;
   options.threads = checked_threads(args.threads);
   const BackendRegistry& registry = BackendRegistry::global();
-  InProcessMeasurer measurer(registry.get("native"), options);
+  InProcessMeasurer measurer(registry.native(), options);
   serve_measurements(
       graph, measurer, [&](const std::string& name) { return registry.find(name); }, std::cin,
       replies);
@@ -52,7 +53,7 @@ void add_worker_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("worker", "Measure candidates for `collage tune` (internal)");
   cmd->group("");
   cmd->add_option("model", args->model, "ONNX model")->required();
-  cmd->add_option("--input-shape", args->input_shapes, "NAME=D0,D1,...");
+  add_input_shape_flag(*cmd, args->input_shapes);
   cmd->add_option("--threads", args->threads, "threads per kernel");
   add_graph_opt_flag(*cmd, args->graph_opt);
   cmd->callback([args] { run_worker(*args); });

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
 
 namespace collage::cli {
 namespace {
@@ -65,6 +66,29 @@ void Progress::finish(const ProgressCounts& counts) {
   } else {
     std::fprintf(stderr, "%s\n", render(counts, false).c_str());
   }
+}
+
+PlanningProgressCallback progress_printer(bool enabled) {
+  if (!enabled) return {};
+  auto bar = std::make_shared<Progress>("candidates", true);
+  return [bar](const PlanningProgress& p) {
+    switch (p.stage) {
+      case PlanningProgress::Stage::kCandidates: {
+        ProgressCounts counts{p.done, p.total, p.measured, p.cache_hits, p.invalid};
+        if (p.finished) {
+          bar->finish(counts);
+        } else {
+          bar->update(counts);
+        }
+        return;
+      }
+      case PlanningProgress::Stage::kRefine:
+        std::fprintf(stderr, "%s\n", p.message.c_str());
+        return;
+      case PlanningProgress::Stage::kVerify:
+        return;
+    }
+  };
 }
 
 }  // namespace collage::cli

@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <string>
 
+#include "collage/session/planning.h"
+
 namespace collage::cli {
 
 struct ProgressCounts {
@@ -38,5 +40,10 @@ class Progress {
   std::chrono::steady_clock::time_point last_log_;
   std::size_t last_logged_tenth_ = 0;
 };
+
+// What a planning run reports, drawn on stderr: the candidates as a
+// Progress bar, each refinement round as a line. Does nothing when not
+// `enabled` (--quiet). Verification results are the command's own output.
+PlanningProgressCallback progress_printer(bool enabled);
 
 }  // namespace collage::cli

@@ -22,6 +22,9 @@ class BackendRegistry {
   const Backend* find(const std::string& name) const;
   // Like find, but throws an Error listing the known names.
   const Backend& get(const std::string& name) const;
+  // The reference backend, native: it runs every supported op, checks every
+  // other backend's outputs and takes what no other backend can run.
+  const Backend& native() const { return get("native"); }
   std::vector<const Backend*> all() const;
   std::vector<std::string> names() const;
 

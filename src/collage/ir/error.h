@@ -1,41 +1,14 @@
-// Error: the one exception type for bad input (a model file, a plan, a flag).
-//
-// Bad input is reported, never crashed on. An Error carries where it is about
-// (file, node, field) so the command line can print one precise line and exit
-// with code 2. Expected failures inside the search (a backend that cannot
-// compile a candidate) are not Errors: they are values (see Result, Cost).
+// Error (declared in the public include/collage/error.h) and the helpers
+// that make untrusted text safe to put into its one-line messages.
 #pragma once
 
 #include <cstddef>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
+#include "collage/error.h"
+
 namespace collage {
-
-class Error : public std::runtime_error {
- public:
-  // Where the error is about; empty fields are left out of the message.
-  struct Where {
-    std::string file;
-    std::string node;
-    std::string field;
-  };
-
-  explicit Error(const std::string& message, Where where = {});
-
-  // The message without the location prefix.
-  const std::string& message() const { return message_; }
-  const Where& where() const { return where_; }
-
-  // A copy of this error with `file` filled in when it was empty; importers
-  // use it to add the file name to errors raised deep inside.
-  Error in_file(const std::string& file) const;
-
- private:
-  std::string message_;
-  Where where_;
-};
 
 // Untrusted text (a name from a model file, a .npy header, a path) made safe
 // to put into a one-line message: in single quotes, with control characters,

@@ -35,6 +35,10 @@ Tensor Tensor::borrow(TensorType type, std::shared_ptr<const void> owner, const 
   return Tensor(std::move(type), std::move(owner), const_cast<void*>(data));
 }
 
+Tensor Tensor::view(TensorType type, std::shared_ptr<const void> owner, void* data) {
+  return Tensor(std::move(type), std::move(owner), data);
+}
+
 Tensor Tensor::clone() const {
   Tensor copy = allocate(type_);
   if (byte_size() > 0) std::memcpy(copy.raw(), raw(), byte_size());
@@ -48,22 +52,35 @@ Tensor Tensor::reshaped(Shape shape) const {
 
 std::int64_t Tensor::int_at(std::int64_t i) const {
   switch (dtype()) {
-    case DType::kInt64: return data<std::int64_t>()[i];
-    case DType::kInt32: return data<std::int32_t>()[i];
-    case DType::kInt16: return data<std::int16_t>()[i];
-    case DType::kInt8: return data<std::int8_t>()[i];
-    case DType::kUInt8: return data<std::uint8_t>()[i];
-    case DType::kBool: return static_cast<const std::uint8_t*>(raw())[i] != 0;
-    default: assert(false && "Tensor::int_at on a floating-point tensor"); return 0;
+    case DType::kInt64:
+      return data<std::int64_t>()[i];
+    case DType::kInt32:
+      return data<std::int32_t>()[i];
+    case DType::kInt16:
+      return data<std::int16_t>()[i];
+    case DType::kInt8:
+      return data<std::int8_t>()[i];
+    case DType::kUInt8:
+      return data<std::uint8_t>()[i];
+    case DType::kBool:
+      return static_cast<const std::uint8_t*>(raw())[i] != 0;
+    default:
+      assert(false && "Tensor::int_at on a floating-point tensor");
+      return 0;
   }
 }
 
 double Tensor::number_at(std::int64_t i) const {
   switch (dtype()) {
-    case DType::kFloat32: return data<float>()[i];
-    case DType::kFloat64: return data<double>()[i];
-    case DType::kFloat16: assert(false && "Tensor::number_at on float16"); return 0;
-    default: return static_cast<double>(int_at(i));
+    case DType::kFloat32:
+      return data<float>()[i];
+    case DType::kFloat64:
+      return data<double>()[i];
+    case DType::kFloat16:
+      assert(false && "Tensor::number_at on float16");
+      return 0;
+    default:
+      return static_cast<double>(int_at(i));
   }
 }
 

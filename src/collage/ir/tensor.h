@@ -27,6 +27,9 @@ class Tensor {
   // A view onto `data`, which `owner` keeps alive. The data must not change
   // while the tensor is in use.
   static Tensor borrow(TensorType type, std::shared_ptr<const void> owner, const void* data);
+  // A writable view onto `data` (a caller's output buffer), which `owner`
+  // (possibly null: the caller's responsibility) keeps alive.
+  static Tensor view(TensorType type, std::shared_ptr<const void> owner, void* data);
   // A rank-0 or rank-1 tensor holding the given values (convenient for tests
   // and for small constants made by passes).
   template <typename T>

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -115,7 +116,8 @@ Executor::Executor(const Graph& model, std::vector<CompiledPartition> partitions
   partition_seconds_.assign(partitions_.size(), 0.0);
 }
 
-std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>& inputs) {
+void Executor::run_partitions(const std::map<std::string, Tensor>& inputs,
+                              const std::map<std::string, Tensor>& given) {
   for (const auto& [name, tensor] : inputs) {
     if (std::find(input_names_.begin(), input_names_.end(), name) == input_names_.end()) {
       throw Error(fmt::format("the model has no input '{}' (its inputs: {})", name,
@@ -145,7 +147,16 @@ std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>&
   if (trace_ != nullptr) trace_->set_position(run_index, -1);
   {
     ScopedSpan span("allocate outputs", SpanKind::kAllocate);
-    for (Slot slot : fresh_slots_) slots_[slot] = Tensor::allocate(slot_types_[slot]);
+    for (Slot slot : fresh_slots_) slots_[slot] = Tensor();
+    for (std::size_t i = 0; i < output_names_.size(); ++i) {
+      auto it = given.find(output_names_[i]);
+      Slot slot = output_slots_[i];
+      if (it == given.end() || !slots_[slot].empty() || !is_fresh(slot)) continue;
+      slots_[slot] = it->second;
+    }
+    for (Slot slot : fresh_slots_) {
+      if (slots_[slot].empty()) slots_[slot] = Tensor::allocate(slot_types_[slot]);
+    }
   }
 
   for (std::size_t p = 0; p < partitions_.size(); ++p) {
@@ -170,20 +181,57 @@ std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>&
                   .run = run_index});
     trace_->set_position(run_index, -1);
   }
+}
 
+void Executor::release_arguments() {
+  // Drop the references to the caller's inputs and outputs.
+  for (Slot slot : input_slots_) slots_[slot] = Tensor();
+  for (Slot slot : fresh_slots_) slots_[slot] = Tensor();
+  for (std::vector<Tensor>& in : input_args_) std::fill(in.begin(), in.end(), Tensor());
+  for (std::vector<Tensor>& out : output_args_) std::fill(out.begin(), out.end(), Tensor());
+}
+
+std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>& inputs) {
+  run_partitions(inputs, {});
   std::map<std::string, Tensor> outputs;
   for (std::size_t i = 0; i < output_names_.size(); ++i) {
     Slot slot = output_slots_[i];
-    bool fresh = std::find(fresh_slots_.begin(), fresh_slots_.end(), slot) != fresh_slots_.end();
     // A model output that is an input or a constant is copied, so the caller
     // can never write into the model's weights or its own input through it.
-    outputs[output_names_[i]] = fresh ? slots_[slot] : slots_[slot].clone();
+    outputs[output_names_[i]] = is_fresh(slot) ? slots_[slot] : slots_[slot].clone();
   }
-  // Drop the references to the caller's inputs and to the returned outputs.
-  for (Slot slot : input_slots_) slots_[slot] = Tensor();
-  for (std::vector<Tensor>& in : input_args_) std::fill(in.begin(), in.end(), Tensor());
-  for (std::vector<Tensor>& out : output_args_) std::fill(out.begin(), out.end(), Tensor());
+  release_arguments();
   return outputs;
+}
+
+void Executor::run_into(const std::map<std::string, Tensor>& inputs,
+                        std::map<std::string, Tensor>& outputs) {
+  for (const auto& [name, tensor] : outputs) {
+    auto at = std::find(output_names_.begin(), output_names_.end(), name);
+    if (at == output_names_.end()) {
+      throw Error(fmt::format("the model has no output '{}' (its outputs: {})", name,
+                              join_names(output_names_)));
+    }
+    const TensorType& type =
+        slot_types_[output_slots_[static_cast<std::size_t>(at - output_names_.begin())]];
+    if (tensor.empty() || tensor.type() != type) {
+      throw Error(
+          fmt::format("is {}, but the model's output is {}",
+                      tensor.empty() ? "empty" : tensor.type().to_string(), type.to_string()),
+          {.field = "output " + quote_untrusted(name)});
+    }
+  }
+  run_partitions(inputs, outputs);
+  for (std::size_t i = 0; i < output_names_.size(); ++i) {
+    const Tensor& result = slots_[output_slots_[i]];
+    auto [it, added] = outputs.try_emplace(output_names_[i]);
+    if (added) {
+      it->second = is_fresh(output_slots_[i]) ? result : result.clone();
+    } else if (it->second.raw() != result.raw() && result.byte_size() > 0) {
+      std::memcpy(it->second.raw(), result.raw(), result.byte_size());
+    }
+  }
+  release_arguments();
 }
 
 void Executor::record_partition(std::size_t index, int run, Clock::time_point start,

@@ -14,6 +14,7 @@
 // dtype or shape is an Error naming the input.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -50,6 +51,13 @@ class Executor {
   // by name, with their exact types. Returns the model's outputs by name.
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs);
 
+  // Like run(), but each output named in `outputs` is written into the
+  // tensor given there (kernels write straight into it where the output is
+  // computed; its type must be the output's, else Error; it must not
+  // overlap an input). Outputs not named are added in new buffers.
+  void run_into(const std::map<std::string, Tensor>& inputs,
+                std::map<std::string, Tensor>& outputs);
+
   // Records every later run into `recorder` (nullptr: stop recording): a
   // span per run, per partition and per allocation, plus the spans kernels
   // record inside. The recorder must outlive the runs.
@@ -68,6 +76,15 @@ class Executor {
 
  private:
   using Clock = std::chrono::steady_clock;
+  // Binds the inputs, runs every partition with each fresh output slot
+  // bound to the tensor `given` names for it (or a new buffer).
+  void run_partitions(const std::map<std::string, Tensor>& inputs,
+                      const std::map<std::string, Tensor>& given);
+  void release_arguments();
+  // Whether `slot` holds a model output a kernel writes (a new buffer per run).
+  bool is_fresh(std::size_t slot) const {
+    return std::find(fresh_slots_.begin(), fresh_slots_.end(), slot) != fresh_slots_.end();
+  }
   void record_partition(std::size_t index, int run, Clock::time_point start, Clock::time_point end);
 
   // Where a kernel argument lives: an index into slots_.

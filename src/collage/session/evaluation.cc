@@ -1,7 +1,8 @@
-#include "evaluation.h"
+#include "collage/session/evaluation.h"
 
 #include <fmt/format.h>
 
+#include <cassert>
 #include <functional>
 
 #include "collage/backends/registry.h"
@@ -10,13 +11,11 @@
 #include "collage/runtime/interleaved_timing.h"
 #include "collage/runtime/random_inputs.h"
 
-namespace collage::cli {
-
-std::map<std::string, Tensor> model_inputs(const Graph& graph) { return random_inputs(graph); }
+namespace collage {
 
 std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<Plan>& plans,
                                           int threads, int rounds, int warmup) {
-  std::map<std::string, Tensor> inputs = model_inputs(graph);
+  std::map<std::string, Tensor> inputs = random_inputs(graph);
   std::vector<Executor> executors;
   executors.reserve(plans.size());
   for (const Plan& plan : plans) {
@@ -51,4 +50,32 @@ std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<
   return results;
 }
 
-}  // namespace collage::cli
+KeptPlan keep_faster_plan(const std::vector<EvaluatedPlan>& evaluated) {
+  auto is_baseline = [&](std::size_t i) {
+    const std::string& name = evaluated[i].plan.strategy;
+    return i == 0 || name == "native" || name.rfind("single:", 0) == 0;
+  };
+  KeptPlan kept;
+  kept.searched = evaluated.size();
+  for (std::size_t i = 0; i < evaluated.size(); ++i) {
+    if (evaluated[i].plan.strategy == "collage") kept.searched = i;
+    if (i == 0 || !is_baseline(i) || evaluated[i].mismatch) continue;
+    if (evaluated[i].timing.median_seconds < evaluated[kept.best_baseline].timing.median_seconds) {
+      kept.best_baseline = i;
+    }
+  }
+  assert(kept.searched < evaluated.size() && "keep_faster_plan needs a collage plan");
+  const EvaluatedPlan& searched = evaluated[kept.searched];
+  const EvaluatedPlan& baseline = evaluated[kept.best_baseline];
+  kept.kept = kept.searched;
+  if (searched.mismatch) {
+    kept.reason = KeptPlan::Reason::kSearchedMismatch;
+    kept.kept = kept.best_baseline;
+  } else if (searched.timing.median_seconds > baseline.timing.median_seconds) {
+    kept.reason = KeptPlan::Reason::kBaselineFaster;
+    kept.kept = kept.best_baseline;
+  }
+  return kept;
+}
+
+}  // namespace collage

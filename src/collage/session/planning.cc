@@ -1,13 +1,15 @@
-#include "planning.h"
+#include "collage/session/planning.h"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
-#include <thread>
 
 #include "collage/backends/native/native_backend.h"
 #include "collage/backends/registry.h"
@@ -23,27 +25,49 @@
 #include "collage/plan/plan_profile.h"
 #include "collage/runtime/random_inputs.h"
 #include "collage/search/collage_partitioner.h"
-#include "progress.h"
 
-namespace collage::cli {
+namespace collage {
 namespace {
 
-// The path of this executable, to start `collage worker` processes.
+// The path of this process's executable.
 std::string self_executable() {
   char buffer[PATH_MAX];
   ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
-  if (n <= 0) throw Error("cannot find the collage executable (/proc/self/exe)");
+  if (n <= 0) return "";
   return std::string(buffer, static_cast<std::size_t>(n));
 }
 
+// The file of the shared library (or executable) this code was linked into.
+std::filesystem::path this_code_file() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&self_executable), &info) == 0 || !info.dli_fname) return {};
+  std::error_code ec;
+  std::filesystem::path path = std::filesystem::canonical(info.dli_fname, ec);
+  return ec ? std::filesystem::path() : path;
+}
+
+SpecOptions spec_options(const SearchSettings& settings) {
+  SpecOptions specs;
+  specs.graph_max_depth = static_cast<std::size_t>(settings.max_depth);
+  specs.compiler_max_depth = static_cast<std::size_t>(settings.max_depth);
+  specs.max_exits = static_cast<std::size_t>(settings.max_exits);
+  return specs;
+}
+
+bool is_executable_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
+}
+
 std::vector<std::string> worker_command(const PlanningOptions& options) {
-  std::vector<std::string> command = {self_executable(),
-                                      "worker",
-                                      options.model_path,
-                                      "--threads",
-                                      std::to_string(options.threads),
-                                      "--graph-opt",
-                                      std::string(to_string(options.graph_opt))};
+  std::vector<std::string> command = {
+      options.worker_executable.empty() ? worker_executable() : options.worker_executable,
+      "worker",
+      options.model_path,
+      "--threads",
+      std::to_string(options.threads),
+      "--graph-opt",
+      std::string(to_string(options.graph_opt))};
   for (const auto& [name, shape] : options.input_shapes) {
     std::string dims;
     for (std::size_t i = 0; i < shape.size(); ++i)
@@ -95,7 +119,7 @@ Plan with_estimates_in_context(Plan plan, const PartitionOverheads& charged,
 Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& strategy,
                   const PlanningOptions& options) {
   std::vector<const Backend*> backends = resolve_backends(options.backends);
-  std::vector<PartitionSpecPtr> specs = make_backend_specs(backends, options.specs);
+  std::vector<PartitionSpecPtr> specs = make_backend_specs(backends, spec_options(options.search));
   std::vector<std::string> backend_names;
   for (const Backend* backend : backends) backend_names.push_back(backend->name());
 
@@ -105,8 +129,8 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   if (options.isolate) {
     measurer = std::make_unique<WorkerMeasurer>(worker_command(options), measure_options);
   } else {
-    measurer = std::make_unique<InProcessMeasurer>(BackendRegistry::global().get("native"),
-                                                   measure_options);
+    measurer =
+        std::make_unique<InProcessMeasurer>(BackendRegistry::global().native(), measure_options);
   }
   std::unique_ptr<MeasurementCache> cache;
   if (options.cache_path != "none") {
@@ -125,7 +149,7 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   const std::string model_hash = structural_hash_hex(graph);
   PartitionOverheads overheads;
   PartitionOverheads learned;
-  int refine_rounds = options.refine_rounds;
+  int refine_rounds = options.search.refine_rounds;
   if (cache) {
     learned = PartitionOverheads::load(*cache, machine, backend_names);
     overheads = learned;
@@ -151,23 +175,29 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   auto over_budget = [&] {
     return refine_start &&
            std::chrono::duration<double>(std::chrono::steady_clock::now() - *refine_start).count() >
-               options.refine_budget_seconds;
+               options.search.budget_seconds;
   };
   for (int round = 0;; ++round) {
     InContextEstimator in_context(estimator, overheads);
-    Progress progress("candidates", options.show_progress && round == 0);
+    auto report = [&](std::size_t done, std::size_t total, bool finished) {
+      if (!options.progress || round > 0) return;
+      const EstimatorCounters& c = estimator.counters();
+      options.progress(PlanningProgress{.stage = PlanningProgress::Stage::kCandidates,
+                                        .done = done,
+                                        .total = total,
+                                        .measured = c.measured,
+                                        .cache_hits = c.cache_hits,
+                                        .invalid = c.invalid,
+                                        .finished = finished});
+    };
     CollageOptions collage_options;
     collage_options.prune = options.prune;
     collage_options.progress = [&](std::size_t done, std::size_t total, const CandidatePartition&,
-                                   const Cost&) {
-      const EstimatorCounters& c = estimator.counters();
-      progress.update(ProgressCounts{done, total, c.measured, c.cache_hits, c.invalid});
-    };
+                                   const Cost&) { report(done, total, false); };
     CollageResult result = collage_partition(dfg, specs, in_context, collage_options);
     search_seconds += result.seconds;
     const EstimatorCounters& c = estimator.counters();
-    progress.finish(ProgressCounts{result.candidates.size(), result.candidates.size(), c.measured,
-                                   c.cache_hits, c.invalid});
+    report(result.candidates.size(), result.candidates.size(), true);
 
     Plan plan = build_plan(dfg, result.search.partitions, plan_context(strategy, options),
                            result.candidates);
@@ -192,12 +222,17 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     PlanProfile profile = profile_in_context(graph, plan, BackendRegistry::global(),
                                              options.threads, inputs, options.refine_runs, 2);
     plan.measured_ms = profile.run_median_ms;
-    if (options.show_progress) {
-      fmt::print(stderr,
-                 "in context, round {}: {} partitions, estimated {:.3f} ms, measured {:.3f} ms "
-                 "(overheads charged: {})\n",
-                 round + 1, plan.partitions.size(), plan.estimated_ms.value_or(0),
-                 profile.run_median_ms, overheads_text(overheads));
+    if (options.progress) {
+      options.progress(PlanningProgress{
+          .stage = PlanningProgress::Stage::kRefine,
+          .done = static_cast<std::size_t>(round + 1),
+          .total = static_cast<std::size_t>(refine_rounds),
+          .finished = round + 1 == refine_rounds,
+          .message = fmt::format(
+              "in context, round {}: {} partitions, estimated {:.3f} ms, measured {:.3f} ms "
+              "(overheads charged: {})",
+              round + 1, plan.partitions.size(), plan.estimated_ms.value_or(0),
+              profile.run_median_ms, overheads_text(overheads))});
     }
     if (!best || *plan.measured_ms < *best->measured_ms) {
       best = plan;
@@ -223,7 +258,7 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
 Plan whole_graph_plan(const DataflowGraph& dfg, const Backend& native, const Strategy& strategy,
                       const PlanningOptions& options) {
   IndexSet operators = IndexSet::all(dfg.size()) - dfg.host_set();
-  PartitionSpecPtr spec = make_backend_spec(native, options.specs);
+  PartitionSpecPtr spec = make_backend_spec(native, spec_options(options.search));
   CandidatePartition whole{SubGraph(dfg, operators, "whole graph"), spec, "whole-graph"};
   Plan plan =
       build_plan(dfg, {ChosenPartition{whole, Cost::zero()}}, plan_context(strategy, options));
@@ -233,51 +268,44 @@ Plan whole_graph_plan(const DataflowGraph& dfg, const Backend& native, const Str
 
 }  // namespace
 
-void add_search_flags(CLI::App& command, SearchFlags& flags) {
-  command
-      .add_option("--refine-rounds", flags.refine_rounds,
-                  "rounds of: profile the plan in context, charge each backend's observed "
-                  "per-partition overhead, search again (0: search once)")
-      ->capture_default_str();
-  command
-      .add_option("--budget", flags.budget_seconds,
-                  "seconds after which refinement starts no new round (measuring the "
-                  "candidates is not counted)")
-      ->capture_default_str();
-  command
-      .add_option("--max-depth", flags.max_depth,
-                  "longest path inside a graph-runtime or fusing-compiler candidate")
-      ->capture_default_str();
-  command
-      .add_option("--max-exits", flags.max_exits,
-                  "most outputs of a graph-runtime or fusing-compiler candidate (library calls "
-                  "always have one)")
-      ->capture_default_str();
-}
-
-void apply_search_flags(const SearchFlags& flags, PlanningOptions& options) {
-  if (flags.refine_rounds < 0 || flags.refine_rounds > 20) {
+void check_search_settings(const SearchSettings& settings) {
+  if (settings.refine_rounds < 0 || settings.refine_rounds > 20) {
     throw Error("must be between 0 and 20", {.field = "--refine-rounds"});
   }
-  if (flags.max_depth < 1 || flags.max_depth > 64) {
+  if (settings.max_depth < 1 || settings.max_depth > 64) {
     throw Error("must be between 1 and 64", {.field = "--max-depth"});
   }
-  if (flags.max_exits < 1 || flags.max_exits > 16) {
+  if (settings.max_exits < 1 || settings.max_exits > 16) {
     throw Error("must be between 1 and 16", {.field = "--max-exits"});
   }
-  if (!(flags.budget_seconds >= 0) || flags.budget_seconds > 86400) {
+  if (!(settings.budget_seconds >= 0) || settings.budget_seconds > 86400) {
     throw Error("must be between 0 and 86400 seconds", {.field = "--budget"});
   }
-  options.refine_rounds = flags.refine_rounds;
-  options.refine_budget_seconds = flags.budget_seconds;
-  options.specs.graph_max_depth = static_cast<std::size_t>(flags.max_depth);
-  options.specs.compiler_max_depth = static_cast<std::size_t>(flags.max_depth);
-  options.specs.max_exits = static_cast<std::size_t>(flags.max_exits);
 }
 
-int default_threads() {
-  unsigned cores = std::thread::hardware_concurrency();
-  return cores == 0 ? 1 : static_cast<int>(cores);
+std::string worker_executable() {
+  if (const char* given = std::getenv("COLLAGE_WORKER"); given && *given) {
+    if (!is_executable_file(given)) {
+      throw Error("is not an executable file", {.file = given, .field = "COLLAGE_WORKER"});
+    }
+    return given;
+  }
+  std::filesystem::path self = self_executable();
+  if (self.filename() == "collage") return self.string();
+  std::vector<std::filesystem::path> places;
+  if (std::filesystem::path code = this_code_file(); !code.empty()) {
+    places.push_back(code.parent_path() / "collage");
+    places.push_back(code.parent_path().parent_path() / "bin" / "collage");
+  }
+#ifdef COLLAGE_BUILD_TOOL
+  places.emplace_back(COLLAGE_BUILD_TOOL);
+#endif
+  for (const std::filesystem::path& place : places) {
+    if (is_executable_file(place)) return place.string();
+  }
+  throw Error(
+      "cannot find the `collage` executable that measures candidates in isolation; set "
+      "COLLAGE_WORKER to its path, or measure in this process");
 }
 
 std::string machine_text(int threads) { return MachineFingerprint::current(threads).to_string(); }
@@ -291,7 +319,7 @@ std::vector<std::string> parse_backend_list(const std::string& text) {
 
 std::vector<const Backend*> resolve_backends(const std::vector<std::string>& names) {
   const BackendRegistry& registry = BackendRegistry::global();
-  std::vector<const Backend*> backends = {&registry.get("native")};
+  std::vector<const Backend*> backends = {&registry.native()};
   for (const std::string& name : names) {
     const Backend* backend = &registry.get(name);
     if (std::find(backends.begin(), backends.end(), backend) == backends.end()) {
@@ -305,13 +333,14 @@ Plan make_plan(const Graph& graph, const Strategy& strategy, const PlanningOptio
   DataflowGraph dfg(graph);
   if (strategy.kind == Strategy::Kind::kCollage) return collage_plan(graph, dfg, strategy, options);
 
-  const Backend& native = BackendRegistry::global().get("native");
+  const Backend& native = BackendRegistry::global().native();
   if (strategy.kind == Strategy::Kind::kNative)
     return whole_graph_plan(dfg, native, strategy, options);
-  PartitionSpecPtr fallback = make_backend_spec(native, options.specs);
+  PartitionSpecPtr fallback = make_backend_spec(native, spec_options(options.search));
   std::vector<PartitionSpecPtr> priority;
   for (const Backend* backend : resolve_backends(strategy.backends)) {
-    if (backend != &native) priority.push_back(make_backend_spec(*backend, options.specs));
+    if (backend != &native)
+      priority.push_back(make_backend_spec(*backend, spec_options(options.search)));
   }
   std::vector<ChosenPartition> chosen = greedy_cover(dfg, priority, fallback);
   Plan plan = build_plan(dfg, chosen, plan_context(strategy, options));
@@ -322,4 +351,4 @@ Plan make_plan(const Graph& graph, const Strategy& strategy, const PlanningOptio
   return plan;
 }
 
-}  // namespace collage::cli
+}  // namespace collage

@@ -1,0 +1,97 @@
+// collage::Session: a model compiled under a plan, ready to run.
+//
+// A session imports the model (a file or its bytes), canonicalizes it as
+// `collage tune` did, compiles every partition of the plan with its backend
+// once, and then runs it as often as asked:
+//
+//   collage::Session session("model.onnx", {.plan_file = "model.plan.json"});
+//   std::vector<float> pixels(1 * 3 * 224 * 224);
+//   auto outputs = session.run({{"input", collage::Array::view(pixels.data(), {1, 3, 224, 224})}});
+//   const float* scores = outputs.at("output").data_as<float>();
+//
+// Threads: run() may be called from any number of threads at once. Calls on
+// one session are serialized (one runs while the others wait), because a
+// compiled plan owns the buffers between its partitions, and each run
+// already uses every thread the session was given. To run in parallel,
+// create one session per thread, each with its share of --threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collage/array.h"
+
+namespace collage {
+
+struct SessionOptions {
+  // A plan saved by `collage tune -o` or TuneResult::save().
+  std::string plan_file;
+  // A plan as JSON text (TuneResult::plan_json); give this or plan_file.
+  std::string plan_json;
+  // Without a plan: how to place the model on backends, as `collage run
+  // --strategy` takes it ("native", "single:onednn", "greedy:onednn,xnnpack").
+  std::string strategy = "native";
+  // Threads for every backend; 0: the plan's own count, or every core.
+  int threads = 0;
+  // Shapes for inputs with dynamic dimensions; a plan brings its own.
+  std::map<std::string, std::vector<std::int64_t>> input_shapes;
+  // Graph optimizations ("none", "basic", "all"); empty: the plan's level, or "all".
+  std::string graph_opt;
+  // Refuse a model whose tensors need more bytes than this ("512M", "4G");
+  // empty: 3/4 of physical memory.
+  std::string max_memory;
+};
+
+// A model input or output: its name, element type and dimensions.
+struct ValueInfo {
+  std::string name;
+  ElementType type = ElementType::kFloat32;
+  std::vector<std::int64_t> dims;
+};
+
+class Session {
+ public:
+  // Throws Error for a model or plan that cannot be loaded, a plan made for
+  // another model, or a partition that does not compile.
+  explicit Session(const std::string& model_path, const SessionOptions& options = {});
+  // The same for the bytes of an .onnx file (external data is read relative
+  // to the working directory).
+  static Session from_bytes(const std::string& model_bytes, const SessionOptions& options = {});
+
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+  ~Session();
+
+  // The model's inputs and outputs, in model order.
+  const std::vector<ValueInfo>& inputs() const;
+  const std::vector<ValueInfo>& outputs() const;
+
+  // Runs the model once. `inputs` holds every model input by name with its
+  // exact type and dimensions; views are read in place. Returns every output
+  // in a buffer of its own. Throws Error naming a missing, unknown or
+  // mistyped input.
+  std::map<std::string, Array> run(const std::map<std::string, Array>& inputs);
+
+  // Like run(), writing each output named in `outputs` into the caller's
+  // array (its type and dimensions must match: Error otherwise); outputs not
+  // named are added to `outputs` in new buffers.
+  void run(const std::map<std::string, Array>& inputs, std::map<std::string, Array>& outputs);
+
+  // The plan this session runs, as JSON (the format of `collage tune -o`).
+  std::string plan_json() const;
+  // The plan's strategy ("collage", "native", "single:onednn", ...).
+  std::string strategy() const;
+  int threads() const;
+  // Partitions per backend.
+  std::map<std::string, int> partitions() const;
+
+ private:
+  struct Impl;
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace collage

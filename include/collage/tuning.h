@@ -1,0 +1,139 @@
+// collage::tune and collage::compare: the search and the side-by-side
+// comparison as functions that return their results as data.
+//
+//   collage::TuneResult result = collage::tune("model.onnx", {.threads = 2});
+//   result.save("model.plan.json");
+//   collage::Session session("model.onnx", {.plan_json = result.plan_json});
+//
+// Both measure candidates in a `collage worker` process (so a backend that
+// crashes costs one candidate, not the run), found beside libcollage or in
+// ../bin of it, or named by $COLLAGE_WORKER; `isolate = false` measures in
+// this process instead. Measurements are cached as for the command line.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace collage {
+
+// What a long run reports while it works.
+struct TuneProgress {
+  enum class Stage {
+    kCandidates,  // candidates estimated (measured or found in the cache): done of total
+    kRefine,      // one refinement round: the plan profiled in context (message)
+    kVerify,      // one plan run end to end beside the others (message)
+  };
+  Stage stage = Stage::kCandidates;
+  std::size_t done = 0;
+  std::size_t total = 0;
+  int measured = 0;
+  int cache_hits = 0;
+  int invalid = 0;
+  // True on the last report of a stage.
+  bool finished = false;
+  std::string message;
+};
+
+struct TuneOptions {
+  // Backends the search may use; empty: every backend of this build. Native
+  // is always included. For compare(), also greedy placement's priority order.
+  std::vector<std::string> backends;
+  // Threads for every backend; 0: every core.
+  int threads = 0;
+  std::map<std::string, std::vector<std::int64_t>> input_shapes;
+  // Graph optimizations: "none", "basic" or "all".
+  std::string graph_opt = "all";
+  // Measurement cache file; empty: the default (as `collage tune`); "none": no cache.
+  std::string cache_path;
+  // Measure candidates in a worker process.
+  bool isolate = true;
+  // Keep only maximal candidates of each backend.
+  bool prune = false;
+  // The search's limits (as `collage tune --help` describes them).
+  int refine_rounds = 3;
+  double budget_seconds = 120;
+  int max_depth = 6;
+  int max_exits = 1;
+  // tune(): run the searched plan beside each single backend and keep the faster.
+  bool verify = true;
+  // End-to-end runs per plan (tune's verification, compare's rounds).
+  int repeat = 10;
+  // Refuse a model whose tensors need more bytes than this; empty: 3/4 of memory.
+  std::string max_memory;
+  // Receives progress; called on the calling thread.
+  std::function<void(const TuneProgress&)> progress;
+};
+
+// One plan measured end to end.
+struct StrategyResult {
+  std::string strategy;
+  int partitions = 0;
+  double median_ms = 0;
+  double p10_ms = 0;
+  double p90_ms = 0;
+  // The search's estimate (collage only).
+  std::optional<double> estimated_ms;
+  // Why its outputs differ from native's; empty when they match.
+  std::string mismatch;
+};
+
+struct SearchSummary {
+  int candidates = 0;
+  int measured = 0;
+  int cache_hits = 0;
+  int invalid = 0;
+  double seconds = 0;
+};
+
+struct TuneResult {
+  // The plan to deploy, as JSON: the searched plan, or the faster baseline.
+  std::string plan_json;
+  // Its strategy: "collage", or the baseline kept instead.
+  std::string kept_strategy;
+  // One line on why that plan was kept.
+  std::string reason;
+  // The searched plan, before any fallback: its estimate, its end-to-end
+  // median (when verified), and its partitions per backend.
+  double searched_estimated_ms = 0;
+  std::optional<double> searched_measured_ms;
+  std::map<std::string, int> searched_partitions;
+  SearchSummary search;
+  // Every plan run end to end when verifying (baselines, then collage).
+  std::vector<StrategyResult> measured;
+
+  // Writes plan_json to `path` (replacing it); Error if it cannot.
+  void save(const std::string& path) const;
+};
+
+struct CompareResult {
+  // native, single:<b> per backend, greedy (two or more backends), collage.
+  std::vector<StrategyResult> strategies;
+  // The fastest single-backend plan (native included) whose outputs match.
+  std::string best_single;
+  // The plan `collage tune` would keep, and why.
+  std::string kept_strategy;
+  std::string kept_plan_json;
+  std::string reason;
+};
+
+// Throws Error for a bad model, option or backend name.
+TuneResult tune(const std::string& model_path, const TuneOptions& options = {});
+CompareResult compare(const std::string& model_path, const TuneOptions& options = {});
+
+// A backend of this build.
+struct BackendInfo {
+  std::string name;
+  std::string version;
+  // "library", "graph" or "compiler".
+  std::string style;
+  // What it runs: ops and fused patterns.
+  std::string support;
+};
+std::vector<BackendInfo> backends();
+
+}  // namespace collage

@@ -1,0 +1,21 @@
+"""Collage: run an ONNX model partitioned across inference backends by measurement.
+
+    import collage, numpy as np
+    result = collage.tune("model.onnx", threads=2)          # search, verify, keep the faster
+    session = collage.Session("model.onnx", plan=result["plan"])
+    outputs = session.run({"input": np.zeros((1, 3, 224, 224), np.float32)})
+
+Every error is a collage.Error carrying the one-line message the `collage`
+command line prints.
+"""
+import os as _os
+
+# libgomp reads its wait policy once, when it is loaded: the setting the
+# `collage` tool uses (docs/threading.md), unless the user chose one.
+if "GOMP_SPINCOUNT" not in _os.environ and "OMP_WAIT_POLICY" not in _os.environ:
+    _os.environ["GOMP_SPINCOUNT"] = "1000"
+
+from ._collage import Error, Session, backends, compare, tune, version  # noqa: E402
+
+__all__ = ["Error", "Session", "backends", "compare", "tune", "version"]
+__version__ = version()

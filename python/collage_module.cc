@@ -1,0 +1,292 @@
+// The Python module `collage` (python/collage/__init__.py imports it as
+// collage._collage): Session, tune, compare and backends over the C++ API,
+// with numpy arrays in and out.
+//
+// Inputs that are C-contiguous arrays of the model's element type are read
+// in place; outputs are numpy arrays over the buffers the session returns
+// (no copy). The GIL is released while a model runs or a tuning run works,
+// so other Python threads go on; a progress callback takes it back.
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "collage/collage.h"
+
+namespace py = pybind11;
+
+namespace {
+
+py::dtype numpy_dtype(collage::ElementType type) {
+  return py::dtype(collage::element_type_name(type));
+}
+
+collage::ElementType element_type(const py::dtype& dtype) {
+  using collage::ElementType;
+  const char kind = dtype.kind();
+  const py::ssize_t size = dtype.itemsize();
+  if (kind == 'f' && size == 4) return ElementType::kFloat32;
+  if (kind == 'f' && size == 8) return ElementType::kFloat64;
+  if (kind == 'f' && size == 2) return ElementType::kFloat16;
+  if (kind == 'i' && size == 1) return ElementType::kInt8;
+  if (kind == 'i' && size == 2) return ElementType::kInt16;
+  if (kind == 'i' && size == 4) return ElementType::kInt32;
+  if (kind == 'i' && size == 8) return ElementType::kInt64;
+  if (kind == 'u' && size == 1) return ElementType::kUInt8;
+  if (kind == 'b' && size == 1) return ElementType::kBool;
+  throw collage::Error("numpy dtype " + py::cast<std::string>(py::str(py::handle(dtype))) +
+                       " has no ONNX element type Collage runs");
+}
+
+// A numpy array over an Array's buffer, which the array keeps alive.
+py::array to_numpy(const collage::Array& array) {
+  auto* keep = new collage::Array(array);
+  py::capsule owner(keep, [](void* p) { delete static_cast<collage::Array*>(p); });
+  return py::array(numpy_dtype(keep->type()), keep->dims(), keep->data(), owner);
+}
+
+py::dict value_info(const collage::ValueInfo& info) {
+  py::dict d;
+  d["name"] = info.name;
+  d["dtype"] = numpy_dtype(info.type);
+  d["shape"] = py::tuple(py::cast(info.dims));
+  return d;
+}
+
+py::list value_infos(const std::vector<collage::ValueInfo>& infos) {
+  py::list list;
+  for (const collage::ValueInfo& info : infos) list.append(value_info(info));
+  return list;
+}
+
+py::dict strategy_result(const collage::StrategyResult& r) {
+  py::dict d;
+  d["strategy"] = r.strategy;
+  d["partitions"] = r.partitions;
+  d["median_ms"] = r.median_ms;
+  d["p10_ms"] = r.p10_ms;
+  d["p90_ms"] = r.p90_ms;
+  d["estimated_ms"] = r.estimated_ms ? py::cast(*r.estimated_ms) : py::none();
+  d["outputs_match"] = r.mismatch.empty();
+  d["mismatch"] = r.mismatch;
+  return d;
+}
+
+py::list strategy_results(const std::vector<collage::StrategyResult>& results) {
+  py::list list;
+  for (const collage::StrategyResult& r : results) list.append(strategy_result(r));
+  return list;
+}
+
+const char* stage_name(collage::TuneProgress::Stage stage) {
+  switch (stage) {
+    case collage::TuneProgress::Stage::kCandidates:
+      return "candidates";
+    case collage::TuneProgress::Stage::kRefine:
+      return "refine";
+    case collage::TuneProgress::Stage::kVerify:
+      return "verify";
+  }
+  return "unknown";
+}
+
+using Shapes = std::map<std::string, std::vector<std::int64_t>>;
+
+collage::TuneOptions tune_options(std::vector<std::string> backends, int threads,
+                                  Shapes input_shapes, std::string graph_opt, std::string cache,
+                                  bool isolate, int refine_rounds, double budget, int max_depth,
+                                  int max_exits, bool verify, int repeat,
+                                  std::optional<py::function> progress) {
+  collage::TuneOptions options;
+  options.backends = std::move(backends);
+  options.threads = threads;
+  options.input_shapes = std::move(input_shapes);
+  options.graph_opt = std::move(graph_opt);
+  options.cache_path = std::move(cache);
+  options.isolate = isolate;
+  options.refine_rounds = refine_rounds;
+  options.budget_seconds = budget;
+  options.max_depth = max_depth;
+  options.max_exits = max_exits;
+  options.verify = verify;
+  options.repeat = repeat;
+  if (progress) {
+    options.progress = [callback = *progress](const collage::TuneProgress& p) {
+      py::gil_scoped_acquire gil;
+      py::dict d;
+      d["stage"] = stage_name(p.stage);
+      d["done"] = p.done;
+      d["total"] = p.total;
+      d["measured"] = p.measured;
+      d["cache_hits"] = p.cache_hits;
+      d["invalid"] = p.invalid;
+      d["finished"] = p.finished;
+      d["message"] = p.message;
+      callback(d);
+    };
+  }
+  return options;
+}
+
+collage::Session make_session(const std::string& path, std::optional<std::string> plan, int threads,
+                              Shapes input_shapes, std::optional<std::string> graph_opt,
+                              std::string strategy, std::optional<std::string> max_memory) {
+  collage::SessionOptions options;
+  if (plan) {
+    // JSON text (tune()'s "plan") or a plan file's path.
+    bool is_json = plan->find_first_not_of(" \t\r\n") != std::string::npos &&
+                   (*plan)[plan->find_first_not_of(" \t\r\n")] == '{';
+    (is_json ? options.plan_json : options.plan_file) = *plan;
+  }
+  options.threads = threads;
+  options.input_shapes = std::move(input_shapes);
+  options.graph_opt = graph_opt.value_or("");
+  options.strategy = std::move(strategy);
+  options.max_memory = max_memory.value_or("");
+  py::gil_scoped_release release;
+  return collage::Session(path, options);
+}
+
+py::dict run_session(collage::Session& session, const py::dict& feeds) {
+  // The numpy arrays stay referenced here while the model reads them.
+  std::vector<py::array> held;
+  std::map<std::string, collage::Array> inputs;
+  for (auto [key, value] : feeds) {
+    std::string name = py::cast<std::string>(key);
+    py::array array = py::array::ensure(value, py::array::c_style);
+    if (!array) throw collage::Error("is not an array", {.field = "input '" + name + "'"});
+    held.push_back(array);
+    std::vector<std::int64_t> dims(array.shape(), array.shape() + array.ndim());
+    inputs.emplace(name, collage::Array::view(element_type(array.dtype()), dims,
+                                              const_cast<void*>(array.data())));
+  }
+  std::map<std::string, collage::Array> outputs;
+  {
+    py::gil_scoped_release release;
+    outputs = session.run(inputs);
+  }
+  py::dict result;
+  for (const collage::ValueInfo& info : session.outputs()) {
+    result[py::str(info.name)] = to_numpy(outputs.at(info.name));
+  }
+  return result;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_collage, m) {
+  m.doc() = "Collage: ONNX models partitioned across inference backends by measurement";
+  py::register_exception<collage::Error>(m, "Error");
+  m.def("version", &collage::version, "The library's version, \"0.1.0\".");
+
+  py::class_<collage::Session>(m, "Session",
+                               "A model compiled under a plan, ready to run. run() may be called "
+                               "from many threads; calls on one session run one at a time.")
+      .def(py::init(&make_session), py::arg("path"), py::arg("plan") = py::none(),
+           py::arg("threads") = 0, py::arg("input_shapes") = Shapes{},
+           py::arg("graph_opt") = py::none(), py::arg("strategy") = "native",
+           py::arg("max_memory") = py::none(),
+           "Loads the model and compiles it under `plan` (JSON text from tune(), or a plan "
+           "file), or under `strategy` when no plan is given. threads=0: the plan's own count, "
+           "or every core.")
+      .def("run", &run_session, py::arg("inputs"),
+           "Runs the model on {name: ndarray} (exact dtype and shape); returns {name: ndarray}.")
+      .def_property_readonly("inputs",
+                             [](const collage::Session& s) { return value_infos(s.inputs()); })
+      .def_property_readonly("outputs",
+                             [](const collage::Session& s) { return value_infos(s.outputs()); })
+      .def_property_readonly("strategy", &collage::Session::strategy)
+      .def_property_readonly("threads", &collage::Session::threads)
+      .def_property_readonly("partitions", &collage::Session::partitions)
+      .def_property_readonly("plan", &collage::Session::plan_json, "The plan, as JSON text.");
+
+  m.def(
+      "tune",
+      [](const std::string& path, std::vector<std::string> backends, int threads,
+         Shapes input_shapes, std::string graph_opt, std::string cache, bool isolate,
+         int refine_rounds, double budget, int max_depth, int max_exits, bool verify, int repeat,
+         std::optional<py::function> progress) {
+        collage::TuneOptions options =
+            tune_options(std::move(backends), threads, std::move(input_shapes),
+                         std::move(graph_opt), std::move(cache), isolate, refine_rounds, budget,
+                         max_depth, max_exits, verify, repeat, std::move(progress));
+        collage::TuneResult r;
+        {
+          py::gil_scoped_release release;
+          r = collage::tune(path, options);
+        }
+        py::dict d;
+        d["plan"] = r.plan_json;
+        d["kept_strategy"] = r.kept_strategy;
+        d["reason"] = r.reason;
+        d["searched_estimated_ms"] = r.searched_estimated_ms;
+        d["searched_measured_ms"] =
+            r.searched_measured_ms ? py::cast(*r.searched_measured_ms) : py::none();
+        d["searched_partitions"] = r.searched_partitions;
+        py::dict search;
+        search["candidates"] = r.search.candidates;
+        search["measured"] = r.search.measured;
+        search["cache_hits"] = r.search.cache_hits;
+        search["invalid"] = r.search.invalid;
+        search["seconds"] = r.search.seconds;
+        d["search"] = search;
+        d["measured"] = strategy_results(r.measured);
+        return d;
+      },
+      py::arg("path"), py::arg("backends") = std::vector<std::string>{}, py::arg("threads") = 0,
+      py::arg("input_shapes") = Shapes{}, py::arg("graph_opt") = "all", py::arg("cache") = "",
+      py::arg("isolate") = true, py::arg("refine_rounds") = 3, py::arg("budget") = 120.0,
+      py::arg("max_depth") = 6, py::arg("max_exits") = 1, py::arg("verify") = true,
+      py::arg("repeat") = 10, py::arg("progress") = py::none(),
+      "Searches for the fastest plan of the model and returns it as plain data: \"plan\" (JSON "
+      "text for Session), the strategy kept and why, the search's statistics and every plan "
+      "measured end to end. progress, when given, is called with a dict per step.");
+
+  m.def(
+      "compare",
+      [](const std::string& path, std::vector<std::string> backends, int threads,
+         Shapes input_shapes, std::string graph_opt, std::string cache, bool isolate,
+         int refine_rounds, double budget, int repeat, std::optional<py::function> progress) {
+        collage::TuneOptions options =
+            tune_options(std::move(backends), threads, std::move(input_shapes),
+                         std::move(graph_opt), std::move(cache), isolate, refine_rounds, budget, 6,
+                         1, true, repeat, std::move(progress));
+        collage::CompareResult r;
+        {
+          py::gil_scoped_release release;
+          r = collage::compare(path, options);
+        }
+        py::dict d;
+        d["strategies"] = strategy_results(r.strategies);
+        d["best_single"] = r.best_single;
+        d["kept_strategy"] = r.kept_strategy;
+        d["kept_plan"] = r.kept_plan_json;
+        d["reason"] = r.reason;
+        return d;
+      },
+      py::arg("path"), py::arg("backends") = std::vector<std::string>{}, py::arg("threads") = 0,
+      py::arg("input_shapes") = Shapes{}, py::arg("graph_opt") = "all", py::arg("cache") = "",
+      py::arg("isolate") = true, py::arg("refine_rounds") = 3, py::arg("budget") = 120.0,
+      py::arg("repeat") = 20, py::arg("progress") = py::none(),
+      "Runs native, each single backend, greedy placement and the collage search side by side; "
+      "returns each one's latency and whether its outputs match native's.");
+
+  m.def(
+      "backends",
+      [] {
+        py::list list;
+        for (const collage::BackendInfo& b : collage::backends()) {
+          py::dict d;
+          d["name"] = b.name;
+          d["version"] = b.version;
+          d["style"] = b.style;
+          d["support"] = b.support;
+          list.append(d);
+        }
+        return list;
+      },
+      "The backends of this build: name, version, style and what each runs.");
+}

@@ -1,0 +1,145 @@
+// collage::tune, collage::compare, collage::backends (include/collage/tuning.h)
+// over session/tuning.h.
+#include "collage/tuning.h"
+
+#include <fmt/format.h>
+
+#include "collage/api/conversions.h"
+#include "collage/backends/registry.h"
+#include "collage/collage.h"
+#include "collage/ir/error.h"
+#include "collage/ir/file_io.h"
+#include "collage/plan/plan_json.h"
+#include "collage/session/model_loading.h"
+#include "collage/session/resources.h"
+#include "collage/session/tuning.h"
+
+namespace collage {
+namespace {
+
+PlanningOptions planning_options(const std::string& model_path, const TuneOptions& options) {
+  PlanningOptions planning;
+  planning.model_path = model_path;
+  planning.input_shapes = api::to_shapes(options.input_shapes);
+  planning.graph_opt = graph_opt_level(options.graph_opt);
+  planning.backends =
+      options.backends.empty() ? BackendRegistry::global().names() : options.backends;
+  planning.threads = options.threads == 0 ? default_threads() : checked_threads(options.threads);
+  planning.cache_path = options.cache_path;
+  planning.isolate = options.isolate;
+  planning.prune = options.prune;
+  planning.search = SearchSettings{.refine_rounds = options.refine_rounds,
+                                   .budget_seconds = options.budget_seconds,
+                                   .max_depth = options.max_depth,
+                                   .max_exits = options.max_exits};
+  if (options.progress) {
+    planning.progress = [progress = options.progress](const PlanningProgress& p) {
+      progress(TuneProgress{.stage = static_cast<TuneProgress::Stage>(p.stage),
+                            .done = p.done,
+                            .total = p.total,
+                            .measured = p.measured,
+                            .cache_hits = p.cache_hits,
+                            .invalid = p.invalid,
+                            .finished = p.finished,
+                            .message = p.message});
+    };
+  }
+  check_search_settings(planning.search);
+  resolve_backends(planning.backends);
+  return planning;
+}
+
+Graph load_checked(const PlanningOptions& planning, const TuneOptions& options) {
+  Graph graph = load_model(planning.model_path, planning.input_shapes, planning.graph_opt);
+  require_native_support(graph, planning.model_path);
+  check_max_memory(graph, options.max_memory);
+  return graph;
+}
+
+StrategyResult strategy_result(const EvaluatedPlan& evaluated) {
+  return StrategyResult{.strategy = evaluated.plan.strategy,
+                        .partitions = static_cast<int>(evaluated.plan.partitions.size()),
+                        .median_ms = evaluated.timing.median_seconds * 1e3,
+                        .p10_ms = evaluated.timing.p10_seconds * 1e3,
+                        .p90_ms = evaluated.timing.p90_seconds * 1e3,
+                        .estimated_ms = evaluated.plan.estimated_ms,
+                        .mismatch = evaluated.mismatch.value_or("")};
+}
+
+std::string reason_text(const KeptPlan& decision, const std::vector<EvaluatedPlan>& evaluated) {
+  const EvaluatedPlan& searched = evaluated[decision.searched];
+  const EvaluatedPlan& best = evaluated[decision.best_baseline];
+  switch (decision.reason) {
+    case KeptPlan::Reason::kSearchedMismatch:
+      return fmt::format("the searched plan's outputs differ from native's ({}); kept {}",
+                         *searched.mismatch, best.plan.strategy);
+    case KeptPlan::Reason::kBaselineFaster:
+      return fmt::format(
+          "the searched plan measured {:.3f} ms, slower than {} at {:.3f} ms; kept {}",
+          searched.timing.median_seconds * 1e3, best.plan.strategy,
+          best.timing.median_seconds * 1e3, best.plan.strategy);
+    case KeptPlan::Reason::kSearchedIsFastest:
+      break;
+  }
+  return fmt::format("the searched plan measured {:.3f} ms, {:.2f}x faster than {}",
+                     searched.timing.median_seconds * 1e3,
+                     best.timing.median_seconds / searched.timing.median_seconds,
+                     best.plan.strategy);
+}
+
+}  // namespace
+
+const char* version() { return "0.1.0"; }
+
+void TuneResult::save(const std::string& path) const {
+  api::one_error_type([&] { write_file_atomically(path, plan_json + "\n"); });
+}
+
+TuneResult tune(const std::string& model_path, const TuneOptions& options) {
+  return api::one_error_type([&] {
+    PlanningOptions planning = planning_options(model_path, options);
+    Graph graph = load_checked(planning, options);
+    TuneOutcome outcome =
+        tune_model(graph, planning, {.verify = options.verify, .repeat = options.repeat});
+    TuneResult result;
+    result.plan_json = plan_to_json(outcome.kept).dump(2);
+    result.kept_strategy = outcome.kept.strategy;
+    result.searched_estimated_ms = outcome.searched.estimated_ms.value_or(0);
+    result.searched_measured_ms = outcome.searched.measured_ms;
+    result.searched_partitions = outcome.searched.partitions_per_backend();
+    const auto& s = outcome.searched.search;
+    result.search = SearchSummary{s.candidates, s.measured, s.cache_hits, s.invalid, s.seconds};
+    for (const EvaluatedPlan& e : outcome.evaluated) result.measured.push_back(strategy_result(e));
+    result.reason = outcome.decision ? reason_text(*outcome.decision, outcome.evaluated)
+                                     : "not verified end to end (verify = false)";
+    return result;
+  });
+}
+
+CompareResult compare(const std::string& model_path, const TuneOptions& options) {
+  return api::one_error_type([&] {
+    PlanningOptions planning = planning_options(model_path, options);
+    Graph graph = load_checked(planning, options);
+    CompareOutcome outcome = compare_strategies(graph, planning, options.repeat);
+    CompareResult result;
+    for (const EvaluatedPlan& e : outcome.results) result.strategies.push_back(strategy_result(e));
+    result.best_single = outcome.results[outcome.decision.best_baseline].plan.strategy;
+    const Plan& kept = outcome.results[outcome.decision.kept].plan;
+    result.kept_strategy = kept.strategy;
+    result.kept_plan_json = plan_to_json(kept).dump(2);
+    result.reason = reason_text(outcome.decision, outcome.results);
+    return result;
+  });
+}
+
+std::vector<BackendInfo> backends() {
+  std::vector<BackendInfo> result;
+  for (const Backend* backend : BackendRegistry::global().all()) {
+    result.push_back(BackendInfo{backend->name(), backend->version(),
+                                 std::string(style_name(backend->style())),
+                                 backend->describe_support()});
+  }
+  return result;
+}
+
+}  // namespace collage

@@ -1,0 +1,61 @@
+// Evaluation: plans run end to end, side by side, and the rule that decides
+// which plan to keep.
+//
+// Compiles each plan, runs all of them on the same inputs, checks every
+// plan's outputs against the first (the native reference), and times them
+// interleaved (A B C A B C ...) so that machine drift hits all alike. Used by
+// tuning (is the searched plan really faster than each single backend?) and
+// comparing (the table).
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collage/ir/graph.h"
+#include "collage/plan/plan.h"
+#include "collage/runtime/timing.h"
+
+namespace collage {
+
+struct EvaluatedPlan {
+  Plan plan;
+  TimingResult timing;
+  // Why the outputs differ from the reference plan's, if they do.
+  std::optional<std::string> mismatch;
+};
+
+// `plans[0]` is the reference for the output check. Throws Error if a plan
+// does not compile.
+std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<Plan>& plans,
+                                          int threads, int rounds, int warmup);
+
+// Which plan to keep after the searched plan ran beside the baselines.
+struct KeptPlan {
+  enum class Reason {
+    // The searched plan was at least as fast as every baseline.
+    kSearchedIsFastest,
+    // A baseline measured faster in the same run.
+    kBaselineFaster,
+    // The searched plan's outputs differ from the reference.
+    kSearchedMismatch,
+  };
+  // Indices into the evaluated plans.
+  std::size_t kept = 0;
+  std::size_t searched = 0;
+  // The fastest baseline whose outputs match the reference.
+  std::size_t best_baseline = 0;
+  Reason reason = Reason::kSearchedIsFastest;
+};
+
+// The one keep-the-faster-plan rule of every front end: among `evaluated`,
+// the baselines are `native` and the `single:` strategies (the first entry,
+// the reference, is always a baseline); the searched plan is the `collage`
+// entry. A baseline whose outputs differ from the reference never wins. The
+// searched plan is kept unless its outputs differ or a baseline measured
+// faster. Asserts that there is a collage entry.
+KeptPlan keep_faster_plan(const std::vector<EvaluatedPlan>& evaluated);
+
+}  // namespace collage

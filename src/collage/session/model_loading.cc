@@ -1,0 +1,78 @@
+#include "collage/session/model_loading.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "collage/backends/native/native_backend.h"
+#include "collage/backends/registry.h"
+#include "collage/ir/error.h"
+#include "collage/onnx/importer.h"
+
+namespace collage {
+namespace {
+
+ImportOptions import_options(const std::map<std::string, Shape>& input_shapes, GraphOptLevel level,
+                             CanonicalizeStats* stats) {
+  ImportOptions options;
+  options.input_shapes = input_shapes;
+  options.evaluator = &native_evaluator();
+  options.graph_opt = level;
+  options.canonicalize_stats = stats;
+  return options;
+}
+
+}  // namespace
+
+Graph load_model(const std::string& path, const std::map<std::string, Shape>& input_shapes,
+                 GraphOptLevel level, CanonicalizeStats* stats) {
+  return import_onnx(path, import_options(input_shapes, level, stats));
+}
+
+Graph load_model_bytes(const std::string& bytes, const std::map<std::string, Shape>& input_shapes,
+                       GraphOptLevel level) {
+  auto model = std::make_shared<onnx::ModelProto>();
+  if (bytes.empty() || !model->ParseFromString(bytes)) {
+    throw Error(
+        fmt::format("{} bytes that are not an ONNX model (protobuf parse failed)", bytes.size()));
+  }
+  return import_onnx_model(std::move(model), import_options(input_shapes, level, nullptr), ".");
+}
+
+GraphOptLevel graph_opt_level(const std::string& text) {
+  std::optional<GraphOptLevel> level = parse_graph_opt_level(text);
+  if (!level) {
+    throw Error(fmt::format("{} is not none, basic or all", quote_untrusted(text)),
+                {.field = "--graph-opt"});
+  }
+  return *level;
+}
+
+std::map<std::string, int> unsupported_ops(const Graph& graph, const Backend& backend) {
+  std::map<std::string, int> counts;
+  for (const Node& node : graph.nodes()) {
+    if (backend.supports(graph, node)) continue;
+    ++counts[node.domain.empty() ? node.op_type : node.domain + "." + node.op_type];
+  }
+  return counts;
+}
+
+std::string describe_op_counts(const std::map<std::string, int>& counts) {
+  std::vector<std::string> parts;
+  for (const auto& [op, count] : counts) {
+    parts.push_back(count == 1 ? op : fmt::format("{} (x{})", op, count));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+void require_native_support(const Graph& graph, const std::string& path) {
+  std::map<std::string, int> missing = unsupported_ops(graph, BackendRegistry::global().native());
+  if (missing.empty()) return;
+  int nodes = 0;
+  for (const auto& [op, count] : missing) nodes += count;
+  throw Error(fmt::format("the native backend cannot run {} node{}: {}", nodes,
+                          nodes == 1 ? "" : "s", describe_op_counts(missing)),
+              {.file = path});
+}
+
+}  // namespace collage

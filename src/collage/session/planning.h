@@ -1,0 +1,114 @@
+// Planning: one place that turns a model and a strategy into a Plan.
+//
+// Every front end (the command line, the C++ API, the Python module) goes
+// through make_plan(), so every strategy sees the same canonical graph, the
+// same backend specs and the same measurement settings, and their plans are
+// comparable. For the collage strategy this is the tuning run: candidates,
+// measurements (in a worker process, through the persistent cache), search,
+// coalescing, and refinement by profiling the plan in context.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collage/backends/backend.h"
+#include "collage/ir/graph.h"
+#include "collage/ir/passes/canonicalize.h"
+#include "collage/plan/plan.h"
+#include "collage/search/backend_spec.h"
+#include "collage/search/strategy.h"
+
+namespace collage {
+
+// What a long planning run reports while it works. The command line draws
+// it as a progress bar; library users get it through a callback.
+struct PlanningProgress {
+  enum class Stage {
+    // Candidates being estimated (measured or found in the cache).
+    kCandidates,
+    // One round of refinement: the plan profiled in context (`message`).
+    kRefine,
+    // Plans run end to end side by side (`message`).
+    kVerify,
+  };
+  Stage stage = Stage::kCandidates;
+  std::size_t done = 0;
+  std::size_t total = 0;
+  int measured = 0;
+  int cache_hits = 0;
+  int invalid = 0;
+  // True on the last report of a stage.
+  bool finished = false;
+  // A one-line account of a refinement round or a verification.
+  std::string message;
+};
+using PlanningProgressCallback = std::function<void(const PlanningProgress&)>;
+
+// The limits of the search; every front end validates them with
+// check_search_settings(), so a value one refuses, all refuse.
+struct SearchSettings {
+  // Rounds of: profile the plan in context, charge each backend's observed
+  // per-partition overhead, search again. 0: search once with the overheads
+  // stored for this machine, without profiling.
+  int refine_rounds = 3;
+  // Refinement starts no new round after this many seconds of it.
+  double budget_seconds = 120;
+  // Longest path inside a graph-runtime or fusing-compiler candidate.
+  int max_depth = 6;
+  // Most outputs of a graph-runtime or fusing-compiler candidate.
+  int max_exits = 1;
+};
+
+// Throws Error naming the flag (--refine-rounds, --budget, --max-depth,
+// --max-exits) of a value out of range.
+void check_search_settings(const SearchSettings& settings);
+
+struct PlanningOptions {
+  // The model file; measuring workers import it again.
+  std::string model_path;
+  std::map<std::string, Shape> input_shapes;
+  // The level the graph was canonicalized with (workers import it the same way).
+  GraphOptLevel graph_opt = GraphOptLevel::kAll;
+  // Backends the collage strategy may use; native is always added.
+  std::vector<std::string> backends;
+  int threads = 1;
+  // Measurement cache file; empty: the default; "none": no persistent cache.
+  std::string cache_path;
+  // Measure in a worker process (crash and hang isolation).
+  bool isolate = true;
+  // The `collage` executable whose `worker` subcommand measures; empty: found
+  // by worker_executable().
+  std::string worker_executable;
+  // Keep only maximal candidates of each backend.
+  bool prune = false;
+  SearchSettings search;
+  // Timed runs per profile.
+  int refine_runs = 10;
+  // Receives progress; may be empty.
+  PlanningProgressCallback progress;
+};
+
+// The `collage` executable that serves measurements: $COLLAGE_WORKER when
+// set; this process when it is `collage`; else `collage` beside the library
+// holding this code or in ../bin of it (an installed tree); else the one this
+// build made. Throws Error when none exists.
+std::string worker_executable();
+
+// The named backends, native first, each once. Throws Error for a name this
+// build does not have.
+std::vector<const Backend*> resolve_backends(const std::vector<std::string>& names);
+
+// Builds `strategy`'s plan for `graph` (the canonical graph of options.model_path).
+// For the collage strategy the plan's measured_ms is its in-context median.
+Plan make_plan(const Graph& graph, const Strategy& strategy, const PlanningOptions& options);
+
+// The --backends value "native,onednn,xnnpack" as names; "all" is every backend of this build.
+std::vector<std::string> parse_backend_list(const std::string& text);
+
+// The machine fingerprint text for `threads`.
+std::string machine_text(int threads);
+
+}  // namespace collage

@@ -1,0 +1,96 @@
+#include "collage/session/prepared_model.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "collage/backends/registry.h"
+#include "collage/ir/error.h"
+#include "collage/plan/plan_compiler.h"
+#include "collage/session/model_loading.h"
+#include "collage/session/planning.h"
+#include "collage/session/resources.h"
+
+namespace collage {
+namespace {
+
+// The thread count a saved plan was tuned at, checked like --threads.
+int plan_threads(const Plan& plan, const std::string& source) {
+  if (plan.threads >= 1 && plan.threads <= max_threads()) return plan.threads;
+  throw Error(
+      fmt::format("{} is out of range: must be between 1 and {}", plan.threads, max_threads()),
+      {.file = source, .field = "threads"});
+}
+
+std::optional<std::string> measured_elsewhere(const Plan& plan, int threads,
+                                              const std::string& source) {
+  std::vector<std::string> differences;
+  if (!plan.machine.empty() && plan.machine != machine_text(threads)) {
+    differences.push_back(fmt::format("machine {} (here {})", quote_untrusted(plan.machine, 80),
+                                      quote_untrusted(machine_text(threads), 80)));
+  }
+  for (const auto& [name, version] : plan.backend_versions) {
+    const Backend* backend = BackendRegistry::global().find(name);
+    if (backend == nullptr || backend->version() == version) continue;
+    differences.push_back(fmt::format("{} {} (here {})", quote_untrusted(name, 40),
+                                      quote_untrusted(version, 80),
+                                      quote_untrusted(backend->version(), 80)));
+  }
+  if (differences.empty()) return std::nullopt;
+  return escape_control(
+      fmt::format("{}: the plan was measured with {}; its choices may not be the fastest "
+                  "here (re-tune with `collage tune`)",
+                  source, fmt::join(differences, ", ")));
+}
+
+}  // namespace
+
+PreparedModel prepare_model(const std::string& path, const std::optional<std::string>& bytes,
+                            const PrepareOptions& options) {
+  std::map<std::string, Shape> shapes = options.input_shapes;
+  Strategy strategy = Strategy::parse(options.strategy);
+  int threads = options.threads == 0 ? default_threads() : checked_threads(options.threads);
+  const Plan* saved = options.plan ? &*options.plan : nullptr;
+  if (saved) {
+    // The plan was made for its input shapes; shapes given here override them.
+    for (const auto& [name, shape] : saved->input_shapes) shapes.emplace(name, shape);
+    strategy = Strategy::parse(saved->strategy);
+    if (options.threads == 0) threads = plan_threads(*saved, options.plan_source);
+    if (!options.graph_opt.empty() && options.graph_opt != saved->graph_opt) {
+      throw Error(fmt::format("the plan was made at --graph-opt {}: its partitions name nodes "
+                              "of that graph; leave the option out to replay it",
+                              quote_untrusted(saved->graph_opt)),
+                  {.field = "--graph-opt"});
+    }
+  }
+  const GraphOptLevel graph_opt = graph_opt_level(
+      saved ? saved->graph_opt : (options.graph_opt.empty() ? "all" : options.graph_opt));
+
+  Graph graph =
+      bytes ? load_model_bytes(*bytes, shapes, graph_opt) : load_model(path, shapes, graph_opt);
+  require_native_support(graph, path);
+  check_max_memory(graph, options.max_memory);
+
+  Plan plan;
+  std::optional<std::string> warning;
+  if (saved) {
+    plan = *saved;
+    check_plan_matches(graph, plan, options.plan_source);
+    warning = measured_elsewhere(plan, threads, options.plan_source);
+  } else {
+    PlanningOptions planning;
+    planning.model_path = path;
+    planning.input_shapes = shapes;
+    planning.graph_opt = graph_opt;
+    planning.backends = parse_backend_list("all");
+    planning.threads = threads;
+    // A model given as bytes has no file for a worker process to read.
+    planning.isolate = !bytes;
+    plan = make_plan(graph, strategy, planning);
+  }
+  Executor executor = compile_plan(graph, plan, BackendRegistry::global(), threads);
+  return PreparedModel{std::move(graph), std::move(plan), std::move(executor), threads,
+                       std::move(warning)};
+}
+
+}  // namespace collage

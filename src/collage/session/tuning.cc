@@ -1,0 +1,88 @@
+#include "collage/session/tuning.h"
+
+#include <fmt/format.h>
+
+#include "collage/ir/error.h"
+#include "collage/session/resources.h"
+
+namespace collage {
+namespace {
+
+void check_options(const PlanningOptions& options, int repeat) {
+  checked_threads(options.threads);
+  check_search_settings(options.search);
+  if (repeat < 1) throw Error("must be at least 1", {.field = "--repeat"});
+}
+
+// The backends besides native, in the given order.
+std::vector<std::string> other_backends(const PlanningOptions& options) {
+  std::vector<std::string> names;
+  for (const Backend* backend : resolve_backends(options.backends)) {
+    if (backend->name() != "native") names.push_back(backend->name());
+  }
+  return names;
+}
+
+void report_verification(const PlanningOptions& options, const std::vector<EvaluatedPlan>& plans) {
+  if (!options.progress) return;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const EvaluatedPlan& e = plans[i];
+    options.progress(PlanningProgress{
+        .stage = PlanningProgress::Stage::kVerify,
+        .done = i + 1,
+        .total = plans.size(),
+        .finished = i + 1 == plans.size(),
+        .message =
+            fmt::format("{:<18} {:>9.3f} ms{}", e.plan.strategy, e.timing.median_seconds * 1e3,
+                        e.mismatch ? "  (outputs differ: " + *e.mismatch + ")" : "")});
+  }
+}
+
+}  // namespace
+
+TuneOutcome tune_model(const Graph& graph, const PlanningOptions& options,
+                       const TuneSettings& settings) {
+  check_options(options, settings.repeat);
+  std::vector<std::string> others = other_backends(options);
+  TuneOutcome outcome;
+  outcome.searched = make_plan(graph, Strategy::parse("collage"), options);
+  outcome.kept = outcome.searched;
+  if (!settings.verify) return outcome;
+
+  // The collage plan beside every single-backend baseline, interleaved.
+  std::vector<Plan> plans = {make_plan(graph, Strategy::parse("native"), options)};
+  for (const std::string& name : others) {
+    plans.push_back(make_plan(graph, Strategy::parse("single:" + name), options));
+  }
+  plans.push_back(outcome.searched);
+  outcome.evaluated = evaluate_plans(graph, plans, options.threads, settings.repeat, 2);
+  report_verification(options, outcome.evaluated);
+  outcome.decision = keep_faster_plan(outcome.evaluated);
+  outcome.searched = outcome.evaluated[outcome.decision->searched].plan;
+  outcome.kept = outcome.evaluated[outcome.decision->kept].plan;
+  // A kept baseline still records the search that was made for this model.
+  outcome.kept.search = outcome.searched.search;
+  return outcome;
+}
+
+CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& options, int repeat) {
+  check_options(options, repeat);
+  std::vector<std::string> others = other_backends(options);
+  std::vector<std::string> strategies = {"native"};
+  for (const std::string& name : others) strategies.push_back("single:" + name);
+  if (others.size() > 1) {
+    strategies.push_back("greedy:" + fmt::format("{}", fmt::join(others, ",")));
+  }
+  strategies.push_back("collage");
+
+  std::vector<Plan> plans;
+  for (const std::string& name : strategies) {
+    plans.push_back(make_plan(graph, Strategy::parse(name), options));
+  }
+  CompareOutcome outcome;
+  outcome.results = evaluate_plans(graph, plans, options.threads, repeat, 3);
+  outcome.decision = keep_faster_plan(outcome.results);
+  return outcome;
+}
+
+}  // namespace collage

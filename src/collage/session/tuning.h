@@ -1,0 +1,57 @@
+// Tuning and comparing: the two long jobs every front end offers, as
+// functions that return their results as data.
+//
+// tune_model() searches for the fastest plan and, unless told not to, runs
+// it end to end beside every single-backend baseline and keeps the faster
+// (keep_faster_plan). compare_strategies() builds native, each single
+// backend, greedy placement and the collage search, and runs them side by
+// side. The command line prints what they return; the C++ API and the Python
+// module hand it to the caller.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collage/ir/graph.h"
+#include "collage/plan/plan.h"
+#include "collage/session/evaluation.h"
+#include "collage/session/planning.h"
+
+namespace collage {
+
+struct TuneSettings {
+  // Run the searched plan beside the baselines and keep the faster.
+  bool verify = true;
+  // Interleaved end-to-end runs per plan when verifying.
+  int repeat = 10;
+};
+
+struct TuneOutcome {
+  // The plan the search found, before any fallback.
+  Plan searched;
+  // The plan to save and deploy: the searched plan, or the faster baseline.
+  Plan kept;
+  // Each plan run end to end (baselines, then the searched plan); empty
+  // when not verified.
+  std::vector<EvaluatedPlan> evaluated;
+  // Which plan was kept and why; unset when not verified.
+  std::optional<KeptPlan> decision;
+};
+
+// Throws Error for bad settings, a backend this build lacks, or a plan that
+// does not compile.
+TuneOutcome tune_model(const Graph& graph, const PlanningOptions& options,
+                       const TuneSettings& settings);
+
+struct CompareOutcome {
+  // native, single:<b> for each backend, greedy (when there are two or more
+  // backends besides native), collage; in that order.
+  std::vector<EvaluatedPlan> results;
+  KeptPlan decision;
+};
+
+// `repeat` interleaved rounds, one run of each strategy per round.
+CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& options, int repeat);
+
+}  // namespace collage

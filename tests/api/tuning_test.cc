@@ -1,0 +1,122 @@
+#include "collage/tuning.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "api/api_models.h"
+#include "collage/collage.h"
+
+namespace collage {
+namespace {
+
+using api_testing::conv_model_bytes;
+using api_testing::ScratchDir;
+
+class TuningTest : public ::testing::Test {
+ protected:
+  TuneOptions quick_options() const {
+    TuneOptions options;
+    options.threads = 1;
+    options.cache_path = "none";
+    options.refine_rounds = 0;
+    options.repeat = 2;
+    return options;
+  }
+
+  ScratchDir dir_;
+  std::string model_ = dir_.write("conv.onnx", conv_model_bytes());
+};
+
+TEST_F(TuningTest, TuneReturnsAPlanASessionRunsAndReportsProgress) {
+  TuneOptions options = quick_options();
+  std::vector<TuneProgress> reports;
+  options.progress = [&](const TuneProgress& p) { reports.push_back(p); };
+  TuneResult result = tune(model_, options);
+
+  ASSERT_FALSE(reports.empty());
+  EXPECT_EQ(reports.front().stage, TuneProgress::Stage::kCandidates);
+  auto candidates_done = std::find_if(reports.begin(), reports.end(), [](const TuneProgress& p) {
+    return p.stage == TuneProgress::Stage::kCandidates && p.finished;
+  });
+  ASSERT_NE(candidates_done, reports.end());
+  EXPECT_EQ(candidates_done->done, candidates_done->total);
+  EXPECT_EQ(static_cast<int>(candidates_done->total), result.search.candidates);
+  EXPECT_GT(result.search.measured, 0);
+
+  // Verified: native, one baseline per other backend, then collage.
+  ASSERT_EQ(result.measured.size(), backends().size() + 1);
+  EXPECT_EQ(result.measured.front().strategy, "native");
+  EXPECT_EQ(result.measured.back().strategy, "collage");
+  EXPECT_FALSE(result.reason.empty());
+  EXPECT_TRUE(result.searched_measured_ms.has_value());
+
+  nlohmann::json plan = nlohmann::json::parse(result.plan_json);
+  EXPECT_EQ(plan["strategy"], result.kept_strategy);
+  result.save(dir_.file("conv.plan.json"));
+  Session session(model_, {.plan_file = dir_.file("conv.plan.json")});
+  EXPECT_EQ(session.strategy(), result.kept_strategy);
+  EXPECT_EQ(session.threads(), 1);
+}
+
+TEST_F(TuningTest, TuneMeasuresInAWorkerProcessByDefault) {
+  TuneOptions options = quick_options();
+  options.isolate = true;
+  options.verify = false;
+  options.backends = {"onednn"};
+  TuneResult result = tune(model_, options);
+  EXPECT_EQ(result.kept_strategy, "collage");
+  EXPECT_GT(result.search.measured, 0);
+  EXPECT_EQ(result.search.invalid, 0);
+  EXPECT_TRUE(result.measured.empty());
+}
+
+TEST_F(TuningTest, CompareRunsEveryStrategySideBySide) {
+  TuneOptions options = quick_options();
+  options.isolate = false;
+  CompareResult result = compare(model_, options);
+  ASSERT_GE(result.strategies.size(), 2u);
+  EXPECT_EQ(result.strategies.front().strategy, "native");
+  EXPECT_EQ(result.strategies.back().strategy, "collage");
+  for (const StrategyResult& s : result.strategies) {
+    EXPECT_TRUE(s.mismatch.empty()) << s.strategy << ": " << s.mismatch;
+    EXPECT_GT(s.median_ms, 0) << s.strategy;
+    EXPECT_LE(s.p10_ms, s.p90_ms) << s.strategy;
+  }
+  EXPECT_TRUE(result.strategies.back().estimated_ms.has_value());
+  EXPECT_FALSE(result.best_single.empty());
+  EXPECT_EQ(nlohmann::json::parse(result.kept_plan_json)["strategy"], result.kept_strategy);
+}
+
+TEST_F(TuningTest, BadOptionsAreErrorsNamingTheOption) {
+  TuneOptions options = quick_options();
+  options.backends = {"nosuch"};
+  EXPECT_THROW(tune(model_, options), Error);
+  options = quick_options();
+  options.max_depth = 0;
+  try {
+    tune(model_, options);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--max-depth"), std::string::npos) << e.what();
+  }
+  options = quick_options();
+  options.threads = 100000;
+  EXPECT_THROW(tune(model_, options), Error);
+  EXPECT_THROW(tune(dir_.file("missing.onnx"), quick_options()), Error);
+}
+
+TEST(BackendsTest, ListsNativeFirstWithVersionsAndSupport) {
+  std::vector<BackendInfo> list = backends();
+  ASSERT_FALSE(list.empty());
+  EXPECT_EQ(list.front().name, "native");
+  for (const BackendInfo& b : list) {
+    EXPECT_FALSE(b.version.empty()) << b.name;
+    EXPECT_FALSE(b.support.empty()) << b.name;
+    EXPECT_TRUE(b.style == "library" || b.style == "graph" || b.style == "compiler") << b.style;
+  }
+  EXPECT_STREQ(version(), "0.1.0");
+}
+
+}  // namespace
+}  // namespace collage

@@ -1,0 +1,125 @@
+"""The Python module `collage` (python/collage_module.cc) against numpy."""
+import json
+import threading
+
+import numpy as np
+import pytest
+
+import collage
+import models
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    return models.conv_model(tmp_path_factory.mktemp("models") / "conv.onnx")
+
+
+def random_input(seed):
+    return np.random.default_rng(seed).standard_normal((1, 8, 12, 12)).astype(np.float32)
+
+
+def test_session_describes_inputs_and_outputs(model):
+    session = collage.Session(model, threads=1)
+    assert [i["name"] for i in session.inputs] == ["x"]
+    assert session.inputs[0]["dtype"] == np.float32
+    assert session.inputs[0]["shape"] == (1, 8, 12, 12)
+    assert [o["name"] for o in session.outputs] == ["y", "z"]
+    assert session.strategy == "native"
+    assert session.threads == 1
+
+
+def test_run_matches_numpy_on_every_backend(model):
+    x = random_input(1)
+    y, z = models.reference(x, model)
+    for backend in collage.backends():
+        strategy = "native" if backend["name"] == "native" else "single:" + backend["name"]
+        outputs = collage.Session(model, strategy=strategy, threads=1).run({"x": x})
+        assert outputs["y"].dtype == np.float32 and outputs["y"].shape == (1, 16, 12, 12)
+        np.testing.assert_allclose(outputs["y"], y, rtol=1e-4, atol=1e-4, err_msg=strategy)
+        np.testing.assert_allclose(outputs["z"], z, rtol=1e-4, atol=1e-4, err_msg=strategy)
+
+
+def test_outputs_are_numpy_arrays_over_the_sessions_buffers(model):
+    session = collage.Session(model, threads=1)
+    out = session.run({"x": random_input(2)})["z"]
+    assert not out.flags["OWNDATA"]
+    assert out.flags["C_CONTIGUOUS"] and out.flags["WRITEABLE"]
+    # The buffer stays valid after the session is gone.
+    del session
+    assert np.isfinite(out).all()
+
+
+def test_a_non_contiguous_input_is_accepted(model):
+    session = collage.Session(model, threads=1)
+    x = random_input(3)
+    strided = np.asfortranarray(x)
+    np.testing.assert_array_equal(session.run({"x": strided})["z"], session.run({"x": x})["z"])
+
+
+def test_errors_are_collage_errors_with_the_cli_message(model, tmp_path):
+    session = collage.Session(model, threads=1)
+    with pytest.raises(collage.Error, match="input 'x'.*f32\\[1,8,12,12\\]"):
+        session.run({"x": random_input(0).astype(np.float64)})
+    with pytest.raises(collage.Error, match="the model has no input 'nope'"):
+        session.run({"x": random_input(0), "nope": random_input(0)})
+    with pytest.raises(collage.Error, match="missing.onnx"):
+        collage.Session(str(tmp_path / "missing.onnx"))
+    with pytest.raises(collage.Error, match="--threads"):
+        collage.Session(model, threads=100000)
+    with pytest.raises(collage.Error, match="unknown backend"):
+        collage.tune(model, backends=["nosuch"])
+
+
+def test_concurrent_runs_on_one_session_match_sequential_runs(model):
+    session = collage.Session(model, strategy="greedy:onednn,xnnpack", threads=2)
+    inputs = [random_input(seed) for seed in range(4)]
+    expected = [session.run({"x": x})["z"] for x in inputs]
+    failures = []
+
+    def worker(index):
+        for _ in range(20):
+            out = session.run({"x": inputs[index]})["z"]
+            if not np.array_equal(out, expected[index]):
+                failures.append(index)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(inputs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+
+
+def test_tune_returns_plain_data_and_a_plan_a_session_runs(model):
+    reports = []
+    result = collage.tune(model, threads=1, cache="none", refine_rounds=0, repeat=2,
+                          progress=reports.append)
+    assert reports and reports[0]["stage"] == "candidates"
+    assert any(r["stage"] == "candidates" and r["finished"] for r in reports)
+    assert result["search"]["candidates"] > 0
+    assert result["measured"][0]["strategy"] == "native"
+    assert result["measured"][-1]["strategy"] == "collage"
+    assert all(m["outputs_match"] for m in result["measured"])
+    assert json.loads(result["plan"])["strategy"] == result["kept_strategy"]
+    session = collage.Session(model, plan=result["plan"])
+    assert session.strategy == result["kept_strategy"]
+    x = random_input(5)
+    np.testing.assert_allclose(session.run({"x": x})["z"], models.reference(x, model)[1],
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_compare_lists_every_strategy(model):
+    result = collage.compare(model, threads=1, cache="none", isolate=False, refine_rounds=0,
+                             repeat=2)
+    names = [s["strategy"] for s in result["strategies"]]
+    assert names[0] == "native" and names[-1] == "collage"
+    assert result["best_single"] in names
+    assert result["kept_strategy"] in names
+    assert all(s["median_ms"] > 0 for s in result["strategies"])
+
+
+def test_backends_lists_native_first():
+    listed = collage.backends()
+    assert listed[0]["name"] == "native"
+    assert all(b["version"] and b["support"] for b in listed)
+    assert collage.__version__ == "0.1.0"

@@ -1,0 +1,36 @@
+// The flags the subcommands share, each declared once: --input-shape,
+// --graph-opt, --threads, --max-memory and the search's limits. What they
+// mean and how values are validated lives in the library (session/); this is
+// only how the command line spells them.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collage/ir/tensor_type.h"
+#include "collage/session/planning.h"
+
+namespace collage::cli {
+
+// Adds the repeatable --input-shape NAME=D0,D1,... to `command`.
+void add_input_shape_flag(CLI::App& command, std::vector<std::string>& flags);
+
+// Parses every --input-shape value. Throws Error for malformed text or a
+// name given twice.
+std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& flags);
+
+// Adds --graph-opt LEVEL (none, basic, all; default all) to `command`.
+CLI::Option* add_graph_opt_flag(CLI::App& command, std::string& level);
+
+// Adds --threads (default: every core) to `command`.
+CLI::Option* add_threads_flag(CLI::App& command, int& threads);
+
+// Adds --max-memory to `command` (empty `text`: the default budget).
+void add_max_memory_flag(CLI::App& command, std::string& text);
+
+// Adds --refine-rounds, --budget, --max-depth and --max-exits.
+void add_search_flags(CLI::App& command, SearchSettings& settings);
+
+}  // namespace collage::cli
