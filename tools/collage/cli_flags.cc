@@ -5,7 +5,9 @@
 #include "collage/ir/error.h"
 #include "collage/onnx/importer.h"
 #include "collage/runtime/memory_budget.h"
+#include "collage/session/model_loading.h"
 #include "collage/session/resources.h"
+#include "progress.h"
 
 namespace collage::cli {
 
@@ -55,6 +57,8 @@ void add_max_memory_flag(CLI::App& command, std::string& text) {
                                  format_bytes(default_memory_budget())));
 }
 
+namespace {
+
 void add_search_flags(CLI::App& command, SearchSettings& settings) {
   command
       .add_option("--refine-rounds", settings.refine_rounds,
@@ -75,6 +79,46 @@ void add_search_flags(CLI::App& command, SearchSettings& settings) {
                   "most outputs of a graph-runtime or fusing-compiler candidate (library calls "
                   "always have one)")
       ->capture_default_str();
+}
+
+}  // namespace
+
+void add_planning_flags(CLI::App& command, PlanningFlags& flags, const std::string& backends_help,
+                        const std::string& repeat_help) {
+  command.add_option("model", flags.model, "ONNX model file")->required();
+  add_input_shape_flag(command, flags.input_shapes);
+  add_graph_opt_flag(command, flags.graph_opt);
+  command.add_option("--backends", flags.backends, backends_help)->capture_default_str();
+  command.add_option("--cache", flags.cache,
+                     "measurement cache file (default: $XDG_CACHE_HOME/collage/"
+                     "measurements.sqlite; 'none' for no cache)");
+  add_threads_flag(command, flags.threads);
+  add_max_memory_flag(command, flags.max_memory);
+  command.add_option("--repeat", flags.repeat, repeat_help)->capture_default_str();
+  command.add_flag("--no-isolation", flags.no_isolation,
+                   "measure candidates in this process (faster start, but a crashing backend "
+                   "ends the run)");
+  command.add_flag("--prune", flags.prune, "measure only the maximal candidates of each backend");
+  command.add_flag("-q,--quiet", flags.quiet, "no progress display");
+  add_search_flags(command, flags.search);
+}
+
+PlanningOptions planning_options(const PlanningFlags& flags) {
+  PlanningOptions options;
+  options.model_path = flags.model;
+  options.input_shapes = parse_input_shapes(flags.input_shapes);
+  options.graph_opt = graph_opt_level(flags.graph_opt);
+  options.backends = parse_backend_list(flags.backends);
+  options.threads = checked_threads(flags.threads);
+  options.cache_path = flags.cache;
+  options.isolate = !flags.no_isolation;
+  options.prune = flags.prune;
+  options.search = flags.search;
+  options.progress = progress_printer(!flags.quiet);
+  check_search_settings(options.search);
+  if (flags.repeat < 1) throw Error("must be at least 1", {.field = "--repeat"});
+  resolve_backends(options.backends);
+  return options;
 }
 
 }  // namespace collage::cli

@@ -30,7 +30,29 @@ CLI::Option* add_threads_flag(CLI::App& command, int& threads);
 // Adds --max-memory to `command` (empty `text`: the default budget).
 void add_max_memory_flag(CLI::App& command, std::string& text);
 
-// Adds --refine-rounds, --budget, --max-depth and --max-exits.
-void add_search_flags(CLI::App& command, SearchSettings& settings);
+// The flags of the commands that search (tune, compare), declared once.
+struct PlanningFlags {
+  std::string model;
+  std::vector<std::string> input_shapes;
+  std::string graph_opt = "all";
+  std::string backends = "all";
+  std::string cache;
+  std::string max_memory;
+  int threads = 0;
+  int repeat = 10;
+  bool no_isolation = false;
+  bool prune = false;
+  bool quiet = false;
+  SearchSettings search;
+};
+
+// Adds the model argument and every PlanningFlags flag to `command`;
+// `backends_help` and `repeat_help` say what --backends and --repeat mean there.
+void add_planning_flags(CLI::App& command, PlanningFlags& flags, const std::string& backends_help,
+                        const std::string& repeat_help);
+
+// The validated PlanningOptions the flags give (Error naming a bad flag),
+// drawing progress on stderr unless --quiet.
+PlanningOptions planning_options(const PlanningFlags& flags);
 
 }  // namespace collage::cli

@@ -26,45 +26,24 @@ namespace collage::cli {
 namespace {
 
 struct CompareArgs {
-  std::string model;
-  std::vector<std::string> input_shapes;
-  std::string graph_opt = "all";
-  std::string backends = "all";
-  std::string cache;
-  std::string max_memory;
+  PlanningFlags planning;
   std::string json;
   std::string save_plan;
-  int threads = 0;
-  int repeat = 20;
-  bool no_isolation = false;
-  bool quiet = false;
-  SearchSettings search;
 };
 
 double ms(double seconds) { return seconds * 1e3; }
 
 void run_compare(const CompareArgs& args) {
-  PlanningOptions options;
-  options.model_path = args.model;
-  options.input_shapes = parse_input_shapes(args.input_shapes);
-  options.graph_opt = graph_opt_level(args.graph_opt);
-  options.backends = parse_backend_list(args.backends);
-  options.threads = checked_threads(args.threads);
-  options.cache_path = args.cache;
-  options.isolate = !args.no_isolation;
-  options.search = args.search;
-  options.progress = progress_printer(!args.quiet);
-  check_search_settings(options.search);
-  if (args.repeat < 1) throw Error("must be at least 1", {.field = "--repeat"});
-
-  Graph graph = load_model(args.model, options.input_shapes, options.graph_opt);
-  require_native_support(graph, args.model);
-  check_max_memory(graph, args.max_memory);
+  PlanningOptions options = planning_options(args.planning);
+  const std::string& model = args.planning.model;
+  const int repeat = args.planning.repeat;
+  Graph graph =
+      load_runnable_model(model, options.input_shapes, options.graph_opt, args.planning.max_memory);
   std::size_t others = resolve_backends(options.backends).size() - 1;
   std::size_t strategies = 1 + others + (others > 1 ? 1 : 0) + 1;
-  fmt::print("comparing {} strategies on {} ({} nodes) at {} thread{}\n", strategies, args.model,
+  fmt::print("comparing {} strategies on {} ({} nodes) at {} thread{}\n", strategies, model,
              graph.num_nodes(), options.threads, options.threads == 1 ? "" : "s");
-  CompareOutcome outcome = compare_strategies(graph, options, args.repeat);
+  CompareOutcome outcome = compare_strategies(graph, options, repeat);
   const std::vector<EvaluatedPlan>& results = outcome.results;
   double native = results.front().timing.median_seconds;
   const EvaluatedPlan& best = results[outcome.decision.best_baseline];
@@ -115,10 +94,12 @@ void run_compare(const CompareArgs& args) {
          {"estimated_ms", r.plan.estimated_ms ? nlohmann::json(*r.plan.estimated_ms) : nullptr},
          {"outputs_match", !r.mismatch.has_value()}});
   }
-  nlohmann::json document = {
-      {"model", args.model},           {"threads", options.threads},
-      {"repeat", args.repeat},         {"machine", machine_text(options.threads)},
-      {"strategies", strategies_json}, {"search", plan_to_json(collage.plan)["search"]}};
+  nlohmann::json document = {{"model", model},
+                             {"threads", options.threads},
+                             {"repeat", repeat},
+                             {"machine", machine_text(options.threads)},
+                             {"strategies", strategies_json},
+                             {"search", plan_to_json(collage.plan)["search"]}};
   write_file_atomically(args.json, document.dump(2) + "\n");
 }
 
@@ -128,24 +109,13 @@ void add_compare_command(CLI::App& app) {
   auto args = std::make_shared<CompareArgs>();
   CLI::App* cmd = app.add_subcommand(
       "compare", "Run native, each single backend, greedy placement and collage side by side");
-  cmd->add_option("model", args->model, "ONNX model file")->required();
-  add_input_shape_flag(*cmd, args->input_shapes);
-  add_graph_opt_flag(*cmd, args->graph_opt);
-  cmd->add_option("--backends", args->backends,
-                  "backends, comma-separated, in greedy priority order, or 'all'")
-      ->capture_default_str();
-  cmd->add_option("--cache", args->cache, "measurement cache file ('none' for no cache)");
-  add_threads_flag(*cmd, args->threads);
-  add_max_memory_flag(*cmd, args->max_memory);
-  cmd->add_option("--repeat", args->repeat,
-                  "interleaved rounds (one run of each strategy per round)")
-      ->capture_default_str();
+  args->planning.repeat = 20;
+  add_planning_flags(*cmd, args->planning,
+                     "backends, comma-separated, in greedy priority order, or 'all'",
+                     "interleaved rounds (one run of each strategy per round)");
   cmd->add_option("--json", args->json, "also write the results as JSON");
   cmd->add_option("-o,--save-plan", args->save_plan,
                   "save the collage plan (or the faster baseline's, see above)");
-  cmd->add_flag("--no-isolation", args->no_isolation, "measure candidates in this process");
-  cmd->add_flag("-q,--quiet", args->quiet, "no progress display");
-  add_search_flags(*cmd, args->search);
   cmd->callback([args] { run_compare(*args); });
 }
 

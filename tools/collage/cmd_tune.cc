@@ -23,20 +23,9 @@ namespace collage::cli {
 namespace {
 
 struct TuneArgs {
-  std::string model;
-  std::vector<std::string> input_shapes;
-  std::string graph_opt = "all";
-  std::string backends = "all";
-  std::string cache;
-  std::string max_memory;
+  PlanningFlags planning;
   std::string output;
-  int threads = 0;
-  int repeat = 10;
-  bool no_isolation = false;
-  bool prune = false;
   bool no_verify = false;
-  bool quiet = false;
-  SearchSettings search;
 };
 
 std::string default_plan_path(const std::string& model) {
@@ -58,29 +47,15 @@ void print_summary(const Plan& plan) {
 }
 
 void run_tune(const TuneArgs& args) {
-  PlanningOptions options;
-  options.model_path = args.model;
-  options.input_shapes = parse_input_shapes(args.input_shapes);
-  options.graph_opt = graph_opt_level(args.graph_opt);
-  options.backends = parse_backend_list(args.backends);
-  options.threads = checked_threads(args.threads);
-  options.cache_path = args.cache;
-  options.isolate = !args.no_isolation;
-  options.prune = args.prune;
-  options.search = args.search;
-  options.progress = progress_printer(!args.quiet);
-  check_search_settings(options.search);
-  if (args.repeat < 1) throw Error("must be at least 1", {.field = "--repeat"});
-
-  Graph graph = load_model(args.model, options.input_shapes, options.graph_opt);
-  require_native_support(graph, args.model);
-  check_max_memory(graph, args.max_memory);
-  resolve_backends(options.backends);
-  fmt::print("tuning {} ({} nodes) with {} at {} thread{}\n", args.model, graph.num_nodes(),
+  PlanningOptions options = planning_options(args.planning);
+  const std::string& model = args.planning.model;
+  Graph graph =
+      load_runnable_model(model, options.input_shapes, options.graph_opt, args.planning.max_memory);
+  fmt::print("tuning {} ({} nodes) with {} at {} thread{}\n", model, graph.num_nodes(),
              fmt::join(options.backends, ","), options.threads, options.threads == 1 ? "" : "s");
 
   TuneOutcome outcome =
-      tune_model(graph, options, {.verify = !args.no_verify, .repeat = args.repeat});
+      tune_model(graph, options, {.verify = !args.no_verify, .repeat = args.planning.repeat});
   print_summary(outcome.searched);
   Plan plan = outcome.kept;
   if (outcome.decision) {
@@ -108,9 +83,9 @@ void run_tune(const TuneArgs& args) {
         break;
     }
   }
-  std::string output = args.output.empty() ? default_plan_path(args.model) : args.output;
+  std::string output = args.output.empty() ? default_plan_path(model) : args.output;
   save_plan(plan, output);
-  fmt::print("plan saved to {} (replay: collage run {} --plan {})\n", output, args.model, output);
+  fmt::print("plan saved to {} (replay: collage run {} --plan {})\n", output, model, output);
 }
 
 }  // namespace
@@ -119,28 +94,13 @@ void add_tune_command(CLI::App& app) {
   auto args = std::make_shared<TuneArgs>();
   CLI::App* cmd = app.add_subcommand(
       "tune", "Search for the fastest partitioning of a model and save the plan");
-  cmd->add_option("model", args->model, "ONNX model file")->required();
-  add_input_shape_flag(*cmd, args->input_shapes);
-  add_graph_opt_flag(*cmd, args->graph_opt);
-  cmd->add_option("--backends", args->backends,
-                  "backends to use, comma-separated, or 'all' (native is always included)")
-      ->capture_default_str();
-  cmd->add_option("--cache", args->cache,
-                  "measurement cache file (default: $XDG_CACHE_HOME/collage/measurements.sqlite; "
-                  "'none' for no cache)");
+  add_planning_flags(*cmd, args->planning,
+                     "backends to use, comma-separated, or 'all' (native is always included)",
+                     "end-to-end runs per plan when verifying");
   cmd->add_option("-o,--output", args->output,
                   "where to save the plan (default: MODEL_STEM.plan.json)");
-  add_threads_flag(*cmd, args->threads);
-  add_max_memory_flag(*cmd, args->max_memory);
-  cmd->add_option("--repeat", args->repeat, "end-to-end runs per plan when verifying")
-      ->capture_default_str();
-  cmd->add_flag("--no-isolation", args->no_isolation,
-                "measure in this process (faster start, but a crashing backend ends the run)");
-  cmd->add_flag("--prune", args->prune, "measure only the maximal candidates of each backend");
   cmd->add_flag("--no-verify", args->no_verify,
                 "skip the end-to-end check against the single-backend baselines");
-  cmd->add_flag("-q,--quiet", args->quiet, "no progress display");
-  add_search_flags(*cmd, args->search);
   cmd->callback([args] { run_tune(*args); });
 }
 

@@ -68,12 +68,12 @@ void Progress::finish(const ProgressCounts& counts) {
   }
 }
 
-PlanningProgressCallback progress_printer(bool enabled) {
+ProgressCallback progress_printer(bool enabled) {
   if (!enabled) return {};
   auto bar = std::make_shared<Progress>("candidates", true);
-  return [bar](const PlanningProgress& p) {
+  return [bar](const TuneProgress& p) {
     switch (p.stage) {
-      case PlanningProgress::Stage::kCandidates: {
+      case TuneProgress::Stage::kCandidates: {
         ProgressCounts counts{p.done, p.total, p.measured, p.cache_hits, p.invalid};
         if (p.finished) {
           bar->finish(counts);
@@ -82,10 +82,10 @@ PlanningProgressCallback progress_printer(bool enabled) {
         }
         return;
       }
-      case PlanningProgress::Stage::kRefine:
+      case TuneProgress::Stage::kRefine:
         std::fprintf(stderr, "%s\n", p.message.c_str());
         return;
-      case PlanningProgress::Stage::kVerify:
+      case TuneProgress::Stage::kVerify:
         return;
     }
   };

@@ -44,6 +44,6 @@ class Progress {
 // What a planning run reports, drawn on stderr: the candidates as a
 // Progress bar, each refinement round as a line. Does nothing when not
 // `enabled` (--quiet). Verification results are the command's own output.
-PlanningProgressCallback progress_printer(bool enabled);
+ProgressCallback progress_printer(bool enabled);
 
 }  // namespace collage::cli

@@ -32,28 +32,10 @@ PlanningOptions planning_options(const std::string& model_path, const TuneOption
                                    .budget_seconds = options.budget_seconds,
                                    .max_depth = options.max_depth,
                                    .max_exits = options.max_exits};
-  if (options.progress) {
-    planning.progress = [progress = options.progress](const PlanningProgress& p) {
-      progress(TuneProgress{.stage = static_cast<TuneProgress::Stage>(p.stage),
-                            .done = p.done,
-                            .total = p.total,
-                            .measured = p.measured,
-                            .cache_hits = p.cache_hits,
-                            .invalid = p.invalid,
-                            .finished = p.finished,
-                            .message = p.message});
-    };
-  }
+  planning.progress = options.progress;
   check_search_settings(planning.search);
   resolve_backends(planning.backends);
   return planning;
-}
-
-Graph load_checked(const PlanningOptions& planning, const TuneOptions& options) {
-  Graph graph = load_model(planning.model_path, planning.input_shapes, planning.graph_opt);
-  require_native_support(graph, planning.model_path);
-  check_max_memory(graph, options.max_memory);
-  return graph;
 }
 
 StrategyResult strategy_result(const EvaluatedPlan& evaluated) {
@@ -98,7 +80,8 @@ void TuneResult::save(const std::string& path) const {
 TuneResult tune(const std::string& model_path, const TuneOptions& options) {
   return api::one_error_type([&] {
     PlanningOptions planning = planning_options(model_path, options);
-    Graph graph = load_checked(planning, options);
+    Graph graph = load_runnable_model(model_path, planning.input_shapes, planning.graph_opt,
+                                      options.max_memory);
     TuneOutcome outcome =
         tune_model(graph, planning, {.verify = options.verify, .repeat = options.repeat});
     TuneResult result;
@@ -119,7 +102,8 @@ TuneResult tune(const std::string& model_path, const TuneOptions& options) {
 CompareResult compare(const std::string& model_path, const TuneOptions& options) {
   return api::one_error_type([&] {
     PlanningOptions planning = planning_options(model_path, options);
-    Graph graph = load_checked(planning, options);
+    Graph graph = load_runnable_model(model_path, planning.input_shapes, planning.graph_opt,
+                                      options.max_memory);
     CompareOutcome outcome = compare_strategies(graph, planning, options.repeat);
     CompareResult result;
     for (const EvaluatedPlan& e : outcome.results) result.strategies.push_back(strategy_result(e));

@@ -8,6 +8,7 @@
 #include "collage/backends/registry.h"
 #include "collage/ir/error.h"
 #include "collage/onnx/importer.h"
+#include "collage/session/resources.h"
 
 namespace collage {
 namespace {
@@ -73,6 +74,14 @@ void require_native_support(const Graph& graph, const std::string& path) {
   throw Error(fmt::format("the native backend cannot run {} node{}: {}", nodes,
                           nodes == 1 ? "" : "s", describe_op_counts(missing)),
               {.file = path});
+}
+
+Graph load_runnable_model(const std::string& path, const std::map<std::string, Shape>& input_shapes,
+                          GraphOptLevel level, const std::string& max_memory) {
+  Graph graph = load_model(path, input_shapes, level);
+  require_native_support(graph, path);
+  check_max_memory(graph, max_memory);
+  return graph;
 }
 
 }  // namespace collage

@@ -39,4 +39,9 @@ std::string describe_op_counts(const std::map<std::string, int>& counts);
 // Throws Error naming the file and every op the native backend cannot run.
 void require_native_support(const Graph& graph, const std::string& path);
 
+// load_model(), then require_native_support() and check_max_memory()
+// (resources.h): the model a command may plan and run.
+Graph load_runnable_model(const std::string& path, const std::map<std::string, Shape>& input_shapes,
+                          GraphOptLevel level, const std::string& max_memory);
+
 }  // namespace collage

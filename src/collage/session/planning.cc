@@ -182,13 +182,13 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     auto report = [&](std::size_t done, std::size_t total, bool finished) {
       if (!options.progress || round > 0) return;
       const EstimatorCounters& c = estimator.counters();
-      options.progress(PlanningProgress{.stage = PlanningProgress::Stage::kCandidates,
-                                        .done = done,
-                                        .total = total,
-                                        .measured = c.measured,
-                                        .cache_hits = c.cache_hits,
-                                        .invalid = c.invalid,
-                                        .finished = finished});
+      options.progress(TuneProgress{.stage = TuneProgress::Stage::kCandidates,
+                                    .done = done,
+                                    .total = total,
+                                    .measured = c.measured,
+                                    .cache_hits = c.cache_hits,
+                                    .invalid = c.invalid,
+                                    .finished = finished});
     };
     CollageOptions collage_options;
     collage_options.prune = options.prune;
@@ -223,8 +223,8 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
                                              options.threads, inputs, options.refine_runs, 2);
     plan.measured_ms = profile.run_median_ms;
     if (options.progress) {
-      options.progress(PlanningProgress{
-          .stage = PlanningProgress::Stage::kRefine,
+      options.progress(TuneProgress{
+          .stage = TuneProgress::Stage::kRefine,
           .done = static_cast<std::size_t>(round + 1),
           .total = static_cast<std::size_t>(refine_rounds),
           .finished = round + 1 == refine_rounds,

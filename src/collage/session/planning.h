@@ -20,32 +20,14 @@
 #include "collage/plan/plan.h"
 #include "collage/search/backend_spec.h"
 #include "collage/search/strategy.h"
+#include "collage/tuning.h"
 
 namespace collage {
 
-// What a long planning run reports while it works. The command line draws
-// it as a progress bar; library users get it through a callback.
-struct PlanningProgress {
-  enum class Stage {
-    // Candidates being estimated (measured or found in the cache).
-    kCandidates,
-    // One round of refinement: the plan profiled in context (`message`).
-    kRefine,
-    // Plans run end to end side by side (`message`).
-    kVerify,
-  };
-  Stage stage = Stage::kCandidates;
-  std::size_t done = 0;
-  std::size_t total = 0;
-  int measured = 0;
-  int cache_hits = 0;
-  int invalid = 0;
-  // True on the last report of a stage.
-  bool finished = false;
-  // A one-line account of a refinement round or a verification.
-  std::string message;
-};
-using PlanningProgressCallback = std::function<void(const PlanningProgress&)>;
+// What a long planning run reports while it works: the public API's
+// TuneProgress (include/collage/tuning.h), so that every front end gets the
+// same reports. The command line draws them as a progress bar.
+using ProgressCallback = std::function<void(const TuneProgress&)>;
 
 // The limits of the search; every front end validates them with
 // check_search_settings(), so a value one refuses, all refuse.
@@ -88,7 +70,7 @@ struct PlanningOptions {
   // Timed runs per profile.
   int refine_runs = 10;
   // Receives progress; may be empty.
-  PlanningProgressCallback progress;
+  ProgressCallback progress;
 };
 
 // The `collage` executable that serves measurements: $COLLAGE_WORKER when

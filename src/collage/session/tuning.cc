@@ -27,8 +27,8 @@ void report_verification(const PlanningOptions& options, const std::vector<Evalu
   if (!options.progress) return;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const EvaluatedPlan& e = plans[i];
-    options.progress(PlanningProgress{
-        .stage = PlanningProgress::Stage::kVerify,
+    options.progress(TuneProgress{
+        .stage = TuneProgress::Stage::kVerify,
         .done = i + 1,
         .total = plans.size(),
         .finished = i + 1 == plans.size(),
