@@ -82,6 +82,9 @@ class Backend {
   virtual std::vector<NamedPattern> patterns() const { return {}; }
   // Human-readable list of supported ops and patterns, for `collage backends`.
   virtual std::string describe_support() const = 0;
+  // The fill colour of this backend's partitions in plan drawings
+  // (`collage show --format dot|svg`), as "#rrggbb".
+  virtual std::string report_color() const { return "#ffffff"; }
 
   // Whether compile() honours CompileOptions' channels-last edge layouts.
   virtual bool accepts_channels_last_edges() const { return false; }

@@ -7,6 +7,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "collage/backends/registry.h"
+
 namespace collage {
 namespace {
 
@@ -47,11 +49,9 @@ std::string shorten(const std::string& text, std::size_t width) {
 }
 
 std::string backend_color(const std::string& backend) {
-  static const std::map<std::string, std::string> kColors = {
-      {"native", "#d9d9d9"}, {"onednn", "#8ecae6"}, {"openblas", "#ffb703"}, {"xnnpack", "#90be6d"},
-      {"halide", "#f4a261"}, {"cudnn", "#b5838d"},  {"cublas", "#e5989b"}};
-  auto it = kColors.find(backend);
-  return it != kColors.end() ? it->second : "#ffffff";
+  // A plan may name a backend this build lacks (made on another machine).
+  const Backend* known = BackendRegistry::global().find(backend);
+  return known ? known->report_color() : "#ffffff";
 }
 
 std::string plan_to_text(const Plan& plan) {

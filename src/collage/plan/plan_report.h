@@ -26,7 +26,8 @@ std::string ms_column(const std::optional<double>& milliseconds);
 // `text` cut to `width` characters, ending in "..." when it was cut.
 std::string shorten(const std::string& text, std::size_t width);
 
-// A fill colour per backend name, the same in every drawing.
+// The fill colour of a backend (Backend::report_color), the same in every
+// drawing; white for a backend this build lacks.
 std::string backend_color(const std::string& backend);
 
 }  // namespace collage

@@ -1,6 +1,6 @@
 // The partition spec of a backend: which candidates it offers the search.
 //
-// The backend's style picks the rule (DESIGN.md, "Backends"): a library
+// The backend's style picks the rule (docs/partitioning.md, "Candidates"): a library
 // offers each supported op and its named fused patterns; a graph runtime
 // offers convex connected regions of supported ops; a fusing compiler (the
 // native backend) offers regions that follow kind-based fusion rules. The

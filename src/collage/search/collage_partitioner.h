@@ -1,12 +1,13 @@
 // The Collage partitioner: candidates of every backend, measured, and the
 // cheapest cover of the graph.
 //
-// Puts the pieces together in DESIGN.md's order: gather each spec's
-// candidates (optionally only the maximal ones), estimate every one of them
-// up front (so progress and ETA are known; identical partitions cost one
-// measurement), run the shortest-path search, then coalesce touching
-// partitions of the same backend. Keeps every candidate's cost so a plan can
-// show the runner-up alternatives of each partition.
+// Puts the pieces together in the pipeline's order (docs/architecture.md):
+// gather each spec's candidates (optionally only the maximal ones), estimate
+// every one of them up front (so progress and ETA are known; identical
+// partitions cost one measurement), run the shortest-path search, then
+// coalesce touching partitions of the same backend. Keeps every
+// candidate's cost so a plan can show the runner-up alternatives of each
+// partition.
 #pragma once
 
 #include <functional>
@@ -38,7 +39,8 @@ struct CollageResult {
   double seconds = 0;
 };
 
-CollageResult collage_partition(const DataflowGraph& dfg, const std::vector<PartitionSpecPtr>& specs,
+CollageResult collage_partition(const DataflowGraph& dfg,
+                                const std::vector<PartitionSpecPtr>& specs,
                                 CostEstimator& estimator, const CollageOptions& options = {});
 
 // The other candidates that could have covered the first node of `chosen`,

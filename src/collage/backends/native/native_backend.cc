@@ -307,6 +307,7 @@ class NativeBackend final : public Backend {
     return node_supported(graph, node);
   }
 
+  std::string report_color() const override { return "#d9d9d9"; }
   std::string describe_support() const override {
     std::vector<std::string> op_types;
     for (auto table : {native::compute_ops(), native::tensor_ops()}) {

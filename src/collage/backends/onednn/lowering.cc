@@ -2,16 +2,11 @@
 
 #include <fmt/format.h>
 
-#include "collage/backends/onednn/binary.h"
-#include "collage/backends/onednn/convolution.h"
 #include "collage/backends/onednn/eltwise.h"
 #include "collage/backends/onednn/fusion.h"
 #include "collage/backends/onednn/lowering_error.h"
-#include "collage/backends/onednn/matmul.h"
 #include "collage/backends/onednn/node_checks.h"
-#include "collage/backends/onednn/normalization.h"
-#include "collage/backends/onednn/pooling.h"
-#include "collage/backends/onednn/softmax.h"
+#include "collage/backends/onednn/op_table.h"
 #include "collage/backends/onednn/units.h"
 
 namespace collage::onednn {
@@ -26,53 +21,16 @@ std::size_t emit_anchor(ProgramBuilder& builder, const FusedOp& op) {
     return 0;
   }
   const Node& node = graph.node(op.anchor.node);
-  const std::string& type = node.op_type;
-  const PostOpChain chain = op.chain();
   if (!in_onnx_domain(node)) {
-    throw LoweringError(fmt::format("{} ({}) is not in the ONNX domain", type, node.domain));
+    throw LoweringError(
+        fmt::format("{} ({}) is not in the ONNX domain", node.op_type, node.domain));
   }
-  if (is_activation(type)) {
-    emit_eltwise(builder, node.input(0), node.outputs[0], require(eltwise_steps(graph, node)));
-    return 0;
+  const OpRow* row = find_op_row(node.op_type);
+  if (row == nullptr) {
+    throw LoweringError(
+        fmt::format("oneDNN has no primitive for {} (node '{}')", node.op_type, node.name));
   }
-  if (binary_algorithm(type)) {
-    return emit_binary(builder, require(binary_spec(graph, node)), chain);
-  }
-  if (type == "Conv" || type == "ConvTranspose") {
-    ConvolutionSpec spec = require(convolution_spec(graph, node));
-    if (op.bias_add) {
-      spec.bias = op.bias;
-      spec.output = op.anchor_output();
-    }
-    return emit_convolution(builder, spec, chain);
-  }
-  if (type == "MatMul" || type == "Gemm") {
-    MatMulSpec spec = require(matmul_spec(graph, node));
-    if (op.bias_add) {
-      spec.bias = op.bias;
-      spec.output = op.anchor_output();
-    }
-    return emit_matmul(builder, spec, chain);
-  }
-  if (type == "BatchNormalization") {
-    // Fusion gives a batch norm at most a Relu, which oneDNN fuses by flag.
-    emit_batch_norm(builder, require(batch_norm_spec(graph, node)), !op.post.empty(), op.output());
-    return op.post.size();
-  }
-  if (type == "LayerNormalization") {
-    emit_layer_norm(builder, require(layer_norm_spec(graph, node)));
-    return 0;
-  }
-  if (type == "Softmax" || type == "LogSoftmax") {
-    emit_softmax(builder, require(softmax_spec(graph, node)));
-    return 0;
-  }
-  if (type == "MaxPool" || type == "AveragePool" || type == "GlobalMaxPool" ||
-      type == "GlobalAveragePool") {
-    emit_pooling(builder, require(pooling_spec(graph, node)));
-    return 0;
-  }
-  throw LoweringError(fmt::format("oneDNN has no primitive for {} (node '{}')", type, node.name));
+  return row->emit(builder, op, node);
 }
 
 void emit(ProgramBuilder& builder, const FusedOp& op) {

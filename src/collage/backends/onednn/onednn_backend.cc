@@ -37,6 +37,7 @@ class OnednnBackend final : public Backend {
 
   std::vector<NamedPattern> patterns() const override { return onednn::fusion_patterns(); }
 
+  std::string report_color() const override { return "#8ecae6"; }
   std::string describe_support() const override {
     std::vector<std::string> names;
     for (const NamedPattern& pattern : patterns()) names.push_back(pattern.name);

@@ -22,6 +22,7 @@ class OpenBlasBackend : public Backend {
 
   std::vector<NamedPattern> patterns() const override { return openblas::openblas_patterns(); }
 
+  std::string report_color() const override { return "#ffb703"; }
   std::string describe_support() const override {
     return "ops: Gemm (transA, transB, alpha, beta, broadcast C), MatMul (2-D, batched with "
            "broadcasting, 1-D operands), Conv (1-D/2-D, groups, strides, pads, dilations, "

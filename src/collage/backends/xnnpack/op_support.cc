@@ -299,52 +299,53 @@ using Check = bool (*)(const Graph&, const Node&);
 struct OpInfo {
   Check check;
   LayoutRule rule;
+  Emitter emitter;
 };
 
 const std::map<std::string_view, OpInfo>& op_table() {
   static const std::map<std::string_view, OpInfo> table = {
-      {"Abs", {is_unary, LayoutRule::kFollowInput}},
-      {"Add", {is_binary, LayoutRule::kBroadcast}},
-      {"AveragePool", {is_pool, LayoutRule::kChannelsLast}},
-      {"BatchNormalization", {is_batch_norm, LayoutRule::kFollowInput}},
-      {"Ceil", {is_unary, LayoutRule::kFollowInput}},
-      {"Clip", {is_clamp, LayoutRule::kFollowInput}},
-      {"Conv", {is_conv, LayoutRule::kChannelsLast}},
-      {"ConvTranspose", {is_conv, LayoutRule::kChannelsLast}},
-      {"DepthToSpace", {is_depth_to_space, LayoutRule::kChannelsLast}},
-      {"Div", {is_binary, LayoutRule::kBroadcast}},
-      {"Elu", {is_elu, LayoutRule::kFollowInput}},
-      {"Flatten", {is_reshape, LayoutRule::kPlain}},
-      {"Floor", {is_unary, LayoutRule::kFollowInput}},
-      {"Gelu", {is_gelu_tanh, LayoutRule::kFollowInput}},
-      {"Gemm", {is_gemm, LayoutRule::kPlain}},
-      {"GlobalAveragePool", {is_global_pool, LayoutRule::kChannelsLast}},
-      {"GlobalMaxPool", {is_global_pool, LayoutRule::kChannelsLast}},
-      {"HardSigmoid", {is_hard_sigmoid, LayoutRule::kFollowInput}},
-      {"HardSwish", {is_unary, LayoutRule::kFollowInput}},
-      {"Identity", {is_unary, LayoutRule::kFollowInput}},
-      {"LeakyRelu", {is_leaky_relu, LayoutRule::kFollowInput}},
-      {"MatMul", {is_matmul, LayoutRule::kPlain}},
-      {"Max", {is_broadcast, LayoutRule::kBroadcast}},
-      {"MaxPool", {is_pool, LayoutRule::kChannelsLast}},
-      {"Min", {is_broadcast, LayoutRule::kBroadcast}},
-      {"Mul", {is_binary, LayoutRule::kBroadcast}},
-      {"Neg", {is_unary, LayoutRule::kFollowInput}},
-      {"Pad", {is_pad, LayoutRule::kFollowInput}},
-      {"Pow", {is_pow, LayoutRule::kFollowInput}},
-      {"PRelu", {is_prelu, LayoutRule::kPrelu}},
-      {"Relu", {is_clamp, LayoutRule::kFollowInput}},
-      {"Reshape", {is_reshape, LayoutRule::kPlain}},
-      {"Resize", {is_resize, LayoutRule::kChannelsLast}},
-      {"Round", {is_unary, LayoutRule::kFollowInput}},
-      {"Sigmoid", {is_unary, LayoutRule::kFollowInput}},
-      {"Softmax", {is_softmax, LayoutRule::kSoftmax}},
-      {"Sqrt", {is_unary, LayoutRule::kFollowInput}},
-      {"Squeeze", {is_reshape, LayoutRule::kPlain}},
-      {"Sub", {is_binary, LayoutRule::kBroadcast}},
-      {"Sum", {is_broadcast, LayoutRule::kBroadcast}},
-      {"Swish", {is_swish, LayoutRule::kFollowInput}},
-      {"Unsqueeze", {is_reshape, LayoutRule::kPlain}},
+      {"Abs", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary}},
+      {"Add", {is_binary, LayoutRule::kBroadcast, Emitter::kBroadcast}},
+      {"AveragePool", {is_pool, LayoutRule::kChannelsLast, Emitter::kPool}},
+      {"BatchNormalization", {is_batch_norm, LayoutRule::kFollowInput, Emitter::kBatchNorm}},
+      {"Ceil", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary}},
+      {"Clip", {is_clamp, LayoutRule::kFollowInput, Emitter::kUnary}},
+      {"Conv", {is_conv, LayoutRule::kChannelsLast, Emitter::kConv}},
+      {"ConvTranspose", {is_conv, LayoutRule::kChannelsLast, Emitter::kConvTranspose}},
+      {"DepthToSpace", {is_depth_to_space, LayoutRule::kChannelsLast, Emitter::kDepthToSpace}},
+      {"Div", {is_binary, LayoutRule::kBroadcast, Emitter::kBroadcast}},
+      {"Elu", {is_elu, LayoutRule::kFollowInput, Emitter::kUnary}},
+      {"Flatten", {is_reshape, LayoutRule::kPlain, Emitter::kReshape}},
+      {"Floor", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary}},
+      {"Gelu", {is_gelu_tanh, LayoutRule::kFollowInput, Emitter::kGeluTanh}},
+      {"Gemm", {is_gemm, LayoutRule::kPlain, Emitter::kGemm}},
+      {"GlobalAveragePool", {is_global_pool, LayoutRule::kChannelsLast, Emitter::kGlobalPool}},
+      {"GlobalMaxPool", {is_global_pool, LayoutRule::kChannelsLast, Emitter::kGlobalPool}},
+      {"HardSigmoid", {is_hard_sigmoid, LayoutRule::kFollowInput, Emitter::kHardSigmoid}},
+      {"HardSwish", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary}},
+      {"Identity", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary}},
+      {"LeakyRelu", {is_leaky_relu, LayoutRule::kFollowInput, Emitter::kUnary}},
+      {"MatMul", {is_matmul, LayoutRule::kPlain, Emitter::kMatMul}},
+      {"Max", {is_broadcast, LayoutRule::kBroadcast, Emitter::kBroadcast}},
+      {"MaxPool", {is_pool, LayoutRule::kChannelsLast, Emitter::kPool}},
+      {"Min", {is_broadcast, LayoutRule::kBroadcast, Emitter::kBroadcast}},
+      {"Mul", {is_binary, LayoutRule::kBroadcast, Emitter::kBroadcast}},
+      {"Neg", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary}},
+      {"Pad", {is_pad, LayoutRule::kFollowInput, Emitter::kPad}},
+      {"Pow", {is_pow, LayoutRule::kFollowInput, Emitter::kUnary}},
+      {"PRelu", {is_prelu, LayoutRule::kPrelu, Emitter::kPrelu}},
+      {"Relu", {is_clamp, LayoutRule::kFollowInput, Emitter::kUnary}},
+      {"Reshape", {is_reshape, LayoutRule::kPlain, Emitter::kReshape}},
+      {"Resize", {is_resize, LayoutRule::kChannelsLast, Emitter::kResize}},
+      {"Round", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary}},
+      {"Sigmoid", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary}},
+      {"Softmax", {is_softmax, LayoutRule::kSoftmax, Emitter::kSoftmax}},
+      {"Sqrt", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary}},
+      {"Squeeze", {is_reshape, LayoutRule::kPlain, Emitter::kReshape}},
+      {"Sub", {is_binary, LayoutRule::kBroadcast, Emitter::kBroadcast}},
+      {"Sum", {is_broadcast, LayoutRule::kBroadcast, Emitter::kBroadcast}},
+      {"Swish", {is_swish, LayoutRule::kFollowInput, Emitter::kSwish}},
+      {"Unsqueeze", {is_reshape, LayoutRule::kPlain, Emitter::kReshape}},
   };
   return table;
 }
@@ -374,6 +375,11 @@ std::vector<std::string> supported_op_types() {
 LayoutRule layout_rule(const Node& node) {
   auto it = op_table().find(node.op_type);
   return it == op_table().end() ? LayoutRule::kPlain : it->second.rule;
+}
+
+Emitter emitter(const Node& node) {
+  auto it = op_table().find(node.op_type);
+  return it == op_table().end() ? Emitter::kUnary : it->second.emitter;
 }
 
 std::optional<float> constant_scalar(const Graph& graph, ValueId value) {

@@ -19,6 +19,9 @@
 
 namespace collage::xnnpack {
 
+// One table row per op type (op_support.cc) carries its support check, its
+// layout rule and its emitter, so an op is added in one place.
+
 // Whether the XNNPACK backend can run `node` of `graph` as a partition of its own.
 bool supports_node(const Graph& graph, const Node& node);
 
@@ -42,6 +45,31 @@ enum class LayoutRule {
   kPrelu,
 };
 LayoutRule layout_rule(const Node& node);
+
+// Which of the subgraph builder's emitters lowers an op (one per way of
+// defining XNNPACK nodes; several ops share one).
+enum class Emitter {
+  kUnary,
+  kHardSigmoid,
+  kSwish,
+  kGeluTanh,
+  kBroadcast,
+  kBatchNorm,
+  kPrelu,
+  kSoftmax,
+  kPad,
+  kReshape,
+  kConv,
+  kConvTranspose,
+  kPool,
+  kGlobalPool,
+  kDepthToSpace,
+  kResize,
+  kGemm,
+  kMatMul,
+};
+// The emitter of a node supports_node accepts.
+Emitter emitter(const Node& node);
 
 // Relu and Clip: the clamp bounds (constant).
 struct ClampBounds {

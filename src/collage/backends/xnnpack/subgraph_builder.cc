@@ -246,30 +246,45 @@ void Builder::mark_live_nodes() {
 }
 
 bool Builder::emit(NodeId id, const Node& node) {
-  const std::string& op = node.op_type;
-  if (op == "Conv") return emit_conv(id, node);
-  if (op == "ConvTranspose") return emit_conv_transpose(node);
-  if (op == "MaxPool" || op == "AveragePool") return emit_pool(node);
-  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") return emit_global_pool(node);
-  if (op == "Gemm") return emit_gemm(node);
-  if (op == "MatMul") return emit_matmul(id, node);
-  if (op == "BatchNormalization") return emit_batch_norm(node);
-  if (op == "PRelu") return emit_prelu(node);
-  if (op == "Softmax") return emit_softmax(node);
-  if (op == "Pad") return emit_pad(node);
-  if (op == "DepthToSpace") return emit_depth_to_space(node);
-  if (op == "Resize") return emit_resize(node);
-  if (op == "HardSigmoid") return emit_hard_sigmoid(node);
-  if (op == "Swish") return emit_swish(node);
-  if (op == "Gelu") return emit_gelu_tanh(node);
-  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") {
-    return emit_reshape(node);
+  switch (emitter(node)) {
+    case Emitter::kUnary:
+      return emit_unary(node);
+    case Emitter::kHardSigmoid:
+      return emit_hard_sigmoid(node);
+    case Emitter::kSwish:
+      return emit_swish(node);
+    case Emitter::kGeluTanh:
+      return emit_gelu_tanh(node);
+    case Emitter::kBroadcast:
+      return emit_broadcast(node);
+    case Emitter::kBatchNorm:
+      return emit_batch_norm(node);
+    case Emitter::kPrelu:
+      return emit_prelu(node);
+    case Emitter::kSoftmax:
+      return emit_softmax(node);
+    case Emitter::kPad:
+      return emit_pad(node);
+    case Emitter::kReshape:
+      return emit_reshape(node);
+    case Emitter::kConv:
+      return emit_conv(id, node);
+    case Emitter::kConvTranspose:
+      return emit_conv_transpose(node);
+    case Emitter::kPool:
+      return emit_pool(node);
+    case Emitter::kGlobalPool:
+      return emit_global_pool(node);
+    case Emitter::kDepthToSpace:
+      return emit_depth_to_space(node);
+    case Emitter::kResize:
+      return emit_resize(node);
+    case Emitter::kGemm:
+      return emit_gemm(node);
+    case Emitter::kMatMul:
+      return emit_matmul(id, node);
   }
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Sum" || op == "Max" ||
-      op == "Min") {
-    return emit_broadcast(node);
-  }
-  return emit_unary(node);
+  return false;
 }
 
 bool Builder::emit_unary(const Node& node) {

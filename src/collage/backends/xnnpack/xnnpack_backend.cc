@@ -34,6 +34,7 @@ class XnnpackBackend final : public Backend {
     }
   }
 
+  std::string report_color() const override { return "#90be6d"; }
   std::string describe_support() const override {
     return fmt::format(
         "float32 nodes, any connected region as one XNNPACK runtime (NHWC inside): {}.\n"

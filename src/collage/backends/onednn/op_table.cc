@@ -1,0 +1,112 @@
+#include "collage/backends/onednn/op_table.h"
+
+#include <algorithm>
+
+#include "collage/backends/onednn/binary.h"
+#include "collage/backends/onednn/convolution.h"
+#include "collage/backends/onednn/eltwise.h"
+#include "collage/backends/onednn/lowering_error.h"
+#include "collage/backends/onednn/matmul.h"
+#include "collage/backends/onednn/normalization.h"
+#include "collage/backends/onednn/pooling.h"
+#include "collage/backends/onednn/softmax.h"
+
+namespace collage::onednn {
+namespace {
+
+template <typename T>
+std::optional<std::string> reason(const Result<T>& result) {
+  if (result) return std::nullopt;
+  return result.error();
+}
+
+std::size_t emit_activation(ProgramBuilder& builder, const FusedOp&, const Node& node) {
+  emit_eltwise(builder, node.input(0), node.outputs[0],
+               require(eltwise_steps(builder.graph(), node)));
+  return 0;
+}
+
+std::size_t emit_binary_op(ProgramBuilder& builder, const FusedOp& op, const Node& node) {
+  return emit_binary(builder, require(binary_spec(builder.graph(), node)), op.chain());
+}
+
+std::size_t emit_convolution_op(ProgramBuilder& builder, const FusedOp& op, const Node& node) {
+  ConvolutionSpec spec = require(convolution_spec(builder.graph(), node));
+  if (op.bias_add) {
+    spec.bias = op.bias;
+    spec.output = op.anchor_output();
+  }
+  return emit_convolution(builder, spec, op.chain());
+}
+
+std::size_t emit_matmul_op(ProgramBuilder& builder, const FusedOp& op, const Node& node) {
+  MatMulSpec spec = require(matmul_spec(builder.graph(), node));
+  if (op.bias_add) {
+    spec.bias = op.bias;
+    spec.output = op.anchor_output();
+  }
+  return emit_matmul(builder, spec, op.chain());
+}
+
+std::size_t emit_batch_norm_op(ProgramBuilder& builder, const FusedOp& op, const Node& node) {
+  // Fusion gives a batch norm at most a Relu, which oneDNN fuses by flag.
+  emit_batch_norm(builder, require(batch_norm_spec(builder.graph(), node)), !op.post.empty(),
+                  op.output());
+  return op.post.size();
+}
+
+std::size_t emit_layer_norm_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {
+  emit_layer_norm(builder, require(layer_norm_spec(builder.graph(), node)));
+  return 0;
+}
+
+std::size_t emit_softmax_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {
+  emit_softmax(builder, require(softmax_spec(builder.graph(), node)));
+  return 0;
+}
+
+std::size_t emit_pooling_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {
+  emit_pooling(builder, require(pooling_spec(builder.graph(), node)));
+  return 0;
+}
+
+}  // namespace
+
+const std::vector<OpRow>& op_table() {
+  static const std::vector<OpRow> table = {
+      {{"Conv", "ConvTranspose"},
+       [](const Graph& g, const Node& n) { return reason(convolution_spec(g, n)); },
+       emit_convolution_op},
+      {{"MatMul", "Gemm"},
+       [](const Graph& g, const Node& n) { return reason(matmul_spec(g, n)); },
+       emit_matmul_op},
+      {{"MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"},
+       [](const Graph& g, const Node& n) { return reason(pooling_spec(g, n)); },
+       emit_pooling_op},
+      {{"BatchNormalization"},
+       [](const Graph& g, const Node& n) { return reason(batch_norm_spec(g, n)); },
+       emit_batch_norm_op},
+      {{"LayerNormalization"},
+       [](const Graph& g, const Node& n) { return reason(layer_norm_spec(g, n)); },
+       emit_layer_norm_op},
+      {{"Softmax", "LogSoftmax"},
+       [](const Graph& g, const Node& n) { return reason(softmax_spec(g, n)); },
+       emit_softmax_op},
+      {binary_ops(), [](const Graph& g, const Node& n) { return reason(binary_spec(g, n)); },
+       emit_binary_op},
+      {activation_ops(), [](const Graph& g, const Node& n) { return reason(eltwise_steps(g, n)); },
+       emit_activation},
+  };
+  return table;
+}
+
+const OpRow* find_op_row(std::string_view op_type) {
+  for (const OpRow& row : op_table()) {
+    if (std::find(row.op_types.begin(), row.op_types.end(), op_type) != row.op_types.end()) {
+      return &row;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace collage::onednn
