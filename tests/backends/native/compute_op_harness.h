@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/backend_test_util.h"
 #include "collage/backends/native/op_registry.h"
 #include "collage/ir/error.h"
 #include "collage/ir/graph.h"
@@ -34,15 +35,7 @@ inline Tensor i64_tensor(Shape shape, const std::vector<std::int64_t>& values) {
   return Tensor::from_vector<std::int64_t>(values, std::move(shape));
 }
 
-// Uniform values in [lo, hi), reproducible from `seed`.
-inline Tensor random_tensor(Shape shape, std::uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  Tensor tensor = Tensor::allocate(f32_type(std::move(shape)));
-  std::mt19937 engine(seed);
-  std::uniform_real_distribution<float> distribution(lo, hi);
-  float* data = tensor.data<float>();
-  for (std::int64_t i = 0; i < tensor.numel(); ++i) data[i] = distribution(engine);
-  return tensor;
-}
+using testing::random_tensor;
 
 inline const native::OpEntry& compute_entry(std::string_view op_type) {
   for (const native::OpEntry& entry : native::compute_ops()) {

@@ -10,17 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "backends/backend_test_util.h"
 #include "collage/backends/openblas/openblas_backend.h"
 #include "collage/runtime/random_inputs.h"
 
 namespace collage::openblas_test {
 
-inline TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+using testing::f32;
 
-inline const Backend& backend() {
-  static const std::unique_ptr<Backend> instance = make_openblas_backend();
-  return *instance;
-}
+inline const Backend& backend() { return testing::backend_instance<make_openblas_backend>(); }
 
 // Compiles `graph` as one partition; records a test failure (and returns
 // nullptr) when the backend refuses it.

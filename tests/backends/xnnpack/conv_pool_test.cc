@@ -22,13 +22,13 @@ Graph conv_graph(const Shape& x, std::int64_t out_channels, std::int64_t group, 
                  Ints strides, Ints pads, Ints dilations, bool bias = true) {
   GraphMaker g;
   ValueId in = g.input(x);
-  ValueId w = g.weight({out_channels, x[1] / group, kernel[0], kernel[1]});
+  ValueId w = g.weights({out_channels, x[1] / group, kernel[0], kernel[1]});
   std::vector<ValueId> inputs = {in, w};
-  if (bias) inputs.push_back(g.weight({out_channels}));
+  if (bias) inputs.push_back(g.weights({out_channels}));
   const Shape y = {x[0], out_channels,
                    window_output(x[2], kernel[0], strides[0], pads[0], pads[2], dilations[0]),
                    window_output(x[3], kernel[1], strides[1], pads[1], pads[3], dilations[1])};
-  return g.finish(g.op(
+  return g.finish(g.node(
       "Conv", inputs, y,
       attrs({{"strides", strides}, {"pads", pads}, {"dilations", dilations}, {"group", group}})));
 }
@@ -90,13 +90,13 @@ TEST(XnnpackConvTest, AutoPadSameAndValidMatchReference) {
       GraphMaker g;
       const Shape x = {1, 3, 10, 7};
       ValueId in = g.input(x);
-      ValueId w = g.weight({4, 3, 4, 3});
+      ValueId w = g.weights({4, 3, 4, 3});
       const bool valid = std::string(auto_pad) == "VALID";
       const Shape y = {1, 4, valid ? (10 - 4) / s + 1 : (10 + s - 1) / s,
                        valid ? (7 - 3) / s + 1 : (7 + s - 1) / s};
       Graph graph =
-          g.finish(g.op("Conv", {in, w}, y,
-                        attrs({{"auto_pad", std::string(auto_pad)}, {"strides", Ints{s, s}}})));
+          g.finish(g.node("Conv", {in, w}, y,
+                          attrs({{"auto_pad", std::string(auto_pad)}, {"strides", Ints{s, s}}})));
       expect_matches_reference(graph);
     }
   }
@@ -112,19 +112,19 @@ Graph conv_transpose_graph(const Shape& x, std::int64_t out_channels, std::int64
                            Ints output_padding) {
   GraphMaker g;
   ValueId in = g.input(x);
-  ValueId w = g.weight({x[1], out_channels / group, kernel[0], kernel[1]});
-  ValueId b = g.weight({out_channels});
+  ValueId w = g.weights({x[1], out_channels / group, kernel[0], kernel[1]});
+  ValueId b = g.weights({out_channels});
   Shape y = {x[0], out_channels, 0, 0};
   for (int i = 0; i < 2; ++i) {
     y[2 + i] = strides[i] * (x[2 + i] - 1) + output_padding[i] + (kernel[i] - 1) * dilations[i] +
                1 - pads[i] - pads[2 + i];
   }
-  return g.finish(g.op("ConvTranspose", {in, w, b}, y,
-                       attrs({{"strides", strides},
-                              {"pads", pads},
-                              {"dilations", dilations},
-                              {"group", group},
-                              {"output_padding", output_padding}})));
+  return g.finish(g.node("ConvTranspose", {in, w, b}, y,
+                         attrs({{"strides", strides},
+                                {"pads", pads},
+                                {"dilations", dilations},
+                                {"group", group},
+                                {"output_padding", output_padding}})));
 }
 
 TEST(XnnpackConvTransposeTest, MatchesReferenceAcrossStridesPadsAndOutputPadding) {
@@ -159,7 +159,7 @@ Graph pool_graph(const char* op, const Shape& x, Ints kernel, Ints strides, Ints
   extra.set("kernel_shape", kernel);
   extra.set("strides", strides);
   extra.set("pads", pads);
-  return g.finish(g.op(op, {in}, y, std::move(extra)));
+  return g.finish(g.node(op, {in}, y, std::move(extra)));
 }
 
 TEST(XnnpackPoolTest, MaxPoolMatchesReferenceAcrossWindows) {
@@ -221,7 +221,7 @@ TEST(XnnpackPoolTest, GlobalPoolsMatchReference) {
       SCOPED_TRACE(::testing::Message() << op << " " << shape_to_string(x));
       GraphMaker g;
       ValueId in = g.input(x);
-      expect_matches_reference(g.finish(g.op(op, {in}, {x[0], x[1], 1, 1})));
+      expect_matches_reference(g.finish(g.node(op, {in}, {x[0], x[1], 1, 1})));
     }
   }
 }

@@ -46,9 +46,9 @@ void expect_channels_last_edges_match(const Graph& graph, int threads) {
 TEST(XnnpackEdgeLayoutTest, ConvolutionTakesAndGivesNhwcWithoutConverting) {
   GraphMaker g;
   ValueId x = g.input({1, 8, 9, 7});
-  ValueId conv = g.op("Conv", {x, g.weight({6, 8, 3, 3}), g.weight({6})}, {1, 6, 9, 7},
-                      attrs({{"pads", Ints{1, 1, 1, 1}}}));
-  expect_channels_last_edges_match(g.finish(g.op("Relu", {conv}, {1, 6, 9, 7})), 2);
+  ValueId conv = g.node("Conv", {x, g.weights({6, 8, 3, 3}), g.weights({6})}, {1, 6, 9, 7},
+                        attrs({{"pads", Ints{1, 1, 1, 1}}}));
+  expect_channels_last_edges_match(g.finish(g.node("Relu", {conv}, {1, 6, 9, 7})), 2);
 }
 
 TEST(XnnpackEdgeLayoutTest, ElementwiseOnlyPartitionConvertsInsideAndOut) {
@@ -57,14 +57,14 @@ TEST(XnnpackEdgeLayoutTest, ElementwiseOnlyPartitionConvertsInsideAndOut) {
   GraphMaker g;
   ValueId a = g.input({2, 3, 4, 5});
   ValueId b = g.input({2, 3, 4, 5});
-  ValueId sum = g.op("Add", {a, b}, {2, 3, 4, 5});
-  expect_channels_last_edges_match(g.finish(g.op("Sigmoid", {sum}, {2, 3, 4, 5})), 1);
+  ValueId sum = g.node("Add", {a, b}, {2, 3, 4, 5});
+  expect_channels_last_edges_match(g.finish(g.node("Sigmoid", {sum}, {2, 3, 4, 5})), 1);
 }
 
 TEST(XnnpackEdgeLayoutTest, ALayoutForAnEdgeThatIsNot4DIsAFailure) {
   GraphMaker g;
   ValueId x = g.input({4, 16});
-  Graph graph = g.finish(g.op("Relu", {x}, {4, 16}));
+  Graph graph = g.finish(g.node("Relu", {x}, {4, 16}));
   CompileOptions options{1};
   options.input_layouts = {EdgeLayout::kChannelsLast};
   auto kernel = xnnpack_backend().compile(graph, options);

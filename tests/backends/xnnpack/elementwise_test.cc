@@ -18,15 +18,15 @@ void expect_unary_matches(const std::string& op, Attributes attributes = {},
     ValueId in = g.input(shape);
     std::vector<ValueId> inputs = {in};
     for (float s : extra_scalars) inputs.push_back(g.scalar(s));
-    expect_matches_reference(g.finish(g.op(op, inputs, shape, attributes)), 1, 1e-4, low, high);
+    expect_matches_reference(g.finish(g.node(op, inputs, shape, attributes)), 1, 1e-4, low, high);
   }
   SCOPED_TRACE(op + " after a convolution");
   GraphMaker g(opset);
   ValueId in = g.input({1, 4, 6, 5});
-  ValueId conv = g.op("Conv", {in, g.weight({4, 4, 1, 1}), g.weight({4})}, {1, 4, 6, 5});
+  ValueId conv = g.node("Conv", {in, g.weights({4, 4, 1, 1}), g.weights({4})}, {1, 4, 6, 5});
   std::vector<ValueId> inputs = {conv};
   for (float s : extra_scalars) inputs.push_back(g.scalar(s));
-  expect_matches_reference(g.finish(g.op(op, inputs, {1, 4, 6, 5}, attributes)), 1, 1e-4, low,
+  expect_matches_reference(g.finish(g.node(op, inputs, {1, 4, 6, 5}, attributes)), 1, 1e-4, low,
                            high);
 }
 
@@ -51,7 +51,7 @@ TEST(XnnpackElementwiseTest, TanhGeluMatchesReference) {
 TEST(XnnpackElementwiseTest, ErfGeluIsNotSupported) {
   for (const Attributes& form : {Attributes{}, attrs({{"approximate", std::string("none")}})}) {
     GraphMaker g(20);
-    Graph graph = g.finish(g.op("Gelu", {g.input({4})}, {4}, form));
+    Graph graph = g.finish(g.node("Gelu", {g.input({4})}, {4}, form));
     EXPECT_FALSE(xnnpack_backend().supports(graph, graph.node(0)));
   }
 }
@@ -61,7 +61,7 @@ TEST(XnnpackElementwiseTest, GeluAndSwishOutsideTheOnnxDomainAreNotClaimed) {
       {"Gelu", attrs({{"approximate", std::string("tanh")}})}, {"Swish", {}}};
   for (const auto& [op, attributes] : nodes) {
     GraphMaker g(20);
-    Graph graph = g.finish(g.op(op, {g.input({4})}, {4}, attributes));
+    Graph graph = g.finish(g.node(op, {g.input({4})}, {4}, attributes));
     EXPECT_TRUE(xnnpack_backend().supports(graph, graph.node(0))) << op;
     graph.node(0).domain = "com.microsoft";
     EXPECT_FALSE(xnnpack_backend().supports(graph, graph.node(0))) << op;
@@ -78,9 +78,9 @@ TEST(XnnpackElementwiseTest, ActivationsAfterAMatMulWithBiasMatchReference) {
   for (const auto& [op, attributes] : cases) {
     SCOPED_TRACE(op);
     GraphMaker g(20);
-    ValueId product = g.op("MatMul", {g.input({6, 16}), g.weight({16, 8}, -2.0f, 2.0f)}, {6, 8});
-    ValueId biased = g.op("Add", {product, g.weight({8})}, {6, 8});
-    expect_matches_reference(g.finish(g.op(op, {biased}, {6, 8}, attributes)));
+    ValueId product = g.node("MatMul", {g.input({6, 16}), g.weights({16, 8}, -2.0f, 2.0f)}, {6, 8});
+    ValueId biased = g.node("Add", {product, g.weights({8})}, {6, 8});
+    expect_matches_reference(g.finish(g.node(op, {biased}, {6, 8}, attributes)));
   }
 }
 
@@ -102,7 +102,7 @@ TEST(XnnpackElementwiseTest, PowByTwoAndOneHalfMatchReference) {
 TEST(XnnpackElementwiseTest, PowByOtherExponentsIsNotSupported) {
   GraphMaker g;
   ValueId in = g.input({4});
-  Graph graph = g.finish(g.op("Pow", {in, g.scalar(3.0f)}, {4}));
+  Graph graph = g.finish(g.node("Pow", {in, g.scalar(3.0f)}, {4}));
   EXPECT_FALSE(xnnpack_backend().supports(graph, graph.node(0)));
 }
 
@@ -115,7 +115,7 @@ TEST(XnnpackElementwiseTest, ClipWithComputedBoundsIsNotSupported) {
   GraphMaker g;
   ValueId in = g.input({4});
   ValueId low = g.input({});
-  Graph graph = g.finish(g.op("Clip", {in, low}, {4}));
+  Graph graph = g.finish(g.node("Clip", {in, low}, {4}));
   EXPECT_FALSE(xnnpack_backend().supports(graph, graph.node(0)));
 }
 
@@ -147,9 +147,9 @@ TEST(XnnpackElementwiseTest, BinaryOpsBroadcastLikeReference) {
                                           << shape_to_string(c.b) << (constant_b ? " const" : ""));
         GraphMaker g;
         ValueId a = g.input(c.a);
-        ValueId b = constant_b ? g.weight(c.b, 0.5f, 2.0f) : g.input(c.b);
+        ValueId b = constant_b ? g.weights(c.b, 0.5f, 2.0f) : g.input(c.b);
         // Inputs in [0.5, 2) keep Div away from zero.
-        expect_matches_reference(g.finish(g.op(op, {a, b}, c.out)), 1, 1e-4, 0.5f, 2.0f);
+        expect_matches_reference(g.finish(g.node(op, {a, b}, c.out)), 1, 1e-4, 0.5f, 2.0f);
       }
     }
   }
@@ -162,11 +162,11 @@ TEST(XnnpackElementwiseTest, BinaryOpsBroadcastInsideChannelsLastRegions) {
                    << shape_to_string(b_shape) << (constant_b ? " const" : ""));
       GraphMaker g;
       ValueId in = g.input({2, 4, 6, 5});
-      ValueId conv = g.op("Conv", {in, g.weight({4, 4, 3, 3}), g.weight({4})}, {2, 4, 6, 5},
-                          attrs({{"pads", Ints{1, 1, 1, 1}}}));
-      ValueId b = constant_b ? g.weight(b_shape) : g.input(b_shape);
-      ValueId sum = g.op("Mul", {b, conv}, {2, 4, 6, 5});
-      expect_matches_reference(g.finish(g.op("Relu", {sum}, {2, 4, 6, 5})));
+      ValueId conv = g.node("Conv", {in, g.weights({4, 4, 3, 3}), g.weights({4})}, {2, 4, 6, 5},
+                            attrs({{"pads", Ints{1, 1, 1, 1}}}));
+      ValueId b = constant_b ? g.weights(b_shape) : g.input(b_shape);
+      ValueId sum = g.node("Mul", {b, conv}, {2, 4, 6, 5});
+      expect_matches_reference(g.finish(g.node("Relu", {sum}, {2, 4, 6, 5})));
     }
   }
 }
@@ -177,8 +177,8 @@ TEST(XnnpackElementwiseTest, VariadicSumMaxMinMatchReference) {
     GraphMaker g;
     ValueId a = g.input({2, 3, 4});
     ValueId b = g.input({3, 1});
-    ValueId c = g.weight({4});
-    expect_matches_reference(g.finish(g.op(op, {a, b, c}, {2, 3, 4})));
+    ValueId c = g.weights({4});
+    expect_matches_reference(g.finish(g.node(op, {a, b, c}, {2, 3, 4})));
   }
 }
 
@@ -187,17 +187,17 @@ TEST(XnnpackElementwiseTest, PReluWithPerChannelAndScalarSlopesMatchesReference)
     SCOPED_TRACE(shape_to_string(slope));
     GraphMaker g;
     ValueId in = g.input({2, 3, 4, 5});
-    expect_matches_reference(g.finish(g.op("PRelu", {in, g.weight(slope)}, {2, 3, 4, 5})));
+    expect_matches_reference(g.finish(g.node("PRelu", {in, g.weights(slope)}, {2, 3, 4, 5})));
   }
   GraphMaker g;
   ValueId in = g.input({6, 7});
-  expect_matches_reference(g.finish(g.op("PRelu", {in, g.weight({7})}, {6, 7})));
+  expect_matches_reference(g.finish(g.node("PRelu", {in, g.weights({7})}, {6, 7})));
 }
 
 TEST(XnnpackElementwiseTest, PReluWithSpatialSlopeIsNotSupported) {
   GraphMaker g;
   ValueId in = g.input({2, 3, 4, 5});
-  Graph graph = g.finish(g.op("PRelu", {in, g.weight({3, 4, 5})}, {2, 3, 4, 5}));
+  Graph graph = g.finish(g.node("PRelu", {in, g.weights({3, 4, 5})}, {2, 3, 4, 5}));
   EXPECT_FALSE(xnnpack_backend().supports(graph, graph.node(0)));
 }
 
@@ -207,9 +207,9 @@ TEST(XnnpackElementwiseTest, BatchNormalizationMatchesReferenceInAnyRank) {
     GraphMaker g;
     ValueId in = g.input(shape);
     const Shape c = {shape[1]};
-    ValueId y = g.op("BatchNormalization",
-                     {in, g.weight(c), g.weight(c), g.weight(c), g.weight(c, 0.5f, 2.0f)}, shape,
-                     attrs({{"epsilon", 1e-3f}}));
+    ValueId y = g.node("BatchNormalization",
+                       {in, g.weights(c), g.weights(c), g.weights(c), g.weights(c, 0.5f, 2.0f)},
+                       shape, attrs({{"epsilon", 1e-3f}}));
     expect_matches_reference(g.finish(y));
   }
 }

@@ -57,8 +57,8 @@ TEST(Window2dTest, OutputShapeTheWindowDoesNotGiveIsRejected) {
 TEST(LayoutPlanTest, ValuesBetweenConvolutionsAreChannelsLast) {
   GraphMaker g;
   ValueId x = g.input({1, 3, 5, 5});
-  ValueId conv = g.op("Conv", {x, g.weight({4, 3, 1, 1})}, {1, 4, 5, 5});
-  ValueId relu = g.op("Relu", {conv}, {1, 4, 5, 5});
+  ValueId conv = g.node("Conv", {x, g.weights({4, 3, 1, 1})}, {1, 4, 5, 5});
+  ValueId relu = g.node("Relu", {conv}, {1, 4, 5, 5});
   Graph graph = g.finish(relu);
   auto plan = LayoutPlan::make(graph);
   ASSERT_TRUE(plan.ok()) << plan.error();
@@ -69,7 +69,7 @@ TEST(LayoutPlanTest, ValuesBetweenConvolutionsAreChannelsLast) {
 TEST(LayoutPlanTest, ElementwiseOnlyPartitionsStayInNchwOrder) {
   GraphMaker g;
   ValueId x = g.input({2, 3, 4, 5});
-  ValueId y = g.op("Sigmoid", {x}, {2, 3, 4, 5});
+  ValueId y = g.node("Sigmoid", {x}, {2, 3, 4, 5});
   Graph graph = g.finish(y);
   auto plan = LayoutPlan::make(graph);
   ASSERT_TRUE(plan.ok()) << plan.error();
@@ -80,8 +80,8 @@ TEST(LayoutPlanTest, ElementwiseOnlyPartitionsStayInNchwOrder) {
 TEST(LayoutPlanTest, ValueNeededInBothLayoutsIsAFailure) {
   GraphMaker g;
   ValueId x = g.input({1, 3, 5, 5});
-  ValueId conv = g.op("Conv", {x, g.weight({4, 3, 1, 1})}, {1, 4, 5, 5});
-  Graph graph = g.finish(g.op("Flatten", {conv}, {1, 100}));
+  ValueId conv = g.node("Conv", {x, g.weights({4, 3, 1, 1})}, {1, 4, 5, 5});
+  Graph graph = g.finish(g.node("Flatten", {conv}, {1, 100}));
   EXPECT_FALSE(LayoutPlan::make(graph).ok());
 }
 

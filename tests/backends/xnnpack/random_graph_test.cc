@@ -58,15 +58,15 @@ class RandomGraph {
         const Shape s = shape(x);
         const std::int64_t out = pick(1, 4);
         const std::int64_t k = pick(0, 1) * 2 + 1;
-        ValueId w = g_.weight({out, s[1], k, k}, -0.5f, 0.5f);
-        values_.push_back(g_.op("Conv", {x, w, g_.weight({out})}, {s[0], out, s[2], s[3]},
-                                attrs({{"pads", Ints{k / 2, k / 2, k / 2, k / 2}}})));
+        ValueId w = g_.weights({out, s[1], k, k}, -0.5f, 0.5f);
+        values_.push_back(g_.node("Conv", {x, w, g_.weights({out})}, {s[0], out, s[2], s[3]},
+                                  attrs({{"pads", Ints{k / 2, k / 2, k / 2, k / 2}}})));
         return;
       }
       case 2: {  // unary
         ValueId x = any_value();
         const char* ops[] = {"Relu", "Sigmoid", "HardSwish", "Neg", "Swish"};
-        values_.push_back(g_.op(ops[pick(0, 4)], {x}, shape(x)));
+        values_.push_back(g_.node(ops[pick(0, 4)], {x}, shape(x)));
         return;
       }
       case 3: {  // broadcast binary
@@ -78,16 +78,16 @@ class RandomGraph {
             b = a;
             break;
           case 1:
-            b = g_.weight(Shape(s.begin() + 1, s.end()));
+            b = g_.weights(Shape(s.begin() + 1, s.end()));
             break;
           case 2:
             b = g_.input({s.back()});
             break;
           default:
-            b = s.size() == 4 ? g_.weight({s[1], 1, 1}) : g_.weight({1});
+            b = s.size() == 4 ? g_.weights({s[1], 1, 1}) : g_.weights({1});
             break;
         }
-        values_.push_back(g_.op(pick(0, 1) ? "Add" : "Mul", {a, b}, s));
+        values_.push_back(g_.node(pick(0, 1) ? "Add" : "Mul", {a, b}, s));
         return;
       }
       case 4: {  // pooling
@@ -95,15 +95,15 @@ class RandomGraph {
         if (x == kNoValue) return;
         const Shape s = shape(x);
         if (s[2] < 2 || s[3] < 2) return;
-        values_.push_back(g_.op("MaxPool", {x}, {s[0], s[1], s[2] / 2, s[3] / 2},
-                                attrs({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}})));
+        values_.push_back(g_.node("MaxPool", {x}, {s[0], s[1], s[2] / 2, s[3] / 2},
+                                  attrs({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}})));
         return;
       }
       case 5: {  // global pooling
         ValueId x = value_of_rank(4);
         if (x == kNoValue) return;
         const Shape s = shape(x);
-        values_.push_back(g_.op("GlobalAveragePool", {x}, {s[0], s[1], 1, 1}));
+        values_.push_back(g_.node("GlobalAveragePool", {x}, {s[0], s[1], 1, 1}));
         return;
       }
       case 6: {  // flatten, then maybe a fully connected layer
@@ -111,26 +111,26 @@ class RandomGraph {
         if (x == kNoValue) return;
         const Shape s = shape(x);
         const std::int64_t features = s[1] * s[2] * s[3];
-        ValueId flat = g_.op("Flatten", {x}, {s[0], features});
+        ValueId flat = g_.node("Flatten", {x}, {s[0], features});
         values_.push_back(flat);
         if (pick(0, 1) == 0) return;
         values_.push_back(
-            g_.op("Gemm", {flat, g_.weight({features, 4}), g_.weight({4})}, {s[0], 4}));
+            g_.node("Gemm", {flat, g_.weights({features, 4}), g_.weights({4})}, {s[0], 4}));
         return;
       }
       case 7: {  // softmax: over channels (channels-last) or the last axis (NCHW order)
         ValueId x = any_value();
         const std::int64_t axis = shape(x).size() == 4 && pick(0, 1) == 0 ? 1 : -1;
-        values_.push_back(g_.op("Softmax", {x}, shape(x), attrs({{"axis", axis}})));
+        values_.push_back(g_.node("Softmax", {x}, shape(x), attrs({{"axis", axis}})));
         return;
       }
       case 8: {  // batch normalization
         ValueId x = value_of_rank(4);
         if (x == kNoValue) return;
         const Shape c = {shape(x)[1]};
-        values_.push_back(g_.op(
+        values_.push_back(g_.node(
             "BatchNormalization",
-            {x, g_.weight(c), g_.weight(c), g_.weight(c), g_.weight(c, 0.5f, 1.5f)}, shape(x)));
+            {x, g_.weights(c), g_.weights(c), g_.weights(c), g_.weights(c, 0.5f, 1.5f)}, shape(x)));
         return;
       }
       default: {  // pad
@@ -139,7 +139,7 @@ class RandomGraph {
         Shape s = shape(x);
         s[2] += 1;
         s[3] += 2;
-        values_.push_back(g_.op("Pad", {x, g_.ints({0, 0, 1, 0, 0, 0, 0, 2})}, s));
+        values_.push_back(g_.node("Pad", {x, g_.ints({0, 0, 1, 0, 0, 0, 0, 2})}, s));
         return;
       }
     }

@@ -72,14 +72,14 @@ TEST(XnnpackRandomWindowTest, EveryClaimedConvolutionMatchesReference) {
     GraphMaker g;
     ValueId in = g.input(x);
     ValueId weights =
-        g.weight({out_channels, channels / groups, window->kernel[0], window->kernel[1]});
-    Graph graph = g.finish(g.op("Conv", {in, weights, g.weight({out_channels})},
-                                {x[0], out_channels, window->output_hw[0], window->output_hw[1]},
-                                attrs({{"kernel_shape", window->kernel},
-                                       {"strides", window->strides},
-                                       {"pads", window->pads},
-                                       {"dilations", window->dilations},
-                                       {"group", groups}})));
+        g.weights({out_channels, channels / groups, window->kernel[0], window->kernel[1]});
+    Graph graph = g.finish(g.node("Conv", {in, weights, g.weights({out_channels})},
+                                  {x[0], out_channels, window->output_hw[0], window->output_hw[1]},
+                                  attrs({{"kernel_shape", window->kernel},
+                                         {"strides", window->strides},
+                                         {"pads", window->pads},
+                                         {"dilations", window->dilations},
+                                         {"group", groups}})));
     if (!xnnpack_backend().supports(graph, graph.node(0))) continue;
     ++claimed;
     SCOPED_TRACE(to_string(graph.node(0).attributes) + " x=" + shape_to_string(x));
@@ -106,8 +106,8 @@ TEST(XnnpackRandomWindowTest, EveryClaimedPoolingMatchesReference) {
     GraphMaker g;
     ValueId in = g.input(x);
     Graph graph =
-        g.finish(g.op(max_pool ? "MaxPool" : "AveragePool", {in},
-                      {x[0], x[1], window->output_hw[0], window->output_hw[1]}, attributes));
+        g.finish(g.node(max_pool ? "MaxPool" : "AveragePool", {in},
+                        {x[0], x[1], window->output_hw[0], window->output_hw[1]}, attributes));
     if (!xnnpack_backend().supports(graph, graph.node(0))) continue;
     ++claimed;
     SCOPED_TRACE(graph.node(0).op_type + " " + to_string(graph.node(0).attributes) +
@@ -138,13 +138,13 @@ TEST(XnnpackRandomWindowTest, EveryClaimedTransposedConvolutionMatchesReference)
     if (y[2] <= 0 || y[3] <= 0) continue;
     GraphMaker g;
     ValueId in = g.input(x);
-    ValueId weights = g.weight({channels, out_channels / groups, kernel[0], kernel[1]});
-    Graph graph = g.finish(g.op("ConvTranspose", {in, weights, g.weight({out_channels})}, y,
-                                attrs({{"strides", strides},
-                                       {"pads", pads},
-                                       {"dilations", dilations},
-                                       {"group", groups},
-                                       {"output_padding", adjustment}})));
+    ValueId weights = g.weights({channels, out_channels / groups, kernel[0], kernel[1]});
+    Graph graph = g.finish(g.node("ConvTranspose", {in, weights, g.weights({out_channels})}, y,
+                                  attrs({{"strides", strides},
+                                         {"pads", pads},
+                                         {"dilations", dilations},
+                                         {"group", groups},
+                                         {"output_padding", adjustment}})));
     if (!xnnpack_backend().supports(graph, graph.node(0))) continue;
     ++claimed;
     SCOPED_TRACE(to_string(graph.node(0).attributes) + " x=" + shape_to_string(x));

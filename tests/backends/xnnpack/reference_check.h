@@ -10,90 +10,22 @@
 
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
-#include "collage/backends/native/native_backend.h"
+#include "backends/backend_test_util.h"
 #include "collage/backends/xnnpack/xnnpack_backend.h"
 #include "collage/ir/graph.h"
 
 namespace collage::testing {
 
-inline TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
-
-// Uniform values in [low, high), the same for the same seed.
-inline Tensor random_tensor(const Shape& shape, std::uint32_t seed, float low = -1.0f,
-                            float high = 1.0f) {
-  Tensor tensor = Tensor::allocate(f32(shape));
-  std::mt19937 engine(seed);
-  std::uniform_real_distribution<float> distribution(low, high);
-  float* data = tensor.data<float>();
-  for (std::int64_t i = 0; i < tensor.numel(); ++i) data[i] = distribution(engine);
-  return tensor;
-}
-
-inline Tensor int64_tensor(const std::vector<std::int64_t>& values) {
-  return Tensor::from_vector<std::int64_t>(values, {static_cast<std::int64_t>(values.size())});
-}
-
-// A graph under construction, with generated value names.
-class GraphMaker {
+// A graph under construction (the shared builder; opset 13, its own seeds).
+class GraphMaker : public OpGraphBuilder {
  public:
-  explicit GraphMaker(std::int64_t opset = 13) { graph_.opset = opset; }
-
-  ValueId input(const Shape& shape) { return graph_.add_input(next_name("x"), f32(shape)); }
-  // A constant of random values.
-  ValueId weight(const Shape& shape, float low = -1.0f, float high = 1.0f) {
-    return graph_.add_constant(next_name("w"), random_tensor(shape, seed_++, low, high));
-  }
-  ValueId constant(Tensor tensor) { return graph_.add_constant(next_name("c"), std::move(tensor)); }
-  ValueId scalar(float value) { return constant(Tensor::from_vector<float>({value}, {})); }
-  ValueId ints(const std::vector<std::int64_t>& values) { return constant(int64_tensor(values)); }
-
-  // Adds a node with one output of `shape`; returns the output.
-  ValueId op(const std::string& op_type, const std::vector<ValueId>& inputs, const Shape& shape,
-             Attributes attributes = {}) {
-    ValueId out = graph_.add_value(next_name("y"), f32(shape));
-    graph_.add_node(op_type, inputs, {out}, std::move(attributes));
-    return out;
-  }
-  void output(ValueId value) { graph_.add_output(value); }
-
-  // The graph, with `last` as its output when no output was marked.
-  Graph finish(ValueId last) {
-    if (graph_.outputs().empty()) graph_.add_output(last);
-    return graph_;
-  }
-  Graph& graph() { return graph_; }
-
- private:
-  std::string next_name(const char* prefix) { return prefix + std::to_string(counter_++); }
-
-  Graph graph_;
-  int counter_ = 0;
-  std::uint32_t seed_ = 1234;
+  explicit GraphMaker(std::int64_t opset = 13) : OpGraphBuilder(opset, 1234) {}
 };
 
-inline const Backend& xnnpack_backend() {
-  static const std::unique_ptr<Backend> backend = make_xnnpack_backend();
-  return *backend;
-}
-
-inline std::vector<Tensor> allocate_outputs(const Graph& graph) {
-  std::vector<Tensor> outputs;
-  for (ValueId output : graph.outputs()) outputs.push_back(Tensor::allocate(graph.type(output)));
-  return outputs;
-}
-
-inline std::vector<Tensor> random_inputs(const Graph& graph, std::uint32_t seed, float low,
-                                         float high) {
-  std::vector<Tensor> inputs;
-  for (ValueId input : graph.inputs()) {
-    inputs.push_back(random_tensor(graph.type(input).shape, seed++, low, high));
-  }
-  return inputs;
-}
+inline const Backend& xnnpack_backend() { return backend_instance<make_xnnpack_backend>(); }
 
 // Largest |a - b| over the largest |b|; 0 when both are all zero.
 inline double relative_error(const Tensor& actual, const Tensor& expected) {
@@ -127,12 +59,6 @@ inline void expect_matches_reference(const Graph& graph, int threads = 1, double
         << "output " << i << " (" << graph.value(graph.outputs()[i]).name << ", "
         << expected[i].type().to_string() << ")";
   }
-}
-
-inline Attributes attrs(std::initializer_list<std::pair<std::string, AttributeValue>> entries) {
-  Attributes result;
-  for (const auto& [name, value] : entries) result.set(name, value);
-  return result;
 }
 
 using Ints = std::vector<std::int64_t>;

@@ -15,11 +15,11 @@ TEST(XnnpackGemmTest, MatchesReferenceForTransposesScalesAndBiasShapes) {
                    << "transB=" << trans_b << " C=" << shape_to_string(c_shape));
       GraphMaker g;
       ValueId a = g.input({m, k});
-      ValueId b = g.weight(trans_b ? Shape{n, k} : Shape{k, n});
-      ValueId c = g.weight(c_shape);
+      ValueId b = g.weights(trans_b ? Shape{n, k} : Shape{k, n});
+      ValueId c = g.weights(c_shape);
       expect_matches_reference(
-          g.finish(g.op("Gemm", {a, b, c}, {m, n},
-                        attrs({{"transB", trans_b}, {"alpha", 0.7f}, {"beta", 1.3f}}))));
+          g.finish(g.node("Gemm", {a, b, c}, {m, n},
+                          attrs({{"transB", trans_b}, {"alpha", 0.7f}, {"beta", 1.3f}}))));
     }
   }
 }
@@ -27,20 +27,20 @@ TEST(XnnpackGemmTest, MatchesReferenceForTransposesScalesAndBiasShapes) {
 TEST(XnnpackGemmTest, MatchesReferenceWithoutBiasAndWithComputedBias) {
   GraphMaker g;
   ValueId a = g.input({4, 9});
-  ValueId y = g.op("Gemm", {a, g.weight({9, 6})}, {4, 6});
+  ValueId y = g.node("Gemm", {a, g.weights({9, 6})}, {4, 6});
   expect_matches_reference(g.finish(y));
 
   GraphMaker h;
   ValueId a2 = h.input({4, 9});
   ValueId c = h.input({4, 6});
-  expect_matches_reference(h.finish(h.op("Gemm", {a2, h.weight({9, 6}), c}, {4, 6})));
+  expect_matches_reference(h.finish(h.node("Gemm", {a2, h.weights({9, 6}), c}, {4, 6})));
 }
 
 TEST(XnnpackGemmTest, ComputedWeightsAreNotSupported) {
   GraphMaker g;
   ValueId a = g.input({4, 9});
   ValueId b = g.input({9, 6});
-  Graph graph = g.finish(g.op("Gemm", {a, b}, {4, 6}));
+  Graph graph = g.finish(g.node("Gemm", {a, b}, {4, 6}));
   EXPECT_FALSE(xnnpack_backend().supports(graph, graph.node(0)));
 }
 
@@ -51,14 +51,14 @@ TEST(XnnpackMatMulTest, MatchesReferenceForBatchedLeftOperands) {
     ValueId a = g.input(a_shape);
     Shape y = a_shape;
     y.back() = 6;
-    expect_matches_reference(g.finish(g.op("MatMul", {a, g.weight({8, 6})}, y)));
+    expect_matches_reference(g.finish(g.node("MatMul", {a, g.weights({8, 6})}, y)));
   }
 }
 
 TEST(XnnpackMatMulTest, BatchedRightOperandIsNotSupported) {
   GraphMaker g;
   ValueId a = g.input({2, 5, 8});
-  Graph graph = g.finish(g.op("MatMul", {a, g.weight({2, 8, 6})}, {2, 5, 6}));
+  Graph graph = g.finish(g.node("MatMul", {a, g.weights({2, 8, 6})}, {2, 5, 6}));
   EXPECT_FALSE(xnnpack_backend().supports(graph, graph.node(0)));
 }
 
@@ -68,7 +68,7 @@ TEST(XnnpackSoftmaxTest, CoercedSoftmaxBeforeOpset13MatchesReferenceForEveryAxis
     GraphMaker g(11);
     ValueId in = g.input({2, 3, 4, 5});
     expect_matches_reference(
-        g.finish(g.op("Softmax", {in}, {2, 3, 4, 5}, attrs({{"axis", axis}}))));
+        g.finish(g.node("Softmax", {in}, {2, 3, 4, 5}, attrs({{"axis", axis}}))));
   }
 }
 
@@ -78,7 +78,7 @@ TEST(XnnpackSoftmaxTest, SingleAxisSoftmaxMatchesReferenceOnTheLastAxis) {
     GraphMaker g(13);
     ValueId in = g.input(shape);
     const std::int64_t axis = shape.back() == 1 ? -2 : -1;
-    expect_matches_reference(g.finish(g.op("Softmax", {in}, shape, attrs({{"axis", axis}}))));
+    expect_matches_reference(g.finish(g.node("Softmax", {in}, shape, attrs({{"axis", axis}}))));
   }
 }
 
@@ -86,59 +86,59 @@ TEST(XnnpackSoftmaxTest, ChannelSoftmaxOfA4dTensorRunsChannelsLast) {
   GraphMaker g(13);
   ValueId in = g.input({2, 5, 3, 4});
   expect_matches_reference(
-      g.finish(g.op("Softmax", {in}, {2, 5, 3, 4}, attrs({{"axis", std::int64_t{1}}}))));
+      g.finish(g.node("Softmax", {in}, {2, 5, 3, 4}, attrs({{"axis", std::int64_t{1}}}))));
 }
 
 TEST(XnnpackSoftmaxTest, CoercedSoftmaxAfterConvNormalizesOverChannelsAndSpace) {
   GraphMaker g(11);
   ValueId in = g.input({2, 3, 4, 5});
-  ValueId conv = g.op("Conv", {in, g.weight({6, 3, 1, 1})}, {2, 6, 4, 5});
+  ValueId conv = g.node("Conv", {in, g.weights({6, 3, 1, 1})}, {2, 6, 4, 5});
   expect_matches_reference(
-      g.finish(g.op("Softmax", {conv}, {2, 6, 4, 5}, attrs({{"axis", std::int64_t{1}}}))));
+      g.finish(g.node("Softmax", {conv}, {2, 6, 4, 5}, attrs({{"axis", std::int64_t{1}}}))));
 }
 
 TEST(XnnpackSoftmaxTest, SingleAxisSoftmaxOverAnInnerAxisIsNotSupported) {
   GraphMaker g(13);
   ValueId in = g.input({2, 3, 4});
-  Graph graph = g.finish(g.op("Softmax", {in}, {2, 3, 4}, attrs({{"axis", std::int64_t{1}}})));
+  Graph graph = g.finish(g.node("Softmax", {in}, {2, 3, 4}, attrs({{"axis", std::int64_t{1}}})));
   EXPECT_FALSE(xnnpack_backend().supports(graph, graph.node(0)));
 }
 
 TEST(XnnpackPadTest, ConstantPadMatchesReferenceInBothLayouts) {
   GraphMaker g;
   ValueId in = g.input({1, 2, 4, 5});
-  ValueId y = g.op("Pad", {in, g.ints({0, 1, 2, 0, 1, 0, 1, 3}), g.scalar(0.5f)}, {2, 3, 7, 8});
+  ValueId y = g.node("Pad", {in, g.ints({0, 1, 2, 0, 1, 0, 1, 3}), g.scalar(0.5f)}, {2, 3, 7, 8});
   expect_matches_reference(g.finish(y));
 
   GraphMaker h;
   ValueId x = h.input({1, 3, 5, 5});
-  ValueId conv = h.op("Conv", {x, h.weight({4, 3, 1, 1})}, {1, 4, 5, 5});
-  ValueId padded = h.op("Pad", {conv, h.ints({0, 0, 1, 2, 0, 0, 2, 1})}, {1, 4, 8, 8});
+  ValueId conv = h.node("Conv", {x, h.weights({4, 3, 1, 1})}, {1, 4, 5, 5});
+  ValueId padded = h.node("Pad", {conv, h.ints({0, 0, 1, 2, 0, 0, 2, 1})}, {1, 4, 8, 8});
   expect_matches_reference(
-      h.finish(h.op("MaxPool", {padded}, {1, 4, 4, 4},
-                    attrs({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}))));
+      h.finish(h.node("MaxPool", {padded}, {1, 4, 4, 4},
+                      attrs({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}))));
 }
 
 TEST(XnnpackPadTest, NegativeAndNonConstantPadsAreNotSupported) {
   GraphMaker g;
   ValueId in = g.input({4, 5});
-  Graph graph = g.finish(g.op("Pad", {in, g.ints({0, -1, 0, 0})}, {4, 4}));
+  Graph graph = g.finish(g.node("Pad", {in, g.ints({0, -1, 0, 0})}, {4, 4}));
   EXPECT_FALSE(xnnpack_backend().supports(graph, graph.node(0)));
   GraphMaker h(13);
   ValueId x = h.input({4, 5});
   ValueId pads = h.graph().add_input("pads", TensorType{DType::kInt64, {4}});
-  Graph computed = h.finish(h.op("Pad", {x, pads}, {5, 6}));
+  Graph computed = h.finish(h.node("Pad", {x, pads}, {5, 6}));
   EXPECT_FALSE(xnnpack_backend().supports(computed, computed.node(0)));
 }
 
 TEST(XnnpackReshapeTest, ReshapeFlattenSqueezeUnsqueezeMatchReference) {
   GraphMaker g;
   ValueId in = g.input({2, 3, 4});
-  ValueId r = g.op("Reshape", {in, g.ints({6, 4})}, {6, 4});
-  ValueId u = g.op("Unsqueeze", {r, g.ints({1})}, {6, 1, 4});
-  ValueId s = g.op("Squeeze", {u, g.ints({1})}, {6, 4});
-  ValueId f = g.op("Flatten", {s}, {1, 24}, attrs({{"axis", std::int64_t{0}}}));
-  expect_matches_reference(g.finish(g.op("Relu", {f}, {1, 24})));
+  ValueId r = g.node("Reshape", {in, g.ints({6, 4})}, {6, 4});
+  ValueId u = g.node("Unsqueeze", {r, g.ints({1})}, {6, 1, 4});
+  ValueId s = g.node("Squeeze", {u, g.ints({1})}, {6, 4});
+  ValueId f = g.node("Flatten", {s}, {1, 24}, attrs({{"axis", std::int64_t{0}}}));
+  expect_matches_reference(g.finish(g.node("Relu", {f}, {1, 24})));
 }
 
 TEST(XnnpackResizeTest, BilinearResizeMatchesReferenceForEveryCoordinateMode) {
@@ -153,9 +153,9 @@ TEST(XnnpackResizeTest, BilinearResizeMatchesReferenceForEveryCoordinateMode) {
       SCOPED_TRACE(::testing::Message() << mode << " " << shape_to_string(c.y));
       GraphMaker g(13);
       ValueId x = g.input(c.x);
-      ValueId y = g.op("Resize", {x, kNoValue, kNoValue, g.ints(c.y)}, c.y,
-                       attrs({{"mode", std::string("linear")},
-                              {"coordinate_transformation_mode", std::string(mode)}}));
+      ValueId y = g.node("Resize", {x, kNoValue, kNoValue, g.ints(c.y)}, c.y,
+                         attrs({{"mode", std::string("linear")},
+                                {"coordinate_transformation_mode", std::string(mode)}}));
       expect_matches_reference(g.finish(y));
     }
   }
@@ -165,8 +165,8 @@ TEST(XnnpackResizeTest, ScalesInputThatIsExactlyTheSizeRatioMatchesReference) {
   GraphMaker g(13);
   ValueId x = g.input({1, 4, 6, 5});
   ValueId scales = g.constant(Tensor::from_vector<float>({1.0f, 1.0f, 2.0f, 0.6f}, {4}));
-  ValueId y = g.op("Resize", {x, g.constant(Tensor::from_vector<float>({}, {0})), scales},
-                   {1, 4, 12, 3}, attrs({{"mode", std::string("linear")}}));
+  ValueId y = g.node("Resize", {x, g.constant(Tensor::from_vector<float>({}, {0})), scales},
+                     {1, 4, 12, 3}, attrs({{"mode", std::string("linear")}}));
   expect_matches_reference(g.finish(y));
 }
 
@@ -174,13 +174,13 @@ TEST(XnnpackResizeTest, ScalesThatRoundTheOutputSizeAndNearestModeAreNotSupporte
   GraphMaker g(13);
   ValueId x = g.input({1, 4, 5, 5});
   ValueId scales = g.constant(Tensor::from_vector<float>({1.0f, 1.0f, 1.5f, 1.5f}, {4}));
-  Graph rounded = g.finish(g.op("Resize", {x, kNoValue, scales}, {1, 4, 7, 7},
-                                attrs({{"mode", std::string("linear")}})));
+  Graph rounded = g.finish(g.node("Resize", {x, kNoValue, scales}, {1, 4, 7, 7},
+                                  attrs({{"mode", std::string("linear")}})));
   EXPECT_FALSE(xnnpack_backend().supports(rounded, rounded.node(0)));
   GraphMaker h(13);
   ValueId x2 = h.input({1, 4, 5, 5});
   Graph nearest =
-      h.finish(h.op("Resize", {x2, kNoValue, kNoValue, h.ints({1, 4, 10, 10})}, {1, 4, 10, 10}));
+      h.finish(h.node("Resize", {x2, kNoValue, kNoValue, h.ints({1, 4, 10, 10})}, {1, 4, 10, 10}));
   EXPECT_FALSE(xnnpack_backend().supports(nearest, nearest.node(0)));
 }
 
@@ -191,7 +191,7 @@ TEST(XnnpackDepthToSpaceTest, DcrModeMovesChannelBlocksIntoSpace) {
   GraphMaker g;
   ValueId in = g.input({n, c, h, w});
   Graph graph =
-      g.finish(g.op("DepthToSpace", {in}, {n, oc, h * b, w * b}, attrs({{"blocksize", b}})));
+      g.finish(g.node("DepthToSpace", {in}, {n, oc, h * b, w * b}, attrs({{"blocksize", b}})));
   auto kernel = xnnpack_backend().compile(graph, CompileOptions{1});
   ASSERT_TRUE(kernel.ok()) << kernel.error();
   std::vector<Tensor> inputs = random_inputs(graph, 3, -1.0f, 1.0f);
@@ -216,8 +216,8 @@ TEST(XnnpackDepthToSpaceTest, CrdModeIsNotSupported) {
   GraphMaker g;
   ValueId in = g.input({1, 8, 3, 4});
   Graph graph =
-      g.finish(g.op("DepthToSpace", {in}, {1, 2, 6, 8},
-                    attrs({{"blocksize", std::int64_t{2}}, {"mode", std::string("CRD")}})));
+      g.finish(g.node("DepthToSpace", {in}, {1, 2, 6, 8},
+                      attrs({{"blocksize", std::int64_t{2}}, {"mode", std::string("CRD")}})));
   EXPECT_FALSE(xnnpack_backend().supports(graph, graph.node(0)));
 }
 

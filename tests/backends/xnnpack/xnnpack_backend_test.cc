@@ -29,16 +29,16 @@ TEST(XnnpackBackendTest, IsAGraphBackendWithThePackageVersion) {
 Graph residual_block(std::int64_t opset = 13) {
   GraphMaker g(opset);
   ValueId x = g.input({2, 8, 10, 10});
-  ValueId c1 = g.op("Conv", {x, g.weight({8, 8, 3, 3}, -0.3f, 0.3f), g.weight({8})}, {2, 8, 10, 10},
-                    attrs({{"pads", Ints{1, 1, 1, 1}}}));
-  ValueId r1 = g.op("Relu", {c1}, {2, 8, 10, 10});
-  ValueId c2 = g.op("Conv", {r1, g.weight({8, 8, 3, 3}, -0.3f, 0.3f), g.weight({8})},
-                    {2, 8, 10, 10}, attrs({{"pads", Ints{1, 1, 1, 1}}}));
-  ValueId sum = g.op("Add", {c2, x}, {2, 8, 10, 10});
-  ValueId pooled = g.op("GlobalAveragePool", {sum}, {2, 8, 1, 1});
-  ValueId flat = g.op("Flatten", {pooled}, {2, 8});
-  return g.finish(g.op("Gemm", {flat, g.weight({5, 8}), g.weight({5})}, {2, 5},
-                       attrs({{"transB", std::int64_t{1}}})));
+  ValueId c1 = g.node("Conv", {x, g.weights({8, 8, 3, 3}, -0.3f, 0.3f), g.weights({8})},
+                      {2, 8, 10, 10}, attrs({{"pads", Ints{1, 1, 1, 1}}}));
+  ValueId r1 = g.node("Relu", {c1}, {2, 8, 10, 10});
+  ValueId c2 = g.node("Conv", {r1, g.weights({8, 8, 3, 3}, -0.3f, 0.3f), g.weights({8})},
+                      {2, 8, 10, 10}, attrs({{"pads", Ints{1, 1, 1, 1}}}));
+  ValueId sum = g.node("Add", {c2, x}, {2, 8, 10, 10});
+  ValueId pooled = g.node("GlobalAveragePool", {sum}, {2, 8, 1, 1});
+  ValueId flat = g.node("Flatten", {pooled}, {2, 8});
+  return g.finish(g.node("Gemm", {flat, g.weights({5, 8}), g.weights({5})}, {2, 5},
+                         attrs({{"transB", std::int64_t{1}}})));
 }
 
 TEST(XnnpackBackendTest, ResidualBlockWithPoolingAndGemmMatchesReference) {
@@ -54,8 +54,8 @@ TEST(XnnpackBackendTest, RuntimesRunTheirParallelWorkOnTheSharedOpenMpThreads) {
   // operators call the pool.
   GraphMaker g;
   ValueId x = g.input({64, 64});
-  ValueId product = g.op("MatMul", {x, g.weight({64, 64})}, {64, 64});
-  Graph graph = g.finish(g.op("Relu", {product}, {64, 64}));
+  ValueId product = g.node("MatMul", {x, g.weights({64, 64})}, {64, 64});
+  Graph graph = g.finish(g.node("Relu", {product}, {64, 64}));
   const std::uint64_t before = xnnpack::openmp_pool_parallel_calls();
   expect_matches_reference(graph, 2);
   EXPECT_GT(xnnpack::openmp_pool_parallel_calls(), before);
@@ -89,9 +89,9 @@ TEST(XnnpackBackendTest, PthreadpoolCallsBindToTheOpenMpImplementation) {
 TEST(XnnpackBackendTest, EveryOutputOfAPartitionComesBackInNchwOrder) {
   GraphMaker g;
   ValueId x = g.input({1, 3, 6, 7});
-  ValueId c1 = g.op("Conv", {x, g.weight({4, 3, 3, 3})}, {1, 4, 4, 5});
-  ValueId r1 = g.op("Relu", {c1}, {1, 4, 4, 5});
-  ValueId c2 = g.op("Conv", {r1, g.weight({2, 4, 1, 1})}, {1, 2, 4, 5});
+  ValueId c1 = g.node("Conv", {x, g.weights({4, 3, 3, 3})}, {1, 4, 4, 5});
+  ValueId r1 = g.node("Relu", {c1}, {1, 4, 4, 5});
+  ValueId c2 = g.node("Conv", {r1, g.weights({2, 4, 1, 1})}, {1, 2, 4, 5});
   g.output(r1);
   g.output(c2);
   expect_matches_reference(g.finish(c2));
@@ -100,53 +100,53 @@ TEST(XnnpackBackendTest, EveryOutputOfAPartitionComesBackInNchwOrder) {
 TEST(XnnpackBackendTest, BatchNormalizationAfterConvIsFoldedAndMatchesReference) {
   GraphMaker g;
   ValueId x = g.input({1, 3, 8, 8});
-  ValueId conv = g.op("Conv", {x, g.weight({6, 3, 3, 3}), g.weight({6})}, {1, 6, 6, 6});
+  ValueId conv = g.node("Conv", {x, g.weights({6, 3, 3, 3}), g.weights({6})}, {1, 6, 6, 6});
   const Shape c = {6};
-  ValueId bn =
-      g.op("BatchNormalization",
-           {conv, g.weight(c), g.weight(c), g.weight(c), g.weight(c, 0.2f, 1.5f)}, {1, 6, 6, 6});
-  expect_matches_reference(g.finish(g.op("Relu", {bn}, {1, 6, 6, 6})));
+  ValueId bn = g.node("BatchNormalization",
+                      {conv, g.weights(c), g.weights(c), g.weights(c), g.weights(c, 0.2f, 1.5f)},
+                      {1, 6, 6, 6});
+  expect_matches_reference(g.finish(g.node("Relu", {bn}, {1, 6, 6, 6})));
 }
 
 TEST(XnnpackBackendTest, MatMulWithBiasAddMatchesReference) {
   GraphMaker g;
   ValueId x = g.input({3, 4, 16});
-  ValueId product = g.op("MatMul", {x, g.weight({16, 8})}, {3, 4, 8});
-  ValueId biased = g.op("Add", {g.weight({8}), product}, {3, 4, 8});
-  ValueId act = g.op("Sigmoid", {biased}, {3, 4, 8});
-  ValueId probs = g.op("Softmax", {act}, {3, 4, 8}, attrs({{"axis", std::int64_t{-1}}}));
+  ValueId product = g.node("MatMul", {x, g.weights({16, 8})}, {3, 4, 8});
+  ValueId biased = g.node("Add", {g.weights({8}), product}, {3, 4, 8});
+  ValueId act = g.node("Sigmoid", {biased}, {3, 4, 8});
+  ValueId probs = g.node("Softmax", {act}, {3, 4, 8}, attrs({{"axis", std::int64_t{-1}}}));
   expect_matches_reference(g.finish(probs));
 }
 
 TEST(XnnpackBackendTest, DepthwiseSeparableBlockWithHardSwishMatchesReference) {
   GraphMaker g;
   ValueId x = g.input({1, 8, 15, 15});
-  ValueId dw = g.op(
-      "Conv", {x, g.weight({8, 1, 3, 3}), g.weight({8})}, {1, 8, 8, 8},
+  ValueId dw = g.node(
+      "Conv", {x, g.weights({8, 1, 3, 3}), g.weights({8})}, {1, 8, 8, 8},
       attrs({{"group", std::int64_t{8}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}));
-  ValueId act = g.op("HardSwish", {dw}, {1, 8, 8, 8});
-  ValueId pw = g.op("Conv", {act, g.weight({16, 8, 1, 1})}, {1, 16, 8, 8});
-  ValueId clipped = g.op("Clip", {pw, g.scalar(0.0f), g.scalar(6.0f)}, {1, 16, 8, 8});
-  ValueId pool = g.op("AveragePool", {clipped}, {1, 16, 4, 4},
-                      attrs({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}));
+  ValueId act = g.node("HardSwish", {dw}, {1, 8, 8, 8});
+  ValueId pw = g.node("Conv", {act, g.weights({16, 8, 1, 1})}, {1, 16, 8, 8});
+  ValueId clipped = g.node("Clip", {pw, g.scalar(0.0f), g.scalar(6.0f)}, {1, 16, 8, 8});
+  ValueId pool = g.node("AveragePool", {clipped}, {1, 16, 4, 4},
+                        attrs({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}));
   expect_matches_reference(g.finish(pool));
 }
 
 TEST(XnnpackBackendTest, SingleChannelInputFeedsConvWithoutATranspose) {
   GraphMaker g;
   ValueId x = g.input({2, 1, 12, 12});
-  ValueId scaled = g.op("Mul", {x, g.scalar(0.5f)}, {2, 1, 12, 12});
-  ValueId conv = g.op("Conv", {scaled, g.weight({4, 1, 5, 5}), g.weight({4})}, {2, 4, 8, 8});
-  ValueId pool = g.op("MaxPool", {conv}, {2, 4, 4, 4},
-                      attrs({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}));
+  ValueId scaled = g.node("Mul", {x, g.scalar(0.5f)}, {2, 1, 12, 12});
+  ValueId conv = g.node("Conv", {scaled, g.weights({4, 1, 5, 5}), g.weights({4})}, {2, 4, 8, 8});
+  ValueId pool = g.node("MaxPool", {conv}, {2, 4, 4, 4},
+                        attrs({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}));
   expect_matches_reference(g.finish(pool));
 }
 
 TEST(XnnpackBackendTest, InputNeededInBothLayoutsFailsToCompile) {
   GraphMaker g;
   ValueId x = g.input({1, 2, 3, 3});
-  g.output(g.op("Conv", {x, g.weight({2, 2, 1, 1})}, {1, 2, 3, 3}));
-  g.output(g.op("Flatten", {x}, {1, 18}));
+  g.output(g.node("Conv", {x, g.weights({2, 2, 1, 1})}, {1, 2, 3, 3}));
+  g.output(g.node("Flatten", {x}, {1, 18}));
   Graph graph = g.finish(kNoValue);
   auto kernel = xnnpack_backend().compile(graph, CompileOptions{1});
   ASSERT_FALSE(kernel.ok());
@@ -158,17 +158,17 @@ TEST(XnnpackBackendTest, NodesNoOutputDependsOnAreLeftOut) {
   GraphMaker g;
   ValueId unused_input = g.input({3, 4});
   ValueId x = g.input({3, 4});
-  g.op("Relu", {unused_input}, {3, 4});
-  ValueId y = g.op("Sigmoid", {x}, {3, 4});
-  g.op("Neg", {y}, {3, 4});
+  g.node("Relu", {unused_input}, {3, 4});
+  ValueId y = g.node("Sigmoid", {x}, {3, 4});
+  g.node("Neg", {y}, {3, 4});
   expect_matches_reference(g.finish(y));
 }
 
 TEST(XnnpackBackendTest, ReshapeOfAChannelsLastValueFailsToCompile) {
   GraphMaker g;
   ValueId x = g.input({1, 3, 4, 4});
-  ValueId conv = g.op("Conv", {x, g.weight({2, 3, 1, 1})}, {1, 2, 4, 4});
-  Graph graph = g.finish(g.op("Reshape", {conv, g.ints({1, 32})}, {1, 32}));
+  ValueId conv = g.node("Conv", {x, g.weights({2, 3, 1, 1})}, {1, 2, 4, 4});
+  Graph graph = g.finish(g.node("Reshape", {conv, g.ints({1, 32})}, {1, 32}));
   for (const Node& node : graph.nodes()) EXPECT_TRUE(xnnpack_backend().supports(graph, node));
   auto kernel = xnnpack_backend().compile(graph, CompileOptions{1});
   ASSERT_FALSE(kernel.ok());
@@ -178,16 +178,16 @@ TEST(XnnpackBackendTest, ReshapeOfAChannelsLastValueFailsToCompile) {
 TEST(XnnpackBackendTest, ReshapeOfALayoutFreeValueAfterPoolingCompiles) {
   GraphMaker g;
   ValueId x = g.input({2, 6, 5, 5});
-  ValueId conv = g.op("Conv", {x, g.weight({4, 6, 3, 3})}, {2, 4, 3, 3});
-  ValueId pooled = g.op("GlobalMaxPool", {conv}, {2, 4, 1, 1});
-  expect_matches_reference(g.finish(g.op("Reshape", {pooled, g.ints({2, 4})}, {2, 4})));
+  ValueId conv = g.node("Conv", {x, g.weights({4, 6, 3, 3})}, {2, 4, 3, 3});
+  ValueId pooled = g.node("GlobalMaxPool", {conv}, {2, 4, 1, 1});
+  expect_matches_reference(g.finish(g.node("Reshape", {pooled, g.ints({2, 4})}, {2, 4})));
 }
 
 TEST(XnnpackBackendTest, PartitionWithAnUnsupportedNodeFailsToCompile) {
   GraphMaker g;
   ValueId x = g.input({2, 3});
-  ValueId r = g.op("Relu", {x}, {2, 3});
-  Graph graph = g.finish(g.op("Transpose", {r}, {3, 2}, attrs({{"perm", Ints{1, 0}}})));
+  ValueId r = g.node("Relu", {x}, {2, 3});
+  Graph graph = g.finish(g.node("Transpose", {r}, {3, 2}, attrs({{"perm", Ints{1, 0}}})));
   EXPECT_FALSE(xnnpack_backend().supports(graph, graph.node(1)));
   auto kernel = xnnpack_backend().compile(graph, CompileOptions{1});
   ASSERT_FALSE(kernel.ok());
@@ -208,7 +208,7 @@ TEST(XnnpackBackendTest, ConvWithComputedWeightsIsNotSupported) {
   GraphMaker g;
   ValueId x = g.input({1, 3, 4, 4});
   ValueId w = g.input({2, 3, 1, 1});
-  Graph graph = g.finish(g.op("Conv", {x, w}, {1, 2, 4, 4}));
+  Graph graph = g.finish(g.node("Conv", {x, w}, {1, 2, 4, 4}));
   EXPECT_FALSE(xnnpack_backend().supports(graph, graph.node(0)));
 }
 

@@ -1,0 +1,123 @@
+// What every backend's tests share: random float tensors, small graphs built
+// node by node, running a kernel and the native reference executor on the
+// same inputs. Each backend's own helper header (onednn_test_util.h,
+// reference_check.h, ...) adds only what is particular to that backend.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collage/backends/backend.h"
+#include "collage/backends/native/native_backend.h"
+#include "collage/ir/graph.h"
+
+namespace collage::testing {
+
+inline TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+
+// Uniform values in [low, high), the same for the same seed.
+inline Tensor random_tensor(const Shape& shape, std::uint32_t seed, float low = -1.0f,
+                            float high = 1.0f) {
+  Tensor tensor = Tensor::allocate(f32(shape));
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<float> distribution(low, high);
+  float* data = tensor.data<float>();
+  for (std::int64_t i = 0; i < tensor.numel(); ++i) data[i] = distribution(engine);
+  return tensor;
+}
+
+// A random tensor per graph input, seeds counting up from `seed`.
+inline std::vector<Tensor> random_inputs(const Graph& graph, std::uint32_t seed, float low = -1.0f,
+                                         float high = 1.0f) {
+  std::vector<Tensor> inputs;
+  for (ValueId input : graph.inputs()) {
+    inputs.push_back(random_tensor(graph.type(input).shape, seed++, low, high));
+  }
+  return inputs;
+}
+
+inline Attributes attrs(std::initializer_list<std::pair<std::string, AttributeValue>> entries) {
+  Attributes result;
+  for (const auto& [name, value] : entries) result.set(name, value);
+  return result;
+}
+
+// Zero-filled tensors for the graph's outputs.
+inline std::vector<Tensor> allocate_outputs(const Graph& graph) {
+  std::vector<Tensor> outputs;
+  for (ValueId output : graph.outputs()) outputs.push_back(Tensor::zeros(graph.type(output)));
+  return outputs;
+}
+
+// Runs `kernel` (compiled from `graph`) and returns its outputs.
+inline std::vector<Tensor> run(Kernel& kernel, const Graph& graph,
+                               const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> outputs = allocate_outputs(graph);
+  kernel.run(inputs, outputs);
+  return outputs;
+}
+
+// The native reference executor's outputs.
+inline std::vector<Tensor> run_reference(const Graph& graph, const std::vector<Tensor>& inputs) {
+  return run(*compile_reference(graph, 1), graph, inputs);
+}
+
+// One instance of the backend `Make` builds, for all tests of a binary.
+template <std::unique_ptr<Backend> (*Make)()>
+const Backend& backend_instance() {
+  static const std::unique_ptr<Backend> backend = Make();
+  return *backend;
+}
+
+// A float graph under construction, with generated value names and random
+// constants (seeds counting up from `first_seed`).
+class OpGraphBuilder {
+ public:
+  explicit OpGraphBuilder(std::int64_t opset = 17, std::uint32_t first_seed = 1000)
+      : seed_(first_seed) {
+    graph_.opset = opset;
+  }
+
+  ValueId input(const Shape& shape) { return graph_.add_input(next_name("x"), f32(shape)); }
+  ValueId constant(Tensor tensor) { return graph_.add_constant(next_name("c"), std::move(tensor)); }
+  // A constant of random values.
+  ValueId weights(const Shape& shape, float low = -1.0f, float high = 1.0f) {
+    return constant(random_tensor(shape, seed_++, low, high));
+  }
+  ValueId scalar(float value) { return constant(Tensor::from_vector<float>({value}, {})); }
+  ValueId ints(const std::vector<std::int64_t>& values) {
+    return constant(
+        Tensor::from_vector<std::int64_t>(values, {static_cast<std::int64_t>(values.size())}));
+  }
+  // Adds a node with one output of `shape`; returns the output.
+  ValueId node(const std::string& op_type, std::vector<ValueId> inputs, const Shape& shape,
+               Attributes attributes = {}) {
+    ValueId out = graph_.add_value(next_name("v"), f32(shape));
+    graph_.add_node(op_type, std::move(inputs), {out}, std::move(attributes));
+    return out;
+  }
+  void output(ValueId value) { graph_.add_output(value); }
+
+  // The graph, with `last` as its output when no output was marked.
+  Graph finish(ValueId last) {
+    if (graph_.outputs().empty()) graph_.add_output(last);
+    return graph_;
+  }
+  Graph& graph() { return graph_; }
+
+ private:
+  std::string next_name(const char* prefix) { return prefix + std::to_string(counter_++); }
+
+  Graph graph_;
+  int counter_ = 0;
+  std::uint32_t seed_;
+};
+
+}  // namespace collage::testing
