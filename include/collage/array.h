@@ -16,19 +16,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "collage/element_type.h"
+
 namespace collage {
 
-enum class ElementType {
-  kFloat32,
-  kFloat64,
-  kFloat16,
-  kInt8,
-  kUInt8,
-  kInt16,
-  kInt32,
-  kInt64,
-  kBool,
-};
 
 // Bytes per element.
 std::size_t element_size(ElementType type);

@@ -20,7 +20,7 @@ void check_dims(const std::vector<std::int64_t>& dims) {
 
 }  // namespace
 
-std::size_t element_size(ElementType type) { return dtype_size(api::to_dtype(type)); }
+std::size_t element_size(ElementType type) { return dtype_size(type); }
 
 std::string element_type_name(ElementType type) {
   switch (type) {
@@ -48,9 +48,7 @@ std::string element_type_name(ElementType type) {
 
 Array Array::allocate(ElementType type, std::vector<std::int64_t> dims) {
   check_dims(dims);
-  return api::one_error_type([&] {
-    return api::to_array(Tensor::zeros(TensorType{api::to_dtype(type), dims}));
-  });
+  return api::one_error_type([&] { return api::to_array(Tensor::zeros(TensorType{type, dims})); });
 }
 
 Array Array::view(ElementType type, std::vector<std::int64_t> dims, void* data) {

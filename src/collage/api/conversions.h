@@ -1,5 +1,6 @@
 // Conversions between the public API's types (include/collage/) and the
-// library's own (Tensor, DType, Shape), in one place.
+// library's own (Tensor, Shape), in one place. Element types need none: the
+// library's DType is the public ElementType.
 //
 // An Array and a Tensor share buffers both ways: an input Array becomes a
 // Tensor view of the caller's memory, an output Tensor becomes an Array that
@@ -15,16 +16,10 @@
 
 namespace collage::api {
 
-DType to_dtype(ElementType type);
-ElementType to_element_type(DType dtype);
-
 Tensor to_tensor(const Array& array);
 Array to_array(const Tensor& tensor);
 
 std::map<std::string, Tensor> to_tensors(const std::map<std::string, Array>& arrays);
-
-std::map<std::string, Shape> to_shapes(
-    const std::map<std::string, std::vector<std::int64_t>>& dims);
 
 // Runs `body`, turning any exception other than collage::Error into one
 // (the API throws one exception type).

@@ -19,7 +19,7 @@ struct Session::Impl {
 
   ValueInfo info(ValueId id) const {
     const Value& value = prepared.graph.value(id);
-    return ValueInfo{value.name, api::to_element_type(value.type.dtype), value.type.shape};
+    return ValueInfo{value.name, value.type.dtype, value.type.shape};
   }
 
   PreparedModel prepared;
@@ -47,7 +47,7 @@ PrepareOptions prepare_options(const SessionOptions& options) {
   }
   prepare.strategy = options.strategy;
   prepare.threads = options.threads;
-  prepare.input_shapes = api::to_shapes(options.input_shapes);
+  prepare.input_shapes = options.input_shapes;
   prepare.graph_opt = options.graph_opt;
   prepare.max_memory = options.max_memory;
   return prepare;

@@ -20,7 +20,7 @@ namespace {
 PlanningOptions planning_options(const std::string& model_path, const TuneOptions& options) {
   PlanningOptions planning;
   planning.model_path = model_path;
-  planning.input_shapes = api::to_shapes(options.input_shapes);
+  planning.input_shapes = options.input_shapes;
   planning.graph_opt = graph_opt_level(options.graph_opt);
   planning.backends =
       options.backends.empty() ? BackendRegistry::global().names() : options.backends;

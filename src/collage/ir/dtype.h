@@ -1,8 +1,7 @@
 // DType: the element types a tensor can hold.
 //
-// float32 is the compute type of every backend; the integer and bool types
-// carry shapes, indices and masks. The numbering is our own; the ONNX importer
-// maps TensorProto data types onto it.
+// The numbering is our own; the ONNX importer maps TensorProto data types
+// onto it.
 #pragma once
 
 #include <cstddef>
@@ -10,19 +9,13 @@
 #include <optional>
 #include <string_view>
 
+#include "collage/element_type.h"
+
 namespace collage {
 
-enum class DType : std::uint8_t {
-  kFloat32,
-  kFloat64,
-  kFloat16,
-  kInt8,
-  kUInt8,
-  kInt16,
-  kInt32,
-  kInt64,
-  kBool,
-};
+// The public API's ElementType (include/collage/element_type.h): one
+// numbering inside the library and at its edge, so nothing converts.
+using DType = ElementType;
 
 // Bytes per element.
 std::size_t dtype_size(DType dtype);
