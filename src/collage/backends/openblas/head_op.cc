@@ -61,16 +61,33 @@ Result<HeadOp> analyze_conv_head(const Graph& graph, const Node& node) {
 
 }  // namespace
 
-bool is_head_op(const std::string& op_type) {
-  return op_type == "Gemm" || op_type == "MatMul" || op_type == "Conv";
+const std::vector<HeadOpRow>& head_op_table() {
+  static const std::vector<HeadOpRow> table = {
+      {"Gemm", "Gemm (transA, transB, alpha, beta, broadcast C)", analyze_gemm_head},
+      {"MatMul", "MatMul (2-D, batched with broadcasting, 1-D operands)", analyze_matmul_head},
+      {"Conv", "Conv (1-D/2-D, groups, strides, pads, dilations, auto_pad; im2col + sgemm)",
+       analyze_conv_head},
+  };
+  return table;
 }
+
+namespace {
+
+const HeadOpRow* find_head_op(std::string_view op_type) {
+  for (const HeadOpRow& row : head_op_table()) {
+    if (row.op_type == op_type) return &row;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool is_head_op(const std::string& op_type) { return find_head_op(op_type) != nullptr; }
 
 Result<HeadOp> analyze_head_op(const Graph& graph, const Node& node) {
   if (!node.domain.empty() && node.domain != "ai.onnx")
     return Failure{"op domain '" + node.domain + "' is not supported"};
-  if (node.op_type == "Gemm") return analyze_gemm_head(graph, node);
-  if (node.op_type == "MatMul") return analyze_matmul_head(graph, node);
-  if (node.op_type == "Conv") return analyze_conv_head(graph, node);
+  if (const HeadOpRow* row = find_head_op(node.op_type)) return row->analyze(graph, node);
   return Failure{"the openblas backend runs Gemm, MatMul and Conv, not " + node.op_type};
 }
 

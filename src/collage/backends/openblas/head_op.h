@@ -7,7 +7,9 @@
 // Gemm's beta * C, or Conv's bias read as [M,1,1].
 #pragma once
 
+#include <string_view>
 #include <variant>
+#include <vector>
 
 #include "collage/backends/openblas/batched_gemm.h"
 #include "collage/backends/openblas/im2col_conv.h"
@@ -25,6 +27,15 @@ struct HeadOp {
   Shape addend_shape;
   Shape output;
 };
+
+// One row per op that can head a partition: its analysis (which answers
+// supports() and drives compile()) and what it covers, for `collage backends`.
+struct HeadOpRow {
+  std::string_view op_type;
+  std::string_view covers;
+  Result<HeadOp> (*analyze)(const Graph& graph, const Node& node);
+};
+const std::vector<HeadOpRow>& head_op_table();
 
 // Whether `op_type` can head a partition (the node may still be rejected).
 bool is_head_op(const std::string& op_type);

@@ -1,6 +1,9 @@
 #include "collage/backends/openblas/openblas_backend.h"
 
+#include <fmt/format.h>
+
 #include "code_version.h"
+#include "collage/backends/openblas/activation.h"
 #include "collage/backends/openblas/blas.h"
 #include "collage/backends/openblas/fused_kernel.h"
 #include "collage/backends/openblas/head_op.h"
@@ -24,13 +27,13 @@ class OpenBlasBackend : public Backend {
 
   std::string report_color() const override { return "#ffb703"; }
   std::string describe_support() const override {
-    return "ops: Gemm (transA, transB, alpha, beta, broadcast C), MatMul (2-D, batched with "
-           "broadcasting, 1-D operands), Conv (1-D/2-D, groups, strides, pads, dilations, "
-           "auto_pad; im2col + sgemm), float32 only; single-row or single-column products use "
-           "sgemv\n"
-           "patterns: conv|gemm followed by Add (bias or residual), Add+Add, and/or one of "
-           "Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, Elu, Gelu, Swish "
-           "(fused epilogue after sgemm)";
+    std::vector<std::string_view> ops;
+    for (const openblas::HeadOpRow& row : openblas::head_op_table()) ops.push_back(row.covers);
+    return fmt::format(
+        "ops: {}, float32 only; single-row or single-column products use sgemv\n"
+        "patterns: conv|gemm followed by Add (bias or residual), Add+Add, and/or one of {} "
+        "(fused epilogue after sgemm)",
+        fmt::join(ops, ", "), fmt::join(openblas::activation_ops(), ", "));
   }
 
   Result<std::unique_ptr<Kernel>> compile(const Graph& partition,
