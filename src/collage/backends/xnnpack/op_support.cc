@@ -1,5 +1,6 @@
 #include "collage/backends/xnnpack/op_support.h"
 
+#include <fmt/format.h>
 #include <xnnpack.h>
 
 #include <algorithm>
@@ -300,52 +301,64 @@ struct OpInfo {
   Check check;
   LayoutRule rule;
   Emitter emitter;
+  // The conditions check() imposes beyond float32, for `collage backends`.
+  std::string_view conditions;
 };
 
 const std::map<std::string_view, OpInfo>& op_table() {
   static const std::map<std::string_view, OpInfo> table = {
-      {"Abs", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary}},
-      {"Add", {is_binary, LayoutRule::kBroadcast, Emitter::kBroadcast}},
-      {"AveragePool", {is_pool, LayoutRule::kChannelsLast, Emitter::kPool}},
-      {"BatchNormalization", {is_batch_norm, LayoutRule::kFollowInput, Emitter::kBatchNorm}},
-      {"Ceil", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary}},
-      {"Clip", {is_clamp, LayoutRule::kFollowInput, Emitter::kUnary}},
-      {"Conv", {is_conv, LayoutRule::kChannelsLast, Emitter::kConv}},
-      {"ConvTranspose", {is_conv, LayoutRule::kChannelsLast, Emitter::kConvTranspose}},
-      {"DepthToSpace", {is_depth_to_space, LayoutRule::kChannelsLast, Emitter::kDepthToSpace}},
-      {"Div", {is_binary, LayoutRule::kBroadcast, Emitter::kBroadcast}},
-      {"Elu", {is_elu, LayoutRule::kFollowInput, Emitter::kUnary}},
-      {"Flatten", {is_reshape, LayoutRule::kPlain, Emitter::kReshape}},
-      {"Floor", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary}},
-      {"Gelu", {is_gelu_tanh, LayoutRule::kFollowInput, Emitter::kGeluTanh}},
-      {"Gemm", {is_gemm, LayoutRule::kPlain, Emitter::kGemm}},
-      {"GlobalAveragePool", {is_global_pool, LayoutRule::kChannelsLast, Emitter::kGlobalPool}},
-      {"GlobalMaxPool", {is_global_pool, LayoutRule::kChannelsLast, Emitter::kGlobalPool}},
-      {"HardSigmoid", {is_hard_sigmoid, LayoutRule::kFollowInput, Emitter::kHardSigmoid}},
-      {"HardSwish", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary}},
-      {"Identity", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary}},
-      {"LeakyRelu", {is_leaky_relu, LayoutRule::kFollowInput, Emitter::kUnary}},
-      {"MatMul", {is_matmul, LayoutRule::kPlain, Emitter::kMatMul}},
-      {"Max", {is_broadcast, LayoutRule::kBroadcast, Emitter::kBroadcast}},
-      {"MaxPool", {is_pool, LayoutRule::kChannelsLast, Emitter::kPool}},
-      {"Min", {is_broadcast, LayoutRule::kBroadcast, Emitter::kBroadcast}},
-      {"Mul", {is_binary, LayoutRule::kBroadcast, Emitter::kBroadcast}},
-      {"Neg", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary}},
-      {"Pad", {is_pad, LayoutRule::kFollowInput, Emitter::kPad}},
-      {"Pow", {is_pow, LayoutRule::kFollowInput, Emitter::kUnary}},
-      {"PRelu", {is_prelu, LayoutRule::kPrelu, Emitter::kPrelu}},
-      {"Relu", {is_clamp, LayoutRule::kFollowInput, Emitter::kUnary}},
-      {"Reshape", {is_reshape, LayoutRule::kPlain, Emitter::kReshape}},
-      {"Resize", {is_resize, LayoutRule::kChannelsLast, Emitter::kResize}},
-      {"Round", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary}},
-      {"Sigmoid", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary}},
-      {"Softmax", {is_softmax, LayoutRule::kSoftmax, Emitter::kSoftmax}},
-      {"Sqrt", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary}},
-      {"Squeeze", {is_reshape, LayoutRule::kPlain, Emitter::kReshape}},
-      {"Sub", {is_binary, LayoutRule::kBroadcast, Emitter::kBroadcast}},
-      {"Sum", {is_broadcast, LayoutRule::kBroadcast, Emitter::kBroadcast}},
-      {"Swish", {is_swish, LayoutRule::kFollowInput, Emitter::kSwish}},
-      {"Unsqueeze", {is_reshape, LayoutRule::kPlain, Emitter::kReshape}},
+      {"Abs", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
+      {"Add", {is_binary, LayoutRule::kBroadcast, Emitter::kBroadcast, ""}},
+      {"AveragePool", {is_pool, LayoutRule::kChannelsLast, Emitter::kPool, "2-D, ceil_mode"}},
+      {"BatchNormalization",
+       {is_batch_norm, LayoutRule::kFollowInput, Emitter::kBatchNorm,
+        "inference; folded into a preceding Conv"}},
+      {"Ceil", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
+      {"Clip", {is_clamp, LayoutRule::kFollowInput, Emitter::kUnary, "constant bounds"}},
+      {"Conv",
+       {is_conv, LayoutRule::kChannelsLast, Emitter::kConv,
+        "2-D, constant weights; groups, depthwise, dilations, auto_pad"}},
+      {"ConvTranspose",
+       {is_conv, LayoutRule::kChannelsLast, Emitter::kConvTranspose, "2-D, constant weights"}},
+      {"DepthToSpace", {is_depth_to_space, LayoutRule::kChannelsLast, Emitter::kDepthToSpace, ""}},
+      {"Div", {is_binary, LayoutRule::kBroadcast, Emitter::kBroadcast, ""}},
+      {"Elu", {is_elu, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
+      {"Flatten", {is_reshape, LayoutRule::kPlain, Emitter::kReshape, ""}},
+      {"Floor", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
+      {"Gelu",
+       {is_gelu_tanh, LayoutRule::kFollowInput, Emitter::kGeluTanh,
+        "tanh form only, as x * sigmoid(2u); no erf in this XNNPACK"}},
+      {"Gemm", {is_gemm, LayoutRule::kPlain, Emitter::kGemm, "by a constant 2-D matrix"}},
+      {"GlobalAveragePool", {is_global_pool, LayoutRule::kChannelsLast, Emitter::kGlobalPool, ""}},
+      {"GlobalMaxPool", {is_global_pool, LayoutRule::kChannelsLast, Emitter::kGlobalPool, ""}},
+      {"HardSigmoid", {is_hard_sigmoid, LayoutRule::kFollowInput, Emitter::kHardSigmoid, ""}},
+      {"HardSwish", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
+      {"Identity", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
+      {"LeakyRelu", {is_leaky_relu, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
+      {"MatMul", {is_matmul, LayoutRule::kPlain, Emitter::kMatMul, "by a constant 2-D matrix"}},
+      {"Max", {is_broadcast, LayoutRule::kBroadcast, Emitter::kBroadcast, ""}},
+      {"MaxPool", {is_pool, LayoutRule::kChannelsLast, Emitter::kPool, "2-D, ceil_mode"}},
+      {"Min", {is_broadcast, LayoutRule::kBroadcast, Emitter::kBroadcast, ""}},
+      {"Mul", {is_binary, LayoutRule::kBroadcast, Emitter::kBroadcast, ""}},
+      {"Neg", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
+      {"Pad", {is_pad, LayoutRule::kFollowInput, Emitter::kPad, "constant, non-negative"}},
+      {"Pow", {is_pow, LayoutRule::kFollowInput, Emitter::kUnary, "by 2 or 0.5"}},
+      {"PRelu", {is_prelu, LayoutRule::kPrelu, Emitter::kPrelu, "per-channel slope"}},
+      {"Relu", {is_clamp, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
+      {"Reshape", {is_reshape, LayoutRule::kPlain, Emitter::kReshape, ""}},
+      {"Resize",
+       {is_resize, LayoutRule::kChannelsLast, Emitter::kResize,
+        "linear, 2-D, half_pixel/align_corners/asymmetric"}},
+      {"Round", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
+      {"Sigmoid", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
+      {"Softmax",
+       {is_softmax, LayoutRule::kSoftmax, Emitter::kSoftmax, "normalized axes innermost"}},
+      {"Sqrt", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
+      {"Squeeze", {is_reshape, LayoutRule::kPlain, Emitter::kReshape, ""}},
+      {"Sub", {is_binary, LayoutRule::kBroadcast, Emitter::kBroadcast, ""}},
+      {"Sum", {is_broadcast, LayoutRule::kBroadcast, Emitter::kBroadcast, ""}},
+      {"Swish", {is_swish, LayoutRule::kFollowInput, Emitter::kSwish, "as x * sigmoid(alpha * x)"}},
+      {"Unsqueeze", {is_reshape, LayoutRule::kPlain, Emitter::kReshape, ""}},
   };
   return table;
 }
@@ -366,10 +379,13 @@ bool supports_node(const Graph& graph, const Node& node) {
   return it->second.check(graph, node);
 }
 
-std::vector<std::string> supported_op_types() {
-  std::vector<std::string> names;
-  for (const auto& [name, info] : op_table()) names.emplace_back(name);
-  return names;
+std::string describe_ops() {
+  std::vector<std::string> ops;
+  for (const auto& [name, info] : op_table()) {
+    ops.push_back(info.conditions.empty() ? std::string(name)
+                                          : fmt::format("{} ({})", name, info.conditions));
+  }
+  return fmt::format("{}", fmt::join(ops, ", "));
 }
 
 LayoutRule layout_rule(const Node& node) {

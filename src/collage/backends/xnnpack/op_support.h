@@ -25,8 +25,9 @@ namespace collage::xnnpack {
 // Whether the XNNPACK backend can run `node` of `graph` as a partition of its own.
 bool supports_node(const Graph& graph, const Node& node);
 
-// The op types supports_node can accept (each under its own conditions), sorted.
-std::vector<std::string> supported_op_types();
+// The op types supports_node can accept, sorted, each with its conditions:
+// "Abs, Add, ..., Conv (2-D, constant weights; ...), ...".
+std::string describe_ops();
 
 // How an op constrains the layouts of its 4-D values (see LayoutPlan).
 enum class LayoutRule {

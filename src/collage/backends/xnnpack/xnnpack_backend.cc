@@ -37,17 +37,9 @@ class XnnpackBackend final : public Backend {
   std::string report_color() const override { return "#90be6d"; }
   std::string describe_support() const override {
     return fmt::format(
-        "float32 nodes, any connected region as one XNNPACK runtime (NHWC inside): {}.\n"
-        "Conv/ConvTranspose 2-D with constant weights (groups, depthwise, dilations, auto_pad); "
-        "MaxPool/AveragePool 2-D (ceil_mode); Gemm and MatMul by a constant 2-D matrix; "
-        "BatchNormalization (inference; folded into a preceding Conv); Softmax where the "
-        "normalized axes are innermost; Pad (constant, non-negative); Clip with constant "
-        "bounds; Pow by 2 or 0.5; Swish (as x * sigmoid(alpha * x)); Gelu in its tanh form only "
-        "(as x * sigmoid(2u); no erf in this XNNPACK); PRelu with a per-channel slope; Resize "
-        "(linear, 2-D, "
-        "half_pixel/align_corners/asymmetric). No Concat or Transpose "
-        "(absent from this XNNPACK's subgraph API).",
-        fmt::join(xnnpack::supported_op_types(), ", "));
+        "float32 nodes, any connected region as one XNNPACK runtime (NHWC inside): {}. No "
+        "Concat or Transpose (absent from this XNNPACK's subgraph API).",
+        xnnpack::describe_ops());
   }
 
   Result<std::unique_ptr<Kernel>> compile(const Graph& partition,
