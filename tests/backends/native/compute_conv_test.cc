@@ -405,8 +405,10 @@ struct TransposeProblem {
   }
   std::int64_t pad_begin(std::size_t i) const {
     if (!output_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      // ONNX: the odd element at the start unless SAME_UPPER; halves round down.
       const std::int64_t total = full(i) - output(i);
-      return auto_pad == "SAME_LOWER" ? total - total / 2 : total / 2;
+      const std::int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
+      return auto_pad == "SAME_UPPER" ? half : total - half;
     }
     return pads.empty() ? 0 : pads[i];
   }

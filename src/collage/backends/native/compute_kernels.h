@@ -4,9 +4,10 @@
 // reductions, resize) each get a run function and a check function with the
 // OpRun / OpCheck signatures of op_registry.h; compute_ops.cc lists them in
 // the table. The helpers below are shared by several op families: dtype
-// checks, axis normalization, the sliding-window geometry of convolution and
-// pooling, how many threads a loop of a given size deserves, the padded
-// plane copies of direct convolution and pooling, and vectorized row loops.
+// checks, axis normalization, the three-axis form of a convolution's or
+// pool's window (resolved by ir/window.h), how many threads a loop of a
+// given size deserves, the padded plane copies of direct convolution and
+// pooling, and vectorized row loops.
 #pragma once
 
 #include <array>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "collage/ir/graph.h"
+#include "collage/ir/window.h"
 
 namespace collage::native {
 
@@ -24,12 +26,12 @@ namespace collage::native {
 // ops_conv.cc
 void run_conv(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
               std::span<Tensor> outputs, int threads);
+// Conv and ConvTranspose: whether conv_shape() takes the node.
 bool check_conv(const Graph& graph, const Node& node);
 
 // ops_conv_transpose.cc
 void run_conv_transpose(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                         std::span<Tensor> outputs, int threads);
-bool check_conv_transpose(const Graph& graph, const Node& node);
 
 // ops_gemm.cc
 void run_gemm(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
@@ -120,39 +122,39 @@ const Tensor* optional_input(std::span<const Tensor> inputs, std::size_t i);
 // the node and `field` otherwise.
 int normalize_axis(std::int64_t axis, int rank, const Node& node, std::string_view field);
 
-// One spatial axis of a sliding window (Conv, the pools): output position o
-// reads input positions o * stride - pad_begin + t * dilation, t < kernel.
-// pad_end is the padding the attributes put after the input (AveragePool
-// counts padded cells up to it).
-struct WindowAxis {
-  std::int64_t input = 1;
-  std::int64_t output = 1;
-  std::int64_t kernel = 1;
-  std::int64_t stride = 1;
-  std::int64_t dilation = 1;
-  std::int64_t pad_begin = 0;
-  std::int64_t pad_end = 0;
-};
-
-// Up to three spatial axes, front-padded with trivial axes, so that 1-D,
-// 2-D and 3-D windows share one (depth, height, width) loop nest.
+// Up to three spatial axes of a window (ir/window.h), front-padded with
+// trivial axes, so that 1-D, 2-D and 3-D windows share one (depth, height,
+// width) loop nest.
 using Window3d = std::array<WindowAxis, 3>;
 
-// Whether the node's window attributes (auto_pad, pads, strides, dilations,
-// kernel_shape when `kernel_shape_required`) are well formed for
-// `spatial_rank` spatial axes and within what the kernels implement.
-bool window_attributes_supported(const Node& node, std::size_t spatial_rank,
-                                 bool kernel_shape_required);
+// `window`, of 1 to 3 axes, as a Window3d.
+Window3d window_3d(const Window& window);
 
-// The geometry of the node's window, from its attributes and the actual
-// input and output spatial sizes; SAME_* padding is derived from the
-// output size the graph gives. Throws Error for malformed attributes.
-Window3d sliding_window(const Node& node, const Shape& input_spatial, const Shape& output_spatial,
-                        const Shape& kernel);
+// The sizes of a Conv or ConvTranspose: images, channels on both sides,
+// groups, and the window over the spatial axes (for ConvTranspose, the
+// window's input is the node's input and its output the node's output).
+struct ConvShape {
+  std::int64_t batch = 0;
+  std::int64_t channels = 0;
+  std::int64_t out_channels = 0;
+  std::int64_t groups = 1;
+  Window3d window{};
 
-// The kernel_shape attribute, or the given fallback (the weights' spatial
-// shape) when it is absent; throws Error when they disagree.
-Shape kernel_shape(const Node& node, const Shape& fallback);
+  std::int64_t group_channels() const { return channels / groups; }
+  std::int64_t group_out_channels() const { return out_channels / groups; }
+  std::int64_t input_plane() const { return window[0].input * window[1].input * window[2].input; }
+  std::int64_t output_plane() const {
+    return window[0].output * window[1].output * window[2].output;
+  }
+  std::int64_t kernel_size() const {
+    return window[0].kernel * window[1].kernel * window[2].kernel;
+  }
+};
+
+// The sizes of a Conv or ConvTranspose node (by its op_type) run on
+// `inputs` (data, weights, optional bias) and output `y`. Throws Error when
+// they do not fit together or with the node's attributes.
+ConvShape conv_shape(const Node& node, std::span<const Tensor> inputs, const Tensor& y);
 
 // The threads a loop of `units` independent pieces of about `work_per_unit`
 // elementary operations should use: 1 for small loops, at most `threads`.

@@ -14,7 +14,7 @@ namespace {
 
 constexpr OpEntry kComputeOps[] = {
     {"Conv", run_conv, check_conv},
-    {"ConvTranspose", run_conv_transpose, check_conv_transpose},
+    {"ConvTranspose", run_conv_transpose, check_conv},
     {"Gemm", run_gemm, check_gemm},
     {"MatMul", run_matmul, check_matmul},
     {"MaxPool", run_max_pool, check_max_pool},
@@ -45,34 +45,6 @@ constexpr OpEntry kComputeOps[] = {
 // Work (elementary operations) below which a parallel loop costs more in
 // thread wake-up than it saves.
 constexpr std::int64_t kMinParallelWork = 1 << 15;
-
-bool is_auto_pad(const std::string& mode) {
-  return mode == "NOTSET" || mode == "VALID" || mode == "SAME_UPPER" || mode == "SAME_LOWER";
-}
-
-bool has_length(const Node& node, const char* name, std::size_t length) {
-  if (!node.attributes.has(name)) return true;
-  const auto* values = std::get_if<std::vector<std::int64_t>>(&node.attributes.all().at(name));
-  return values != nullptr && values->size() == length;
-}
-
-bool all_positive(const Node& node, const char* name) {
-  if (!node.attributes.has(name)) return true;
-  const auto* values = std::get_if<std::vector<std::int64_t>>(&node.attributes.all().at(name));
-  return values != nullptr &&
-         std::all_of(values->begin(), values->end(), [](std::int64_t v) { return v > 0; });
-}
-
-std::vector<std::int64_t> ints_of_length(const Node& node, const char* name, std::size_t length,
-                                         std::int64_t fallback) {
-  if (!node.attributes.has(name)) return std::vector<std::int64_t>(length, fallback);
-  const std::vector<std::int64_t>& values = node.attributes.get_ints(name);
-  if (values.size() != length) {
-    throw Error(fmt::format("expected {} values, got {}", length, values.size()),
-                {.node = node.name, .field = name});
-  }
-  return values;
-}
 
 }  // namespace
 
@@ -105,83 +77,67 @@ int normalize_axis(std::int64_t axis, int rank, const Node& node, std::string_vi
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
 
-bool window_attributes_supported(const Node& node, std::size_t spatial_rank,
-                                 bool kernel_shape_required) {
-  if (spatial_rank < 1 || spatial_rank > 3) return false;
-  if (!is_auto_pad(node.attributes.get_string("auto_pad", "NOTSET"))) return false;
-  if (kernel_shape_required && !node.attributes.has("kernel_shape")) return false;
-  if (!has_length(node, "kernel_shape", spatial_rank) || !all_positive(node, "kernel_shape")) {
-    return false;
-  }
-  if (!has_length(node, "strides", spatial_rank) || !all_positive(node, "strides")) return false;
-  if (!has_length(node, "dilations", spatial_rank) || !all_positive(node, "dilations")) {
-    return false;
-  }
-  if (!has_length(node, "pads", 2 * spatial_rank)) return false;
-  if (node.attributes.has("pads")) {
-    const auto& pads = node.attributes.get_ints("pads");
-    if (std::any_of(pads.begin(), pads.end(), [](std::int64_t p) { return p < 0; })) return false;
-  }
-  return true;
+Window3d window_3d(const Window& window) {
+  assert(window.rank() >= 1 && window.rank() <= 3 && "window_3d: 1 to 3 spatial axes");
+  Window3d result{};
+  std::copy(window.axes.begin(), window.axes.end(),
+            result.end() - static_cast<std::ptrdiff_t>(window.rank()));
+  return result;
 }
 
-Shape kernel_shape(const Node& node, const Shape& fallback) {
-  if (!node.attributes.has("kernel_shape")) return fallback;
-  const std::vector<std::int64_t>& kernel = node.attributes.get_ints("kernel_shape");
-  if (!fallback.empty() && kernel != fallback) {
-    throw Error(fmt::format("kernel_shape {} does not match the weights' {}",
-                            shape_to_string(kernel), shape_to_string(fallback)),
-                {.node = node.name, .field = "kernel_shape"});
+ConvShape conv_shape(const Node& node, std::span<const Tensor> inputs, const Tensor& y) {
+  const bool transposed = node.op_type == "ConvTranspose";
+  const Tensor& x = inputs[0];
+  const Tensor& w = inputs[1];
+  const int spatial = x.rank() - 2;
+  if (spatial < 1 || spatial > 3 || w.rank() != x.rank() || y.rank() != x.rank()) {
+    throw Error(fmt::format("unsupported ranks: input {}, weights {}, output {}",
+                            x.type().to_string(), w.type().to_string(), y.type().to_string()),
+                {.node = node.name});
   }
-  return kernel;
-}
-
-Window3d sliding_window(const Node& node, const Shape& input_spatial, const Shape& output_spatial,
-                        const Shape& kernel) {
-  const std::size_t rank = input_spatial.size();
-  assert(output_spatial.size() == rank && kernel.size() == rank &&
-         "sliding_window: spatial ranks differ");
-  if (rank < 1 || rank > 3) {
-    throw Error(fmt::format("{} spatial axes are not supported", rank), {.node = node.name});
+  ConvShape shape;
+  shape.batch = x.shape()[0];
+  shape.channels = x.shape()[1];
+  shape.groups = node.attributes.get_int("group", 1);
+  // Conv weights are [M, C / group, k...], ConvTranspose weights [C, M / group, k...].
+  shape.out_channels = transposed ? w.shape()[1] * shape.groups : w.shape()[0];
+  auto weights_fit = [&] {
+    if (transposed) return w.shape()[0] == shape.channels;
+    return shape.out_channels % shape.groups == 0 && w.shape()[1] * shape.groups == shape.channels;
+  };
+  if (shape.groups < 1 || shape.channels % shape.groups != 0 || !weights_fit()) {
+    throw Error(fmt::format("group {} does not fit input {} and weights {}", shape.groups,
+                            x.type().to_string(), w.type().to_string()),
+                {.node = node.name, .field = "group"});
   }
-  const std::string auto_pad = node.attributes.get_string("auto_pad", "NOTSET");
-  if (!is_auto_pad(auto_pad)) {
-    throw Error("unknown auto_pad '" + auto_pad + "'", {.node = node.name, .field = "auto_pad"});
+  if (y.shape()[0] != shape.batch || y.shape()[1] != shape.out_channels) {
+    throw Error("output batch or channels do not match", {.node = node.name});
   }
-  const std::vector<std::int64_t> strides = ints_of_length(node, "strides", rank, 1);
-  const std::vector<std::int64_t> dilations = ints_of_length(node, "dilations", rank, 1);
-  const std::vector<std::int64_t> pads = ints_of_length(node, "pads", 2 * rank, 0);
-
-  Window3d window{};
-  const std::size_t first = 3 - rank;
-  for (std::size_t i = 0; i < rank; ++i) {
-    WindowAxis& axis = window[first + i];
-    axis.input = input_spatial[i];
-    axis.output = output_spatial[i];
-    axis.kernel = kernel[i];
-    axis.stride = strides[i];
-    axis.dilation = dilations[i];
-    if (axis.stride < 1 || axis.dilation < 1 || axis.kernel < 1) {
-      throw Error("strides, dilations and kernel sizes must be positive", {.node = node.name});
+  const Shape input_spatial(x.shape().begin() + 2, x.shape().end());
+  const Shape kernel(w.shape().begin() + 2, w.shape().end());
+  const Window window = transposed ? transposed_window_or_throw(node, input_spatial, kernel)
+                                   : forward_window_or_throw(node, input_spatial, kernel);
+  if (window.output_shape() != Shape(y.shape().begin() + 2, y.shape().end())) {
+    if (node.attributes.has("output_shape")) {
+      throw Error(fmt::format("output_shape does not match the output {}", y.type().to_string()),
+                  {.node = node.name, .field = "output_shape"});
     }
-    if (auto_pad == "NOTSET") {
-      axis.pad_begin = pads[i];
-      axis.pad_end = pads[rank + i];
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const std::int64_t extent = (axis.kernel - 1) * axis.dilation + 1;
-      const std::int64_t total =
-          std::max<std::int64_t>(0, (axis.output - 1) * axis.stride + extent - axis.input);
-      // SAME_UPPER puts the odd padding element at the end, SAME_LOWER at the start.
-      axis.pad_begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      axis.pad_end = total - axis.pad_begin;
-    }
+    throw Error(
+        fmt::format("output {} does not match the {} of input {}", y.type().to_string(),
+                    transposed ? "transposed convolution" : "convolution", x.type().to_string()),
+        {.node = node.name});
   }
-  return window;
+  shape.window = window_3d(window);
+  const Tensor* bias = optional_input(inputs, 2);
+  if (bias != nullptr && bias->numel() != shape.out_channels) {
+    throw Error("bias length does not match the output channels", {.node = node.name});
+  }
+  return shape;
 }
 
 PhasePlane::PhasePlane(const WindowAxis& height, const WindowAxis& width) : h_(height), w_(width) {
-  rows_ = (h_.output - 1) * h_.stride + (h_.kernel - 1) * h_.dilation + 1;
-  const std::int64_t columns = (w_.output - 1) * w_.stride + (w_.kernel - 1) * w_.dilation + 1;
+  rows_ = (h_.output - 1) * h_.stride + h_.extent();
+  const std::int64_t columns = (w_.output - 1) * w_.stride + w_.extent();
   phase_width_ = (columns + w_.stride - 1) / w_.stride;
   row_size_ = w_.stride * phase_width_;
   for (std::int64_t kx = 0; kx < w_.kernel; ++kx) {

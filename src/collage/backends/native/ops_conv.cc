@@ -12,7 +12,6 @@
 //    never materialized: the GEMM packs its B panels straight from the image
 //    (Im2colSource), so memory stays bounded by the GEMM's own blocking.
 // The bias is added in the GEMM's store.
-#include <fmt/format.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -22,14 +21,9 @@
 
 #include "collage/backends/native/compute_kernels.h"
 #include "collage/backends/native/sgemm.h"
-#include "collage/ir/error.h"
 
 namespace collage::native {
 namespace {
-
-std::int64_t ceil_div(std::int64_t value, std::int64_t divisor) {
-  return (value + divisor - 1) / divisor;
-}
 
 // dst[0, n) = src[0, n) for n <= kSgemmNr, with vector moves; the masked
 // part neither reads nor writes past n.
@@ -138,68 +132,6 @@ class Im2colSource final : public SgemmPanelSource {
   Window3d w_;
   std::int64_t plane_;
 };
-
-struct ConvShape {
-  std::int64_t batch, channels, out_channels, groups;
-  Window3d window;
-
-  std::int64_t group_channels() const { return channels / groups; }
-  std::int64_t group_out_channels() const { return out_channels / groups; }
-  std::int64_t input_plane() const { return window[0].input * window[1].input * window[2].input; }
-  std::int64_t output_plane() const {
-    return window[0].output * window[1].output * window[2].output;
-  }
-  std::int64_t kernel_size() const {
-    return window[0].kernel * window[1].kernel * window[2].kernel;
-  }
-};
-
-// Output size of a window axis for explicit or automatic padding.
-std::int64_t expected_output(const WindowAxis& axis, const std::string& auto_pad) {
-  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")
-    return ceil_div(axis.input, axis.stride);
-  const std::int64_t extent = (axis.kernel - 1) * axis.dilation + 1;
-  const std::int64_t span = axis.input + axis.pad_begin + axis.pad_end - extent;
-  return span < 0 ? 0 : span / axis.stride + 1;
-}
-
-ConvShape conv_shape(const Node& node, const Tensor& x, const Tensor& w, const Tensor& y) {
-  const int spatial = x.rank() - 2;
-  if (spatial < 1 || spatial > 3 || w.rank() != x.rank() || y.rank() != x.rank()) {
-    throw Error(fmt::format("unsupported ranks: input {}, weights {}, output {}",
-                            x.type().to_string(), w.type().to_string(), y.type().to_string()),
-                {.node = node.name});
-  }
-  ConvShape shape;
-  shape.batch = x.shape()[0];
-  shape.channels = x.shape()[1];
-  shape.out_channels = w.shape()[0];
-  shape.groups = node.attributes.get_int("group", 1);
-  if (shape.groups < 1 || shape.channels % shape.groups != 0 ||
-      shape.out_channels % shape.groups != 0 || w.shape()[1] * shape.groups != shape.channels) {
-    throw Error(fmt::format("group {} does not fit input {} and weights {}", shape.groups,
-                            x.type().to_string(), w.type().to_string()),
-                {.node = node.name, .field = "group"});
-  }
-  if (y.shape()[0] != shape.batch || y.shape()[1] != shape.out_channels) {
-    throw Error("output batch or channels do not match", {.node = node.name});
-  }
-  const Shape input_spatial(x.shape().begin() + 2, x.shape().end());
-  const Shape output_spatial(y.shape().begin() + 2, y.shape().end());
-  const Shape kernel = kernel_shape(node, Shape(w.shape().begin() + 2, w.shape().end()));
-  shape.window = sliding_window(node, input_spatial, output_spatial, kernel);
-
-  const std::string auto_pad = node.attributes.get_string("auto_pad", "NOTSET");
-  for (int i = 0; i < spatial; ++i) {
-    const WindowAxis& axis = shape.window[3 - spatial + i];
-    if (axis.output != expected_output(axis, auto_pad)) {
-      throw Error(fmt::format("output {} does not match the convolution of input {}",
-                              y.type().to_string(), x.type().to_string()),
-                  {.node = node.name});
-    }
-  }
-  return shape;
-}
 
 bool is_pointwise(const ConvShape& shape) {
   return std::all_of(shape.window.begin(), shape.window.end(), [](const WindowAxis& axis) {
@@ -390,15 +322,12 @@ void run_gemm_conv(const ConvShape& shape, const float* x, const float* w, const
 
 void run_conv(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
               std::span<Tensor> outputs, int threads) {
-  const Tensor& x = inputs[0];
-  const Tensor& w = inputs[1];
-  const Tensor* bias = optional_input(inputs, 2);
   Tensor& y = outputs[0];
-  const ConvShape shape = conv_shape(node, x, w, y);
+  const ConvShape shape = conv_shape(node, inputs, y);
   if (y.numel() == 0) return;
-  if (bias != nullptr && bias->numel() != shape.out_channels) {
-    throw Error("bias length does not match the output channels", {.node = node.name});
-  }
+  const float* x = inputs[0].data<float>();
+  const float* w = inputs[1].data<float>();
+  const Tensor* bias = optional_input(inputs, 2);
   const float* bias_data = bias != nullptr ? bias->data<float>() : nullptr;
   // With few channels per group on either side (depthwise, ResNeXt), a GEMM
   // would have a tiny m and spend its time packing B for it.
@@ -406,10 +335,10 @@ void run_conv(const Graph& graph, const Node& node, std::span<const Tensor> inpu
       shape.group_channels() <= 16 && shape.group_out_channels() <= kMaxDirectOutputs &&
       shape.window[0].input == 1 && shape.window[0].output == 1 && shape.window[0].kernel == 1;
   if (direct) {
-    run_direct(shape, x.data<float>(), w.data<float>(), bias_data, y.data<float>(), threads);
+    run_direct(shape, x, w, bias_data, y.data<float>(), threads);
     return;
   }
-  run_gemm_conv(shape, x.data<float>(), w.data<float>(), bias_data, y.data<float>(), threads);
+  run_gemm_conv(shape, x, w, bias_data, y.data<float>(), threads);
 }
 
 bool check_conv(const Graph& graph, const Node& node) {
@@ -419,17 +348,17 @@ bool check_conv(const Graph& graph, const Node& node) {
   const int rank = graph.type(node.input(0)).rank();
   if (rank < 3 || rank > 5 || graph.type(node.input(1)).rank() != rank) return false;
   if (graph.type(node.outputs[0]).rank() != rank) return false;
+  const bool transposed = node.op_type == "ConvTranspose";
   const std::int64_t groups = node.attributes.get_int("group", 1);
   const Shape& x = graph.type(node.input(0)).shape;
   const Shape& w = graph.type(node.input(1)).shape;
-  if (groups < 1 || x[1] % groups != 0 || w[0] % groups != 0 || w[1] * groups != x[1]) {
-    return false;
-  }
-  if (node.attributes.has("kernel_shape") &&
-      node.attributes.get_ints("kernel_shape") != Shape(w.begin() + 2, w.end())) {
-    return false;
-  }
-  return window_attributes_supported(node, static_cast<std::size_t>(rank - 2), false);
+  if (groups < 1 || x[1] % groups != 0) return false;
+  const bool weights_fit = transposed ? w[0] == x[1] : w[0] % groups == 0 && w[1] * groups == x[1];
+  if (!weights_fit) return false;
+  const Shape input(x.begin() + 2, x.end());
+  const Shape kernel(w.begin() + 2, w.end());
+  return transposed ? transposed_window(node, input, kernel).ok()
+                    : forward_window(node, input, kernel).ok();
 }
 
 }  // namespace collage::native

@@ -7,7 +7,6 @@
 // input position) are scattered onto the output, each into the position its
 // tap reaches. The columns are produced a few input rows at a time so the
 // buffer stays bounded whatever the image size.
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cassert>
@@ -16,7 +15,6 @@
 
 #include "collage/backends/native/compute_kernels.h"
 #include "collage/backends/native/sgemm.h"
-#include "collage/ir/error.h"
 
 namespace collage::native {
 namespace {
@@ -28,119 +26,11 @@ std::int64_t ceil_div(std::int64_t value, std::int64_t divisor) {
   return (value + divisor - 1) / divisor;
 }
 
-struct TransposeShape {
-  std::int64_t batch, channels, out_channels, groups;
-  // Per axis: input and output sizes, kernel, stride, dilation and the
-  // padding cut from the start of the full (unpadded) output.
-  Window3d window;
-
-  std::int64_t group_channels() const { return channels / groups; }
-  std::int64_t group_out_channels() const { return out_channels / groups; }
-  std::int64_t input_plane() const { return window[0].input * window[1].input * window[2].input; }
-  std::int64_t output_plane() const {
-    return window[0].output * window[1].output * window[2].output;
-  }
-  std::int64_t kernel_size() const {
-    return window[0].kernel * window[1].kernel * window[2].kernel;
-  }
-};
-
-std::vector<std::int64_t> ints_or(const Node& node, const char* name, std::size_t length,
-                                  std::int64_t fallback) {
-  std::vector<std::int64_t> values =
-      node.attributes.get_ints(name, std::vector<std::int64_t>(length, fallback));
-  if (values.size() != length) {
-    throw Error(fmt::format("expected {} values, got {}", length, values.size()),
-                {.node = node.name, .field = name});
-  }
-  return values;
-}
-
-TransposeShape transpose_shape(const Node& node, const Tensor& x, const Tensor& w,
-                               const Tensor& y) {
-  const int spatial = x.rank() - 2;
-  if (spatial < 1 || spatial > 3 || w.rank() != x.rank() || y.rank() != x.rank()) {
-    throw Error(fmt::format("unsupported ranks: input {}, weights {}, output {}",
-                            x.type().to_string(), w.type().to_string(), y.type().to_string()),
-                {.node = node.name});
-  }
-  TransposeShape shape;
-  shape.batch = x.shape()[0];
-  shape.channels = x.shape()[1];
-  shape.groups = node.attributes.get_int("group", 1);
-  if (shape.groups < 1 || shape.channels % shape.groups != 0 || w.shape()[0] != shape.channels) {
-    throw Error(fmt::format("group {} does not fit input {} and weights {}", shape.groups,
-                            x.type().to_string(), w.type().to_string()),
-                {.node = node.name, .field = "group"});
-  }
-  shape.out_channels = w.shape()[1] * shape.groups;
-  if (y.shape()[0] != shape.batch || y.shape()[1] != shape.out_channels) {
-    throw Error("output batch or channels do not match", {.node = node.name});
-  }
-  const std::size_t rank = static_cast<std::size_t>(spatial);
-  const Shape kernel = kernel_shape(node, Shape(w.shape().begin() + 2, w.shape().end()));
-  const std::vector<std::int64_t> strides = ints_or(node, "strides", rank, 1);
-  const std::vector<std::int64_t> dilations = ints_or(node, "dilations", rank, 1);
-  const std::vector<std::int64_t> pads = ints_or(node, "pads", 2 * rank, 0);
-  const std::vector<std::int64_t> output_padding = ints_or(node, "output_padding", rank, 0);
-  const std::string auto_pad = node.attributes.get_string("auto_pad", "NOTSET");
-  const bool has_output_shape = node.attributes.has("output_shape");
-  if (has_output_shape) {
-    const std::vector<std::int64_t>& output_shape = node.attributes.get_ints("output_shape");
-    // output_shape may list the spatial sizes only or the whole shape.
-    const Shape wanted =
-        output_shape.size() == rank
-            ? output_shape
-            : Shape(output_shape.end() - std::min(output_shape.size(), rank), output_shape.end());
-    if (wanted != Shape(y.shape().begin() + 2, y.shape().end())) {
-      throw Error(fmt::format("output_shape does not match the output {}", y.type().to_string()),
-                  {.node = node.name, .field = "output_shape"});
-    }
-  }
-
-  for (std::size_t i = 0; i < rank; ++i) {
-    WindowAxis& axis = shape.window[3 - rank + i];
-    axis.input = x.shape()[2 + i];
-    axis.output = y.shape()[2 + i];
-    axis.kernel = kernel[i];
-    axis.stride = strides[i];
-    axis.dilation = dilations[i];
-    if (axis.stride < 1 || axis.dilation < 1) {
-      throw Error("strides and dilations must be positive", {.node = node.name});
-    }
-    // The output before any padding is cut off.
-    const std::int64_t full =
-        axis.stride * (axis.input - 1) + output_padding[i] + (axis.kernel - 1) * axis.dilation + 1;
-    if (has_output_shape || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      // The padding follows from the requested size; it may be negative,
-      // which leaves bias-only rows at the end. C++ division rounds toward
-      // zero, as the ONNX reference does.
-      const std::int64_t total = full - axis.output;
-      axis.pad_begin = auto_pad == "SAME_LOWER" ? total - total / 2 : total / 2;
-      continue;
-    }
-    if (auto_pad == "VALID") {
-      axis.pad_begin = 0;
-    } else if (auto_pad == "NOTSET") {
-      axis.pad_begin = pads[i];
-    } else {
-      throw Error("unknown auto_pad '" + auto_pad + "'", {.node = node.name, .field = "auto_pad"});
-    }
-    const std::int64_t pad_end = auto_pad == "VALID" ? 0 : pads[rank + i];
-    if (axis.output != full - axis.pad_begin - pad_end) {
-      throw Error(fmt::format("output {} does not match the transposed convolution of input {}",
-                              y.type().to_string(), x.type().to_string()),
-                  {.node = node.name});
-    }
-  }
-  return shape;
-}
-
 // Adds the columns of input positions [first_row * in_w, (first_row + rows)
 // * in_w) (a "row" is one (d, h) line of the input) to output channel
 // `channel` of `output`. `columns` holds kernel_size rows for this channel,
 // each `row_stride` floats apart.
-void col2im_channel(const TransposeShape& shape, const float* columns, std::int64_t row_stride,
+void col2im_channel(const ConvShape& shape, const float* columns, std::int64_t row_stride,
                     std::int64_t first_row, std::int64_t rows, float* output) {
   const WindowAxis& ad = shape.window[0];
   const WindowAxis& ah = shape.window[1];
@@ -180,14 +70,9 @@ void col2im_channel(const TransposeShape& shape, const float* columns, std::int6
 
 void run_conv_transpose(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                         std::span<Tensor> outputs, int threads) {
-  const Tensor& x = inputs[0];
-  const Tensor& w = inputs[1];
-  const Tensor* bias = optional_input(inputs, 2);
   Tensor& y = outputs[0];
-  const TransposeShape shape = transpose_shape(node, x, w, y);
-  if (bias != nullptr && bias->numel() != shape.out_channels) {
-    throw Error("bias length does not match the output channels", {.node = node.name});
-  }
+  const ConvShape shape = conv_shape(node, inputs, y);
+  const Tensor* bias = optional_input(inputs, 2);
 
   const std::int64_t cg = shape.group_channels();
   const std::int64_t mg = shape.group_out_channels();
@@ -203,8 +88,8 @@ void run_conv_transpose(const Graph& graph, const Node& node, std::span<const Te
   const std::unique_ptr<float[]> columns(
       new float[static_cast<std::size_t>(column_rows * chunk_rows * in_w)]);
 
-  const float* xd = x.data<float>();
-  const float* wd = w.data<float>();
+  const float* xd = inputs[0].data<float>();
+  const float* wd = inputs[1].data<float>();
   float* yd = y.data<float>();
   const std::int64_t planes = shape.batch * shape.out_channels;
   const int fill_threads = loop_threads(planes, out_plane, threads);
@@ -234,29 +119,6 @@ void run_conv_transpose(const Graph& graph, const Node& node, std::span<const Te
       }
     }
   }
-}
-
-bool check_conv_transpose(const Graph& graph, const Node& node) {
-  if (node.inputs.size() < 2 || node.outputs.size() != 1) return false;
-  if (!is_float32(graph, node.input(0)) || !is_float32(graph, node.input(1))) return false;
-  if (!float32_io(graph, node, 3)) return false;
-  const int rank = graph.type(node.input(0)).rank();
-  if (rank < 3 || rank > 5 || graph.type(node.input(1)).rank() != rank) return false;
-  if (graph.type(node.outputs[0]).rank() != rank) return false;
-  const std::size_t spatial = static_cast<std::size_t>(rank - 2);
-  const std::int64_t groups = node.attributes.get_int("group", 1);
-  const Shape& x = graph.type(node.input(0)).shape;
-  const Shape& w = graph.type(node.input(1)).shape;
-  if (groups < 1 || x[1] % groups != 0 || w[0] != x[1]) return false;
-  if (node.attributes.has("kernel_shape") &&
-      node.attributes.get_ints("kernel_shape") != Shape(w.begin() + 2, w.end())) {
-    return false;
-  }
-  if (node.attributes.has("output_padding") &&
-      node.attributes.get_ints("output_padding").size() != spatial) {
-    return false;
-  }
-  return window_attributes_supported(node, spatial, false);
 }
 
 }  // namespace collage::native

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <variant>
 #include <vector>
 
 #include "collage/backends/native/compute_kernels.h"
@@ -43,14 +44,15 @@ PoolShape pool_shape(const Node& node, const Tensor& x, const Tensor& y) {
         fmt::format("output {} does not fit input {}", y.type().to_string(), x.type().to_string()),
         {.node = node.name});
   }
-  const Shape kernel = node.attributes.get_ints("kernel_shape");
-  if (kernel.size() != static_cast<std::size_t>(spatial)) {
-    throw Error("kernel_shape has the wrong length", {.node = node.name, .field = "kernel_shape"});
-  }
+  Window window = forward_window_or_throw(node, Shape(x.shape().begin() + 2, x.shape().end()),
+                                          node.attributes.get_ints("kernel_shape"));
+  // The pools run whatever output the graph holds, as ONNX 1.12's shape
+  // inference sizes it: it keeps a last ceil_mode window that starts in the
+  // end padding (ONNX now drops it), and such a window reads padding only.
+  for (std::size_t i = 0; i < window.rank(); ++i) window.axes[i].output = y.shape()[2 + i];
   PoolShape shape;
   shape.planes = x.shape()[0] * x.shape()[1];
-  shape.window = sliding_window(node, Shape(x.shape().begin() + 2, x.shape().end()),
-                                Shape(y.shape().begin() + 2, y.shape().end()), kernel);
+  shape.window = window_3d(window);
   return shape;
 }
 
@@ -184,7 +186,12 @@ bool check_window_pool(const Graph& graph, const Node& node) {
   if (!is_float32(graph, node.input(0)) || !float32_io(graph, node, 1)) return false;
   const int rank = graph.type(node.input(0)).rank();
   if (rank < 3 || rank > 5 || graph.type(node.outputs[0]).rank() != rank) return false;
-  return window_attributes_supported(node, static_cast<std::size_t>(rank - 2), true);
+  const auto kernel = node.attributes.all().find("kernel_shape");
+  if (kernel == node.attributes.all().end()) return false;
+  const auto* kernel_shape = std::get_if<std::vector<std::int64_t>>(&kernel->second);
+  const Shape& x = graph.type(node.input(0)).shape;
+  return kernel_shape != nullptr &&
+         forward_window(node, Shape(x.begin() + 2, x.end()), *kernel_shape).ok();
 }
 
 template <PoolKind kind>

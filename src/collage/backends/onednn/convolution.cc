@@ -64,16 +64,15 @@ Result<ConvolutionSpec> common_spec(const Graph& graph, const Node& node) {
   spec.src_dims = to_dims(x);
   spec.dst_dims = to_dims(y);
   spec.out_channels = y[1];
-  const memory::dims kernel = spatial_of(w);
-  if (node.attributes.has("kernel_shape") && node.attributes.get_ints("kernel_shape") != kernel) {
-    return Failure{fmt::format("{} kernel_shape disagrees with the weights", node.op_type)};
-  }
-  Result<Window> window = read_window(node, kernel);
-  if (!window) return Failure{window.error()};
-  spec.window = std::move(window.value());
   if (spec.groups < 1 || x[1] % spec.groups != 0 || y[1] % spec.groups != 0) {
     return Failure{
         fmt::format("{} channels are not divisible by group={}", node.op_type, spec.groups)};
+  }
+  // Conv weights are [O, I / g, k...], ConvTranspose weights [I, O / g, k...].
+  const bool weights_fit = spec.transposed ? w[0] == x[1] && w[1] * spec.groups == y[1]
+                                           : w[0] == y[1] && w[1] * spec.groups == x[1];
+  if (!weights_fit) {
+    return Failure{fmt::format("{} weights do not match the channels and group", node.op_type)};
   }
   if (y[0] != x[0]) return Failure{fmt::format("{} changes the batch size", node.op_type)};
   if (spec.bias != kNoValue && graph.type(spec.bias).shape != Shape{y[1]}) {
@@ -82,72 +81,46 @@ Result<ConvolutionSpec> common_spec(const Graph& graph, const Node& node) {
   return spec;
 }
 
-Result<ConvolutionSpec> conv_spec(const Graph& graph, const Node& node) {
-  Result<ConvolutionSpec> result = common_spec(graph, node);
-  if (!result) return result;
-  ConvolutionSpec& spec = result.value();
-  const Shape& x = graph.type(spec.input).shape;
-  const Shape& w = graph.type(spec.weights).shape;
-  if (w[0] != spec.out_channels || w[1] * spec.groups != x[1]) {
-    return Failure{"Conv weights do not match the input channels and group"};
+// The node's window in oneDNN's terms, checked against the output size the
+// graph gives.
+Result<WindowDims> window_dims(const Graph& graph, const Node& node, const ConvolutionSpec& spec) {
+  const memory::dims in = spatial_of(graph.type(spec.input).shape);
+  const memory::dims kernel = spatial_of(graph.type(spec.weights).shape);
+  Result<Window> window =
+      spec.transposed ? transposed_window(node, in, kernel) : forward_window(node, in, kernel);
+  if (!window) return Failure{window.error()};
+  if (window->output_shape() != spatial_of(graph.type(spec.output).shape)) {
+    return Failure{fmt::format("{} output shape disagrees with its attributes", node.op_type)};
   }
-  const memory::dims in = spatial_of(x);
-  const memory::dims out = spatial_of(graph.type(spec.output).shape);
-  resolve_forward_auto_pad(spec.window, in, out);
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (forward_output_size(spec.window, i, in[i]) != out[i]) {
-      return Failure{"Conv output shape disagrees with its attributes"};
+  if (!spec.transposed) return forward_dims(*window);
+  for (const WindowAxis& axis : window->axes) {
+    if (axis.pad_begin < 0 || axis.output < 1) {
+      return Failure{"ConvTranspose with negative leading padding or an empty output"};
     }
   }
-  conv_weights(spec, w);
-  return result;
-}
-
-Result<ConvolutionSpec> deconv_spec(const Graph& graph, const Node& node) {
-  Result<ConvolutionSpec> result = common_spec(graph, node);
-  if (!result) return result;
-  ConvolutionSpec& spec = result.value();
-  Window& window = spec.window;
-  const Shape& x = graph.type(spec.input).shape;
-  const Shape& w = graph.type(spec.weights).shape;
-  if (w[0] != x[1] || w[1] * spec.groups != spec.out_channels) {
-    return Failure{"ConvTranspose weights do not match the channels and group"};
-  }
-  const memory::dims in = spatial_of(x);
-  const memory::dims out = spatial_of(graph.type(spec.output).shape);
-  const std::vector<std::int64_t> output_padding =
-      node.attributes.get_ints("output_padding", std::vector<std::int64_t>(in.size(), 0));
-  if (output_padding.size() != in.size()) return Failure{"ConvTranspose output_padding size"};
-  const bool from_output_shape = node.attributes.has("output_shape") ||
-                                 window.auto_pad == "SAME_UPPER" || window.auto_pad == "SAME_LOWER";
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    const memory::dim full = (in[i] - 1) * window.strides[i] + window.extent(i);
-    if (window.auto_pad == "VALID") {
-      window.padding_l[i] = 0;
-    } else if (from_output_shape) {
-      // ONNX: total = stride * (in - 1) + output_padding + extent - out, split
-      // with the odd element at the start unless auto_pad is SAME_UPPER.
-      const memory::dim total = full + output_padding[i] - out[i];
-      window.padding_l[i] = window.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-    }
-    // The right padding follows from the output size; output_padding is the
-    // part of it oneDNN sees as negative padding.
-    window.padding_r[i] = full - window.padding_l[i] - out[i];
-    if (window.padding_l[i] < 0 || out[i] < 1) {
-      return Failure{"ConvTranspose output shape disagrees with its attributes"};
-    }
-  }
-  deconv_weights(spec, w);
-  return result;
+  return transposed_dims(*window);
 }
 
 }  // namespace
 
 Result<ConvolutionSpec> convolution_spec(const Graph& graph, const Node& node) {
   if (!in_onnx_domain(node)) return Failure{"not an ONNX-domain op"};
-  if (node.op_type == "Conv") return conv_spec(graph, node);
-  if (node.op_type == "ConvTranspose") return deconv_spec(graph, node);
-  return Failure{fmt::format("{} is not a convolution", node.op_type)};
+  if (node.op_type != "Conv" && node.op_type != "ConvTranspose") {
+    return Failure{fmt::format("{} is not a convolution", node.op_type)};
+  }
+  Result<ConvolutionSpec> result = common_spec(graph, node);
+  if (!result) return result;
+  ConvolutionSpec& spec = result.value();
+  Result<WindowDims> window = window_dims(graph, node, spec);
+  if (!window) return Failure{window.error()};
+  spec.window = std::move(window.value());
+  const Shape& w = graph.type(spec.weights).shape;
+  if (spec.transposed) {
+    deconv_weights(spec, w);
+    return result;
+  }
+  conv_weights(spec, w);
+  return result;
 }
 
 std::size_t emit_convolution(ProgramBuilder& builder, const ConvolutionSpec& spec,
@@ -155,7 +128,7 @@ std::size_t emit_convolution(ProgramBuilder& builder, const ConvolutionSpec& spe
   using dnnl::prop_kind;
   const memory::dims bias_dims = {spec.out_channels};
   const memory::desc bias_md = spec.bias != kNoValue ? plain_desc(bias_dims) : memory::desc();
-  const Window& w = spec.window;
+  const WindowDims& w = spec.window;
   auto build = [&](const dnnl::primitive_attr& attr) -> dnnl::primitive_desc {
     if (spec.transposed) {
       dnnl::deconvolution_forward::desc desc(

@@ -34,7 +34,7 @@ struct ConvolutionSpec {
   // weight buffer (strides of a view; ConvTranspose stores I before O).
   memory::dims weights_dims;
   memory::dims weights_strides;
-  Window window;
+  WindowDims window;
 };
 
 // Decodes a Conv or ConvTranspose node, or says why oneDNN cannot run it.

@@ -56,29 +56,25 @@ Result<PoolingSpec> windowed_spec(const Graph& graph, const Node& node) {
   if (!attrs.has("kernel_shape"))
     return Failure{fmt::format("{} without kernel_shape", node.op_type)};
   const memory::dims kernel = attrs.get_ints("kernel_shape");
-  if (kernel.size() + 2 != spec.src_dims.size()) {
-    return Failure{fmt::format("{} kernel_shape rank disagrees with the input", node.op_type)};
-  }
-  Result<Window> window = read_window(node, kernel);
-  if (!window) return Failure{window.error()};
-  spec.window = std::move(window.value());
-  Window& w = spec.window;
   const memory::dims in(spec.src_dims.begin() + 2, spec.src_dims.end());
   const memory::dims out(spec.dst_dims.begin() + 2, spec.dst_dims.end());
-  resolve_forward_auto_pad(w, in, out);
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    // The right padding oneDNN's floor formula needs for the graph's output
-    // size; more than declared only under ceil_mode.
-    const memory::dim needed = (out[i] - 1) * w.strides[i] + w.extent(i) - in[i] - w.padding_l[i];
-    if (needed > w.padding_r[i] && count_pad) {
+  Result<Window> window = forward_window(node, in, kernel);
+  if (!window) return Failure{window.error()};
+  if (window->output_shape() != out) {
+    return Failure{fmt::format("{} output shape disagrees with its attributes", node.op_type)};
+  }
+  spec.window = forward_dims(*window);
+  for (std::size_t i = 0; i < window->rank(); ++i) {
+    const WindowAxis& axis = window->axes[i];
+    // oneDNN's output size always rounds down: a ceil_mode window that reads
+    // past the declared end padding needs that much more of it.
+    const memory::dim reached = axis.end_padding_reached();
+    if (reached > axis.pad_end && count_pad) {
       return Failure{"AveragePool with count_include_pad whose ceil_mode windows pass the pads"};
     }
-    w.padding_r[i] = std::max<memory::dim>(needed, 0);
-    if (forward_output_size(w, i, in[i]) != out[i]) {
-      return Failure{fmt::format("{} output shape disagrees with its attributes", node.op_type)};
-    }
+    spec.window.padding_r[i] = std::max<memory::dim>(reached, 0);
     // A window lying entirely in padding has no ONNX meaning.
-    if (w.padding_l[i] >= w.extent(i) || w.padding_r[i] >= w.extent(i)) {
+    if (axis.pad_begin >= axis.extent() || spec.window.padding_r[i] >= axis.extent()) {
       return Failure{fmt::format("{} pads reach a whole window", node.op_type)};
     }
   }
@@ -99,7 +95,7 @@ Result<PoolingSpec> pooling_spec(const Graph& graph, const Node& node) {
 void emit_pooling(ProgramBuilder& builder, const PoolingSpec& spec) {
   const memory::desc current = builder.desc(spec.input);
   const memory::desc src_md = current.dims() == spec.src_dims ? current : plain_desc(spec.src_dims);
-  const Window& w = spec.window;
+  const WindowDims& w = spec.window;
   dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, spec.algorithm, src_md,
                                       any_desc(spec.dst_dims), w.strides, w.kernel,
                                       w.onednn_dilations(), w.padding_l, w.padding_r);

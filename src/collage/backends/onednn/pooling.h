@@ -23,7 +23,7 @@ struct PoolingSpec {
   ValueId output = kNoValue;
   memory::dims src_dims;
   memory::dims dst_dims;
-  Window window;
+  WindowDims window;
 };
 
 // Decodes a MaxPool, AveragePool, GlobalMaxPool or GlobalAveragePool node,

@@ -7,6 +7,7 @@
 
 #include "collage/backends/openblas/blas.h"
 #include "collage/ir/error.h"
+#include "collage/ir/window.h"
 
 namespace collage::openblas {
 namespace {
@@ -16,65 +17,6 @@ constexpr std::int64_t kParallelIm2col = 1 << 16;
 
 bool is_float(const Graph& graph, ValueId id) {
   return id != kNoValue && graph.type(id).dtype == DType::kFloat32;
-}
-
-struct Axis {
-  std::int64_t in = 0;
-  std::int64_t kernel = 0;
-  std::int64_t stride = 1;
-  std::int64_t dilation = 1;
-  std::int64_t pad_begin = 0;
-  std::int64_t pad_end = 0;
-  std::int64_t out = 0;
-};
-
-// Fills pads and out of every spatial axis from the node's attributes.
-Result<bool> resolve_axes(const Node& node, std::vector<Axis>& axes) {
-  const std::size_t n = axes.size();
-  const Attributes& attrs = node.attributes;
-  std::vector<std::int64_t> strides = attrs.get_ints("strides", std::vector<std::int64_t>(n, 1));
-  std::vector<std::int64_t> dilations =
-      attrs.get_ints("dilations", std::vector<std::int64_t>(n, 1));
-  std::vector<std::int64_t> pads = attrs.get_ints("pads", std::vector<std::int64_t>(2 * n, 0));
-  std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
-  if (strides.size() != n || dilations.size() != n || pads.size() != 2 * n) {
-    return Failure{"Conv strides, dilations or pads do not match the kernel rank"};
-  }
-  if (attrs.has("kernel_shape")) {
-    const std::vector<std::int64_t>& kernel = attrs.get_ints("kernel_shape");
-    for (std::size_t i = 0; i < n; ++i) {
-      if (kernel.size() != n || kernel[i] != axes[i].kernel) {
-        return Failure{"Conv kernel_shape does not match the weights"};
-      }
-    }
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    Axis& axis = axes[i];
-    axis.stride = strides[i];
-    axis.dilation = dilations[i];
-    if (axis.stride < 1 || axis.dilation < 1)
-      return Failure{"Conv strides and dilations must be >= 1"};
-    const std::int64_t extent = (axis.kernel - 1) * axis.dilation + 1;
-    if (auto_pad == "NOTSET") {
-      axis.pad_begin = pads[i];
-      axis.pad_end = pads[i + n];
-    } else if (auto_pad == "VALID") {
-      axis.pad_begin = axis.pad_end = 0;
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const std::int64_t out = (axis.in + axis.stride - 1) / axis.stride;
-      const std::int64_t total =
-          std::max<std::int64_t>(0, (out - 1) * axis.stride + extent - axis.in);
-      axis.pad_begin = auto_pad == "SAME_UPPER" ? total / 2 : (total + 1) / 2;
-      axis.pad_end = total - axis.pad_begin;
-    } else {
-      return Failure{"Conv auto_pad \"" + auto_pad + "\" is not supported"};
-    }
-    if (axis.pad_begin < 0 || axis.pad_end < 0) return Failure{"Conv pads must be >= 0"};
-    const std::int64_t span = axis.in + axis.pad_begin + axis.pad_end - extent;
-    if (span < 0) return Failure{"Conv kernel is larger than the padded input"};
-    axis.out = span / axis.stride + 1;
-  }
-  return true;
 }
 
 }  // namespace
@@ -103,15 +45,8 @@ Result<ConvGeometry> analyze_conv(const Graph& graph, const Node& node) {
   g.batch = x[0];
   g.channels = x[1];
   g.out_channels = w[0];
-  std::vector<Axis> axes(spatial);
-  for (std::size_t i = 0; i < spatial; ++i) {
-    axes[i].in = x[2 + i];
-    axes[i].kernel = w[2 + i];
-  }
   try {
     g.groups = node.attributes.get_int("group", 1);
-    Result<bool> resolved = resolve_axes(node, axes);
-    if (!resolved) return Failure{resolved.error()};
   } catch (const Error& error) {
     return Failure{std::string("Conv: ") + error.what()};
   }
@@ -127,25 +62,30 @@ Result<ConvGeometry> analyze_conv(const Graph& graph, const Node& node) {
     }
   }
 
-  const Axis& ax_w = axes.back();
-  g.width = ax_w.in;
-  g.kernel_w = ax_w.kernel;
-  g.stride_w = ax_w.stride;
-  g.dilation_w = ax_w.dilation;
-  g.pad_left = ax_w.pad_begin;
-  g.out_w = ax_w.out;
-  g.output = {g.batch, g.out_channels};
-  if (spatial == 2) {
-    const Axis& ax_h = axes.front();
-    g.height = ax_h.in;
-    g.kernel_h = ax_h.kernel;
-    g.stride_h = ax_h.stride;
-    g.dilation_h = ax_h.dilation;
-    g.pad_top = ax_h.pad_begin;
-    g.out_h = ax_h.out;
-    g.output.push_back(g.out_h);
+  Result<Window> window =
+      forward_window(node, Shape(x.begin() + 2, x.end()), Shape(w.begin() + 2, w.end()));
+  if (!window) return Failure{window.error()};
+  for (const WindowAxis& axis : window->axes) {
+    if (axis.output < 1) return Failure{"Conv kernel is larger than the padded input"};
   }
-  g.output.push_back(g.out_w);
+  // A 1-D convolution is a 2-D one whose height axis is trivial.
+  const WindowAxis height = spatial == 2 ? window->axes.front() : WindowAxis{};
+  const WindowAxis& width = window->axes.back();
+  g.height = height.input;
+  g.kernel_h = height.kernel;
+  g.stride_h = height.stride;
+  g.dilation_h = height.dilation;
+  g.pad_top = height.pad_begin;
+  g.out_h = height.output;
+  g.width = width.input;
+  g.kernel_w = width.kernel;
+  g.stride_w = width.stride;
+  g.dilation_w = width.dilation;
+  g.pad_left = width.pad_begin;
+  g.out_w = width.output;
+  g.output = {g.batch, g.out_channels};
+  const Shape output_spatial = window->output_shape();
+  g.output.insert(g.output.end(), output_spatial.begin(), output_spatial.end());
   if (g.output != graph.type(node.outputs[0]).shape) {
     return Failure{"Conv output shape " + shape_to_string(graph.type(node.outputs[0]).shape) +
                    " differs from the computed " + shape_to_string(g.output)};

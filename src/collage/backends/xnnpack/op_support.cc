@@ -364,10 +364,8 @@ const std::map<std::string_view, OpInfo>& op_table() {
 }
 
 bool pads_inside_kernel(const Window2d& w) {
-  const std::int64_t effective_h = (w.kernel_h - 1) * w.dilation_h + 1;
-  const std::int64_t effective_w = (w.kernel_w - 1) * w.dilation_w + 1;
-  return w.pad_top < effective_h && w.pad_bottom < effective_h && w.pad_left < effective_w &&
-         w.pad_right < effective_w;
+  return w.pad_top < w.extent_h && w.pad_bottom < w.extent_h && w.pad_left < w.extent_w &&
+         w.pad_right < w.extent_w;
 }
 
 }  // namespace
@@ -496,8 +494,6 @@ bool softmax_runs_in(const Graph& graph, const Node& node, Layout layout) {
 std::optional<Window2d> conv_window(const Graph& graph, const Node& node) {
   const Shape& w = graph.type(node.inputs[1]).shape;
   if (w.size() != 4) return std::nullopt;
-  auto kernel = node.attributes.get_ints("kernel_shape", {w[2], w[3]});
-  if (kernel != std::vector<std::int64_t>{w[2], w[3]}) return std::nullopt;
   const Shape& x = graph.type(node.inputs[0]).shape;
   const Shape& y = graph.type(node.outputs[0]).shape;
   if (node.op_type == "ConvTranspose") return resolve_transposed_window(node, x, y, w[2], w[3]);

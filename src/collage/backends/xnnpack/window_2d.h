@@ -1,13 +1,11 @@
-// Window2d: the geometry of a 2-D sliding-window op, resolved against static
-// shapes.
+// Window2d: the geometry of a 2-D sliding-window op as XNNPACK takes it.
 //
-// Conv, ConvTranspose, MaxPool and AveragePool describe their windows with
-// kernel_shape, strides, dilations, pads, auto_pad and ceil_mode; XNNPACK
-// wants four explicit paddings and computes output sizes with a floor.
-// Resolving the ONNX attributes once, against the node's static input and
-// output shapes, lets the support predicate and the subgraph builder agree on
-// the same numbers. A ceil_mode output row becomes extra end padding, which
-// pooling ignores.
+// The ONNX rules (auto_pad, ceil_mode, output sizes) are applied once, in
+// the ir layer (collage::Window, ir/window.h); XNNPACK wants the result as
+// four explicit paddings, and computes output sizes with a floor. Resolving
+// a node's window against its static input and output shapes here lets the
+// support predicate and the subgraph builder agree on the same numbers. A
+// ceil_mode output row becomes extra end padding, which pooling ignores.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +22,9 @@ struct Window2d {
   std::int64_t stride_w = 1;
   std::int64_t dilation_h = 1;
   std::int64_t dilation_w = 1;
+  // The dilated kernel's span.
+  std::int64_t extent_h = 1;
+  std::int64_t extent_w = 1;
   std::int64_t pad_top = 0;
   std::int64_t pad_left = 0;
   std::int64_t pad_bottom = 0;
