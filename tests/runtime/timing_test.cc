@@ -27,8 +27,8 @@ TEST(TimingTest, SummarizeReportsMedianSpreadAndCount) {
 TEST(TimingTest, MeasuresASleepCloseToItsLength) {
   TimingOptions options;
   options.budget_seconds = 0.2;
-  TimingResult r = time_function(
-      [] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); }, options);
+  TimingResult r =
+      time_function([] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); }, options);
   EXPECT_GE(r.samples, options.min_samples);
   EXPECT_GE(r.median_seconds, 0.0019);
   EXPECT_LT(r.median_seconds, 0.02);
@@ -53,34 +53,6 @@ TEST(TimingTest, SamplingStopsAtTheBudget) {
   time_function([] { std::this_thread::sleep_for(std::chrono::microseconds(500)); }, options);
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(elapsed, 1.0);
-}
-
-}  // namespace
-}  // namespace collage
-
-#include "collage/runtime/interleaved_timing.h"
-
-namespace collage {
-namespace {
-
-TEST(InterleavedTimingTest, EachVariantIsTimedOncePerRoundInTurn) {
-  std::vector<int> calls;
-  std::vector<std::function<void()>> variants = {[&] { calls.push_back(0); },
-                                                 [&] { calls.push_back(1); }};
-  std::vector<TimingResult> results = time_interleaved(variants, 3, 1);
-  ASSERT_EQ(results.size(), 2u);
-  EXPECT_EQ(results[0].samples, 3);
-  EXPECT_EQ(results[1].samples, 3);
-  // Warm-up round, then three timed rounds, always A then B.
-  EXPECT_EQ(calls, (std::vector<int>{0, 1, 0, 1, 0, 1, 0, 1}));
-}
-
-TEST(InterleavedTimingTest, ASlowerVariantHasTheLargerMedian) {
-  std::vector<std::function<void()>> variants = {
-      [] { std::this_thread::sleep_for(std::chrono::microseconds(200)); },
-      [] { std::this_thread::sleep_for(std::chrono::milliseconds(3)); }};
-  std::vector<TimingResult> results = time_interleaved(variants, 5, 1);
-  EXPECT_LT(results[0].median_seconds, results[1].median_seconds);
 }
 
 }  // namespace

@@ -1,0 +1,76 @@
+// canonicalize: identities, Constant nodes and dead nodes go, and folding
+// repeats while type inference makes more shapes known.
+#include "collage/ir/passes/canonicalize.h"
+
+#include <gtest/gtest.h>
+
+#include "collage/ir/passes/partial_type.h"
+#include "ir/passes/passes_test_util.h"
+#include "onnx/shape_ops_evaluator.h"
+
+namespace collage {
+namespace {
+
+using testing::f32;
+using testing::i64;
+using testing::ShapeOpsEvaluator;
+
+TEST(CanonicalizeTest, RemovesIdentitiesConstantNodesAndDeadNodes) {
+  Graph g;
+  ValueId x = g.add_input("x", f32({2}));
+  ValueId a = g.add_value("a", f32({2}));
+  ValueId c = g.add_value("c", unknown_type());
+  ValueId dead = g.add_value("dead", f32({2}));
+  ValueId y = g.add_value("y", f32({2}));
+  Attributes value;
+  value.set("value", Tensor::from_vector<float>({1, 2}, {2}));
+  g.add_node("Identity", {x}, {a});
+  g.add_node("Constant", {}, {c}, value);
+  g.add_node("Neg", {a}, {dead});
+  g.add_node("Add", {a, c}, {y});
+  g.add_output(y);
+  CanonicalizeStats stats = canonicalize(g, {});
+  EXPECT_EQ(stats.identities_removed, 1);
+  EXPECT_EQ(stats.constant_nodes_replaced, 1);
+  ASSERT_EQ(g.num_nodes(), 1u);
+  EXPECT_EQ(g.node(0).op_type, "Add");
+  EXPECT_FALSE(g.find_value("dead").has_value());
+}
+
+TEST(CanonicalizeTest, FoldingRepeatsAfterTypeInferenceMakesMoreShapesKnown) {
+  // Gather's output type is unknown until its inputs are constants; the
+  // stand-in for shape inference types it only then.
+  Graph g;
+  ValueId x = g.add_input("x", f32({5, 6}));
+  ValueId shape = g.add_value("shape", i64({2}));
+  ValueId one = g.add_constant("one", Tensor::from_vector<std::int64_t>({1}, {}));
+  ValueId dim = g.add_value("dim", unknown_type(DType::kInt64));
+  ValueId y = g.add_value("y", f32({5, 6}));
+  g.add_node("Shape", {x}, {shape});
+  g.add_node("Gather", {shape, one}, {dim});
+  g.add_node("Add", {x, dim}, {y});
+  g.add_output(y);
+  int inferences = 0;
+  CanonicalizeOptions options;
+  ShapeOpsEvaluator evaluator;
+  options.evaluator = &evaluator;
+  options.infer_types = [&inferences](Graph& graph) {
+    ++inferences;
+    for (const Node& node : graph.nodes()) {
+      if (node.op_type == "Gather" && graph.value(node.inputs[0]).is_constant()) {
+        graph.value(node.outputs[0]).type = i64({});
+      }
+    }
+  };
+  CanonicalizeStats stats = canonicalize(g, options);
+  EXPECT_EQ(stats.nodes_folded, 2);
+  EXPECT_EQ(stats.fold_rounds, 3);
+  EXPECT_EQ(inferences, 2);
+  ASSERT_EQ(g.num_nodes(), 1u);
+  const Value& folded = g.value(*g.find_value("dim"));
+  ASSERT_TRUE(folded.is_constant());
+  EXPECT_EQ(folded.constant->int_at(0), 6);
+}
+
+}  // namespace
+}  // namespace collage

@@ -1,0 +1,165 @@
+#include "collage/plan/plan_report.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "collage/backends/registry.h"
+
+namespace collage {
+namespace {
+
+// onednn Conv+Relu (1.25 ms, two alternatives), then native
+// GlobalAveragePool (0.1 ms); found by a search over 40 candidates.
+Plan sample_plan() {
+  Plan plan;
+  plan.strategy = "collage";
+  plan.model_path = "resnet18.onnx";
+  plan.machine = "AMD EPYC|avx2,fma|t2";
+  plan.threads = 2;
+  PlanPartition conv;
+  conv.backend = "onednn";
+  conv.rule = "conv_bias_relu";
+  conv.nodes = {"Conv_0", "Relu_1"};
+  conv.ops = {"Conv", "Relu"};
+  conv.inputs = {"input"};
+  conv.outputs = {"relu_out"};
+  conv.estimated_ms = 1.25;
+  conv.alternatives.push_back({"native", "op", 1, 2.5, ""});
+  conv.alternatives.push_back({"xnnpack", "graph", 2, std::nullopt, "compile failed"});
+  PlanPartition pool;
+  pool.backend = "native";
+  pool.rule = "op";
+  pool.nodes = {"GlobalAveragePool_2"};
+  pool.ops = {"GlobalAveragePool"};
+  pool.inputs = {"relu_out"};
+  pool.outputs = {"pooled"};
+  pool.estimated_ms = 0.1;
+  plan.partitions = {conv, pool};
+  plan.estimated_ms = 1.35;
+  plan.search = {40, 30, 10, 2, 77, 12.5};
+  return plan;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(PlanReportTest, MillisecondsHaveThreeDecimalsOrAreADash) {
+  EXPECT_EQ(ms_column(1.5), "1.500");
+  EXPECT_EQ(ms_column(0.0004), "0.000");
+  EXPECT_EQ(ms_column(std::nullopt), "-");
+}
+
+TEST(PlanReportTest, ShortenCutsToTheWidthEndingInDots) {
+  EXPECT_EQ(shorten("abcdefgh", 8), "abcdefgh");
+  EXPECT_EQ(shorten("abcdefgh", 6), "abc...");
+}
+
+TEST(PlanReportTest, EachBackendHasItsOwnColourAndAnUnknownOneIsWhite) {
+  EXPECT_EQ(backend_color("no_such_backend"), "#ffffff");
+  const Backend* native = BackendRegistry::global().find("native");
+  ASSERT_NE(native, nullptr);
+  EXPECT_EQ(backend_color("native"), native->report_color());
+}
+
+TEST(PlanReportTest, TheTextHeadsWithStrategyModelMachineAndTotals) {
+  const std::string text = plan_to_text(sample_plan());
+  EXPECT_EQ(text.rfind("plan: collage   model: resnet18.onnx   threads: 2\n"
+                       "machine: AMD EPYC|avx2,fma|t2\n"
+                       "estimated: 1.350 ms   measured end to end: - ms\n",
+                       0),
+            0u)
+      << text;
+}
+
+TEST(PlanReportTest, EachPartitionLineHasItsOpsCostAlternativesAndBoundaryValues) {
+  const std::string text = plan_to_text(sample_plan());
+  const std::size_t conv = text.find("  0  onednn    conv_bias_relu         Conv+Relu");
+  const std::size_t pool = text.find("  1  native    op                     GlobalAveragePool");
+  ASSERT_NE(conv, std::string::npos) << text;
+  ASSERT_NE(pool, std::string::npos) << text;
+  EXPECT_LT(conv, pool);
+  EXPECT_TRUE(contains(text, "1.250  native/1 2.500, xnnpack/2 invalid\n")) << text;
+  EXPECT_TRUE(contains(text, "     in: input   out: relu_out\n")) << text;
+  EXPECT_TRUE(contains(text, "     in: relu_out   out: pooled\n")) << text;
+}
+
+TEST(PlanReportTest, TheTextEndsWithPartitionsPerBackendAndTheSearchStatistics) {
+  const std::string text = plan_to_text(sample_plan());
+  EXPECT_TRUE(contains(text,
+                       "\npartitions per backend: native 1 onednn 1\n"
+                       "search: 40 candidates, 30 measured, 10 cache hits, 2 invalid, "
+                       "77 states, 12.5 s\n"))
+      << text;
+}
+
+TEST(PlanReportTest, APlanFoundWithoutASearchHasNoSearchLine) {
+  Plan plan = sample_plan();
+  plan.search = {};
+  EXPECT_FALSE(contains(plan_to_text(plan), "search:"));
+}
+
+TEST(PlanReportTest, TheInContextColumnAppearsOnlyWhenAPartitionWasMeasured) {
+  Plan plan = sample_plan();
+  EXPECT_FALSE(contains(plan_to_text(plan), "ctx ms"));
+  plan.partitions[1].measured_ms = 0.25;
+  const std::string text = plan_to_text(plan);
+  EXPECT_TRUE(contains(text, "ctx ms")) << text;
+  EXPECT_TRUE(contains(text, "    0.100     0.250  \n")) << text;
+}
+
+TEST(PlanReportTest, ALongPartitionIsDescribedByItsCommonestOps) {
+  Plan plan;
+  PlanPartition big;
+  big.backend = "native";
+  big.ops = {"Conv", "Relu", "Conv", "Add",     "Conv", "Relu",
+             "Mul",  "Conv", "Add",  "Sigmoid", "Relu", "Conv"};
+  plan.partitions = {big};
+  const std::string text = plan_to_text(plan);
+  EXPECT_TRUE(contains(text, "Conv x5, Relu x3, Add x2, +2 more")) << text;
+}
+
+TEST(PlanReportTest, TheDrawingWithoutAModelConnectsPartitionsThroughTheirValues) {
+  const std::string dot = plan_to_dot(sample_plan(), nullptr);
+  EXPECT_EQ(dot.rfind("digraph plan {\n", 0), 0u);
+  EXPECT_TRUE(contains(dot, "  p0 [label=\"#0 onednn\\nConv+Relu\\n1.250 ms\""));
+  EXPECT_TRUE(contains(dot, "  p0 -> p1;\n")) << dot;
+  EXPECT_FALSE(contains(dot, "p1 -> p0")) << dot;
+  EXPECT_TRUE(contains(dot, "\"legend_onednn\" [label=\"onednn (1)\"")) << dot;
+}
+
+TEST(PlanReportTest, TheDrawingOfAModelClustersItsNodesByPartition) {
+  Graph model;
+  const TensorType type{DType::kFloat32, {1, 4}};
+  ValueId x = model.add_input("x", type);
+  ValueId a = model.add_value("a", type);
+  ValueId b = model.add_value("b", type);
+  model.add_node("Relu", {x}, {a}, {}, "relu");
+  model.add_node("Abs", {a}, {b}, {}, "abs");
+  model.add_output(b);
+  Plan plan;
+  PlanPartition first;
+  first.backend = "onednn";
+  first.nodes = {"relu"};
+  PlanPartition second;
+  second.backend = "native";
+  second.nodes = {"abs"};
+  plan.partitions = {first, second};
+  const std::string dot = plan_to_dot(plan, &model);
+  EXPECT_TRUE(contains(dot, "subgraph cluster_p0 {")) << dot;
+  EXPECT_TRUE(contains(dot, "subgraph cluster_p1 {")) << dot;
+  EXPECT_LT(dot.find("cluster_p0"), dot.find("    n0 [label=\"Relu\""));
+  EXPECT_LT(dot.find("cluster_p1"), dot.find("    n1 [label=\"Abs\""));
+  EXPECT_TRUE(contains(dot, "  n0 -> n1;\n")) << dot;
+}
+
+TEST(PlanReportTest, QuotesAndBackslashesInNamesAreEscapedInTheDrawing) {
+  Plan plan = sample_plan();
+  plan.model_path = "dir\\my \"best\" model.onnx";
+  const std::string dot = plan_to_dot(plan, nullptr);
+  EXPECT_TRUE(contains(dot, "collage plan of dir\\\\my \\\"best\\\" model.onnx")) << dot;
+}
+
+}  // namespace
+}  // namespace collage
