@@ -6,39 +6,12 @@
 #include <fstream>
 
 #include "collage/ir/error.h"
+#include "plan/sample_plan.h"
 
 namespace collage {
 namespace {
 
-Plan sample_plan() {
-  Plan plan;
-  plan.strategy = "collage";
-  plan.model_path = "resnet18.onnx";
-  plan.model_hash = "abc123";
-  plan.input_shapes = {{"input", {1, 3, 224, 224}}};
-  plan.machine = "AMD EPYC|avx2,fma|t2";
-  plan.threads = 2;
-  plan.backend_versions = {{"native", "collage-native 0.1"}, {"onednn", "oneDNN 2.6.3"}};
-  PlanPartition conv;
-  conv.backend = "onednn";
-  conv.rule = "conv_bias_relu";
-  conv.nodes = {"Conv_0", "Relu_1"};
-  conv.ops = {"Conv", "Relu"};
-  conv.inputs = {"input"};
-  conv.outputs = {"relu_out"};
-  conv.estimated_ms = 1.25;
-  conv.alternatives.push_back({"native", "op", 1, 2.5, ""});
-  conv.alternatives.push_back({"xnnpack", "graph", 2, std::nullopt, "compile failed"});
-  PlanPartition pool;
-  pool.backend = "native";
-  pool.nodes = {"GlobalAveragePool_2"};
-  pool.ops = {"GlobalAveragePool"};
-  pool.estimated_ms = 0.1;
-  plan.partitions = {conv, pool};
-  plan.estimated_ms = 1.35;
-  plan.search = {40, 30, 10, 2, 77, 12.5};
-  return plan;
-}
+using testing::sample_plan;
 
 TEST(PlanJsonTest, APlanSurvivesTheRoundTrip) {
   Plan original = sample_plan();
