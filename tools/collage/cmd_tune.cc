@@ -59,29 +59,8 @@ void run_tune(const TuneArgs& args) {
   print_summary(outcome.searched);
   Plan plan = outcome.kept;
   if (outcome.decision) {
-    for (const EvaluatedPlan& e : outcome.evaluated) {
-      fmt::print("  {:<18} {:>9.3f} ms{}\n", e.plan.strategy, e.timing.median_seconds * 1e3,
-                 e.mismatch ? "  (outputs differ: " + *e.mismatch + ")" : "");
-    }
-    const EvaluatedPlan& searched = outcome.evaluated[outcome.decision->searched];
-    const EvaluatedPlan& best = outcome.evaluated[outcome.decision->best_baseline];
-    switch (outcome.decision->reason) {
-      case KeptPlan::Reason::kSearchedMismatch:
-        fmt::print("the searched plan's outputs differ from native ({}); keeping {} instead\n",
-                   *searched.mismatch, best.plan.strategy);
-        break;
-      case KeptPlan::Reason::kBaselineFaster:
-        fmt::print(
-            "the searched plan measured {:.3f} ms, slower than {} at {:.3f} ms; keeping {}\n",
-            searched.timing.median_seconds * 1e3, best.plan.strategy,
-            best.timing.median_seconds * 1e3, best.plan.strategy);
-        break;
-      case KeptPlan::Reason::kSearchedIsFastest:
-        fmt::print("measured end to end: {:.3f} ms (estimated {:.3f} ms), {:.2f}x faster than {}\n",
-                   searched.timing.median_seconds * 1e3, searched.plan.estimated_ms.value_or(0),
-                   best.timing.median_seconds / searched.timing.median_seconds, best.plan.strategy);
-        break;
-    }
+    for (const EvaluatedPlan& e : outcome.evaluated) fmt::print("  {}\n", describe_evaluated(e));
+    fmt::print("{}\n", describe_kept_plan(*outcome.decision, outcome.evaluated));
   }
   std::string output = args.output.empty() ? default_plan_path(model) : args.output;
   save_plan(plan, output);

@@ -48,27 +48,6 @@ StrategyResult strategy_result(const EvaluatedPlan& evaluated) {
                         .mismatch = evaluated.mismatch.value_or("")};
 }
 
-std::string reason_text(const KeptPlan& decision, const std::vector<EvaluatedPlan>& evaluated) {
-  const EvaluatedPlan& searched = evaluated[decision.searched];
-  const EvaluatedPlan& best = evaluated[decision.best_baseline];
-  switch (decision.reason) {
-    case KeptPlan::Reason::kSearchedMismatch:
-      return fmt::format("the searched plan's outputs differ from native's ({}); kept {}",
-                         *searched.mismatch, best.plan.strategy);
-    case KeptPlan::Reason::kBaselineFaster:
-      return fmt::format(
-          "the searched plan measured {:.3f} ms, slower than {} at {:.3f} ms; kept {}",
-          searched.timing.median_seconds * 1e3, best.plan.strategy,
-          best.timing.median_seconds * 1e3, best.plan.strategy);
-    case KeptPlan::Reason::kSearchedIsFastest:
-      break;
-  }
-  return fmt::format("the searched plan measured {:.3f} ms, {:.2f}x faster than {}",
-                     searched.timing.median_seconds * 1e3,
-                     best.timing.median_seconds / searched.timing.median_seconds,
-                     best.plan.strategy);
-}
-
 }  // namespace
 
 const char* version() { return "0.1.0"; }
@@ -93,7 +72,7 @@ TuneResult tune(const std::string& model_path, const TuneOptions& options) {
     const auto& s = outcome.searched.search;
     result.search = SearchSummary{s.candidates, s.measured, s.cache_hits, s.invalid, s.seconds};
     for (const EvaluatedPlan& e : outcome.evaluated) result.measured.push_back(strategy_result(e));
-    result.reason = outcome.decision ? reason_text(*outcome.decision, outcome.evaluated)
+    result.reason = outcome.decision ? describe_kept_plan(*outcome.decision, outcome.evaluated)
                                      : "not verified end to end (verify = false)";
     return result;
   });
@@ -111,7 +90,7 @@ CompareResult compare(const std::string& model_path, const TuneOptions& options)
     const Plan& kept = outcome.results[outcome.decision.kept].plan;
     result.kept_strategy = kept.strategy;
     result.kept_plan_json = plan_to_json(kept).dump(2);
-    result.reason = reason_text(outcome.decision, outcome.results);
+    result.reason = describe_kept_plan(outcome.decision, outcome.results);
     return result;
   });
 }

@@ -50,6 +50,12 @@ std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<
   return results;
 }
 
+std::string describe_evaluated(const EvaluatedPlan& evaluated) {
+  return fmt::format("{:<18} {:>9.3f} ms{}", evaluated.plan.strategy,
+                     evaluated.timing.median_seconds * 1e3,
+                     evaluated.mismatch ? "  (outputs differ: " + *evaluated.mismatch + ")" : "");
+}
+
 KeptPlan keep_faster_plan(const std::vector<EvaluatedPlan>& evaluated) {
   auto is_baseline = [&](std::size_t i) {
     const std::string& name = evaluated[i].plan.strategy;
@@ -76,6 +82,27 @@ KeptPlan keep_faster_plan(const std::vector<EvaluatedPlan>& evaluated) {
     kept.kept = kept.best_baseline;
   }
   return kept;
+}
+
+std::string describe_kept_plan(const KeptPlan& kept, const std::vector<EvaluatedPlan>& evaluated) {
+  const EvaluatedPlan& searched = evaluated[kept.searched];
+  const EvaluatedPlan& best = evaluated[kept.best_baseline];
+  switch (kept.reason) {
+    case KeptPlan::Reason::kSearchedMismatch:
+      return fmt::format("the searched plan's outputs differ from native ({}); keeping {} instead",
+                         *searched.mismatch, best.plan.strategy);
+    case KeptPlan::Reason::kBaselineFaster:
+      return fmt::format(
+          "the searched plan measured {:.3f} ms, slower than {} at {:.3f} ms; keeping {}",
+          searched.timing.median_seconds * 1e3, best.plan.strategy,
+          best.timing.median_seconds * 1e3, best.plan.strategy);
+    case KeptPlan::Reason::kSearchedIsFastest:
+      break;
+  }
+  return fmt::format("measured end to end: {:.3f} ms (estimated {:.3f} ms), {:.2f}x faster than {}",
+                     searched.timing.median_seconds * 1e3, searched.plan.estimated_ms.value_or(0),
+                     best.timing.median_seconds / searched.timing.median_seconds,
+                     best.plan.strategy);
 }
 
 }  // namespace collage

@@ -32,6 +32,9 @@ struct EvaluatedPlan {
 std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<Plan>& plans,
                                           int threads, int rounds, int warmup);
 
+// "single:onednn        12.345 ms", with "(outputs differ: why)" when they do.
+std::string describe_evaluated(const EvaluatedPlan& evaluated);
+
 // Which plan to keep after the searched plan ran beside the baselines.
 struct KeptPlan {
   enum class Reason {
@@ -57,5 +60,9 @@ struct KeptPlan {
 // searched plan is kept unless its outputs differ or a baseline measured
 // faster. Asserts that there is a collage entry.
 KeptPlan keep_faster_plan(const std::vector<EvaluatedPlan>& evaluated);
+
+// One line on which plan `kept` keeps and why, with the times that decided
+// it: what `collage tune` prints and TuneResult::reason holds.
+std::string describe_kept_plan(const KeptPlan& kept, const std::vector<EvaluatedPlan>& evaluated);
 
 }  // namespace collage

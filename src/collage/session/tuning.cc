@@ -26,15 +26,11 @@ std::vector<std::string> other_backends(const PlanningOptions& options) {
 void report_verification(const PlanningOptions& options, const std::vector<EvaluatedPlan>& plans) {
   if (!options.progress) return;
   for (std::size_t i = 0; i < plans.size(); ++i) {
-    const EvaluatedPlan& e = plans[i];
-    options.progress(TuneProgress{
-        .stage = TuneProgress::Stage::kVerify,
-        .done = i + 1,
-        .total = plans.size(),
-        .finished = i + 1 == plans.size(),
-        .message =
-            fmt::format("{:<18} {:>9.3f} ms{}", e.plan.strategy, e.timing.median_seconds * 1e3,
-                        e.mismatch ? "  (outputs differ: " + *e.mismatch + ")" : "")});
+    options.progress(TuneProgress{.stage = TuneProgress::Stage::kVerify,
+                                  .done = i + 1,
+                                  .total = plans.size(),
+                                  .finished = i + 1 == plans.size(),
+                                  .message = describe_evaluated(plans[i])});
   }
 }
 
