@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -74,6 +75,22 @@ template <std::unique_ptr<Backend> (*Make)()>
 const Backend& backend_instance() {
   static const std::unique_ptr<Backend> backend = Make();
   return *backend;
+}
+
+// Largest |a - b| over the largest |b|; 0 when both are all zero.
+inline double relative_error(const Tensor& actual, const Tensor& expected) {
+  double max_error = 0.0;
+  double max_magnitude = 0.0;
+  const float* a = actual.data<float>();
+  const float* e = expected.data<float>();
+  for (std::int64_t i = 0; i < expected.numel(); ++i) {
+    if (std::isnan(a[i]) != std::isnan(e[i])) return INFINITY;
+    if (std::isnan(e[i])) continue;
+    max_error = std::max(max_error, std::abs(static_cast<double>(a[i]) - e[i]));
+    max_magnitude = std::max(max_magnitude, std::abs(static_cast<double>(e[i])));
+  }
+  if (max_error == 0.0) return 0.0;
+  return max_magnitude == 0.0 ? INFINITY : max_error / max_magnitude;
 }
 
 // A float graph under construction, with generated value names and random

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "collage/ir/error.h"
+#include "collage/ir/file_io.h"
 
 namespace collage {
 namespace {
@@ -249,41 +250,8 @@ std::string cache_key(const std::string& partition_hash, const std::string& back
   return partition_hash + "|" + backend_name + "|" + backend_version + "|" + machine;
 }
 
-std::string private_temp_directory() {
-  const uid_t uid = ::geteuid();
-  const std::string dir =
-      (std::filesystem::temp_directory_path() / fmt::format("collage-{}", uid)).string();
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    throw Error(fmt::format("cannot create the private cache directory: {}", std::strerror(errno)),
-                {.file = dir});
-  }
-  // lstat: the directory itself, not what a planted symlink points to.
-  struct stat info {};
-  if (::lstat(dir.c_str(), &info) != 0) {
-    throw Error(fmt::format("cannot inspect the cache directory: {}", std::strerror(errno)),
-                {.file = dir});
-  }
-  if (!S_ISDIR(info.st_mode) || info.st_uid != uid || (info.st_mode & 077) != 0) {
-    throw Error(
-        "refusing the cache directory: it must be a directory owned by this user with "
-        "mode 0700 (another user may control it); set XDG_CACHE_HOME or pass --cache",
-        {.file = dir});
-  }
-  return dir;
-}
-
 std::string default_cache_path() {
-  std::filesystem::path base;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
-    base = std::filesystem::path(xdg) / "collage";
-  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    base = std::filesystem::path(home) / ".cache" / "collage";
-  } else {
-    // The shared temp directory is writable by everyone: another user could
-    // plant a cache there whose rows steer our plans.
-    base = private_temp_directory();
-  }
-  return (base / "measurements.sqlite").string();
+  return (std::filesystem::path(cache_directory()) / "measurements.sqlite").string();
 }
 
 }  // namespace collage

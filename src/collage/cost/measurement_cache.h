@@ -96,14 +96,7 @@ class MeasurementCache {
 std::string cache_key(const std::string& partition_hash, const std::string& backend_name,
                       const std::string& backend_version, const std::string& machine);
 
-// $XDG_CACHE_HOME/collage/measurements.sqlite, or ~/.cache/collage/... .
-// With neither XDG_CACHE_HOME nor HOME set: private_temp_directory()'s
-// measurements.sqlite.
+// measurements.sqlite in cache_directory() (ir/file_io.h).
 std::string default_cache_path();
-
-// $TMPDIR/collage-<uid> (default /tmp), created with mode 0700. Throws Error
-// when it exists but is not a directory owned by this user that only this
-// user can access (a symlink, another owner, group or other permissions).
-std::string private_temp_directory();
 
 }  // namespace collage

@@ -1,10 +1,12 @@
 #include "collage/ir/file_io.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <vector>
@@ -119,6 +121,41 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
     ::unlink(temp_path.c_str());
     throw error;
   }
+}
+
+std::string private_temp_directory() {
+  const uid_t uid = ::geteuid();
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / fmt::format("collage-{}", uid)).string();
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    throw Error(fmt::format("cannot create the private cache directory: {}", std::strerror(errno)),
+                {.file = dir});
+  }
+  // lstat: the directory itself, not what a planted symlink points to.
+  struct stat info {};
+  if (::lstat(dir.c_str(), &info) != 0) {
+    throw Error(fmt::format("cannot inspect the cache directory: {}", std::strerror(errno)),
+                {.file = dir});
+  }
+  if (!S_ISDIR(info.st_mode) || info.st_uid != uid || (info.st_mode & 077) != 0) {
+    throw Error(
+        "refusing the cache directory: it must be a directory owned by this user with "
+        "mode 0700 (another user may control it); set XDG_CACHE_HOME or pass --cache",
+        {.file = dir});
+  }
+  return dir;
+}
+
+std::string cache_directory() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+    return (std::filesystem::path(xdg) / "collage").string();
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return (std::filesystem::path(home) / ".cache" / "collage").string();
+  }
+  // The shared temp directory is writable by everyone: another user could
+  // plant a cache there whose rows steer our plans.
+  return private_temp_directory();
 }
 
 }  // namespace collage

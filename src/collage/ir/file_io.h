@@ -36,4 +36,15 @@ std::string read_regular_file(const std::string& path,
 // file when it cannot be written; the temporary file is removed then.
 void write_file_atomically(const std::string& path, std::string_view bytes);
 
+// Where the tool keeps what it learns about a machine (measurements,
+// compiled kernels): $XDG_CACHE_HOME/collage, or ~/.cache/collage. With
+// neither XDG_CACHE_HOME nor HOME set: private_temp_directory(). The
+// directory may not exist yet.
+std::string cache_directory();
+
+// $TMPDIR/collage-<uid> (default /tmp), created with mode 0700. Throws Error
+// when it exists but is not a directory owned by this user that only this
+// user can access (a symlink, another owner, group or other permissions).
+std::string private_temp_directory();
+
 }  // namespace collage

@@ -272,4 +272,13 @@ std::string structural_hash_hex(const Graph& graph) {
   return fmt::format("{:016x}", structural_hash(graph));
 }
 
+std::uint64_t fnv1a_64(std::string_view bytes) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (char c : bytes) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
 }  // namespace collage

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "collage/ir/graph.h"
 
@@ -29,6 +30,9 @@ namespace collage {
 inline constexpr std::int64_t kHashedConstantElements = 64;
 
 std::uint64_t structural_hash(const Graph& graph);
+
+// FNV-1a, 64 bit, of `bytes`: the same function, for names, keys and files.
+std::uint64_t fnv1a_64(std::string_view bytes);
 
 // The hash as 16 lower-case hex digits.
 std::string structural_hash_hex(const Graph& graph);

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <numbers>
 
+#include "collage/ir/structural_hash.h"
+
 namespace collage {
 namespace {
 
@@ -33,14 +35,7 @@ class SplitMix64 {
 };
 
 // FNV-1a, so that an input's data depends on its name, not its position.
-std::uint64_t hash_name(const std::string& name) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (char c : name) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
+std::uint64_t hash_name(const std::string& name) { return fnv1a_64(name); }
 
 double draw_float(SplitMix64& rng, FloatDistribution distribution) {
   if (distribution == FloatDistribution::kUniform) return 2.0 * rng.unit() - 1.0;

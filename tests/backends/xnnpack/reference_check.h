@@ -27,22 +27,6 @@ class GraphMaker : public OpGraphBuilder {
 
 inline const Backend& xnnpack_backend() { return backend_instance<make_xnnpack_backend>(); }
 
-// Largest |a - b| over the largest |b|; 0 when both are all zero.
-inline double relative_error(const Tensor& actual, const Tensor& expected) {
-  double max_error = 0.0;
-  double max_magnitude = 0.0;
-  const float* a = actual.data<float>();
-  const float* e = expected.data<float>();
-  for (std::int64_t i = 0; i < expected.numel(); ++i) {
-    if (std::isnan(a[i]) != std::isnan(e[i])) return INFINITY;
-    if (std::isnan(e[i])) continue;
-    max_error = std::max(max_error, std::abs(static_cast<double>(a[i]) - e[i]));
-    max_magnitude = std::max(max_magnitude, std::abs(static_cast<double>(e[i])));
-  }
-  if (max_error == 0.0) return 0.0;
-  return max_magnitude == 0.0 ? INFINITY : max_error / max_magnitude;
-}
-
 // Compiles `graph` with XNNPACK, runs it and the native reference on the same
 // random inputs, and checks every output within `tolerance`.
 inline void expect_matches_reference(const Graph& graph, int threads = 1, double tolerance = 1e-4,

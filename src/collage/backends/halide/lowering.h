@@ -1,0 +1,69 @@
+// Lowering: a partition Graph as one Halide pipeline.
+//
+// Every value of the region becomes a Halide Func over the value's index
+// space; every op defines its outputs' Funcs in terms of its inputs' Funcs,
+// so the whole region is one expression DAG that Halide fuses, schedules and
+// compiles into one kernel. Halide orders a Func's arguments innermost first,
+// the reverse of ONNX's row-major dimensions; the lowering speaks ONNX order
+// and reverses at every definition and call.
+//
+// What becomes a pipeline argument: the partition's inputs, in
+// Graph::inputs() order, then every float constant with more than one
+// element (weights and biases are run-time buffers, so a compiled kernel
+// serves every region of the same structure, whatever its weights), then the
+// outputs. Scalar float constants and integer constants (shapes, axes,
+// paddings) are compiled in; the structural hash that keys the kernel cache
+// covers their values.
+#pragma once
+
+#include <Halide.h>
+
+#include <string>
+#include <vector>
+
+#include "collage/ir/graph.h"
+#include "collage/ir/result.h"
+
+namespace collage::halide {
+
+// What a Func is, for the schedule.
+enum class StageKind {
+  // Pure and cheap: inlined into its consumers unless it is read many times.
+  kInjective,
+  // Has a reduction (an update definition over an RDom): always materialized.
+  kReduction,
+};
+
+struct Stage {
+  Halide::Func func;
+  Shape shape;
+  StageKind kind = StageKind::kInjective;
+  // Read by a window op (each element many times) or by several ops:
+  // computed once into its own buffer instead of inlined.
+  bool materialize = false;
+  bool is_output = false;
+};
+
+struct Lowered {
+  // Pipeline arguments before the outputs: partition inputs, then buffer constants.
+  std::vector<Halide::ImageParam> params;
+  // The value behind each param, same order.
+  std::vector<ValueId> param_values;
+  // One Func per partition output, in Graph::outputs() order.
+  std::vector<Halide::Func> outputs;
+  // Every Func the lowering defined, in definition (topological) order.
+  std::vector<Stage> stages;
+};
+
+// Whether the halide backend can run `node` of `graph` (float32 data,
+// static shapes, an op and attributes the lowering handles).
+bool supports_node(const Graph& graph, const Node& node);
+
+// The ops the lowering handles, for `collage backends`.
+std::vector<std::string> supported_ops();
+
+// Builds the pipeline's Funcs for `partition`. A node it cannot lower is a
+// Failure naming it.
+Result<Lowered> lower(const Graph& partition);
+
+}  // namespace collage::halide

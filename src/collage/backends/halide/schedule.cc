@@ -1,0 +1,196 @@
+#include "collage/backends/halide/schedule.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include "collage/ir/error.h"
+
+#ifndef COLLAGE_HALIDE_PLUGIN_DIR
+#define COLLAGE_HALIDE_PLUGIN_DIR "/usr/lib/x86_64-linux-gnu/halide14"
+#endif
+
+namespace collage::halide {
+namespace {
+
+using Halide::Func;
+using Halide::TailStrategy;
+using Halide::Var;
+
+// The widest vector of at most `natural` lanes that fits `extent`.
+int vector_width(std::int64_t extent, int natural) {
+  for (int width = natural; width >= 4; width /= 2) {
+    if (extent >= width) return width;
+  }
+  return 1;
+}
+
+// Vectorizes the innermost dimension and parallelizes the fused outer ones
+// of one definition (the pure one, or an update over the same variables).
+// An update may not recompute a point (ShiftInwards would accumulate twice):
+// its ragged tail is guarded instead.
+template <typename Definition>
+void tile(Definition definition, const std::vector<Var>& args, const Shape& shape, int natural,
+          int threads, bool is_update) {
+  if (args.empty()) return;
+  const int width = vector_width(shape.back(), natural);
+  if (width > 1) {
+    const bool ragged = shape.back() % width != 0;
+    definition.vectorize(args[0], width,
+                         !ragged    ? TailStrategy::Auto
+                         : is_update ? TailStrategy::GuardWithIf
+                                     : TailStrategy::ShiftInwards);
+  }
+  if (args.size() < 2 || threads < 2) return;
+  std::int64_t outer = 1;
+  for (std::size_t i = 0; i + 1 < shape.size(); ++i) outer *= shape[i];
+  if (outer < 2) return;
+  Var fused = args[1];
+  for (std::size_t i = 2; i < args.size(); ++i) {
+    Var next(fmt::format("{}_{}", fused.name(), args[i].name()));
+    definition.fuse(fused, args[i], next);
+    fused = next;
+  }
+  definition.parallel(fused);
+}
+
+void template_schedule(const Lowered& lowered, const Halide::Target& target, int threads) {
+  const int natural = target.natural_vector_size<float>();
+  for (const Stage& stage : lowered.stages) {
+    Func f = stage.func;
+    // Reading a parameter costs nothing: never copy one.
+    const bool is_param_read = f.name().rfind("in_", 0) == 0;
+    if (!stage.is_output && (is_param_read || !stage.materialize)) continue;
+    if (!stage.is_output) f.compute_root();
+    const std::vector<Var> args = f.args();
+    tile(f, args, stage.shape, natural, threads, false);
+    for (int u = 0; u < f.num_update_definitions(); ++u) {
+      tile(f.update(u), args, stage.shape, natural, threads, true);
+    }
+  }
+}
+
+void set_estimates(const Lowered& lowered) {
+  for (std::size_t i = 0; i < lowered.params.size(); ++i) {
+    Halide::ImageParam param = lowered.params[i];
+    for (int d = 0; d < param.dimensions(); ++d) {
+      param.dim(d).set_estimate(param.dim(d).min(), param.dim(d).extent());
+    }
+  }
+  for (const Stage& stage : lowered.stages) {
+    if (!stage.is_output) continue;
+    Halide::Region region;
+    for (auto it = stage.shape.rbegin(); it != stage.shape.rend(); ++it) {
+      region.emplace_back(0, static_cast<int>(*it));
+    }
+    Func f = stage.func;
+    f.set_estimates(region);
+  }
+}
+
+std::string plugin_of(ScheduleKind kind) {
+  switch (kind) {
+    case ScheduleKind::kMullapudi2016:
+      return "libautoschedule_mullapudi2016.so";
+    case ScheduleKind::kAdams2019:
+      return "libautoschedule_adams2019.so";
+    case ScheduleKind::kLi2018:
+      return "libautoschedule_li2018.so";
+    case ScheduleKind::kTemplate:
+      break;
+  }
+  return {};
+}
+
+// Halide names its autoschedulers in their plugins.
+std::string autoscheduler_of(ScheduleKind kind) {
+  switch (kind) {
+    case ScheduleKind::kMullapudi2016:
+      return "Mullapudi2016";
+    case ScheduleKind::kAdams2019:
+      return "Adams2019";
+    case ScheduleKind::kLi2018:
+      return "Li2018";
+    case ScheduleKind::kTemplate:
+      break;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string schedule_name(ScheduleKind kind) {
+  switch (kind) {
+    case ScheduleKind::kTemplate:
+      return "template";
+    case ScheduleKind::kMullapudi2016:
+      return "mullapudi2016";
+    case ScheduleKind::kAdams2019:
+      return "adams2019";
+    case ScheduleKind::kLi2018:
+      return "li2018";
+  }
+  return "?";
+}
+
+std::optional<ScheduleKind> parse_schedule(const std::string& name) {
+  for (ScheduleKind kind : {ScheduleKind::kTemplate, ScheduleKind::kMullapudi2016,
+                            ScheduleKind::kAdams2019, ScheduleKind::kLi2018}) {
+    if (schedule_name(kind) == name) return kind;
+  }
+  return std::nullopt;
+}
+
+ScheduleKind schedule_from_environment() {
+  const char* text = std::getenv("COLLAGE_HALIDE_SCHEDULE");
+  if (text == nullptr || *text == '\0') return ScheduleKind::kTemplate;
+  if (auto kind = parse_schedule(text)) return *kind;
+  throw Error(fmt::format(
+      "COLLAGE_HALIDE_SCHEDULE must be template, mullapudi2016, adams2019 or li2018, not '{}'",
+      text));
+}
+
+Halide::Target kernel_target() {
+  Halide::Target target = Halide::get_host_target();
+  // Halide 14 reads AVX-512 BF16 as a Sapphire Rapids, whose feature set
+  // includes the VEX-encoded AVX-VNNI; AMD's Zen 4 has the first and not
+  // the second, and a kernel using it dies of SIGILL. Each feature level is
+  // kept only when the CPU confirms what it implies.
+  __builtin_cpu_init();
+  if (target.has_feature(Halide::Target::AVX512_SapphireRapids) &&
+      !(__builtin_cpu_supports("avxvnni") && __builtin_cpu_supports("avx512bf16"))) {
+    target = target.without_feature(Halide::Target::AVX512_SapphireRapids);
+  }
+  if (target.has_feature(Halide::Target::AVX512_Cannonlake) &&
+      !(__builtin_cpu_supports("avx512ifma") && __builtin_cpu_supports("avx512vbmi"))) {
+    target = target.without_feature(Halide::Target::AVX512_Cannonlake);
+  }
+  return target.with_feature(Halide::Target::UserContext);
+}
+
+Result<Halide::Pipeline> schedule(const Lowered& lowered, ScheduleKind kind,
+                                  const Halide::Target& target, int threads) {
+  std::vector<Func> outputs = lowered.outputs;
+  Halide::Pipeline pipeline(outputs);
+  try {
+    if (kind == ScheduleKind::kTemplate) {
+      template_schedule(lowered, target, threads);
+      return pipeline;
+    }
+    static std::mutex plugin_mutex;
+    {
+      std::lock_guard lock(plugin_mutex);
+      Halide::load_plugin(std::string(COLLAGE_HALIDE_PLUGIN_DIR) + "/" + plugin_of(kind));
+    }
+    set_estimates(lowered);
+    // Parallelism, last-level cache bytes, the cost of a load against an op.
+    const Halide::MachineParams machine(threads, 32u << 20, 40.0f);
+    pipeline.auto_schedule(autoscheduler_of(kind), target, machine);
+    return pipeline;
+  } catch (const Halide::Error& error) {
+    return Failure{fmt::format("{} schedule failed: {}", schedule_name(kind), error.what())};
+  }
+}
+
+}  // namespace collage::halide
