@@ -10,9 +10,25 @@
 #include <vector>
 
 #include "collage/ir/error.h"
+#include "collage/ir/flops.h"
 
 namespace collage::halide {
 namespace {
+
+// Below this much work (flops, or elements written) a run stays on one
+// thread: waking a second one costs more than it saves (the same bound as
+// the native kernels').
+constexpr std::int64_t kMinParallelWork = 1 << 15;
+
+std::int64_t region_work(const Graph& partition) {
+  std::int64_t elements = 0;
+  for (const Node& node : partition.nodes()) {
+    for (ValueId out : node.outputs) {
+      if (out != kNoValue) elements += partition.type(out).numel();
+    }
+  }
+  return std::max(elements, graph_flops(partition));
+}
 
 // What travels in Halide's user context.
 struct RunContext {
@@ -65,7 +81,7 @@ class HalideKernel final : public Kernel {
   HalideKernel(const Graph& partition, KernelLibrary library,
                const std::vector<ValueId>& param_values, int threads)
       : library_(std::move(library)) {
-    context_.threads = std::max(1, threads);
+    context_.threads = region_work(partition) < kMinParallelWork ? 1 : std::max(1, threads);
     // Each library holds its own runtime: point its hooks at ours.
     using SetParFor = halide_do_par_for_t (*)(halide_do_par_for_t);
     using SetError = halide_error_handler_t (*)(halide_error_handler_t);

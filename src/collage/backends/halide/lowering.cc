@@ -21,7 +21,7 @@ using Halide::Var;
 
 // The largest dense convolution (input channels x kernel taps) and matrix
 // product (reduction length; multiply-adds) the backend takes.
-constexpr std::int64_t kMaxDenseTaps = 64;
+constexpr std::int64_t kMaxDenseTaps = 27;
 constexpr std::int64_t kMaxProductDepth = 256;
 constexpr std::int64_t kMaxProductWork = std::int64_t{1} << 22;
 

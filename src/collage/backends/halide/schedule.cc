@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 
@@ -17,6 +18,9 @@ namespace {
 using Halide::Func;
 using Halide::TailStrategy;
 using Halide::Var;
+
+// About this many elements per parallel task.
+constexpr std::int64_t kTaskElements = 2048;
 
 // The widest vector of at most `natural` lanes that fits `extent`.
 int vector_width(std::int64_t extent, int natural) {
@@ -51,6 +55,16 @@ void tile(Definition definition, const std::vector<Var>& args, const Shape& shap
     Var next(fmt::format("{}_{}", fused.name(), args[i].name()));
     definition.fuse(fused, args[i], next);
     fused = next;
+  }
+  // A task per row costs a call through the thread pool per row: short rows
+  // are grouped into tasks of about kTaskElements elements.
+  const std::int64_t rows_per_task =
+      std::clamp<std::int64_t>(kTaskElements / std::max<std::int64_t>(shape.back(), 1), 1, outer);
+  if (rows_per_task > 1) {
+    Var task(fused.name() + "_task");
+    Var row(fused.name() + "_row");
+    definition.split(fused, task, row, static_cast<int>(rows_per_task), TailStrategy::GuardWithIf);
+    fused = task;
   }
   definition.parallel(fused);
 }

@@ -1,0 +1,198 @@
+// Times every backend on the regions the halide backend takes in real
+// models: the memory-bound parts (depthwise and grouped convolutions with
+// their epilogues, pooling, normalizations, elementwise chains, data
+// movement) that no GEMM library covers.
+//
+// The regions are those of the model's `single:halide` placement (largest
+// Halide candidates first, the rest on native). Each distinct region is
+// extracted as a standalone partition, compiled by every backend that can
+// compile it whole, checked against the reference executor, and timed with
+// the same inputs and thread count; the backends take turns within each
+// round (A B C A B C ...), and a cell is the median of the round medians.
+//
+//   bench_halide_regions [--threads N] [--rounds R] [--input-shape NAME=D,...]
+//                        MODEL.onnx [MODEL.onnx ...]
+// One markdown table row per region on stdout.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "collage/backends/native/native_backend.h"
+#include "collage/backends/registry.h"
+#include "collage/cost/measurer.h"
+#include "collage/ir/structural_hash.h"
+#include "collage/partition/dataflow_graph.h"
+#include "collage/runtime/random_inputs.h"
+#include "collage/runtime/timing.h"
+#include "collage/search/backend_spec.h"
+#include "collage/search/strategy.h"
+#include "collage/session/model_loading.h"
+
+namespace collage {
+namespace {
+
+struct Region {
+  std::string model;
+  std::string ops;
+  std::string shape;
+  Graph graph;
+};
+
+std::string describe_ops(const Graph& graph) {
+  std::vector<std::string> parts;
+  for (const Node& node : graph.nodes()) parts.push_back(node.op_type);
+  if (parts.size() > 6) {
+    const std::size_t more = parts.size() - 5;
+    parts.resize(5);
+    parts.push_back(fmt::format("... ({} ops)", more + 5));
+  }
+  std::string text;
+  for (const std::string& part : parts) text += (text.empty() ? "" : "+") + part;
+  return text;
+}
+
+std::vector<Region> halide_regions(const std::string& path, const std::string& name,
+                                   const std::map<std::string, Shape>& shapes,
+                                   std::set<std::uint64_t>& seen) {
+  const Graph model = load_model(path, shapes);
+  const DataflowGraph dfg(model);
+  const BackendRegistry& registry = BackendRegistry::global();
+  const SpecOptions options;
+  const std::vector<PartitionSpecPtr> priority{make_backend_spec(registry.get("halide"), options)};
+  const PartitionSpecPtr fallback = make_backend_spec(registry.native(), options);
+  std::vector<Region> regions;
+  for (const ChosenPartition& chosen : greedy_cover(dfg, priority, fallback)) {
+    if (chosen.candidate.spec_name() != "halide") continue;
+    Graph graph = extract_subgraph(model, chosen.candidate.sub_graph.node_ids(dfg));
+    if (!seen.insert(structural_hash(graph)).second) continue;
+    const Shape& shape = graph.type(graph.outputs().front()).shape;
+    regions.push_back(Region{name, describe_ops(graph), shape_to_string(shape), std::move(graph)});
+  }
+  return regions;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+int run(int argc, char** argv) {
+  int threads = 2;
+  int rounds = 3;
+  std::map<std::string, Shape> shapes;
+  std::vector<std::string> models;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--threads" && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+    } else if (arg == "--rounds" && i + 1 < argc) {
+      rounds = std::atoi(argv[++i]);
+    } else if (arg == "--input-shape" && i + 1 < argc) {
+      const std::string spec = argv[++i];
+      const auto eq = spec.find('=');
+      Shape shape;
+      for (std::size_t at = eq + 1; at < spec.size();) {
+        const auto comma = spec.find(',', at);
+        shape.push_back(std::stoll(spec.substr(at, comma - at)));
+        at = comma == std::string::npos ? spec.size() : comma + 1;
+      }
+      shapes[spec.substr(0, eq)] = shape;
+    } else {
+      models.push_back(arg);
+    }
+  }
+  if (models.empty() || threads < 1 || rounds < 1) {
+    std::cerr << "usage: bench_halide_regions [--threads N] [--rounds R] "
+                 "[--input-shape NAME=D,...] MODEL.onnx...\n";
+    return 2;
+  }
+  const BackendRegistry& registry = BackendRegistry::global();
+  std::vector<std::string> names = registry.names();
+  fmt::print("| model | region | output | {} ms | fastest |\n", fmt::join(names, " ms | "));
+  std::string separator = "|---|---|---|";
+  for (std::size_t k = 0; k <= names.size(); ++k) separator += "---|";
+  fmt::print("{}\n", separator);
+  std::set<std::uint64_t> seen;
+  std::map<std::string, int> wins;
+  int total = 0;
+  for (const std::string& path : models) {
+    std::string name = path.substr(0, path.rfind('/'));
+    name = name.substr(name.rfind('/') + 1);
+    for (Region& region : halide_regions(path, name, shapes, seen)) {
+      std::map<std::string, Tensor> by_name = random_inputs(region.graph);
+      std::vector<Tensor> inputs;
+      for (ValueId id : region.graph.inputs()) inputs.push_back(by_name.at(region.graph.value(id).name));
+      std::vector<Tensor> expected;
+      for (ValueId id : region.graph.outputs()) expected.push_back(Tensor::allocate(region.graph.type(id)));
+      compile_reference(region.graph, 1)->run(inputs, expected);
+      std::vector<std::unique_ptr<Kernel>> kernels(names.size());
+      std::vector<std::vector<Tensor>> outputs(names.size());
+      for (std::size_t b = 0; b < names.size(); ++b) {
+        auto kernel = registry.get(names[b]).compile(region.graph, CompileOptions{threads});
+        if (!kernel) continue;
+        for (ValueId id : region.graph.outputs()) {
+          outputs[b].push_back(Tensor::allocate(region.graph.type(id)));
+        }
+        (*kernel)->run(inputs, outputs[b]);
+        bool right = true;
+        for (std::size_t k = 0; k < expected.size(); ++k) {
+          right = right && !compare_outputs(outputs[b][k], expected[k], 1e-3, 1e-5).has_value();
+        }
+        if (right) kernels[b] = std::move(*kernel);
+      }
+      std::vector<std::vector<double>> round_medians(names.size());
+      TimingOptions timing;
+      timing.budget_seconds = 0.2;
+      for (int r = 0; r < rounds; ++r) {
+        for (std::size_t b = 0; b < names.size(); ++b) {
+          if (!kernels[b]) continue;
+          Kernel& kernel = *kernels[b];
+          std::vector<Tensor>& out = outputs[b];
+          round_medians[b].push_back(
+              time_function([&] { kernel.run(inputs, out); }, timing).median_seconds);
+        }
+      }
+      std::string cells;
+      double best = 0;
+      std::string fastest;
+      for (std::size_t b = 0; b < names.size(); ++b) {
+        if (round_medians[b].empty()) {
+          cells += " — |";
+          continue;
+        }
+        const double ms = median(round_medians[b]) * 1e3;
+        cells += fmt::format(" {:.4f} |", ms);
+        if (fastest.empty() || ms < best) {
+          best = ms;
+          fastest = names[b];
+        }
+      }
+      ++wins[fastest];
+      ++total;
+      fmt::print("| {} | {} | {} |{} {} |\n", region.model, region.ops, region.shape, cells, fastest);
+      std::fflush(stdout);
+    }
+  }
+  fmt::print("\nfastest backend over {} regions:", total);
+  for (const auto& [backend, count] : wins) fmt::print(" {} {}", backend, count);
+  fmt::print(" (threads {}, {} rounds)\n", threads, rounds);
+  return 0;
+}
+
+}  // namespace
+}  // namespace collage
+
+int main(int argc, char** argv) {
+  try {
+    return collage::run(argc, argv);
+  } catch (const std::exception& error) {
+    std::cerr << "bench_halide_regions: " << error.what() << "\n";
+    return 2;
+  }
+}

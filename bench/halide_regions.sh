@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Times every backend on the regions the halide backend takes in the zoo
+# and PaddleOCR models (bench_halide_regions) and writes
+# bench/results/halide_regions-<date>.md.
+#
+#   bench/halide_regions.sh [BUILD_DIR]      (default: build)
+# Environment: THREADS (default 2), ROUNDS (default 3), COLLAGE_ZOO_DIR.
+# Run on an idle machine (check `uptime`).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(dirname "$here")"
+build="${1:-$root/build}"
+binary="$build/bench_halide_regions"
+threads="${THREADS:-2}"
+rounds="${ROUNDS:-3}"
+zoo="${COLLAGE_ZOO_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/collage/zoo}"
+paddle="${XDG_CACHE_HOME:-$HOME/.cache}/collage/thirdparty/paddleocr"
+if [[ ! -x "$binary" ]]; then
+  echo "halide_regions.sh: $binary not found; build the bench_halide_regions target first" >&2
+  exit 2
+fi
+out="$here/results/halide_regions-$(date +%F).md"
+mkdir -p "$here/results"
+{
+  echo "# Every backend on the halide backend's regions"
+  echo
+  echo "\`bench/halide_regions.sh\` on $(date +%F), $threads threads, $rounds rounds (median of round medians, ms)."
+  echo "Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg)."
+  echo
+  models=()
+  for m in mobilenet_v2 squeezenet1_1 bert_encoder resnet18 dcgan_generator; do
+    [ -f "$zoo/$m/model.onnx" ] && models+=("$zoo/$m/model.onnx")
+  done
+  "$binary" --threads "$threads" --rounds "$rounds" "${models[@]}"
+  if [ -f "$paddle/ch_ppocr_mobile_v2.0_cls_infer.onnx" ]; then
+    echo
+    "$binary" --threads "$threads" --rounds "$rounds" --input-shape x=1,3,48,192 \
+      "$paddle/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+  fi
+} > "$out"
+echo "wrote $out"
