@@ -27,6 +27,7 @@
 #include "collage/backends/registry.h"
 #include "collage/cost/measurer.h"
 #include "collage/ir/structural_hash.h"
+#include "collage/onnx/importer.h"
 #include "collage/partition/dataflow_graph.h"
 #include "collage/runtime/random_inputs.h"
 #include "collage/runtime/timing.h"
@@ -77,11 +78,6 @@ std::vector<Region> halide_regions(const std::string& path, const std::string& n
   return regions;
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
 int run(int argc, char** argv) {
   int threads = 2;
   int rounds = 3;
@@ -94,15 +90,7 @@ int run(int argc, char** argv) {
     } else if (arg == "--rounds" && i + 1 < argc) {
       rounds = std::atoi(argv[++i]);
     } else if (arg == "--input-shape" && i + 1 < argc) {
-      const std::string spec = argv[++i];
-      const auto eq = spec.find('=');
-      Shape shape;
-      for (std::size_t at = eq + 1; at < spec.size();) {
-        const auto comma = spec.find(',', at);
-        shape.push_back(std::stoll(spec.substr(at, comma - at)));
-        at = comma == std::string::npos ? spec.size() : comma + 1;
-      }
-      shapes[spec.substr(0, eq)] = shape;
+      shapes.insert(parse_input_shape(argv[++i]));
     } else {
       models.push_back(arg);
     }
@@ -127,9 +115,11 @@ int run(int argc, char** argv) {
     for (Region& region : halide_regions(path, name, shapes, seen)) {
       std::map<std::string, Tensor> by_name = random_inputs(region.graph);
       std::vector<Tensor> inputs;
-      for (ValueId id : region.graph.inputs()) inputs.push_back(by_name.at(region.graph.value(id).name));
+      for (ValueId id : region.graph.inputs())
+        inputs.push_back(by_name.at(region.graph.value(id).name));
       std::vector<Tensor> expected;
-      for (ValueId id : region.graph.outputs()) expected.push_back(Tensor::allocate(region.graph.type(id)));
+      for (ValueId id : region.graph.outputs())
+        expected.push_back(Tensor::allocate(region.graph.type(id)));
       compile_reference(region.graph, 1)->run(inputs, expected);
       std::vector<std::unique_ptr<Kernel>> kernels(names.size());
       std::vector<std::vector<Tensor>> outputs(names.size());
@@ -166,7 +156,7 @@ int run(int argc, char** argv) {
           cells += " — |";
           continue;
         }
-        const double ms = median(round_medians[b]) * 1e3;
+        const double ms = percentile(round_medians[b], 0.5) * 1e3;
         cells += fmt::format(" {:.4f} |", ms);
         if (fastest.empty() || ms < best) {
           best = ms;
@@ -175,7 +165,8 @@ int run(int argc, char** argv) {
       }
       ++wins[fastest];
       ++total;
-      fmt::print("| {} | {} | {} |{} {} |\n", region.model, region.ops, region.shape, cells, fastest);
+      fmt::print("| {} | {} | {} |{} {} |\n", region.model, region.ops, region.shape, cells,
+                 fastest);
       std::fflush(stdout);
     }
   }

@@ -93,6 +93,25 @@ inline double relative_error(const Tensor& actual, const Tensor& expected) {
   return max_magnitude == 0.0 ? INFINITY : max_error / max_magnitude;
 }
 
+// Compiles `graph` with `backend`, runs it and the native reference on the
+// same random inputs (uniform in [low, high)), and checks every output
+// within `tolerance` (relative_error).
+inline void expect_backend_matches_reference(const Backend& backend, const Graph& graph,
+                                             int threads, double tolerance, float low, float high) {
+  auto kernel = backend.compile(graph, CompileOptions{threads});
+  ASSERT_TRUE(kernel.ok()) << kernel.error();
+  std::vector<Tensor> inputs = random_inputs(graph, 77, low, high);
+  std::vector<Tensor> actual = allocate_outputs(graph);
+  std::vector<Tensor> expected = allocate_outputs(graph);
+  (*kernel)->run(inputs, actual);
+  compile_reference(graph, 1)->run(inputs, expected);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_LE(relative_error(actual[i], expected[i]), tolerance)
+        << "output " << i << " (" << graph.value(graph.outputs()[i]).name << ", "
+        << expected[i].type().to_string() << ")";
+  }
+}
+
 // A float graph under construction, with generated value names and random
 // constants (seeds counting up from `first_seed`).
 class OpGraphBuilder {

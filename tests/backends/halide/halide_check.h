@@ -28,18 +28,7 @@ inline void expect_halide_matches(const Graph& graph, int threads = 2, double to
   for (const Node& node : graph.nodes()) {
     ASSERT_TRUE(halide_backend().supports(graph, node)) << node.op_type << " is not supported";
   }
-  auto kernel = halide_backend().compile(graph, CompileOptions{threads});
-  ASSERT_TRUE(kernel.ok()) << kernel.error();
-  std::vector<Tensor> inputs = random_inputs(graph, 77, low, high);
-  std::vector<Tensor> actual = allocate_outputs(graph);
-  std::vector<Tensor> expected = allocate_outputs(graph);
-  (*kernel)->run(inputs, actual);
-  compile_reference(graph, 1)->run(inputs, expected);
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_LE(relative_error(actual[i], expected[i]), tolerance)
-        << "output " << i << " (" << graph.value(graph.outputs()[i]).name << ", "
-        << expected[i].type().to_string() << ")";
-  }
+  expect_backend_matches_reference(halide_backend(), graph, threads, tolerance, low, high);
 }
 
 using Ints = std::vector<std::int64_t>;

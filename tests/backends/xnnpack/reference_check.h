@@ -31,18 +31,7 @@ inline const Backend& xnnpack_backend() { return backend_instance<make_xnnpack_b
 // random inputs, and checks every output within `tolerance`.
 inline void expect_matches_reference(const Graph& graph, int threads = 1, double tolerance = 1e-4,
                                      float low = -1.0f, float high = 1.0f) {
-  auto kernel = xnnpack_backend().compile(graph, CompileOptions{threads});
-  ASSERT_TRUE(kernel.ok()) << kernel.error();
-  std::vector<Tensor> inputs = random_inputs(graph, 77, low, high);
-  std::vector<Tensor> actual = allocate_outputs(graph);
-  std::vector<Tensor> expected = allocate_outputs(graph);
-  (*kernel)->run(inputs, actual);
-  compile_reference(graph, 1)->run(inputs, expected);
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_LE(relative_error(actual[i], expected[i]), tolerance)
-        << "output " << i << " (" << graph.value(graph.outputs()[i]).name << ", "
-        << expected[i].type().to_string() << ")";
-  }
+  expect_backend_matches_reference(xnnpack_backend(), graph, threads, tolerance, low, high);
 }
 
 using Ints = std::vector<std::int64_t>;
