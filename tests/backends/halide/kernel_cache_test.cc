@@ -36,7 +36,7 @@ class KernelCacheTest : public ::testing::Test {
     Halide::ImageParam in(Halide::Float(32), 1, "in");
     Halide::Func out("out");
     Halide::Var x("x");
-    out(x) = in(x) * 2.0f + 1.0f;
+    out(x) = in(x)*2.0f + 1.0f;
     out.compile_to_object(object, {in}, kKernelFunction, kernel_target());
     return true;
   }
@@ -79,8 +79,7 @@ TEST_F(KernelCacheTest, AMissCompilesAndAHitLoads) {
 
   // A writer that fails shows that a hit never compiles.
   auto second = cache.load_or_build(
-      "key-a", [](const std::string&) -> Result<bool> { return Failure{"must not compile"}; },
-      60);
+      "key-a", [](const std::string&) -> Result<bool> { return Failure{"must not compile"}; }, 60);
   ASSERT_TRUE(second.ok()) << second.error();
   EXPECT_TRUE(second->from_cache);
   EXPECT_TRUE(doubles(*second));

@@ -36,8 +36,7 @@ TEST(HalideOps, UnaryWithAttributes) {
     SCOPED_TRACE(c.op);
     OpGraphBuilder b;
     const ValueId x = b.input({4, 33});
-    expect_halide_matches(b.finish(b.node(c.op, {x}, {4, 33}, c.attributes)), 2, 1e-5, -5.0f,
-                          5.0f);
+    expect_halide_matches(b.finish(b.node(c.op, {x}, {4, 33}, c.attributes)), 2, 1e-5, -5.0f, 5.0f);
   }
 }
 
@@ -66,9 +65,12 @@ TEST(HalideOps, BinaryBroadcasting) {
     Shape a, b, out;
   };
   const std::vector<Case> shapes = {
-      {{2, 3, 4, 5}, {2, 3, 4, 5}, {2, 3, 4, 5}}, {{2, 3, 4, 5}, {5}, {2, 3, 4, 5}},
-      {{2, 3, 4, 5}, {3, 1, 1}, {2, 3, 4, 5}},    {{1, 3, 1, 5}, {2, 1, 4, 1}, {2, 3, 4, 5}},
-      {{7, 1}, {1, 9}, {7, 9}},                   {{}, {6, 2}, {6, 2}},
+      {{2, 3, 4, 5}, {2, 3, 4, 5}, {2, 3, 4, 5}},
+      {{2, 3, 4, 5}, {5}, {2, 3, 4, 5}},
+      {{2, 3, 4, 5}, {3, 1, 1}, {2, 3, 4, 5}},
+      {{1, 3, 1, 5}, {2, 1, 4, 1}, {2, 3, 4, 5}},
+      {{7, 1}, {1, 9}, {7, 9}},
+      {{}, {6, 2}, {6, 2}},
   };
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "PRelu"}) {
     for (const Case& c : shapes) {
@@ -103,15 +105,20 @@ struct ConvCase {
 TEST(HalideOps, ConvolutionGrid) {
   const std::vector<ConvCase> cases = {
       // depthwise 3x3, stride 1 and 2, with padding
-      {{1, 8, 10, 12}, {8, 1, 3, 3}, attrs({{"group", std::int64_t{8}}, {"pads", Ints{1, 1, 1, 1}}}),
+      {{1, 8, 10, 12},
+       {8, 1, 3, 3},
+       attrs({{"group", std::int64_t{8}}, {"pads", Ints{1, 1, 1, 1}}}),
        {1, 8, 10, 12}},
       {{1, 8, 11, 11},
        {8, 1, 3, 3},
        attrs({{"group", std::int64_t{8}}, {"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}}),
        {1, 8, 6, 6}},
       // depthwise 5x5 with a channel multiplier, no bias
-      {{2, 4, 9, 9}, {8, 1, 5, 5}, attrs({{"group", std::int64_t{4}}, {"pads", Ints{2, 2, 2, 2}}}),
-       {2, 8, 9, 9}, false},
+      {{2, 4, 9, 9},
+       {8, 1, 5, 5},
+       attrs({{"group", std::int64_t{4}}, {"pads", Ints{2, 2, 2, 2}}}),
+       {2, 8, 9, 9},
+       false},
       // grouped 3x3
       {{1, 8, 7, 9}, {12, 2, 3, 3}, attrs({{"group", std::int64_t{4}}}), {1, 12, 5, 7}},
       // small dense 1x1 and 3x3 with dilation and asymmetric padding
@@ -121,7 +128,11 @@ TEST(HalideOps, ConvolutionGrid) {
        attrs({{"dilations", Ints{2, 2}}, {"pads", Ints{2, 1, 0, 2}}}),
        {1, 5, 7, 8}},
       // SAME_UPPER
-      {{1, 6, 8, 8}, {6, 1, 3, 3}, attrs({{"group", std::int64_t{6}}, {"auto_pad", std::string("SAME_UPPER")}, {"strides", Ints{2, 2}}}),
+      {{1, 6, 8, 8},
+       {6, 1, 3, 3},
+       attrs({{"group", std::int64_t{6}},
+              {"auto_pad", std::string("SAME_UPPER")},
+              {"strides", Ints{2, 2}}}),
        {1, 6, 4, 4}},
   };
   for (const ConvCase& c : cases) {
@@ -155,9 +166,11 @@ TEST(HalideOps, PoolingGrid) {
        attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}),
        {1, 3, 5, 5}},
       {"MaxPool",
-       attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"ceil_mode", std::int64_t{1}}}),
+       attrs(
+           {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"ceil_mode", std::int64_t{1}}}),
        {1, 3, 4, 5}},
-      {"AveragePool", attrs({{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}}),
+      {"AveragePool",
+       attrs({{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}}),
        {1, 3, 9, 10}},
       {"AveragePool",
        attrs({{"kernel_shape", Ints{3, 3}},
@@ -195,8 +208,8 @@ TEST(HalideOps, Reductions) {
                                    {{1}, false, {2, 4, 6}},
                                    {{2, 3}, true, {2, 3, 1, 1}},
                                    {{}, false, {}}};
-  for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceSumSquare",
-                         "ReduceL2"}) {
+  for (const char* op :
+       {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceSumSquare", "ReduceL2"}) {
     for (const Case& c : cases) {
       SCOPED_TRACE(op);
       OpGraphBuilder b(13);
@@ -245,17 +258,16 @@ TEST(HalideOps, SoftmaxAndLayerNormalization) {
   for (std::int64_t axis : {-1, 1}) {
     OpGraphBuilder b;
     const ValueId x = b.input({2, 7, 19});
-    expect_halide_matches(
-        b.finish(b.node("Softmax", {x}, {2, 7, 19}, attrs({{"axis", axis}}))), 2, 1e-5, -5.0f,
-        5.0f);
+    expect_halide_matches(b.finish(b.node("Softmax", {x}, {2, 7, 19}, attrs({{"axis", axis}}))), 2,
+                          1e-5, -5.0f, 5.0f);
   }
   for (std::int64_t axis : {-1, -2}) {
     OpGraphBuilder b;
     const ValueId x = b.input({2, 5, 24});
     const Shape normalized = axis == -1 ? Shape{24} : Shape{5, 24};
-    const ValueId y = b.node("LayerNormalization",
-                             {x, b.weights(normalized), b.weights(normalized)}, {2, 5, 24},
-                             attrs({{"axis", axis}, {"epsilon", 1e-5f}}));
+    const ValueId y =
+        b.node("LayerNormalization", {x, b.weights(normalized), b.weights(normalized)}, {2, 5, 24},
+               attrs({{"axis", axis}, {"epsilon", 1e-5f}}));
     expect_halide_matches(b.finish(y));
   }
 }
@@ -263,10 +275,10 @@ TEST(HalideOps, SoftmaxAndLayerNormalization) {
 TEST(HalideOps, BatchNormalization) {
   OpGraphBuilder b;
   const ValueId x = b.input({2, 6, 5, 5});
-  const ValueId y = b.node(
-      "BatchNormalization",
-      {x, b.weights({6}), b.weights({6}), b.weights({6}), b.weights({6}, 0.5f, 2.0f)},
-      {2, 6, 5, 5});
+  const ValueId y =
+      b.node("BatchNormalization",
+             {x, b.weights({6}), b.weights({6}), b.weights({6}), b.weights({6}, 0.5f, 2.0f)},
+             {2, 6, 5, 5});
   expect_halide_matches(b.finish(y));
 }
 
@@ -312,9 +324,9 @@ TEST(HalideOps, DataMovement) {
   {
     OpGraphBuilder b;
     const ValueId x = b.input({4, 10, 6});
-    const ValueId s = b.node("Slice", {x, b.ints({1, -1, 0}), b.ints({3, 1, 6}), b.ints({0, 1, 2}),
-                                       b.ints({1, -2, 3})},
-                             {2, 4, 2});
+    const ValueId s = b.node(
+        "Slice", {x, b.ints({1, -1, 0}), b.ints({3, 1, 6}), b.ints({0, 1, 2}), b.ints({1, -2, 3})},
+        {2, 4, 2});
     expect_halide_matches(b.finish(s));
   }
 }

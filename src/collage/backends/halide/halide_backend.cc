@@ -3,12 +3,13 @@
 // (schedule.h), compiled ahead of time for this CPU into a shared library
 // that the kernel cache keeps on disk (kernel_cache.h), and run on the
 // plan's OpenMP threads (halide_kernel.h).
+#include "collage/backends/halide/halide_backend.h"
+
 #include <fmt/format.h>
 
 #include <cstdlib>
 
 #include "code_version.h"
-#include "collage/backends/halide/halide_backend.h"
 #include "collage/backends/halide/halide_kernel.h"
 #include "collage/backends/halide/kernel_cache.h"
 #include "collage/backends/halide/lowering.h"
@@ -72,12 +73,11 @@ class HalideBackend final : public Backend {
     // than one"; the autoschedulers' do.
     const int schedule_threads =
         schedule_ == halide::ScheduleKind::kTemplate ? std::min(threads, 2) : threads;
-    const std::string key = fmt::format(
-        "region {} | target {} | schedule {} threads {} | {} | code {}",
-        structural_hash_hex(partition), target.to_string(), halide::schedule_name(schedule_),
-        schedule_threads, version(), code_version());
-    const halide::ObjectWriter write_object =
-        [&](const std::string& object_path) -> Result<bool> {
+    const std::string key =
+        fmt::format("region {} | target {} | schedule {} threads {} | {} | code {}",
+                    structural_hash_hex(partition), target.to_string(),
+                    halide::schedule_name(schedule_), schedule_threads, version(), code_version());
+    const halide::ObjectWriter write_object = [&](const std::string& object_path) -> Result<bool> {
       Result<Halide::Pipeline> pipeline =
           halide::schedule(*lowered, schedule_, target, schedule_threads);
       if (!pipeline) return Failure{pipeline.error()};

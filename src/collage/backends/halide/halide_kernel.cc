@@ -36,8 +36,7 @@ struct RunContext {
   std::string error;
 };
 
-int openmp_do_par_for(void* user_context, halide_task_t task, int min, int size,
-                      uint8_t* closure) {
+int openmp_do_par_for(void* user_context, halide_task_t task, int min, int size, uint8_t* closure) {
   const auto* context = static_cast<RunContext*>(user_context);
   const int threads = std::min(context != nullptr ? context->threads : 1, size);
   if (threads <= 1 || omp_in_parallel()) {
@@ -67,7 +66,8 @@ struct BufferShape {
   explicit BufferShape(const Shape& shape) {
     std::int64_t stride = 1;
     for (auto it = shape.rbegin(); it != shape.rend(); ++it) {
-      dims.push_back(halide_dimension_t(0, static_cast<int32_t>(*it), static_cast<int32_t>(stride)));
+      dims.push_back(
+          halide_dimension_t(0, static_cast<int32_t>(*it), static_cast<int32_t>(stride)));
       stride *= *it;
     }
     buffer.type = halide_type_t(halide_type_float, 32);
@@ -85,8 +85,8 @@ class HalideKernel final : public Kernel {
     // Each library holds its own runtime: point its hooks at ours.
     using SetParFor = halide_do_par_for_t (*)(halide_do_par_for_t);
     using SetError = halide_error_handler_t (*)(halide_error_handler_t);
-    auto set_par_for = reinterpret_cast<SetParFor>(
-        ::dlsym(library_.handle.get(), "halide_set_custom_do_par_for"));
+    auto set_par_for =
+        reinterpret_cast<SetParFor>(::dlsym(library_.handle.get(), "halide_set_custom_do_par_for"));
     auto set_error =
         reinterpret_cast<SetError>(::dlsym(library_.handle.get(), "halide_set_error_handler"));
     if (set_par_for == nullptr || set_error == nullptr) {
@@ -148,8 +148,7 @@ class HalideKernel final : public Kernel {
 }  // namespace
 
 std::unique_ptr<Kernel> make_halide_kernel(const Graph& partition, KernelLibrary library,
-                                           const std::vector<ValueId>& param_values,
-                                           int threads) {
+                                           const std::vector<ValueId>& param_values, int threads) {
   return std::make_unique<HalideKernel>(partition, std::move(library), param_values, threads);
 }
 

@@ -21,7 +21,6 @@ namespace collage::halide {
 // A kernel over `library` for `partition`, whose lowering passed the values
 // `param_values` (inputs, then buffer constants) before the outputs.
 std::unique_ptr<Kernel> make_halide_kernel(const Graph& partition, KernelLibrary library,
-                                           const std::vector<ValueId>& param_values,
-                                           int threads);
+                                           const std::vector<ValueId>& param_values, int threads);
 
 }  // namespace collage::halide

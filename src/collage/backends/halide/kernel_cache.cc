@@ -126,8 +126,8 @@ Result<bool> build_with_budget(const ObjectWriter& write_object, const std::stri
   }
   ::close(pipe_fds[0]);
   if (timed_out) {
-    return Failure{fmt::format("compiling the kernel exceeded its budget of {:.0f} s",
-                               budget_seconds)};
+    return Failure{
+        fmt::format("compiling the kernel exceeded its budget of {:.0f} s", budget_seconds)};
   }
   if (WIFSIGNALED(status)) {
     return Failure{fmt::format("the kernel compiler died with signal {}", WTERMSIG(status))};

@@ -143,7 +143,7 @@ class Lowerer {
     std::vector<Expr> index;
     for (int i = 0; i < r; ++i) {
       index.push_back(shape(id)[static_cast<std::size_t>(i)] == 1 ? Expr(0)
-                                                                    : Expr(out[i + offset]));
+                                                                  : Expr(out[i + offset]));
     }
     return at(id, index);
   }
@@ -228,7 +228,8 @@ class Lowerer {
     }
     if (tensor.numel() == 1) {
       const float value = tensor.data<float>()[0];
-      define(id, [value](const std::vector<Var>&) { return Expr(value); }, "const");
+      define(
+          id, [value](const std::vector<Var>&) { return Expr(value); }, "const");
     } else {
       add_param(id);
     }
@@ -273,9 +274,7 @@ class Lowerer {
 
 // ---- elementwise
 
-Expr sigmoid(const Expr& x) {
-  return 1.0f / (1.0f + Halide::exp(-x));
-}
+Expr sigmoid(const Expr& x) { return 1.0f / (1.0f + Halide::exp(-x)); }
 
 Expr unary_expr(const Node& node, const Expr& x, const Graph& graph) {
   const std::string& op = node.op_type;
@@ -334,9 +333,9 @@ Expr unary_expr(const Node& node, const Expr& x, const Graph& graph) {
 
 const std::vector<std::string>& unary_ops() {
   static const std::vector<std::string> ops = {
-      "Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Swish", "Tanh",
-      "Exp",  "Log",       "Sqrt",    "Reciprocal",  "Neg",       "Abs",   "Floor",
-      "Ceil", "Erf",       "Identity", "Elu",        "Softplus",  "Gelu",  "Clip"};
+      "Relu", "LeakyRelu", "Sigmoid",  "HardSigmoid", "HardSwish", "Swish", "Tanh",
+      "Exp",  "Log",       "Sqrt",     "Reciprocal",  "Neg",       "Abs",   "Floor",
+      "Ceil", "Erf",       "Identity", "Elu",         "Softplus",  "Gelu",  "Clip"};
   return ops;
 }
 
@@ -405,9 +404,8 @@ void Lowerer::lower_conv(const Node& node) {
   Func f = reduce(
       "conv", shape(y), r,
       [&](const std::vector<Var>& v, const Halide::RDom& d) {
-        const Expr c_in = (v[1] / static_cast<int>(per_group_out)) *
-                              static_cast<int>(per_group_in) +
-                          d[0];
+        const Expr c_in =
+            (v[1] / static_cast<int>(per_group_out)) * static_cast<int>(per_group_in) + d[0];
         std::vector<Expr> xi{v[0], c_in};
         std::vector<bool> checked{false, false};
         std::vector<Expr> wi{v[1], d[0]};
@@ -437,7 +435,8 @@ void Lowerer::lower_pool(const Node& node) {
                                           node.attributes.get_ints("kernel_shape"));
   const int spatial = static_cast<int>(window.rank());
   // The output size is the graph's (see native's pools on ceil_mode).
-  for (int s = 0; s < spatial; ++s) window.axes[static_cast<std::size_t>(s)].output = shape(y)[2 + s];
+  for (int s = 0; s < spatial; ++s)
+    window.axes[static_cast<std::size_t>(s)].output = shape(y)[2 + s];
   const bool is_max = node.op_type == "MaxPool";
   materialize(x);
   std::vector<Halide::Range> ranges;
@@ -473,14 +472,14 @@ void Lowerer::lower_pool(const Node& node) {
         Expr count = 1;
         for (int s = 0; s < spatial; ++s) {
           const WindowAxis& axis = window.axes[static_cast<std::size_t>(s)];
-          const Expr first = v[2 + s] * static_cast<int>(axis.stride) -
-                             static_cast<int>(axis.pad_begin);
+          const Expr first =
+              v[2 + s] * static_cast<int>(axis.stride) - static_cast<int>(axis.pad_begin);
           const int lo = include_pad ? -static_cast<int>(axis.pad_begin) : 0;
           const int hi = static_cast<int>(include_pad ? axis.input + axis.pad_end : axis.input);
           Expr taps = 0;
           if (axis.dilation == 1) {
-            taps = Halide::max(0, Halide::min(first + static_cast<int>(axis.kernel), hi) -
-                                      Halide::max(first, lo));
+            taps = Halide::max(
+                0, Halide::min(first + static_cast<int>(axis.kernel), hi) - Halide::max(first, lo));
           } else {
             for (std::int64_t t = 0; t < axis.kernel; ++t) {
               const Expr p = first + static_cast<int>(t * axis.dilation);
@@ -520,7 +519,8 @@ void Lowerer::lower_global_pool(const Node& node) {
     return;
   }
   const float scale = 1.0f / static_cast<float>(count);
-  define(y, [&](const std::vector<Var>& v) { return acc(reversed(v)) * scale; }, "gavg");
+  define(
+      y, [&](const std::vector<Var>& v) { return acc(reversed(v)) * scale; }, "gavg");
 }
 
 // ---- reductions
@@ -533,7 +533,8 @@ std::vector<bool> reduced_axes(const Graph& graph, const Node& node, int rank) {
     axes = node.attributes.get_ints("axes");
   }
   std::vector<bool> reduced(static_cast<std::size_t>(rank), axes.empty());
-  for (std::int64_t axis : axes) reduced[static_cast<std::size_t>(normalized_axis(axis, rank))] = true;
+  for (std::int64_t axis : axes)
+    reduced[static_cast<std::size_t>(normalized_axis(axis, rank))] = true;
   return reduced;
 }
 
@@ -577,9 +578,11 @@ void Lowerer::lower_reduce(const Node& node) {
              : (is_min ? Expr(std::numeric_limits<float>::infinity()) : Expr(0.0f)));
   if (op == "ReduceMean") {
     const float scale = 1.0f / static_cast<float>(count);
-    define(y, [&](const std::vector<Var>& v) { return acc(reversed(v)) * scale; }, "mean");
+    define(
+        y, [&](const std::vector<Var>& v) { return acc(reversed(v)) * scale; }, "mean");
   } else if (op == "ReduceL2") {
-    define(y, [&](const std::vector<Var>& v) { return Halide::sqrt(acc(reversed(v))); }, "l2");
+    define(
+        y, [&](const std::vector<Var>& v) { return Halide::sqrt(acc(reversed(v))); }, "l2");
   } else {
     funcs_[static_cast<std::size_t>(y)] = acc;
   }
@@ -683,7 +686,8 @@ void Lowerer::lower_softmax(const Node& node) {
   {
     const std::vector<Var> v = vars(r);
     std::vector<Expr> stat = along(v, 0);
-    ex(reversed(v)) = Halide::exp(at(x, exprs(v)) - mx(std::vector<Expr>(stat.rbegin(), stat.rend())));
+    ex(reversed(v)) =
+        Halide::exp(at(x, exprs(v)) - mx(std::vector<Expr>(stat.rbegin(), stat.rend())));
   }
   Func sum = new_func("ssum", stat_shape, StageKind::kReduction);
   {
@@ -762,7 +766,8 @@ void Lowerer::lower_layer_norm(const Node& node) {
           const int pr = rank(p);
           std::vector<Expr> index;
           for (int i = 0; i < pr; ++i) {
-            const std::size_t source = tail.size() - static_cast<std::size_t>(pr) + static_cast<std::size_t>(i);
+            const std::size_t source =
+                tail.size() - static_cast<std::size_t>(pr) + static_cast<std::size_t>(i);
             index.push_back(shape(p)[static_cast<std::size_t>(i)] == 1 ? Expr(0) : tail[source]);
           }
           return at(p, index);
@@ -781,8 +786,7 @@ void Lowerer::lower_batch_norm(const Node& node) {
       node.outputs[0],
       [&](const std::vector<Var>& v) {
         const Expr c = v[1];
-        const Expr scale = at(node.input(1), {c}) /
-                           Halide::sqrt(at(node.input(4), {c}) + epsilon);
+        const Expr scale = at(node.input(1), {c}) / Halide::sqrt(at(node.input(4), {c}) + epsilon);
         return (at(x, exprs(v)) - at(node.input(3), {c})) * scale + at(node.input(2), {c});
       },
       "batchnorm");
@@ -795,14 +799,16 @@ void Lowerer::lower_reshape(const Node& node) {
   const ValueId x = node.input(0);
   const ValueId y = node.outputs[0];
   if (shape(x) == shape(y)) {
-    define(y, [&](const std::vector<Var>& v) { return at(x, exprs(v)); }, "reshape");
+    define(
+        y, [&](const std::vector<Var>& v) { return at(x, exprs(v)); }, "reshape");
     return;
   }
   define(
       y,
       [&](const std::vector<Var>& v) {
         Expr flat = 0;
-        for (std::size_t i = 0; i < v.size(); ++i) flat = flat * static_cast<int>(shape(y)[i]) + v[i];
+        for (std::size_t i = 0; i < v.size(); ++i)
+          flat = flat * static_cast<int>(shape(y)[i]) + v[i];
         const Shape& xs = shape(x);
         std::vector<Expr> index(xs.size());
         for (std::size_t i = xs.size(); i-- > 0;) {
@@ -825,7 +831,8 @@ void Lowerer::lower_transpose(const Node& node) {
       node.outputs[0],
       [&](const std::vector<Var>& v) {
         std::vector<Expr> index(static_cast<std::size_t>(r));
-        for (int i = 0; i < r; ++i) index[static_cast<std::size_t>(perm[static_cast<std::size_t>(i)])] = v[i];
+        for (int i = 0; i < r; ++i)
+          index[static_cast<std::size_t>(perm[static_cast<std::size_t>(i)])] = v[i];
         return at(x, index);
       },
       "transpose");
@@ -852,7 +859,8 @@ void Lowerer::lower_concat(const Node& node) {
           index[static_cast<std::size_t>(axis)] =
               Halide::clamp(v[axis] - static_cast<int>(start), 0, extent - 1);
           const Expr value = at(in, index);
-          out = out.defined() ? Halide::select(v[axis] >= static_cast<int>(start), value, out) : value;
+          out = out.defined() ? Halide::select(v[axis] >= static_cast<int>(start), value, out)
+                              : value;
         }
         return out;
       },
@@ -896,7 +904,8 @@ void Lowerer::lower_slice(const Node& node) {
     const int a = normalized_axis(axes[i], r);
     const std::int64_t dim = shape(x)[static_cast<std::size_t>(a)];
     std::int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
-    s = steps[i] > 0 ? std::clamp<std::int64_t>(s, 0, dim) : std::clamp<std::int64_t>(s, 0, dim - 1);
+    s = steps[i] > 0 ? std::clamp<std::int64_t>(s, 0, dim)
+                     : std::clamp<std::int64_t>(s, 0, dim - 1);
     first[static_cast<std::size_t>(a)] = s;
     step[static_cast<std::size_t>(a)] = steps[i];
   }
@@ -916,8 +925,8 @@ void Lowerer::lower_slice(const Node& node) {
 void Lowerer::lower_pad(const Node& node) {
   const ValueId x = node.input(0);
   const int r = rank(x);
-  const std::vector<std::int64_t> pads = graph_.opset >= 11 ? *constant_ints(graph_, node.input(1))
-                                                            : node.attributes.get_ints("pads");
+  const std::vector<std::int64_t> pads =
+      graph_.opset >= 11 ? *constant_ints(graph_, node.input(1)) : node.attributes.get_ints("pads");
   float fill = 0.0f;
   if (graph_.opset >= 11) {
     if (auto v = constant_scalar(graph_, node.input(2))) fill = *v;
@@ -944,9 +953,8 @@ void Lowerer::lower_pad(const Node& node) {
             p = Halide::clamp(Halide::select(m < dim, m, period - m), 0, dim - 1);
           }
           index.push_back(p);
-          checked.push_back(mode == "constant" &&
-                            (pads[static_cast<std::size_t>(i)] > 0 ||
-                             pads[static_cast<std::size_t>(i + r)] > 0));
+          checked.push_back(mode == "constant" && (pads[static_cast<std::size_t>(i)] > 0 ||
+                                                   pads[static_cast<std::size_t>(i + r)] > 0));
         }
         return at_or(x, index, checked, fill);
       },
@@ -957,8 +965,10 @@ void Lowerer::lower_pad(const Node& node) {
 
 void Lowerer::lower_node(const Node& node) {
   const std::string& op = node.op_type;
-  if (std::find(unary_ops().begin(), unary_ops().end(), op) != unary_ops().end()) return lower_unary(node);
-  if (std::find(binary_ops().begin(), binary_ops().end(), op) != binary_ops().end()) return lower_binary(node);
+  if (std::find(unary_ops().begin(), unary_ops().end(), op) != unary_ops().end())
+    return lower_unary(node);
+  if (std::find(binary_ops().begin(), binary_ops().end(), op) != binary_ops().end())
+    return lower_binary(node);
   if (op == "Conv") return lower_conv(node);
   if (op == "MaxPool" || op == "AveragePool") return lower_pool(node);
   if (op == "GlobalAveragePool" || op == "GlobalMaxPool") return lower_global_pool(node);
@@ -1031,7 +1041,8 @@ bool op_supported(const Graph& graph, const Node& node) {
     return window_ok(graph, node, Shape(ws.begin() + 2, ws.end()));
   }
   if (op == "MaxPool" || op == "AveragePool") {
-    if (rank_of(0) != 4 || node.outputs.size() > 1 || !node.attributes.has("kernel_shape")) return false;
+    if (rank_of(0) != 4 || node.outputs.size() > 1 || !node.attributes.has("kernel_shape"))
+      return false;
     if (node.attributes.get_int("storage_order", 0) != 0) return false;
     return window_ok(graph, node, node.attributes.get_ints("kernel_shape"));
   }
@@ -1064,7 +1075,8 @@ bool op_supported(const Graph& graph, const Node& node) {
     if (rank_of(0) != 2 || rank_of(1) != 2 || (node.input(2) != kNoValue && rank_of(2) > 2)) {
       return false;
     }
-    return small_product(node.attributes.get_int("transA", 0) != 0 ? in_shape(0)[0] : in_shape(0)[1]);
+    return small_product(node.attributes.get_int("transA", 0) != 0 ? in_shape(0)[0]
+                                                                   : in_shape(0)[1]);
   }
   if (op == "Softmax") {
     // Opset 13's per-axis Softmax; earlier opsets agree with it on the last axis.
@@ -1139,11 +1151,31 @@ bool supports_node(const Graph& graph, const Node& node) {
 std::vector<std::string> supported_ops() {
   std::vector<std::string> ops = unary_ops();
   ops.insert(ops.end(), binary_ops().begin(), binary_ops().end());
-  for (const char* op :
-       {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "ReduceMean",
-        "ReduceSum", "ReduceMax", "ReduceMin", "ReduceSumSquare", "ReduceL2", "MatMul", "Gemm",
-        "Softmax", "LayerNormalization", "BatchNormalization", "Reshape", "Flatten", "Squeeze",
-        "Unsqueeze", "Transpose", "Concat", "Split", "Slice", "Pad"}) {
+  for (const char* op : {"Conv",
+                         "MaxPool",
+                         "AveragePool",
+                         "GlobalAveragePool",
+                         "GlobalMaxPool",
+                         "ReduceMean",
+                         "ReduceSum",
+                         "ReduceMax",
+                         "ReduceMin",
+                         "ReduceSumSquare",
+                         "ReduceL2",
+                         "MatMul",
+                         "Gemm",
+                         "Softmax",
+                         "LayerNormalization",
+                         "BatchNormalization",
+                         "Reshape",
+                         "Flatten",
+                         "Squeeze",
+                         "Unsqueeze",
+                         "Transpose",
+                         "Concat",
+                         "Split",
+                         "Slice",
+                         "Pad"}) {
     ops.emplace_back(op);
   }
   std::sort(ops.begin(), ops.end());

@@ -42,7 +42,7 @@ void tile(Definition definition, const std::vector<Var>& args, const Shape& shap
   if (width > 1) {
     const bool ragged = shape.back() % width != 0;
     definition.vectorize(args[0], width,
-                         !ragged    ? TailStrategy::Auto
+                         !ragged     ? TailStrategy::Auto
                          : is_update ? TailStrategy::GuardWithIf
                                      : TailStrategy::ShiftInwards);
   }
