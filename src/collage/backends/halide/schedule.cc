@@ -103,55 +103,37 @@ void set_estimates(const Lowered& lowered) {
   }
 }
 
-std::string plugin_of(ScheduleKind kind) {
-  switch (kind) {
-    case ScheduleKind::kMullapudi2016:
-      return "libautoschedule_mullapudi2016.so";
-    case ScheduleKind::kAdams2019:
-      return "libautoschedule_adams2019.so";
-    case ScheduleKind::kLi2018:
-      return "libautoschedule_li2018.so";
-    case ScheduleKind::kTemplate:
-      break;
-  }
-  return {};
-}
+// Every schedule: its name here, and for an autoscheduler the name Halide
+// gives it and the plugin that holds it.
+struct ScheduleEntry {
+  ScheduleKind kind;
+  const char* name;
+  const char* autoscheduler;
+  const char* plugin;
+};
 
-// Halide names its autoschedulers in their plugins.
-std::string autoscheduler_of(ScheduleKind kind) {
-  switch (kind) {
-    case ScheduleKind::kMullapudi2016:
-      return "Mullapudi2016";
-    case ScheduleKind::kAdams2019:
-      return "Adams2019";
-    case ScheduleKind::kLi2018:
-      return "Li2018";
-    case ScheduleKind::kTemplate:
-      break;
+constexpr ScheduleEntry kSchedules[] = {
+    {ScheduleKind::kTemplate, "template", "", ""},
+    {ScheduleKind::kMullapudi2016, "mullapudi2016", "Mullapudi2016",
+     "libautoschedule_mullapudi2016.so"},
+    {ScheduleKind::kAdams2019, "adams2019", "Adams2019", "libautoschedule_adams2019.so"},
+    {ScheduleKind::kLi2018, "li2018", "Li2018", "libautoschedule_li2018.so"},
+};
+
+const ScheduleEntry& entry_of(ScheduleKind kind) {
+  for (const ScheduleEntry& entry : kSchedules) {
+    if (entry.kind == kind) return entry;
   }
-  return {};
+  return kSchedules[0];
 }
 
 }  // namespace
 
-std::string schedule_name(ScheduleKind kind) {
-  switch (kind) {
-    case ScheduleKind::kTemplate:
-      return "template";
-    case ScheduleKind::kMullapudi2016:
-      return "mullapudi2016";
-    case ScheduleKind::kAdams2019:
-      return "adams2019";
-    case ScheduleKind::kLi2018:
-      return "li2018";
-  }
-  return "?";
-}
+std::string schedule_name(ScheduleKind kind) { return entry_of(kind).name; }
 
 std::optional<ScheduleKind> parse_schedule(const std::string& name) {
-  for (ScheduleKind kind : {ScheduleKind::kTemplate, ScheduleKind::kMullapudi2016,
-                            ScheduleKind::kAdams2019, ScheduleKind::kLi2018}) {
-    if (schedule_name(kind) == name) return kind;
+  for (const ScheduleEntry& entry : kSchedules) {
+    if (entry.name == name) return entry.kind;
   }
   return std::nullopt;
 }
@@ -195,12 +177,12 @@ Result<Halide::Pipeline> schedule(const Lowered& lowered, ScheduleKind kind,
     static std::mutex plugin_mutex;
     {
       std::lock_guard lock(plugin_mutex);
-      Halide::load_plugin(std::string(COLLAGE_HALIDE_PLUGIN_DIR) + "/" + plugin_of(kind));
+      Halide::load_plugin(std::string(COLLAGE_HALIDE_PLUGIN_DIR) + "/" + entry_of(kind).plugin);
     }
     set_estimates(lowered);
     // Parallelism, last-level cache bytes, the cost of a load against an op.
     const Halide::MachineParams machine(threads, 32u << 20, 40.0f);
-    pipeline.auto_schedule(autoscheduler_of(kind), target, machine);
+    pipeline.auto_schedule(entry_of(kind).autoscheduler, target, machine);
     return pipeline;
   } catch (const Halide::Error& error) {
     return Failure{fmt::format("{} schedule failed: {}", schedule_name(kind), error.what())};
