@@ -206,10 +206,14 @@ class Lowerer {
     Halide::ImageParam param(Halide::Float(32), static_cast<int>(s.size()),
                              fmt::format("p{}", params_.size()));
     // Dense row-major with exact bounds: the compiler knows every stride.
+    // The same numbers are the autoschedulers' estimates.
     std::int64_t stride = 1;
     for (int h = 0; h < static_cast<int>(s.size()); ++h) {
       const std::int64_t extent = s[s.size() - 1 - static_cast<std::size_t>(h)];
-      param.dim(h).set_bounds(0, static_cast<int>(extent)).set_stride(static_cast<int>(stride));
+      param.dim(h)
+          .set_bounds(0, static_cast<int>(extent))
+          .set_stride(static_cast<int>(stride))
+          .set_estimate(0, static_cast<int>(extent));
       stride *= extent;
     }
     params_.push_back(param);

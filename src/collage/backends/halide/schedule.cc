@@ -85,13 +85,9 @@ void template_schedule(const Lowered& lowered, const Halide::Target& target, int
   }
 }
 
+// The outputs' sizes, for the autoschedulers (the parameters carry theirs,
+// set by the lowering).
 void set_estimates(const Lowered& lowered) {
-  for (std::size_t i = 0; i < lowered.params.size(); ++i) {
-    Halide::ImageParam param = lowered.params[i];
-    for (int d = 0; d < param.dimensions(); ++d) {
-      param.dim(d).set_estimate(param.dim(d).min(), param.dim(d).extent());
-    }
-  }
   for (const Stage& stage : lowered.stages) {
     if (!stage.is_output) continue;
     Halide::Region region;
