@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
-#include <map>
-#include <numeric>
 #include <optional>
 
 #include "collage/ir/error.h"
@@ -111,9 +109,11 @@ class Lowerer {
   }
 
   // Reads value `id` at an ONNX-ordered index.
-  Expr at(ValueId id, const std::vector<Expr>& index) {
-    std::vector<Expr> reversed(index.rbegin(), index.rend());
-    return func(id)(reversed);
+  Expr at(ValueId id, const std::vector<Expr>& index) { return call(func(id), index); }
+
+  // Calls `f` at an ONNX-ordered index.
+  static Expr call(const Func& f, const std::vector<Expr>& index) {
+    return f(std::vector<Expr>(index.rbegin(), index.rend()));
   }
 
   // Reads `id` at `index`, or `outside` where the index leaves the tensor.
@@ -163,19 +163,25 @@ class Lowerer {
     throw Error("internal: a Func without a stage");
   }
 
-  Func new_func(const std::string& hint, const Shape& shape, StageKind kind) {
+  Func new_func(const std::string& hint, const Shape& shape, bool materialize) {
     Func f(fmt::format("{}_{}", hint, stages_.size()));
-    stages_.push_back(Stage{f, shape, kind, kind == StageKind::kReduction, false});
+    stages_.push_back(Stage{f, shape, materialize, false});
+    return f;
+  }
+
+  // A pure Func of `shape` defined as `body` over its ONNX-ordered index.
+  Func pure(const std::string& hint, const Shape& shape,
+            const std::function<Expr(const std::vector<Var>&)>& body, bool materialize = false) {
+    Func f = new_func(hint, shape, materialize);
+    const std::vector<Var> v = vars(shape.size());
+    f(reversed(v)) = body(v);
     return f;
   }
 
   // Defines value `id` (an op output) as `body` over its ONNX-ordered index.
   void define(ValueId id, const std::function<Expr(const std::vector<Var>&)>& body,
               const std::string& hint) {
-    Func f = new_func(hint, shape(id), StageKind::kInjective);
-    const std::vector<Var> v = vars(shape(id).size());
-    f(reversed(v)) = body(v);
-    funcs_[static_cast<std::size_t>(id)] = f;
+    funcs_[static_cast<std::size_t>(id)] = pure(hint, shape(id), body);
   }
 
   // A sum-like reduction: init, then `update` accumulated over `domain`.
@@ -183,7 +189,7 @@ class Lowerer {
   Func reduce(const std::string& hint, const Shape& out_shape, Halide::RDom domain,
               const std::function<Expr(const std::vector<Var>&, const Halide::RDom&)>& term,
               Combine combine, Expr init) {
-    Func f = new_func(hint, out_shape, StageKind::kReduction);
+    Func f = new_func(hint, out_shape, /*materialize=*/true);
     const std::vector<Var> v = vars(out_shape.size());
     f(reversed(v)) = init;
     const Expr t = term(v, domain);
@@ -218,10 +224,8 @@ class Lowerer {
     }
     params_.push_back(param);
     param_values_.push_back(id);
-    Func f = new_func("in", s, StageKind::kInjective);
-    const std::vector<Var> v = vars(s.size());
-    f(reversed(v)) = param(reversed(v));
-    funcs_[static_cast<std::size_t>(id)] = f;
+    funcs_[static_cast<std::size_t>(id)] =
+        pure("in", s, [&](const std::vector<Var>& v) { return param(reversed(v)); });
   }
 
   void define_constant(ValueId id) {
@@ -240,13 +244,14 @@ class Lowerer {
   }
 
   Func copy_of(ValueId id) {
-    Func f = new_func("copy", shape(id), StageKind::kInjective);
-    const std::vector<Var> v = vars(shape(id).size());
-    f(reversed(v)) = at(id, exprs(v));
-    return f;
+    return pure("copy", shape(id), [&](const std::vector<Var>& v) { return at(id, exprs(v)); });
   }
 
-  void materialize(ValueId id) { stage_of(func(id)).materialize = true; }
+  // Reading a parameter or a constant costs nothing: only computed values
+  // are materialized.
+  void materialize(ValueId id) {
+    if (graph_.value(id).producer != kNoNode) stage_of(func(id)).materialize = true;
+  }
 
   // ---- ops
 
@@ -685,27 +690,18 @@ void Lowerer::lower_softmax(const Node& node) {
       [&](const std::vector<Var>& v, const Halide::RDom& dom) { return at(x, along(v, dom.x)); },
       Combine::kMax, -std::numeric_limits<float>::infinity());
   // exp(x - max) is read twice (the sum and the quotient): materialized.
-  Func ex = new_func("sexp", shape(x), StageKind::kInjective);
-  stage_of(ex).materialize = true;
-  {
-    const std::vector<Var> v = vars(r);
-    std::vector<Expr> stat = along(v, 0);
-    ex(reversed(v)) =
-        Halide::exp(at(x, exprs(v)) - mx(std::vector<Expr>(stat.rbegin(), stat.rend())));
-  }
-  Func sum = new_func("ssum", stat_shape, StageKind::kReduction);
-  {
-    const std::vector<Var> v = vars(r);
-    sum(reversed(v)) = 0.0f;
-    std::vector<Expr> index = along(v, d.x);
-    sum(reversed(v)) += ex(std::vector<Expr>(index.rbegin(), index.rend()));
-  }
-  define(
-      y,
+  Func ex = pure(
+      "sexp", shape(x),
       [&](const std::vector<Var>& v) {
-        std::vector<Expr> stat = along(v, 0);
-        return ex(reversed(v)) / sum(std::vector<Expr>(stat.rbegin(), stat.rend()));
+        return Halide::exp(at(x, exprs(v)) - call(mx, along(v, 0)));
       },
+      /*materialize=*/true);
+  Func sum = reduce(
+      "ssum", stat_shape, d,
+      [&](const std::vector<Var>& v, const Halide::RDom& dom) { return call(ex, along(v, dom.x)); },
+      Combine::kSum, 0.0f);
+  define(
+      y, [&](const std::vector<Var>& v) { return ex(reversed(v)) / call(sum, along(v, 0)); },
       "softmax");
 }
 
@@ -735,7 +731,7 @@ void Lowerer::lower_layer_norm(const Node& node) {
   auto stat_at = [&](const Func& f, const std::vector<Var>& v) {
     std::vector<Expr> index = exprs(v);
     for (int i = axis; i < r; ++i) index[static_cast<std::size_t>(i)] = 0;
-    return f(std::vector<Expr>(index.rbegin(), index.rend()));
+    return call(f, index);
   };
   Func sum = reduce(
       "lnsum", stat_shape, d,
@@ -743,11 +739,8 @@ void Lowerer::lower_layer_norm(const Node& node) {
         return at(x, normalized_index(v, dom));
       },
       Combine::kSum, 0.0f);
-  Func mean = new_func("lnmean", stat_shape, StageKind::kInjective);
-  {
-    const std::vector<Var> v = vars(r);
-    mean(reversed(v)) = sum(reversed(v)) * inv_count;
-  }
+  Func mean = pure("lnmean", stat_shape,
+                   [&](const std::vector<Var>& v) { return sum(reversed(v)) * inv_count; });
   Func sq = reduce(
       "lnvar", stat_shape, d,
       [&](const std::vector<Var>& v, const Halide::RDom& dom) {
@@ -755,11 +748,9 @@ void Lowerer::lower_layer_norm(const Node& node) {
         return centered * centered;
       },
       Combine::kSum, 0.0f);
-  Func inv_std = new_func("lnrstd", stat_shape, StageKind::kInjective);
-  {
-    const std::vector<Var> v = vars(r);
-    inv_std(reversed(v)) = 1.0f / Halide::sqrt(sq(reversed(v)) * inv_count + epsilon);
-  }
+  Func inv_std = pure("lnrstd", stat_shape, [&](const std::vector<Var>& v) {
+    return 1.0f / Halide::sqrt(sq(reversed(v)) * inv_count + epsilon);
+  });
   define(
       y,
       [&](const std::vector<Var>& v) {

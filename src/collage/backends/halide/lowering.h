@@ -26,20 +26,13 @@
 
 namespace collage::halide {
 
-// What a Func is, for the schedule.
-enum class StageKind {
-  // Pure and cheap: inlined into its consumers unless it is read many times.
-  kInjective,
-  // Has a reduction (an update definition over an RDom): always materialized.
-  kReduction,
-};
-
+// A Func the lowering defined, and what the schedule needs to know of it.
 struct Stage {
   Halide::Func func;
   Shape shape;
-  StageKind kind = StageKind::kInjective;
-  // Read by a window op (each element many times) or by several ops:
-  // computed once into its own buffer instead of inlined.
+  // Computed once into its own buffer instead of inlined into its
+  // consumers: a reduction, or a value read many times (a window op's input,
+  // the exponentials a Softmax reads twice). Parameters are never copied.
   bool materialize = false;
   bool is_output = false;
 };

@@ -73,9 +73,7 @@ void template_schedule(const Lowered& lowered, const Halide::Target& target, int
   const int natural = target.natural_vector_size<float>();
   for (const Stage& stage : lowered.stages) {
     Func f = stage.func;
-    // Reading a parameter costs nothing: never copy one.
-    const bool is_param_read = f.name().rfind("in_", 0) == 0;
-    if (!stage.is_output && (is_param_read || !stage.materialize)) continue;
+    if (!stage.is_output && !stage.materialize) continue;
     if (!stage.is_output) f.compute_root();
     const std::vector<Var> args = f.args();
     tile(f, args, stage.shape, natural, threads, false);
