@@ -19,11 +19,11 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 strategies=(native)
+tune_backends=""
 for b in $("$collage" backends | awk '$2 ~ /^(library|graph|compiler)$/ {print $1}'); do
   [ "$b" = native ] || strategies+=("single:$b")
+  [ "$b" = halide ] || tune_backends+="${tune_backends:+,}$b"
 done
-
-tune_backends="$("$collage" backends | awk '$2 ~ /^(library|graph|compiler)$/ && $1 != "halide" {print $1}' | paste -sd,)"
 
 # "tuned": a plan from `collage tune`, replayed with `collage run --plan`.
 strategies+=(tuned)
