@@ -10,8 +10,13 @@
 // the same inputs and thread count; the backends take turns within each
 // round (A B C A B C ...), and a cell is the median of the round medians.
 //
-//   bench_halide_regions [--threads N] [--rounds R] [--input-shape NAME=D,...]
-//                        MODEL.onnx [MODEL.onnx ...]
+// With --schedules, halide is also timed under each of Halide's
+// autoschedulers (columns halide/mullapudi2016, halide/adams2019,
+// halide/li2018; `halide` is the template schedule), and a second tally
+// says which schedule was fastest on how many regions.
+//
+//   bench_halide_regions [--threads N] [--rounds R] [--schedules]
+//                        [--input-shape NAME=D,...] MODEL.onnx [MODEL.onnx ...]
 // One markdown table row per region on stdout.
 #include <fmt/format.h>
 
@@ -23,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "collage/backends/halide/halide_backend.h"
 #include "collage/backends/native/native_backend.h"
 #include "collage/backends/registry.h"
 #include "collage/cost/measurer.h"
@@ -81,6 +87,7 @@ std::vector<Region> halide_regions(const std::string& path, const std::string& n
 int run(int argc, char** argv) {
   int threads = 2;
   int rounds = 3;
+  bool schedules = false;
   std::map<std::string, Shape> shapes;
   std::vector<std::string> models;
   for (int i = 1; i < argc; ++i) {
@@ -89,6 +96,8 @@ int run(int argc, char** argv) {
       threads = std::atoi(argv[++i]);
     } else if (arg == "--rounds" && i + 1 < argc) {
       rounds = std::atoi(argv[++i]);
+    } else if (arg == "--schedules") {
+      schedules = true;
     } else if (arg == "--input-shape" && i + 1 < argc) {
       shapes.insert(parse_input_shape(argv[++i]));
     } else {
@@ -96,18 +105,33 @@ int run(int argc, char** argv) {
     }
   }
   if (models.empty() || threads < 1 || rounds < 1) {
-    std::cerr << "usage: bench_halide_regions [--threads N] [--rounds R] "
+    std::cerr << "usage: bench_halide_regions [--threads N] [--rounds R] [--schedules] "
                  "[--input-shape NAME=D,...] MODEL.onnx...\n";
     return 2;
   }
+  // The columns: every registered backend, then the autoscheduled halides.
   const BackendRegistry& registry = BackendRegistry::global();
   std::vector<std::string> names = registry.names();
-  fmt::print("| model | region | output | {} ms | fastest |\n", fmt::join(names, " ms | "));
+  std::vector<const Backend*> backends = registry.all();
+  const std::size_t registered = names.size();
+  std::vector<std::unique_ptr<Backend>> variants;
+  if (schedules) {
+    for (halide::ScheduleKind kind :
+         {halide::ScheduleKind::kMullapudi2016, halide::ScheduleKind::kAdams2019,
+          halide::ScheduleKind::kLi2018}) {
+      variants.push_back(make_halide_backend(kind));
+      backends.push_back(variants.back().get());
+      names.push_back("halide/" + halide::schedule_name(kind));
+    }
+  }
+  fmt::print("| model | region | output | {} ms | fastest |{}\n", fmt::join(names, " ms | "),
+             schedules ? " fastest schedule |" : "");
   std::string separator = "|---|---|---|";
-  for (std::size_t k = 0; k <= names.size(); ++k) separator += "---|";
+  for (std::size_t k = 0; k <= names.size() + (schedules ? 1 : 0); ++k) separator += "---|";
   fmt::print("{}\n", separator);
   std::set<std::uint64_t> seen;
   std::map<std::string, int> wins;
+  std::map<std::string, int> schedule_wins;
   int total = 0;
   for (const std::string& path : models) {
     std::string name = path.substr(0, path.rfind('/'));
@@ -124,7 +148,7 @@ int run(int argc, char** argv) {
       std::vector<std::unique_ptr<Kernel>> kernels(names.size());
       std::vector<std::vector<Tensor>> outputs(names.size());
       for (std::size_t b = 0; b < names.size(); ++b) {
-        auto kernel = registry.get(names[b]).compile(region.graph, CompileOptions{threads});
+        auto kernel = backends[b]->compile(region.graph, CompileOptions{threads});
         if (!kernel) continue;
         for (ValueId id : region.graph.outputs()) {
           outputs[b].push_back(Tensor::allocate(region.graph.type(id)));
@@ -148,9 +172,13 @@ int run(int argc, char** argv) {
               time_function([&] { kernel.run(inputs, out); }, timing).median_seconds);
         }
       }
+      // The fastest backend among the registered ones (halide with its
+      // default schedule), and the fastest halide schedule.
       std::string cells;
       double best = 0;
       std::string fastest;
+      double best_schedule = 0;
+      std::string fastest_schedule;
       for (std::size_t b = 0; b < names.size(); ++b) {
         if (round_medians[b].empty()) {
           cells += " — |";
@@ -158,21 +186,35 @@ int run(int argc, char** argv) {
         }
         const double ms = percentile(round_medians[b], 0.5) * 1e3;
         cells += fmt::format(" {:.4f} |", ms);
-        if (fastest.empty() || ms < best) {
+        if (b < registered && (fastest.empty() || ms < best)) {
           best = ms;
           fastest = names[b];
+        }
+        if (names[b].rfind("halide", 0) == 0 && (fastest_schedule.empty() || ms < best_schedule)) {
+          best_schedule = ms;
+          fastest_schedule = names[b];
         }
       }
       ++wins[fastest];
       ++total;
-      fmt::print("| {} | {} | {} |{} {} |\n", region.model, region.ops, region.shape, cells,
-                 fastest);
+      std::string schedule_cell;
+      if (schedules) {
+        ++schedule_wins[fastest_schedule];
+        schedule_cell = " " + fastest_schedule + " |";
+      }
+      fmt::print("| {} | {} | {} |{} {} |{}\n", region.model, region.ops, region.shape, cells,
+                 fastest, schedule_cell);
       std::fflush(stdout);
     }
   }
   fmt::print("\nfastest backend over {} regions:", total);
   for (const auto& [backend, count] : wins) fmt::print(" {} {}", backend, count);
   fmt::print(" (threads {}, {} rounds)\n", threads, rounds);
+  if (schedules) {
+    fmt::print("fastest halide schedule:");
+    for (const auto& [schedule, count] : schedule_wins) fmt::print(" {} {}", schedule, count);
+    fmt::print(" (halide = the template)\n");
+  }
   return 0;
 }
 

@@ -39,7 +39,7 @@ double compile_budget_seconds() {
 
 class HalideBackend final : public Backend {
  public:
-  HalideBackend() : schedule_(halide::schedule_from_environment()) {}
+  explicit HalideBackend(halide::ScheduleKind schedule) : schedule_(schedule) {}
 
   std::string name() const override { return "halide"; }
   std::string version() const override {
@@ -108,6 +108,12 @@ class HalideBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_halide_backend() { return std::make_unique<HalideBackend>(); }
+std::unique_ptr<Backend> make_halide_backend() {
+  return make_halide_backend(halide::schedule_from_environment());
+}
+
+std::unique_ptr<Backend> make_halide_backend(halide::ScheduleKind schedule) {
+  return std::make_unique<HalideBackend>(schedule);
+}
 
 }  // namespace collage
