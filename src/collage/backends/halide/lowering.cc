@@ -66,6 +66,22 @@ int normalized_axis(std::int64_t axis, int rank) {
 
 // ---------------------------------------------------------------- lowering
 
+// Declares a pipeline argument (input or output) dense row-major with exact
+// bounds, so the compiler knows every extent and stride: a loop over fused
+// dimensions then splits its index by constants, not by divisions by
+// run-time extents. The same numbers are the autoschedulers' estimates.
+void set_dense_layout(Halide::OutputImageParam buffer, const Shape& shape) {
+  std::int64_t stride = 1;
+  for (int h = 0; h < static_cast<int>(shape.size()); ++h) {
+    const std::int64_t extent = shape[shape.size() - 1 - static_cast<std::size_t>(h)];
+    buffer.dim(h)
+        .set_bounds(0, static_cast<int>(extent))
+        .set_stride(static_cast<int>(stride))
+        .set_estimate(0, static_cast<int>(extent));
+    stride *= extent;
+  }
+}
+
 class Lowerer {
  public:
   explicit Lowerer(const Graph& graph) : graph_(graph), funcs_(graph.num_values()) {}
@@ -82,6 +98,7 @@ class Lowerer {
       taken[static_cast<std::size_t>(id)] = true;
       Func out = own ? func(id) : copy_of(id);
       stage_of(out).is_output = true;
+      set_dense_layout(out.output_buffer(), shape(id));
       lowered.outputs.push_back(out);
     }
     lowered.params = params_;
@@ -211,17 +228,7 @@ class Lowerer {
     const Shape& s = shape(id);
     Halide::ImageParam param(Halide::Float(32), static_cast<int>(s.size()),
                              fmt::format("p{}", params_.size()));
-    // Dense row-major with exact bounds: the compiler knows every stride.
-    // The same numbers are the autoschedulers' estimates.
-    std::int64_t stride = 1;
-    for (int h = 0; h < static_cast<int>(s.size()); ++h) {
-      const std::int64_t extent = s[s.size() - 1 - static_cast<std::size_t>(h)];
-      param.dim(h)
-          .set_bounds(0, static_cast<int>(extent))
-          .set_stride(static_cast<int>(stride))
-          .set_estimate(0, static_cast<int>(extent));
-      stride *= extent;
-    }
+    set_dense_layout(param, s);
     params_.push_back(param);
     param_values_.push_back(id);
     funcs_[static_cast<std::size_t>(id)] =
