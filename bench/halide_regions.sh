@@ -4,7 +4,8 @@
 # bench/results/halide_regions-<date>.md.
 #
 #   bench/halide_regions.sh [BUILD_DIR]      (default: build)
-# Environment: THREADS (default 2), ROUNDS (default 3), COLLAGE_ZOO_DIR.
+# Environment: THREADS (default 2), ROUNDS (default 3), COLLAGE_ZOO_DIR,
+# SCHEDULES=1 (also time halide under each of Halide's autoschedulers).
 # Run on an idle machine (check `uptime`).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -13,6 +14,8 @@ build="${1:-$root/build}"
 binary="$build/bench_halide_regions"
 threads="${THREADS:-2}"
 rounds="${ROUNDS:-3}"
+extra=()
+[ "${SCHEDULES:-0}" = 1 ] && extra+=(--schedules)
 zoo="${COLLAGE_ZOO_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/collage/zoo}"
 paddle="${XDG_CACHE_HOME:-$HOME/.cache}/collage/thirdparty/paddleocr"
 if [[ ! -x "$binary" ]]; then
@@ -31,10 +34,10 @@ mkdir -p "$here/results"
   for m in mobilenet_v2 squeezenet1_1 bert_encoder resnet18 dcgan_generator; do
     [ -f "$zoo/$m/model.onnx" ] && models+=("$zoo/$m/model.onnx")
   done
-  "$binary" --threads "$threads" --rounds "$rounds" "${models[@]}"
+  "$binary" --threads "$threads" --rounds "$rounds" "${extra[@]}" "${models[@]}"
   if [ -f "$paddle/ch_ppocr_mobile_v2.0_cls_infer.onnx" ]; then
     echo
-    "$binary" --threads "$threads" --rounds "$rounds" --input-shape x=1,3,48,192 \
+    "$binary" --threads "$threads" --rounds "$rounds" "${extra[@]}" --input-shape x=1,3,48,192 \
       "$paddle/ch_ppocr_mobile_v2.0_cls_infer.onnx"
   fi
 } > "$out"
