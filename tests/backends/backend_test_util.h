@@ -112,6 +112,70 @@ inline void expect_backend_matches_reference(const Backend& backend, const Graph
   }
 }
 
+// The element offset of [n, c, h, w] of a [N,C,H,W] tensor stored in
+// `layout` (EdgeLayout).
+inline std::int64_t edge_offset(const Shape& s, EdgeLayout layout, std::int64_t n, std::int64_t c,
+                                std::int64_t h, std::int64_t w) {
+  const std::int64_t C = s[1], H = s[2], W = s[3];
+  if (layout == EdgeLayout::kChannelsLast) return ((n * H + h) * W + w) * C + c;
+  if (const std::int64_t b = edge_layout_block(layout)) {
+    return (((n * (C / b) + c / b) * H + h) * W + w) * b + c % b;
+  }
+  return ((n * C + c) * H + h) * W + w;
+}
+
+// A plain [N,C,H,W] tensor's values stored in `layout` (to_plain = false),
+// or a tensor stored in `layout` back in plain order (to_plain = true).
+inline Tensor convert_edge_layout(const Tensor& from, EdgeLayout layout, bool to_plain) {
+  if (layout == EdgeLayout::kPlain) return from.clone();
+  const Shape& s = from.shape();
+  Tensor to = Tensor::allocate(from.type());
+  const float* src = from.data<float>();
+  float* dst = to.data<float>();
+  for (std::int64_t n = 0; n < s[0]; ++n)
+    for (std::int64_t c = 0; c < s[1]; ++c)
+      for (std::int64_t h = 0; h < s[2]; ++h)
+        for (std::int64_t w = 0; w < s[3]; ++w) {
+          const std::int64_t plain = edge_offset(s, EdgeLayout::kPlain, n, c, h, w);
+          const std::int64_t stored = edge_offset(s, layout, n, c, h, w);
+          if (to_plain) {
+            dst[plain] = src[stored];
+          } else {
+            dst[stored] = src[plain];
+          }
+        }
+  return to;
+}
+
+// Compiles `graph` with every input in `input_layout` and every output in
+// `output_layout`, runs it twice on random inputs stored that way, and
+// checks the outputs, converted back, against the reference on the plain
+// inputs.
+inline void expect_edge_layouts_match_reference(const Backend& backend, const Graph& graph,
+                                                EdgeLayout input_layout, EdgeLayout output_layout,
+                                                int threads, double tolerance = 1e-4) {
+  CompileOptions options{threads};
+  options.input_layouts.assign(graph.inputs().size(), input_layout);
+  options.output_layouts.assign(graph.outputs().size(), output_layout);
+  auto kernel = backend.compile(graph, options);
+  ASSERT_TRUE(kernel.ok()) << kernel.error();
+  std::vector<Tensor> inputs = random_inputs(graph, 5);
+  std::vector<Tensor> stored_inputs;
+  for (const Tensor& input : inputs) {
+    stored_inputs.push_back(convert_edge_layout(input, input_layout, false));
+  }
+  std::vector<Tensor> actual = allocate_outputs(graph);
+  std::vector<Tensor> expected = allocate_outputs(graph);
+  for (int run = 0; run < 2; ++run) (*kernel)->run(stored_inputs, actual);
+  compile_reference(graph, 1)->run(inputs, expected);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_LE(relative_error(convert_edge_layout(actual[i], output_layout, true), expected[i]),
+              tolerance)
+        << "output " << i << " in " << edge_layout_name(output_layout) << ", inputs in "
+        << edge_layout_name(input_layout);
+  }
+}
+
 // A float graph under construction, with generated value names and random
 // constants (seeds counting up from `first_seed`).
 class OpGraphBuilder {

@@ -20,24 +20,25 @@ Tensor random_weight(const Shape& shape, std::uint32_t seed) {
   return tensor;
 }
 
-// x -> conv1 -> relu1 -> conv2 -> relu2 -> flat (Flatten) -> y
-Graph conv_chain() {
+// x -> conv1 -> relu1 -> conv2 -> relu2 -> flat (Flatten) -> y, with `mid`
+// channels between the convolutions and `out` after the second.
+Graph conv_chain(std::int64_t mid = 6, std::int64_t out = 5) {
   Graph g;
   g.opset = 13;
   ValueId x = g.add_input("x", f32({1, 4, 8, 8}));
   Attributes same;
   same.set("pads", std::vector<std::int64_t>{1, 1, 1, 1});
-  ValueId c1 = g.add_value("c1", f32({1, 6, 8, 8}));
-  g.add_node("Conv", {x, g.add_constant("w1", random_weight({6, 4, 3, 3}, 1))}, {c1}, same,
+  ValueId c1 = g.add_value("c1", f32({1, mid, 8, 8}));
+  g.add_node("Conv", {x, g.add_constant("w1", random_weight({mid, 4, 3, 3}, 1))}, {c1}, same,
              "conv1");
-  ValueId r1 = g.add_value("r1", f32({1, 6, 8, 8}));
+  ValueId r1 = g.add_value("r1", f32({1, mid, 8, 8}));
   g.add_node("Relu", {c1}, {r1}, {}, "relu1");
-  ValueId c2 = g.add_value("c2", f32({1, 5, 8, 8}));
-  g.add_node("Conv", {r1, g.add_constant("w2", random_weight({5, 6, 3, 3}, 2))}, {c2}, same,
+  ValueId c2 = g.add_value("c2", f32({1, out, 8, 8}));
+  g.add_node("Conv", {r1, g.add_constant("w2", random_weight({out, mid, 3, 3}, 2))}, {c2}, same,
              "conv2");
-  ValueId r2 = g.add_value("r2", f32({1, 5, 8, 8}));
+  ValueId r2 = g.add_value("r2", f32({1, out, 8, 8}));
   g.add_node("Relu", {c2}, {r2}, {}, "relu2");
-  ValueId y = g.add_value("y", f32({1, 320}));
+  ValueId y = g.add_value("y", f32({1, out * 64}));
   g.add_node("Flatten", {r2}, {y}, {}, "flat");
   g.add_output(y);
   return g;
@@ -65,22 +66,12 @@ bool registry_has(const std::string& name) {
   return false;
 }
 
-TEST(PlanCompilerTest, AdjacentChannelsLastPartitionsExchangeNhwcAndMatchNative) {
-  if (!registry_has("xnnpack")) GTEST_SKIP() << "no XNNPACK in this build";
-  Graph model = conv_chain();
-  Plan mixed = plan_of(
-      {{"xnnpack", {"conv1", "relu1"}}, {"xnnpack", {"conv2", "relu2"}}, {"native", {"flat"}}});
+// Runs `plan` twice (a second run reuses every buffer) and compares it with
+// the model as one native partition.
+void expect_plan_matches_native(const Graph& model, const Plan& plan) {
   const BackendRegistry& registry = BackendRegistry::global();
-  std::vector<const Backend*> backends = {registry.find("xnnpack"), registry.find("xnnpack"),
-                                          registry.find("native")};
-  std::vector<bool> channels_last = channels_last_values(model, {{0, 1}, {2, 3}, {4}}, backends);
-  // r1 goes from XNNPACK to XNNPACK; r2 goes to native, which reads NCHW.
-  EXPECT_TRUE(channels_last[static_cast<std::size_t>(*model.find_value("r1"))]);
-  EXPECT_FALSE(channels_last[static_cast<std::size_t>(*model.find_value("r2"))]);
-  EXPECT_FALSE(channels_last[static_cast<std::size_t>(*model.find_value("c1"))]);
-
   std::map<std::string, Tensor> inputs = random_inputs(model);
-  Executor executor = compile_plan(model, mixed, registry, 2);
+  Executor executor = compile_plan(model, plan, registry, 2);
   Executor native = compile_plan(
       model, plan_of({{"native", {"conv1", "relu1", "conv2", "relu2", "flat"}}}), registry, 1);
   std::vector<float> expected = values_of(native.run(inputs).at("y"));
@@ -93,13 +84,70 @@ TEST(PlanCompilerTest, AdjacentChannelsLastPartitionsExchangeNhwcAndMatchNative)
   }
 }
 
-TEST(PlanCompilerTest, AValueReadByABackendWithoutChannelsLastEdgesStaysPlain) {
-  Graph model = conv_chain();
+// The layouts negotiated for the plan conv1+relu1 | conv2+relu2 | flat.
+std::map<std::string, EdgeLayout> chain_layouts(const Graph& model, const std::string& first,
+                                                const std::string& second) {
   const BackendRegistry& registry = BackendRegistry::global();
-  const Backend* native = registry.find("native");
-  std::vector<bool> channels_last =
-      channels_last_values(model, {{0, 1}, {2, 3}, {4}}, {native, native, native});
-  for (bool value : channels_last) EXPECT_FALSE(value);
+  std::vector<EdgeLayout> layouts = negotiate_edge_layouts(
+      model, {{0, 1}, {2, 3}, {4}},
+      {registry.find(first), registry.find(second), registry.find("native")});
+  std::map<std::string, EdgeLayout> named;
+  for (const char* name : {"x", "c1", "r1", "c2", "r2", "y"}) {
+    named[name] = layouts[static_cast<std::size_t>(*model.find_value(name))];
+  }
+  return named;
+}
+
+Plan chain_plan(const std::string& first, const std::string& second) {
+  return plan_of({{first, {"conv1", "relu1"}}, {second, {"conv2", "relu2"}}, {"native", {"flat"}}});
+}
+
+TEST(PlanCompilerTest, AdjacentChannelsLastPartitionsExchangeNhwcAndMatchNative) {
+  if (!registry_has("xnnpack")) GTEST_SKIP() << "no XNNPACK in this build";
+  Graph model = conv_chain();
+  std::map<std::string, EdgeLayout> layouts = chain_layouts(model, "xnnpack", "xnnpack");
+  // r1 goes from XNNPACK to XNNPACK; r2 goes to native, which reads NCHW.
+  EXPECT_EQ(layouts["r1"], EdgeLayout::kChannelsLast);
+  EXPECT_EQ(layouts["r2"], EdgeLayout::kPlain);
+  EXPECT_EQ(layouts["c1"], EdgeLayout::kPlain);
+  EXPECT_EQ(layouts["x"], EdgeLayout::kPlain);
+  expect_plan_matches_native(model, chain_plan("xnnpack", "xnnpack"));
+}
+
+TEST(PlanCompilerTest, AdjacentOnednnPartitionsExchangeTheLayoutTheyComputeInAndMatchNative) {
+  if (!registry_has("onednn")) GTEST_SKIP() << "no oneDNN in this build";
+  Graph model = conv_chain(32, 16);
+  std::map<std::string, EdgeLayout> layouts = chain_layouts(model, "onednn", "onednn");
+  const EdgeLayout preferred = BackendRegistry::global().find("onednn")->edge_layouts().front();
+  EXPECT_EQ(layouts["r1"], preferred) << edge_layout_name(layouts["r1"]);
+  EXPECT_EQ(layouts["r2"], EdgeLayout::kPlain);
+  expect_plan_matches_native(model, chain_plan("onednn", "onednn"));
+}
+
+TEST(PlanCompilerTest, ABlockedLayoutNeedsChannelsTheBlockDivides) {
+  if (!registry_has("onednn")) GTEST_SKIP() << "no oneDNN in this build";
+  Graph model = conv_chain(12, 16);
+  std::map<std::string, EdgeLayout> layouts = chain_layouts(model, "onednn", "onednn");
+  // 12 channels: no block divides them, so the value goes channels-last
+  // (oneDNN's first choice, or its choice after a blocked one).
+  EXPECT_EQ(layouts["r1"], EdgeLayout::kChannelsLast);
+  expect_plan_matches_native(model, chain_plan("onednn", "onednn"));
+}
+
+TEST(PlanCompilerTest, AOnednnXnnpackBoundaryIsChannelsLastAndMatchesNative) {
+  if (!registry_has("onednn") || !registry_has("xnnpack")) GTEST_SKIP() << "needs both";
+  Graph model = conv_chain(32, 16);
+  EXPECT_EQ(chain_layouts(model, "onednn", "xnnpack")["r1"], EdgeLayout::kChannelsLast);
+  EXPECT_EQ(chain_layouts(model, "xnnpack", "onednn")["r1"], EdgeLayout::kChannelsLast);
+  expect_plan_matches_native(model, chain_plan("onednn", "xnnpack"));
+  expect_plan_matches_native(model, chain_plan("xnnpack", "onednn"));
+}
+
+TEST(PlanCompilerTest, AValueReadByABackendWithoutChannelsLastEdgesStaysPlain) {
+  Graph model = conv_chain(32, 16);
+  for (const auto& [name, layout] : chain_layouts(model, "native", "native")) {
+    EXPECT_EQ(layout, EdgeLayout::kPlain) << name;
+  }
 }
 
 TEST(PlanCompilerTest, ANodeThePlanLeavesOutIsAnErrorNamingIt) {

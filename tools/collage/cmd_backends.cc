@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "collage/backends/registry.h"
 #include "commands.h"
@@ -13,7 +14,10 @@ void add_backends_command(CLI::App& app) {
       const std::string code = backend->code_version();
       fmt::print("{:<10} {:<9} {}{}\n", backend->name(), style_name(backend->style()),
                  backend->version(), code.empty() ? "" : " (code " + code + ")");
-      fmt::print("  {}\n\n", backend->describe_support());
+      std::vector<std::string> layouts;
+      for (EdgeLayout layout : backend->edge_layouts()) layouts.push_back(edge_layout_name(layout));
+      fmt::print("  {}\n  edge layouts (preferred first): {}\n\n", backend->describe_support(),
+                 fmt::join(layouts, ", "));
     }
   });
 }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,22 +37,85 @@ inline std::string style_name(BackendStyle style) {
 }
 
 // How a tensor at a partition's edge is stored. Plain is dense row-major
-// (NCHW for a 4-D activation), the Kernel contract's default. Channels-last
-// stores a 4-D [N,C,H,W] tensor in NHWC order: adjacent partitions of
-// backends that compute channels-last exchange tensors that way, so the
-// conversion happens once where the layout family changes instead of at
-// both ends of every boundary.
-enum class EdgeLayout { kPlain, kChannelsLast };
+// (NCHW for a 4-D activation), the Kernel contract's default. The others
+// apply to 4-D float32 [N,C,H,W] tensors only:
+// - channels-last stores it in NHWC order;
+// - blocked-8 and blocked-16 store it as [N, C/b, H, W, b] (oneDNN's
+//   nChw8c / nChw16c), for C a multiple of the block b, so the bytes are
+//   exactly as many as the plain tensor's.
+// Adjacent partitions of backends that compute in one of these layouts
+// exchange tensors that way (negotiate_edge_layouts in
+// plan/plan_compiler.h), so the conversion happens once where the layout
+// family changes instead of at both ends of every boundary.
+enum class EdgeLayout { kPlain, kChannelsLast, kBlocked8, kBlocked16 };
+
+// "plain", "channels-last", "blocked-8", "blocked-16".
+inline std::string edge_layout_name(EdgeLayout layout) {
+  switch (layout) {
+    case EdgeLayout::kPlain:
+      return "plain";
+    case EdgeLayout::kChannelsLast:
+      return "channels-last";
+    case EdgeLayout::kBlocked8:
+      return "blocked-8";
+    case EdgeLayout::kBlocked16:
+      return "blocked-16";
+  }
+  return "?";
+}
+
+// The channel block of a blocked layout; 0 for the others.
+inline int edge_layout_block(EdgeLayout layout) {
+  if (layout == EdgeLayout::kBlocked8) return 8;
+  if (layout == EdgeLayout::kBlocked16) return 16;
+  return 0;
+}
+
+// Whether a tensor of `type` can be stored in `layout` (see EdgeLayout).
+inline bool edge_layout_fits(EdgeLayout layout, const TensorType& type) {
+  if (layout == EdgeLayout::kPlain) return true;
+  if (type.dtype != DType::kFloat32 || type.shape.size() != 4) return false;
+  const int block = edge_layout_block(layout);
+  return block == 0 || (type.shape[1] > 0 && type.shape[1] % block == 0);
+}
 
 struct CompileOptions {
   // Threads the kernel may use; every backend in a run gets the same number.
   int threads = 1;
   // The layout of each partition input and output, in Graph::inputs() and
-  // Graph::outputs() order; empty means all plain. Only backends that
-  // accept_channels_last_edges() are given anything else.
+  // Graph::outputs() order; empty means all plain. A backend is only given
+  // layouts it accepts_edge_layout().
   std::vector<EdgeLayout> input_layouts;
   std::vector<EdgeLayout> output_layouts;
 };
+
+// Why `options`' edge layouts do not fit `partition` (a count that is not
+// the number of edges, a non-plain layout on an edge that is not a 4-D
+// float32 tensor, a blocked layout whose block does not divide the
+// channels), or nothing when they do.
+inline std::optional<std::string> edge_layout_problem(const Graph& partition,
+                                                      const CompileOptions& options) {
+  auto check = [&](const std::vector<EdgeLayout>& layouts, const std::vector<ValueId>& values,
+                   const char* role) -> std::optional<std::string> {
+    if (layouts.empty()) return std::nullopt;
+    if (layouts.size() != values.size()) {
+      return std::to_string(layouts.size()) + " " + role + " layouts given for " +
+             std::to_string(values.size()) + " " + role + "s";
+    }
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const TensorType& type = partition.type(values[i]);
+      if (!edge_layout_fits(layouts[i], type)) {
+        return std::string(role) + " " + std::to_string(i) + " (" + type.to_string() +
+               ") cannot be stored " + edge_layout_name(layouts[i]) +
+               ": that needs a 4-D float32 tensor" +
+               (edge_layout_block(layouts[i]) != 0 ? " whose channels the block divides" : "");
+      }
+    }
+    return std::nullopt;
+  };
+  if (auto why = check(options.input_layouts, partition.inputs(), "input")) return why;
+  return check(options.output_layouts, partition.outputs(), "output");
+}
 
 // A named multi-op entry of a library-style backend.
 struct NamedPattern {
@@ -86,8 +150,15 @@ class Backend {
   // (`collage show --format dot|svg`), as "#rrggbb".
   virtual std::string report_color() const { return "#ffffff"; }
 
-  // Whether compile() honours CompileOptions' channels-last edge layouts.
-  virtual bool accepts_channels_last_edges() const { return false; }
+  // The edge layouts compile() honours on CompileOptions' edges, the one
+  // the backend computes in first; every backend takes plain edges.
+  virtual std::vector<EdgeLayout> edge_layouts() const { return {EdgeLayout::kPlain}; }
+  bool accepts_edge_layout(EdgeLayout layout) const {
+    for (EdgeLayout accepted : edge_layouts()) {
+      if (accepted == layout) return true;
+    }
+    return false;
+  }
 
   // Compiles a partition (a standalone Graph, see extract_subgraph). A
   // partition the backend cannot run is a Failure with the reason, never a crash.

@@ -27,9 +27,9 @@ void check_plan_matches(const Graph& model, const Plan& plan, const std::string&
   }
 }
 
-std::vector<bool> channels_last_values(const Graph& model,
-                                       const std::vector<std::vector<NodeId>>& partition_nodes,
-                                       const std::vector<const Backend*>& backends) {
+std::vector<EdgeLayout> negotiate_edge_layouts(
+    const Graph& model, const std::vector<std::vector<NodeId>>& partition_nodes,
+    const std::vector<const Backend*>& backends) {
   const std::size_t none = partition_nodes.size();
   std::vector<std::size_t> partition_of(model.num_nodes(), none);
   for (std::size_t p = 0; p < partition_nodes.size(); ++p) {
@@ -42,23 +42,38 @@ std::vector<bool> channels_last_values(const Graph& model,
     }
   }
   const std::vector<std::vector<NodeId>> users = model.consumers();
-  std::vector<bool> result(model.num_values(), false);
+  std::vector<EdgeLayout> result(model.num_values(), EdgeLayout::kPlain);
   for (std::size_t v = 0; v < model.num_values(); ++v) {
     const std::size_t from = producer[v];
     const auto id = static_cast<ValueId>(v);
-    if (from == none || !backends[from]->accepts_channels_last_edges()) continue;
+    if (from == none || model.is_output(id) || users[v].empty()) continue;
     const TensorType& type = model.type(id);
-    if (type.dtype != DType::kFloat32 || type.shape.size() != 4) continue;
-    if (type.shape[1] == 1 || type.shape[2] * type.shape[3] == 1) continue;
-    if (model.is_output(id) || users[v].empty()) continue;
-    bool every_reader_accepts = true;
+    // A 4-D tensor with one channel or one pixel has the same bytes in every layout.
+    if (type.shape.size() == 4 && (type.shape[1] == 1 || type.shape[2] * type.shape[3] == 1)) {
+      continue;
+    }
     bool crosses = false;
+    bool every_reader_placed = true;
     for (NodeId user : users[v]) {
       const std::size_t to = partition_of[static_cast<std::size_t>(user)];
       crosses |= to != from;
-      every_reader_accepts &= to != none && backends[to]->accepts_channels_last_edges();
+      every_reader_placed &= to != none;
     }
-    result[v] = crosses && every_reader_accepts;
+    if (!crosses || !every_reader_placed) continue;
+    // The producer's layouts in its order of preference; plain is the
+    // fallback every backend takes.
+    for (EdgeLayout layout : backends[from]->edge_layouts()) {
+      if (layout == EdgeLayout::kPlain || !edge_layout_fits(layout, type)) continue;
+      bool every_reader_accepts = true;
+      for (NodeId user : users[v]) {
+        every_reader_accepts &=
+            backends[partition_of[static_cast<std::size_t>(user)]]->accepts_edge_layout(layout);
+      }
+      if (every_reader_accepts) {
+        result[v] = layout;
+        break;
+      }
+    }
   }
   return result;
 }
@@ -104,15 +119,16 @@ Executor compile_plan(const Graph& model, const Plan& plan, const BackendRegistr
     }
   }
 
-  const std::vector<bool> channels_last = channels_last_values(model, partition_nodes, backends);
+  const std::vector<EdgeLayout> value_layouts =
+      negotiate_edge_layouts(model, partition_nodes, backends);
   auto layouts_of = [&](const Graph& graph, const std::vector<ValueId>& edges) {
     std::vector<EdgeLayout> layouts;
     bool any = false;
     for (ValueId edge : edges) {
       std::optional<ValueId> id = model.find_value(graph.value(edge).name);
-      bool last = id && channels_last[static_cast<std::size_t>(*id)];
-      any |= last;
-      layouts.push_back(last ? EdgeLayout::kChannelsLast : EdgeLayout::kPlain);
+      EdgeLayout layout = id ? value_layouts[static_cast<std::size_t>(*id)] : EdgeLayout::kPlain;
+      any |= layout != EdgeLayout::kPlain;
+      layouts.push_back(layout);
     }
     return any ? layouts : std::vector<EdgeLayout>{};
   };

@@ -15,17 +15,20 @@
 namespace collage {
 
 // Throws Error when the plan does not fit `model` or a partition does not compile.
-// A 4-D boundary value produced and read only by partitions of backends that
-// accept channels-last edges (XNNPACK) is exchanged in NHWC order, so it is
-// converted where the layout family changes, not at both ends.
+// Boundary values are exchanged in the layout negotiate_edge_layouts picks,
+// so a value is converted where the layout family changes, not at both ends.
 Executor compile_plan(const Graph& model, const Plan& plan, const BackendRegistry& registry,
                       int threads);
 
-// Per model value: whether compile_plan exchanges it channels-last between
-// the partitions (nodes per partition, and each partition's backend).
-std::vector<bool> channels_last_values(const Graph& model,
-                                       const std::vector<std::vector<NodeId>>& partition_nodes,
-                                       const std::vector<const Backend*>& backends);
+// Per model value: the layout compile_plan exchanges it in between the
+// partitions (nodes per partition, and each partition's backend). A value
+// that crosses a boundary, is not a model output and fits the layout
+// (edge_layout_fits) gets the first of its producer's edge_layouts() that
+// every reader's backend accepts (oneDNN hands over the layout its
+// convolutions compute in, XNNPACK its NHWC); every other value is plain.
+std::vector<EdgeLayout> negotiate_edge_layouts(
+    const Graph& model, const std::vector<std::vector<NodeId>>& partition_nodes,
+    const std::vector<const Backend*>& backends);
 
 // Throws Error when the plan was made for another model (structural hash),
 // or records no model hash.

@@ -19,7 +19,8 @@ struct StepCounts {
 StepCounts count_steps(const Graph& graph) {
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
-  Result<onednn::Program> program = onednn::lower_partition(graph, engine, stream);
+  Result<onednn::Program> program =
+      onednn::lower_partition(graph, engine, stream, CompileOptions{});
   EXPECT_TRUE(program.ok()) << (program.ok() ? "" : program.error());
   StepCounts counts;
   if (!program.ok()) return counts;

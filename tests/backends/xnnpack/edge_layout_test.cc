@@ -4,43 +4,15 @@
 #include <gtest/gtest.h>
 
 #include "backends/xnnpack/reference_check.h"
-#include "collage/backends/xnnpack/channels_last.h"
 
 namespace collage::testing {
 namespace {
 
-Tensor to_nhwc(const Tensor& nchw) {
-  const Shape& s = nchw.shape();
-  Tensor out = Tensor::allocate(nchw.type());
-  xnnpack::nchw_to_nhwc(nchw.data<float>(), out.data<float>(), s[0], s[1], s[2] * s[3], nullptr);
-  return out;
-}
-
-Tensor to_nchw(const Tensor& nhwc) {
-  const Shape& s = nhwc.shape();
-  Tensor out = Tensor::allocate(nhwc.type());
-  xnnpack::nhwc_to_nchw(nhwc.data<float>(), out.data<float>(), s[0], s[1], s[2] * s[3], nullptr);
-  return out;
-}
-
 // Runs `graph` with every input and output channels-last and compares it,
 // converted back, with the reference run on plain tensors.
 void expect_channels_last_edges_match(const Graph& graph, int threads) {
-  CompileOptions options{threads};
-  options.input_layouts.assign(graph.inputs().size(), EdgeLayout::kChannelsLast);
-  options.output_layouts.assign(graph.outputs().size(), EdgeLayout::kChannelsLast);
-  auto kernel = xnnpack_backend().compile(graph, options);
-  ASSERT_TRUE(kernel.ok()) << kernel.error();
-  std::vector<Tensor> inputs = random_inputs(graph, 5, -1.0f, 1.0f);
-  std::vector<Tensor> nhwc_inputs;
-  for (const Tensor& input : inputs) nhwc_inputs.push_back(to_nhwc(input));
-  std::vector<Tensor> actual = allocate_outputs(graph);
-  std::vector<Tensor> expected = allocate_outputs(graph);
-  for (int run = 0; run < 2; ++run) (*kernel)->run(nhwc_inputs, actual);
-  compile_reference(graph, 1)->run(inputs, expected);
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_LE(relative_error(to_nchw(actual[i]), expected[i]), 1e-4) << "output " << i;
-  }
+  expect_edge_layouts_match_reference(xnnpack_backend(), graph, EdgeLayout::kChannelsLast,
+                                      EdgeLayout::kChannelsLast, threads);
 }
 
 TEST(XnnpackEdgeLayoutTest, ConvolutionTakesAndGivesNhwcWithoutConverting) {
@@ -70,6 +42,18 @@ TEST(XnnpackEdgeLayoutTest, ALayoutForAnEdgeThatIsNot4DIsAFailure) {
   auto kernel = xnnpack_backend().compile(graph, options);
   ASSERT_FALSE(kernel.ok());
   EXPECT_NE(kernel.error().find("4-D"), std::string::npos) << kernel.error();
+}
+
+TEST(XnnpackEdgeLayoutTest, ABlockedLayoutIsAFailure) {
+  GraphMaker g;
+  ValueId x = g.input({1, 16, 4, 4});
+  Graph graph = g.finish(g.node("Relu", {x}, {1, 16, 4, 4}));
+  EXPECT_FALSE(xnnpack_backend().accepts_edge_layout(EdgeLayout::kBlocked16));
+  CompileOptions options{1};
+  options.input_layouts = {EdgeLayout::kBlocked16};
+  auto kernel = xnnpack_backend().compile(graph, options);
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_NE(kernel.error().find("blocked-16"), std::string::npos) << kernel.error();
 }
 
 }  // namespace

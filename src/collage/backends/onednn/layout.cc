@@ -38,6 +38,35 @@ memory::desc strided_desc(const memory::dims& dims, const memory::dims& strides)
   return memory::desc(dims, memory::data_type::f32, strides);
 }
 
+memory::desc edge_desc(const Shape& shape, EdgeLayout layout) {
+  const memory::dims dims = to_dims(shape);
+  switch (layout) {
+    case EdgeLayout::kPlain:
+      return plain_desc(dims);
+    case EdgeLayout::kChannelsLast:
+      return memory::desc(dims, memory::data_type::f32, memory::format_tag::nhwc);
+    case EdgeLayout::kBlocked8:
+      return memory::desc(dims, memory::data_type::f32, memory::format_tag::nChw8c);
+    case EdgeLayout::kBlocked16:
+      return memory::desc(dims, memory::data_type::f32, memory::format_tag::nChw16c);
+  }
+  return plain_desc(dims);
+}
+
+EdgeLayout preferred_edge_layout(const dnnl::engine& engine) {
+  const memory::dims src = {1, 64, 28, 28};
+  const memory::dims weights = {64, 64, 3, 3};
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                       dnnl::algorithm::convolution_direct, any_desc(src),
+                                       any_desc(weights), any_desc(src), {1, 1}, {1, 1}, {1, 1});
+  const memory::desc chosen = dnnl::convolution_forward::primitive_desc(desc, engine).src_desc();
+  for (EdgeLayout layout :
+       {EdgeLayout::kChannelsLast, EdgeLayout::kBlocked16, EdgeLayout::kBlocked8}) {
+    if (chosen == edge_desc({1, 64, 28, 28}, layout)) return layout;
+  }
+  return EdgeLayout::kPlain;
+}
+
 bool is_plain(const memory::desc& desc) {
   const dnnl_memory_desc_t& md = desc.data;
   if (md.data_type != dnnl_f32 || md.format_kind != dnnl_blocked) return false;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <dnnl.hpp>
 
+#include "collage/backends/backend.h"
 #include "collage/ir/tensor_type.h"
 
 namespace collage::onednn {
@@ -37,6 +38,16 @@ memory::desc any_desc(const memory::dims& dims);
 
 // A float32 descriptor with explicit strides (a transposed view of a buffer).
 memory::desc strided_desc(const memory::dims& dims, const memory::dims& strides);
+
+// The descriptor of a kernel edge of `shape` stored in `layout` (see
+// EdgeLayout): plain row-major, nhwc, nChw8c or nChw16c.
+memory::desc edge_desc(const Shape& shape, EdgeLayout layout);
+
+// The layout oneDNN's convolutions choose for their activations on this
+// machine (nChw16c or nChw8c for the direct JIT kernels, nhwc for the
+// brgemm ones of newer CPUs), found by asking for a typical convolution
+// with free layouts; plain when it is none of those.
+EdgeLayout preferred_edge_layout(const dnnl::engine& engine);
 
 // Whether `desc` is float32, dense and row-major for its dims, with no
 // blocking, padding or offset: its bytes are those of a plain tensor.

@@ -43,14 +43,15 @@ void emit(ProgramBuilder& builder, const FusedOp& op) {
 }  // namespace
 
 Result<Program> lower_partition(const Graph& partition, const dnnl::engine& engine,
-                                const dnnl::stream& stream) {
+                                const dnnl::stream& stream, const CompileOptions& options) {
   try {
     for (ValueId input : partition.inputs()) {
       if (partition.type(input).dtype != DType::kFloat32) {
         return Failure{fmt::format("input '{}' is not float32", partition.value(input).name)};
       }
     }
-    ProgramBuilder builder(partition, engine, stream);
+    ProgramBuilder builder(partition, engine, stream, options.input_layouts,
+                           options.output_layouts);
     for (const FusedOp& op : fuse_units(partition, build_units(partition))) emit(builder, op);
     for (ValueId output : partition.outputs()) {
       if (partition.value(output).producer == kNoNode || !builder.is_defined(output)) {

@@ -16,8 +16,9 @@
 namespace collage::onednn {
 
 // The program computing `partition`'s outputs from its inputs, or why oneDNN
-// cannot run it. Constant conversions run on `stream` right away.
+// cannot run it. Constant conversions run on `stream` right away. The
+// inputs and outputs are stored in `options`' edge layouts.
 Result<Program> lower_partition(const Graph& partition, const dnnl::engine& engine,
-                                const dnnl::stream& stream);
+                                const dnnl::stream& stream, const CompileOptions& options);
 
 }  // namespace collage::onednn

@@ -18,7 +18,9 @@ class OnednnBackend final : public Backend {
  public:
   // One CPU engine per backend: creating it queries the machine, and every
   // kernel can share it.
-  OnednnBackend() : engine_(dnnl::engine::kind::cpu, 0) {}
+  OnednnBackend()
+      : engine_(dnnl::engine::kind::cpu, 0),
+        preferred_layout_(onednn::preferred_edge_layout(engine_)) {}
 
   std::string name() const override { return "onednn"; }
 
@@ -33,6 +35,18 @@ class OnednnBackend final : public Backend {
 
   bool supports(const Graph& graph, const Node& node) const override {
     return !onednn::why_unsupported(graph, node).has_value();
+  }
+
+  // Every layout (a primitive reorders what it does not compute in), the
+  // one its convolutions choose on this machine first, so that adjacent
+  // oneDNN partitions hand over their tensors without reordering them.
+  std::vector<EdgeLayout> edge_layouts() const override {
+    std::vector<EdgeLayout> layouts = {preferred_layout_};
+    for (EdgeLayout layout : {EdgeLayout::kChannelsLast, EdgeLayout::kBlocked16,
+                              EdgeLayout::kBlocked8, EdgeLayout::kPlain}) {
+      if (layout != preferred_layout_) layouts.push_back(layout);
+    }
+    return layouts;
   }
 
   std::vector<NamedPattern> patterns() const override { return onednn::fusion_patterns(); }
@@ -51,9 +65,10 @@ class OnednnBackend final : public Backend {
   Result<std::unique_ptr<Kernel>> compile(const Graph& partition,
                                           const CompileOptions& options) const override {
     // Primitive creation already depends on the thread count (blockings).
+    if (auto why = edge_layout_problem(partition, options)) return Failure{*why};
     onednn::ScopedOmpThreads threads(options.threads);
     dnnl::stream stream(engine_);
-    Result<onednn::Program> program = onednn::lower_partition(partition, engine_, stream);
+    Result<onednn::Program> program = onednn::lower_partition(partition, engine_, stream, options);
     if (!program) return Failure{program.error()};
     std::vector<TensorType> inputs;
     std::vector<TensorType> outputs;
@@ -66,6 +81,7 @@ class OnednnBackend final : public Backend {
 
  private:
   dnnl::engine engine_;
+  EdgeLayout preferred_layout_;
 };
 
 }  // namespace

@@ -7,11 +7,21 @@
 
 namespace collage::onednn {
 
-ProgramBuilder::ProgramBuilder(const Graph& graph, dnnl::engine engine, dnnl::stream stream)
+ProgramBuilder::ProgramBuilder(const Graph& graph, dnnl::engine engine, dnnl::stream stream,
+                               std::vector<EdgeLayout> input_layouts,
+                               std::vector<EdgeLayout> output_layouts)
     : graph_(graph),
       engine_(std::move(engine)),
       stream_(std::move(stream)),
-      next_synthetic_(static_cast<ValueId>(graph.num_values())) {}
+      next_synthetic_(static_cast<ValueId>(graph.num_values())),
+      input_layouts_(std::move(input_layouts)),
+      output_layouts_(std::move(output_layouts)) {}
+
+memory::desc ProgramBuilder::edge(ValueId value, int slot, bool output) const {
+  const std::vector<EdgeLayout>& layouts = output ? output_layouts_ : input_layouts_;
+  const auto index = static_cast<std::size_t>(slot);
+  return edge_desc(shape(value), index < layouts.size() ? layouts[index] : EdgeLayout::kPlain);
+}
 
 const Shape& ProgramBuilder::shape(ValueId value) const {
   auto it = synthetic_constants_.find(value);
@@ -56,7 +66,8 @@ ProgramBuilder::ValueState& ProgramBuilder::state(ValueId value) {
       throw std::runtime_error(
           fmt::format("value '{}' is read before it is defined", graph_.value(value).name));
     }
-    fresh.primary = bound_memory(desc, static_cast<int>(input - inputs.begin()), false);
+    const int slot = static_cast<int>(input - inputs.begin());
+    fresh.primary = bound_memory(edge(value, slot, false), slot, false);
   }
   return values_.emplace(value, std::move(fresh)).first->second;
 }
@@ -138,8 +149,10 @@ void ProgramBuilder::add_reorder(const memory& src, const memory& dst) {
 memory ProgramBuilder::output_memory(ValueId value, const memory::desc& desc) {
   const auto& outputs = graph_.outputs();
   auto output = std::find(outputs.begin(), outputs.end(), value);
-  if (output != outputs.end() && is_plain(desc)) {
-    return bound_memory(desc, static_cast<int>(output - outputs.begin()), true);
+  if (output != outputs.end()) {
+    const int slot = static_cast<int>(output - outputs.begin());
+    const memory::desc want = edge(value, slot, true);
+    if (desc == want || (is_plain(desc) && is_plain(want))) return bound_memory(desc, slot, true);
   }
   memory result(desc, engine_);
   program_.memories.push_back(result);
@@ -153,9 +166,9 @@ void ProgramBuilder::define(ValueId value, const memory& mem) {
   const auto& outputs = graph_.outputs();
   for (std::size_t slot = 0; slot < outputs.size(); ++slot) {
     if (outputs[slot] != value || written_slot == static_cast<int>(slot)) continue;
-    const memory::dims dims = to_dims(shape(value));
-    memory dst = bound_memory(plain_desc(dims), static_cast<int>(slot), true);
-    memory src = mem.get_desc().dims() == dims ? mem : read_plain(value, dims);
+    const memory::desc want = edge(value, static_cast<int>(slot), true);
+    memory dst = bound_memory(want, static_cast<int>(slot), true);
+    memory src = mem.get_desc().dims() == want.dims() ? mem : read_plain(value, want.dims());
     add_reorder(src, dst);
   }
 }

@@ -8,7 +8,9 @@
 // layout. Constants are converted right away, at compile time; everything
 // else becomes a step that runs on every call. Memories over the kernel's
 // inputs and outputs have no buffer of their own: they are bound to the
-// caller's tensors on each run, so plain edges cost no copy.
+// caller's tensors on each run, in the layout the caller stores them in
+// (CompileOptions' edge layouts), so an edge in the layout its producer or
+// consumer computes in costs no copy.
 #pragma once
 
 #include <dnnl.hpp>
@@ -46,7 +48,10 @@ struct Program {
 
 class ProgramBuilder {
  public:
-  ProgramBuilder(const Graph& graph, dnnl::engine engine, dnnl::stream stream);
+  // `input_layouts` and `output_layouts` as in CompileOptions (empty: all plain).
+  ProgramBuilder(const Graph& graph, dnnl::engine engine, dnnl::stream stream,
+                 std::vector<EdgeLayout> input_layouts = {},
+                 std::vector<EdgeLayout> output_layouts = {});
 
   const Graph& graph() const { return graph_; }
   const dnnl::engine& engine() const { return engine_; }
@@ -81,7 +86,7 @@ class ProgramBuilder {
 
   // A memory for a primitive to write `value` into in layout `desc`: the
   // caller's output tensor itself when `value` is a kernel output and `desc`
-  // is plain, else a new buffer.
+  // is the layout of that edge, else a new buffer.
   memory output_memory(ValueId value, const memory::desc& desc);
   // Records that `mem` now holds `value` (after the step writing it was
   // added); copies it to the kernel output when it is one and was not
@@ -110,6 +115,8 @@ class ProgramBuilder {
   void add_reorder(const memory& src, const memory& dst);
   const Binding* binding_of(const memory& mem) const;
   memory bound_memory(const memory::desc& desc, int slot, bool output);
+  // The descriptor of kernel input or output `slot` in the caller's layout.
+  memory::desc edge(ValueId value, int slot, bool output) const;
 
   const Graph& graph_;
   dnnl::engine engine_;
@@ -117,6 +124,8 @@ class ProgramBuilder {
   std::unordered_map<ValueId, ValueState> values_;
   std::unordered_map<ValueId, Tensor> synthetic_constants_;
   ValueId next_synthetic_;
+  std::vector<EdgeLayout> input_layouts_;
+  std::vector<EdgeLayout> output_layouts_;
   Program program_;
 };
 

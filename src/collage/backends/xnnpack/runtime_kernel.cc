@@ -180,26 +180,7 @@ std::optional<std::string> initialize_xnnpack() {
 
 Result<std::unique_ptr<Kernel>> make_runtime_kernel(BuiltSubgraph built,
                                                     const CompileOptions& options) {
-  auto check_layouts = [](const std::vector<EdgeLayout>& layouts,
-                          const std::vector<ExternalValue>& values,
-                          const char* role) -> std::optional<std::string> {
-    if (layouts.empty()) return std::nullopt;
-    if (layouts.size() != values.size()) {
-      return fmt::format("{} {} layouts given for {} {}s", layouts.size(), role, values.size(),
-                         role);
-    }
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      if (layouts[i] == EdgeLayout::kChannelsLast && values[i].type.shape.size() != 4) {
-        return fmt::format("{} {} is {}-D; only 4-D edges can be channels-last", role, i,
-                           values[i].type.shape.size());
-      }
-    }
-    return std::nullopt;
-  };
-  if (auto why = check_layouts(options.input_layouts, built.inputs, "input")) return Failure{*why};
-  if (auto why = check_layouts(options.output_layouts, built.outputs, "output")) {
-    return Failure{*why};
-  }
+  // The backend checked the layouts against the partition (edge_layout_problem).
   const int threads = options.threads;
   Pool pool = shared_pool(threads);
   if (threads > 1 && pool == nullptr) return Failure{"could not create a pthreadpool"};

@@ -22,7 +22,9 @@ class XnnpackBackend final : public Backend {
   std::string version() const override { return "XNNPACK " COLLAGE_XNNPACK_VERSION; }
   std::string code_version() const override { return COLLAGE_CODE_VERSION; }
   BackendStyle style() const override { return BackendStyle::kGraph; }
-  bool accepts_channels_last_edges() const override { return true; }
+  std::vector<EdgeLayout> edge_layouts() const override {
+    return {EdgeLayout::kChannelsLast, EdgeLayout::kPlain};
+  }
 
   bool supports(const Graph& graph, const Node& node) const override {
     // An attribute of the wrong kind is the model's error, reported where the
@@ -46,6 +48,14 @@ class XnnpackBackend final : public Backend {
                                           const CompileOptions& options) const override {
     if (auto failure = xnnpack::initialize_xnnpack()) return Failure{*failure};
     if (partition.num_nodes() == 0) return Failure{"the partition has no nodes"};
+    if (auto why = edge_layout_problem(partition, options)) return Failure{*why};
+    for (const auto* layouts : {&options.input_layouts, &options.output_layouts}) {
+      for (EdgeLayout layout : *layouts) {
+        if (!accepts_edge_layout(layout)) {
+          return Failure{"XNNPACK does not take " + edge_layout_name(layout) + " edges"};
+        }
+      }
+    }
     for (const Node& node : partition.nodes()) {
       if (!supports(partition, node)) {
         return Failure{fmt::format("XNNPACK cannot run {} '{}'", node.op_type, node.name)};

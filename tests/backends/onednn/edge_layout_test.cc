@@ -1,0 +1,114 @@
+// Edge layouts: a oneDNN partition whose inputs and outputs the caller stores
+// channels-last or in oneDNN's blocked layout computes what the plain
+// partition computes, whatever layout each primitive inside chooses.
+#include <gtest/gtest.h>
+
+#include "backends/onednn/onednn_test_util.h"
+#include "collage/runtime/trace.h"
+
+namespace collage::onednn_test {
+namespace {
+
+using testing::expect_edge_layouts_match_reference;
+
+std::vector<EdgeLayout> every_layout() {
+  return {EdgeLayout::kPlain, EdgeLayout::kChannelsLast, EdgeLayout::kBlocked8,
+          EdgeLayout::kBlocked16};
+}
+
+// x[1,32,9,7] -> Conv 3x3 (32 -> 16) -> Relu
+Graph conv_relu() {
+  GraphBuilder g;
+  ValueId x = g.input({1, 32, 9, 7});
+  ValueId conv = g.node("Conv", {x, g.weights({16, 32, 3, 3}), g.weights({16})}, {1, 16, 9, 7},
+                        attrs({{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}}));
+  return g.finish(g.node("Relu", {conv}, {1, 16, 9, 7}));
+}
+
+TEST(OnednnEdgeLayoutTest, TheBackendTakesEveryLayout) {
+  for (EdgeLayout layout : every_layout()) {
+    EXPECT_TRUE(onednn_backend().accepts_edge_layout(layout)) << edge_layout_name(layout);
+  }
+  EXPECT_EQ(onednn_backend().edge_layouts().size(), every_layout().size());
+}
+
+TEST(OnednnEdgeLayoutTest, ConvolutionMatchesInEveryPairOfEdgeLayouts) {
+  for (EdgeLayout in : every_layout()) {
+    for (EdgeLayout out : every_layout()) {
+      expect_edge_layouts_match_reference(onednn_backend(), conv_relu(), in, out, 2);
+    }
+  }
+}
+
+TEST(OnednnEdgeLayoutTest, ResidualAddAndPoolMatchInEveryEdgeLayout) {
+  // Two inputs meet in an Add (a binary primitive keeps its first input's
+  // layout), then a max pool and a global average pool.
+  GraphBuilder g;
+  ValueId a = g.input({2, 16, 8, 8});
+  ValueId b = g.input({2, 16, 8, 8});
+  ValueId sum = g.node("Add", {a, b}, {2, 16, 8, 8});
+  ValueId pool = g.node("MaxPool", {sum}, {2, 16, 4, 4},
+                        attrs({{"kernel_shape", std::vector<std::int64_t>{2, 2}},
+                               {"strides", std::vector<std::int64_t>{2, 2}}}));
+  g.output(pool);
+  g.output(g.node("GlobalAveragePool", {pool}, {2, 16, 1, 1}));
+  Graph graph = g.finish(pool);
+  for (EdgeLayout layout : every_layout()) {
+    expect_edge_layouts_match_reference(onednn_backend(), graph, layout, layout, 1);
+  }
+}
+
+TEST(OnednnEdgeLayoutTest, AMatMulReadsABlockedOrChannelsLastInputInPlainOrder) {
+  // MatMul multiplies the innermost dims of the plain order, so a 4-D input
+  // in another layout is reordered first.
+  GraphBuilder g;
+  ValueId x = g.input({1, 16, 2, 3});
+  Graph graph = g.finish(g.node("MatMul", {x, g.weights({3, 5})}, {1, 16, 2, 5}));
+  for (EdgeLayout layout : every_layout()) {
+    expect_edge_layouts_match_reference(onednn_backend(), graph, layout, EdgeLayout::kPlain, 1);
+    expect_edge_layouts_match_reference(onednn_backend(), graph, layout, layout, 1);
+  }
+}
+
+TEST(OnednnEdgeLayoutTest, EdgesInTheLayoutOfItsConvolutionsNeedNoReorder) {
+  const EdgeLayout preferred = onednn_backend().edge_layouts().front();
+  if (preferred == EdgeLayout::kPlain) GTEST_SKIP() << "oneDNN convolves plain tensors here";
+  GraphBuilder g;
+  ValueId x = g.input({1, 32, 14, 14});
+  Graph graph = g.finish(g.node("Conv", {x, g.weights({32, 32, 3, 3})}, {1, 32, 14, 14},
+                                attrs({{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}})));
+  auto reorders = [&](EdgeLayout layout) {
+    CompileOptions options{1};
+    options.input_layouts = {layout};
+    options.output_layouts = {layout};
+    auto kernel = onednn_backend().compile(graph, options);
+    EXPECT_TRUE(kernel.ok()) << kernel.error();
+    std::vector<Tensor> inputs = random_inputs(graph, 1);
+    std::vector<Tensor> outputs = testing::allocate_outputs(graph);
+    TraceRecorder recorder;
+    {
+      TraceRecorder::Install install(&recorder);
+      (*kernel)->run(inputs, outputs);
+    }
+    int count = 0;
+    for (const TraceSpan& span : recorder.spans()) count += span.kind == SpanKind::kLayout;
+    return count;
+  };
+  EXPECT_EQ(reorders(preferred), 0) << edge_layout_name(preferred);
+  // Plain edges: into the convolution's layout and back out.
+  EXPECT_EQ(reorders(EdgeLayout::kPlain), 2);
+}
+
+TEST(OnednnEdgeLayoutTest, ABlockThatDoesNotDivideTheChannelsIsAFailure) {
+  GraphBuilder g;
+  ValueId x = g.input({1, 12, 4, 4});
+  Graph graph = g.finish(g.node("Relu", {x}, {1, 12, 4, 4}));
+  CompileOptions options{1};
+  options.input_layouts = {EdgeLayout::kBlocked8};
+  auto kernel = onednn_backend().compile(graph, options);
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_NE(kernel.error().find("divides"), std::string::npos) << kernel.error();
+}
+
+}  // namespace
+}  // namespace collage::onednn_test
