@@ -65,8 +65,8 @@ class SearchFixture {
     auto all = gather_candidates(*dfg_, specs_);
     return prune ? prune_candidates(std::move(all)) : all;
   }
-  SearchResult search(bool prune = false) {
-    return find_cheapest_cover(*dfg_, candidates(prune), costs_);
+  SearchResult search(bool prune = false, BoundaryCosts* boundaries = nullptr) {
+    return find_cheapest_cover(*dfg_, candidates(prune), costs_, boundaries);
   }
 
   // "spec:node,node" per partition, in the result's order.

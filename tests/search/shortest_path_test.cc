@@ -330,5 +330,62 @@ TEST(ShortestPathTest, ReportsSearchStatistics) {
   EXPECT_EQ(result.stats.states_expanded, 5u);
 }
 
+// Charges `seconds` on every boundary between partitions of two different
+// backends, to the producer; nothing at graph inputs and outputs.
+class FixedBoundaryCosts : public BoundaryCosts {
+ public:
+  explicit FixedBoundaryCosts(double seconds) : seconds_(seconds) {}
+  BoundaryCharge charge(const DataflowGraph&, PostDfsIndex, const std::string& from,
+                        const IndexSet* to_nodes, const std::string& to) override {
+    ++calls;
+    if (from.empty() || to_nodes == nullptr || from == to) return {};
+    return {.producer_seconds = seconds_};
+  }
+  int calls = 0;
+
+ private:
+  double seconds_;
+};
+
+// chain3 with byoc running the Relu and the Neg for 1 each, native 2 each.
+SearchFixture chain_with_byoc_ends() {
+  SearchFixture f(chain3());
+  f.native_singles().graph_backend("byoc", {"Relu", "Neg"}, {.max_depth = 1});
+  f.costs().set_default_op_cost("native", 2.0).set_default_op_cost("byoc", 1.0);
+  return f;
+}
+
+TEST(ShortestPathTest, WithoutBoundaryCostsEachOpGoesToItsCheapestBackend) {
+  SearchFixture f = chain_with_byoc_ends();
+  SearchResult result = f.search();
+  EXPECT_EQ(f.describe(result), (Lines{"byoc:a", "native:b", "byoc:c"}));
+  EXPECT_DOUBLE_EQ(result.total.seconds(), 4.0);
+}
+
+TEST(ShortestPathTest, BoundaryCostsKeepAChainOnOneBackendWhenSwitchingCostsMore) {
+  // byoc, native, byoc: 4 + two boundaries at 5 = 14; all native: 6.
+  SearchFixture f = chain_with_byoc_ends();
+  FixedBoundaryCosts boundaries(5.0);
+  SearchResult result = f.search(false, &boundaries);
+  EXPECT_EQ(f.describe(result), (Lines{"native:a", "native:b", "native:c"}));
+  EXPECT_GT(boundaries.calls, 0);
+}
+
+TEST(ShortestPathTest, CheapBoundariesStillLetTheChainSwitchBackends) {
+  // byoc, native, byoc: 4 + 2 x 0.5 = 5 < 6.
+  SearchFixture f = chain_with_byoc_ends();
+  FixedBoundaryCosts boundaries(0.5);
+  SearchResult result = f.search(false, &boundaries);
+  EXPECT_EQ(f.describe(result), (Lines{"byoc:a", "native:b", "byoc:c"}));
+  // The partitions' costs leave the boundaries out until they are charged.
+  EXPECT_DOUBLE_EQ(total_cost(result.partitions).seconds(), 4.0);
+  charge_boundaries(f.dfg(), result.partitions, boundaries);
+  // Each boundary goes to its producer: byoc:a and native:b.
+  EXPECT_DOUBLE_EQ(result.partitions[0].cost.seconds(), 1.5);
+  EXPECT_DOUBLE_EQ(result.partitions[1].cost.seconds(), 2.5);
+  EXPECT_DOUBLE_EQ(result.partitions[2].cost.seconds(), 1.0);
+  EXPECT_DOUBLE_EQ(total_cost(result.partitions).seconds(), 5.0);
+}
+
 }  // namespace
 }  // namespace collage

@@ -70,6 +70,9 @@ void add_search_flags(CLI::App& command, SearchSettings& settings) {
                   "seconds after which refinement starts no new round (measuring the "
                   "candidates is not counted)")
       ->capture_default_str();
+  command.add_flag("!--no-boundary-costs", settings.boundary_costs,
+                   "search without charging the layout conversions between partitions of "
+                   "different layout families (for comparison)");
   command
       .add_option("--max-depth", settings.max_depth,
                   "longest path inside a graph-runtime or fusing-compiler candidate")

@@ -117,6 +117,13 @@ inline std::optional<std::string> edge_layout_problem(const Graph& partition,
   return check(options.output_layouts, partition.outputs(), "output");
 }
 
+// Whether a tensor of `type` is exchanged the same in every layout: it is
+// not a 4-D float32 tensor, or has one channel or one pixel.
+inline bool edge_layout_free(const TensorType& type) {
+  if (type.dtype != DType::kFloat32 || type.shape.size() != 4) return true;
+  return type.shape[1] == 1 || type.shape[2] * type.shape[3] == 1;
+}
+
 // A named multi-op entry of a library-style backend.
 struct NamedPattern {
   std::string name;
@@ -165,5 +172,29 @@ class Backend {
   virtual Result<std::unique_ptr<Kernel>> compile(const Graph& partition,
                                                   const CompileOptions& options) const = 0;
 };
+
+// The layout a partition of `backend` is timed with on an edge of `type`:
+// the one it computes in, when that fits (preferred_edges, cost/measurer.h).
+inline EdgeLayout timed_edge_layout(const Backend& backend, const TensorType& type) {
+  const EdgeLayout preferred = backend.edge_layouts().front();
+  return !edge_layout_free(type) && edge_layout_fits(preferred, type) ? preferred
+                                                                      : EdgeLayout::kPlain;
+}
+
+// The layout a value of `type` that `producer` hands to `readers` is
+// exchanged in: the first of the producer's layouts that fits and every
+// reader takes; plain when there is none or the layout does not matter.
+inline EdgeLayout agreed_edge_layout(const Backend& producer,
+                                     const std::vector<const Backend*>& readers,
+                                     const TensorType& type) {
+  if (edge_layout_free(type)) return EdgeLayout::kPlain;
+  for (EdgeLayout layout : producer.edge_layouts()) {
+    if (layout == EdgeLayout::kPlain || !edge_layout_fits(layout, type)) continue;
+    bool every_reader_takes = true;
+    for (const Backend* reader : readers) every_reader_takes &= reader->accepts_edge_layout(layout);
+    if (every_reader_takes) return layout;
+  }
+  return EdgeLayout::kPlain;
+}
 
 }  // namespace collage

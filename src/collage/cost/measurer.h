@@ -48,6 +48,15 @@ struct MeasureOptions {
 // makes earlier measurements incomparable, so they are not reused.
 std::string measurement_context(const std::string& machine, const MeasureOptions& options);
 
+// The options a candidate is timed with: every 4-D edge that the layout
+// the backend computes in (its first edge_layouts()) fits is stored in that
+// layout, as it is between two partitions of that backend in a plan
+// (negotiate_edge_layouts); no edge layouts when there is none. A
+// partition's graph outputs stay plain in a plan, so the search's estimate
+// of a partition beside another family's is short of the conversion, which
+// the learned per-partition overheads absorb (in_context_estimator.h).
+CompileOptions preferred_edges(const Graph& partition, const Backend& backend, int threads);
+
 class Measurer {
  public:
   virtual ~Measurer() = default;

@@ -47,33 +47,19 @@ std::vector<EdgeLayout> negotiate_edge_layouts(
     const std::size_t from = producer[v];
     const auto id = static_cast<ValueId>(v);
     if (from == none || model.is_output(id) || users[v].empty()) continue;
-    const TensorType& type = model.type(id);
-    // A 4-D tensor with one channel or one pixel has the same bytes in every layout.
-    if (type.shape.size() == 4 && (type.shape[1] == 1 || type.shape[2] * type.shape[3] == 1)) {
-      continue;
-    }
     bool crosses = false;
-    bool every_reader_placed = true;
+    std::vector<const Backend*> readers;
     for (NodeId user : users[v]) {
       const std::size_t to = partition_of[static_cast<std::size_t>(user)];
-      crosses |= to != from;
-      every_reader_placed &= to != none;
-    }
-    if (!crosses || !every_reader_placed) continue;
-    // The producer's layouts in its order of preference; plain is the
-    // fallback every backend takes.
-    for (EdgeLayout layout : backends[from]->edge_layouts()) {
-      if (layout == EdgeLayout::kPlain || !edge_layout_fits(layout, type)) continue;
-      bool every_reader_accepts = true;
-      for (NodeId user : users[v]) {
-        every_reader_accepts &=
-            backends[partition_of[static_cast<std::size_t>(user)]]->accepts_edge_layout(layout);
-      }
-      if (every_reader_accepts) {
-        result[v] = layout;
+      if (to == none) {
+        readers.clear();
         break;
       }
+      crosses |= to != from;
+      readers.push_back(backends[to]);
     }
+    if (!crosses || readers.empty()) continue;
+    result[v] = agreed_edge_layout(*backends[from], readers, model.type(id));
   }
   return result;
 }

@@ -198,16 +198,26 @@ PartitionOverheads overheads_from_profile(const PlanProfile& profile,
   const double share_ms = profile.partitions.empty()
                               ? 0.0
                               : between_ms / static_cast<double>(profile.partitions.size());
-  std::map<std::string, std::pair<double, int>> excess;
+  std::map<std::string, std::vector<double>> excess_ms;
   for (const PartitionProfile& row : profile.partitions) {
     if (!row.estimated_ms) continue;
     const double isolated_ms = *row.estimated_ms - charged.of(row.backend) * 1e3;
-    excess[row.backend].first += row.in_context_ms - isolated_ms + share_ms;
-    excess[row.backend].second += 1;
+    excess_ms[row.backend].push_back(row.in_context_ms - isolated_ms + share_ms);
   }
-  PartitionOverheads result = charged;
-  for (const auto& [backend, total] : excess) {
-    double observed = std::max(0.0, total.first / total.second) / 1e3;
+  PartitionOverheads result;
+  for (const auto& [backend, seconds] : charged.seconds) {
+    // Not in this plan, so not confirmed: a charge nothing renews fades, so
+    // that one bad profile cannot keep a backend out of every later plan.
+    if (excess_ms.count(backend) == 0) result.seconds[backend] = seconds / 2;
+  }
+  for (auto& [backend, values] : excess_ms) {
+    // The median partition: one large partition slowed by a busy moment
+    // would otherwise set the charge of every small one.
+    std::sort(values.begin(), values.end());
+    const std::size_t mid = values.size() / 2;
+    const double median_ms =
+        values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+    const double observed = std::max(0.0, median_ms) / 1e3;
     // The excess a plan shows depends on which partitions it has: averaging
     // with what was charged damps the swing between successive plans.
     auto previous = charged.seconds.find(backend);

@@ -78,14 +78,15 @@ PlanProfile profile_in_context(const Graph& model, const Plan& plan,
                                const BackendRegistry& registry, int threads,
                                const std::map<std::string, Tensor>& inputs, int runs, int warmup);
 
-// The per-partition overhead of each backend that `profile` shows: the mean
-// over the backend's partitions of (in context - isolated), plus an equal
-// share of the executor's time between kernels. The plan's estimates were
-// made with `charged` added; it is taken off to get the isolated cost.
-// With `damp`, a backend that was charged before gets the mean of the
-// charged and the observed overhead (successive plans of one model);
-// without, the observed overhead replaces the charge (the charge came from
-// other models). Backends without a partition keep their charge.
+// The per-partition overhead of each backend that `profile` shows: the
+// median over the backend's partitions of (in context - isolated), plus an
+// equal share of the executor's time between kernels, at least 0. The
+// plan's estimates were made with `charged` added; it is taken off to get
+// the isolated cost. With `damp`, a backend that was charged before gets
+// the mean of the charged and the observed overhead (successive plans of
+// one model); without, the observed overhead replaces the charge (the
+// charge came from other models). Backends without a partition in the plan
+// keep half their charge.
 PartitionOverheads overheads_from_profile(const PlanProfile& profile,
                                           const PartitionOverheads& charged, bool damp = true);
 

@@ -37,7 +37,8 @@ class PrecomputedEstimator : public CostEstimator {
 
 }  // namespace
 
-CollageResult collage_partition(const DataflowGraph& dfg, const std::vector<PartitionSpecPtr>& specs,
+CollageResult collage_partition(const DataflowGraph& dfg,
+                                const std::vector<PartitionSpecPtr>& specs,
                                 CostEstimator& estimator, const CollageOptions& options) {
   auto start = std::chrono::steady_clock::now();
   std::vector<CandidatePartition> candidates = gather_candidates(dfg, specs);
@@ -52,13 +53,13 @@ CollageResult collage_partition(const DataflowGraph& dfg, const std::vector<Part
   }
 
   PrecomputedEstimator known(result.candidates, estimator);
-  result.search = find_cheapest_cover(dfg, candidates, known);
+  result.search = find_cheapest_cover(dfg, candidates, known, options.boundaries);
   if (options.coalesce) {
     result.search.partitions = coalesce(dfg, std::move(result.search.partitions), estimator);
-    result.search.total = total_cost(result.search.partitions);
   }
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (options.boundaries) charge_boundaries(dfg, result.search.partitions, *options.boundaries);
+  result.search.total = total_cost(result.search.partitions);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 
@@ -76,11 +77,11 @@ std::vector<EstimatedCandidate> alternatives_for(const DataflowGraph& dfg,
     if (ops == chosen_ops && e.candidate.spec_name() == chosen.spec_name()) continue;
     result.push_back(e);
   }
-  std::stable_sort(result.begin(), result.end(),
-                   [](const EstimatedCandidate& a, const EstimatedCandidate& b) {
-                     return a.cost < b.cost;
-                   });
-  if (result.size() > limit) result.erase(result.begin() + static_cast<std::ptrdiff_t>(limit), result.end());
+  std::stable_sort(
+      result.begin(), result.end(),
+      [](const EstimatedCandidate& a, const EstimatedCandidate& b) { return a.cost < b.cost; });
+  if (result.size() > limit)
+    result.erase(result.begin() + static_cast<std::ptrdiff_t>(limit), result.end());
   return result;
 }
 

@@ -29,6 +29,9 @@ struct CollageOptions {
   // Keep only maximal candidates of each spec (single nodes always stay).
   bool prune = false;
   bool coalesce = true;
+  // Conversions at boundaries between partitions, charged on the search's
+  // edges and added to the chosen partitions' costs (null: none).
+  BoundaryCosts* boundaries = nullptr;
   // Called after each candidate is estimated: (done, total, candidate, cost).
   std::function<void(std::size_t, std::size_t, const CandidatePartition&, const Cost&)> progress;
 };

@@ -18,8 +18,27 @@ namespace {
 constexpr std::ptrdiff_t kHostStep = -1;
 constexpr std::size_t kNoParent = static_cast<std::size_t>(-1);
 
+// What a state is: the covered set and, when boundaries are charged, which
+// backend covers each covered operator next to an uncovered one (as pairs
+// of index and spec number). Later charges depend on nothing else, so two
+// routes to one covered set through different neighbours stay apart.
+struct StateKey {
+  IndexSet covered;
+  std::vector<std::uint32_t> frontier;
+  bool operator==(const StateKey&) const = default;
+};
+
+struct StateKeyHash {
+  std::size_t operator()(const StateKey& key) const {
+    std::size_t hash = std::hash<IndexSet>{}(key.covered);
+    for (std::uint32_t v : key.frontier) hash = hash * 1000003u ^ v;
+    return hash;
+  }
+};
+
 struct State {
   IndexSet covered;
+  std::vector<std::uint32_t> frontier;
   double seconds = 0.0;
   std::size_t parent = kNoParent;
   // The candidate that led here from `parent`, or kHostStep.
@@ -30,10 +49,11 @@ struct State {
 class Search {
  public:
   Search(const DataflowGraph& dfg, const std::vector<CandidatePartition>& candidates,
-         CostEstimator& estimator)
+         CostEstimator& estimator, BoundaryCosts* boundaries)
       : dfg_(dfg),
         candidates_(candidates),
         estimator_(estimator),
+        boundaries_(boundaries),
         by_first_(dfg.size()),
         costs_(candidates.size()),
         reach_(candidates.size()),
@@ -43,7 +63,7 @@ class Search {
 
   SearchResult run() {
     index_candidates();
-    add_state(kNoParent, kHostStep, dfg_.empty_set(), 0.0);
+    add_state(kNoParent, kHostStep, dfg_.empty_set(), {}, 0.0);
     std::optional<std::size_t> goal;
     PostDfsIndex furthest = 0;
     while (!heap_.empty()) {
@@ -76,7 +96,10 @@ class Search {
     const std::vector<State>* states;
     bool operator()(const HeapEntry& a, const HeapEntry& b) const {
       if (a.seconds != b.seconds) return a.seconds > b.seconds;
-      return (*states)[a.state].covered > (*states)[b.state].covered;
+      const State& x = (*states)[a.state];
+      const State& y = (*states)[b.state];
+      if (x.covered != y.covered) return x.covered > y.covered;
+      return x.frontier > y.frontier;
     }
   };
 
@@ -102,10 +125,13 @@ class Search {
     // Copies: add_state may grow states_ and move what references would see.
     const IndexSet covered = states_[id].covered;
     const double seconds = states_[id].seconds;
+    if (boundaries_) owners_of_path(id);
     if (dfg_.is_host(next)) {
       IndexSet grown = covered;
       grown.add(next);
-      add_state(id, kHostStep, std::move(grown), seconds);
+      std::vector<std::uint32_t> frontier =
+          boundaries_ ? frontier_of(grown, kHostStep) : std::vector<std::uint32_t>{};
+      add_state(id, kHostStep, std::move(grown), std::move(frontier), seconds);
     }
     for (std::size_t c : by_first_[next]) {
       const IndexSet& inside = candidates_[c].sub_graph.inside();
@@ -120,14 +146,100 @@ class Search {
         ++stats_.invalid_skipped;
         continue;
       }
-      add_state(id, static_cast<std::ptrdiff_t>(c), covered | inside, seconds + cost.seconds());
+      double boundary = 0.0;
+      IndexSet grown = covered | inside;
+      std::vector<std::uint32_t> frontier;
+      if (boundaries_) {
+        boundary = boundary_seconds(c);
+        frontier = frontier_of(grown, static_cast<std::ptrdiff_t>(c));
+      }
+      add_state(id, static_cast<std::ptrdiff_t>(c), std::move(grown), std::move(frontier),
+                seconds + cost.seconds() + boundary);
     }
   }
 
-  void add_state(std::size_t parent, std::ptrdiff_t step, IndexSet covered, double seconds) {
-    auto [it, inserted] = state_of_.try_emplace(covered, states_.size());
+  // The frontier of a state covering `covered`, reached from the expanded
+  // state (owner_) by `step`: each covered operator with an uncovered
+  // producer or user, with the number of its owner's spec.
+  std::vector<std::uint32_t> frontier_of(const IndexSet& covered, std::ptrdiff_t step) {
+    std::vector<std::uint32_t> frontier;
+    const IndexSet* added = step == kHostStep
+                                ? nullptr
+                                : &candidates_[static_cast<std::size_t>(step)].sub_graph.inside();
+    for (PostDfsIndex i : covered) {
+      if (!dfg_.is_operator(i)) continue;
+      bool borders = false;
+      for (PostDfsIndex j : dfg_.inputs(i)) borders |= !covered.contains(j);
+      for (PostDfsIndex k : dfg_.users(i)) borders |= !covered.contains(k);
+      if (!borders) continue;
+      const std::ptrdiff_t owner = added && added->contains(i) ? step : owner_[i];
+      frontier.push_back(static_cast<std::uint32_t>(i));
+      frontier.push_back(owner < 0 ? 0u : spec_number(static_cast<std::size_t>(owner)));
+    }
+    return frontier;
+  }
+
+  std::uint32_t spec_number(std::size_t c) {
+    auto [it, inserted] = spec_numbers_.try_emplace(
+        candidates_[c].spec_name(), static_cast<std::uint32_t>(spec_numbers_.size() + 1));
+    return it->second;
+  }
+
+  // owner_[i]: the candidate on the path to state `id` that covers operator
+  // i, or -1.
+  void owners_of_path(std::size_t id) {
+    owner_.assign(dfg_.size(), -1);
+    for (std::size_t s = id; states_[s].parent != kNoParent; s = states_[s].parent) {
+      if (states_[s].step == kHostStep) continue;
+      for (PostDfsIndex i :
+           candidates_[static_cast<std::size_t>(states_[s].step)].sub_graph.inside()) {
+        owner_[i] = states_[s].step;
+      }
+    }
+  }
+
+  // The conversions candidate `c` brings: at its boundaries with partitions
+  // already placed (owner_), graph inputs and graph outputs.
+  double boundary_seconds(std::size_t c) {
+    const CandidatePartition& candidate = candidates_[c];
+    const IndexSet& inside = candidate.sub_graph.inside();
+    const std::string& name = candidate.spec_name();
+    double total = 0;
+    std::vector<std::pair<PostDfsIndex, std::ptrdiff_t>> seen;
+    auto once = [&](PostDfsIndex producer, std::ptrdiff_t other) {
+      for (const auto& entry : seen) {
+        if (entry.first == producer && entry.second == other) return false;
+      }
+      seen.emplace_back(producer, other);
+      return true;
+    };
+    for (PostDfsIndex i : inside) {
+      if (!dfg_.is_operator(i)) continue;
+      for (PostDfsIndex j : dfg_.inputs(i)) {
+        if (inside.contains(j)) continue;
+        if (dfg_.is_host(j)) {
+          if (once(j, -1)) total += boundaries_->charge(dfg_, j, "", &inside, name).total();
+        } else if (owner_[j] >= 0 && once(j, owner_[j])) {
+          const CandidatePartition& from = candidates_[static_cast<std::size_t>(owner_[j])];
+          total += boundaries_->charge(dfg_, j, from.spec_name(), &inside, name).total();
+        }
+      }
+      for (PostDfsIndex k : dfg_.users(i)) {
+        if (inside.contains(k) || owner_[k] < 0 || !once(i, owner_[k])) continue;
+        const CandidatePartition& to = candidates_[static_cast<std::size_t>(owner_[k])];
+        total += boundaries_->charge(dfg_, i, name, &to.sub_graph.inside(), to.spec_name()).total();
+      }
+      if (dfg_.is_graph_output(i)) total += boundaries_->charge(dfg_, i, name, nullptr, "").total();
+    }
+    return total;
+  }
+
+  void add_state(std::size_t parent, std::ptrdiff_t step, IndexSet covered,
+                 std::vector<std::uint32_t> frontier, double seconds) {
+    auto [it, inserted] = state_of_.try_emplace(StateKey{covered, frontier}, states_.size());
     if (inserted) {
-      states_.push_back(State{std::move(covered), seconds, parent, step, false});
+      states_.push_back(
+          State{std::move(covered), std::move(frontier), seconds, parent, step, false});
       heap_.push({seconds, it->second});
       return;
     }
@@ -229,12 +341,15 @@ class Search {
   const DataflowGraph& dfg_;
   const std::vector<CandidatePartition>& candidates_;
   CostEstimator& estimator_;
+  BoundaryCosts* boundaries_;
+  std::vector<std::ptrdiff_t> owner_;
   // Candidates by their smallest inside index.
   std::vector<std::vector<std::size_t>> by_first_;
   std::vector<std::optional<Cost>> costs_;
   std::vector<std::optional<IndexSet>> reach_;
   std::vector<State> states_;
-  std::unordered_map<IndexSet, std::size_t> state_of_;
+  std::unordered_map<StateKey, std::size_t, StateKeyHash> state_of_;
+  std::unordered_map<std::string, std::uint32_t> spec_numbers_;
   std::priority_queue<HeapEntry, std::vector<HeapEntry>, HeapOrder> heap_;
   SearchStats stats_;
 };
@@ -243,8 +358,51 @@ class Search {
 
 SearchResult find_cheapest_cover(const DataflowGraph& dfg,
                                  const std::vector<CandidatePartition>& candidates,
-                                 CostEstimator& estimator) {
-  return Search(dfg, candidates, estimator).run();
+                                 CostEstimator& estimator, BoundaryCosts* boundaries) {
+  return Search(dfg, candidates, estimator, boundaries).run();
+}
+
+void charge_boundaries(const DataflowGraph& dfg, std::vector<ChosenPartition>& partitions,
+                       BoundaryCosts& boundaries) {
+  std::vector<std::ptrdiff_t> owner(dfg.size(), -1);
+  for (std::size_t p = 0; p < partitions.size(); ++p) {
+    for (PostDfsIndex i : partitions[p].candidate.sub_graph.inside()) {
+      owner[i] = static_cast<std::ptrdiff_t>(p);
+    }
+  }
+  std::vector<double> extra(partitions.size(), 0.0);
+  for (std::size_t p = 0; p < partitions.size(); ++p) {
+    const CandidatePartition& reader = partitions[p].candidate;
+    const IndexSet& inside = reader.sub_graph.inside();
+    std::vector<PostDfsIndex> producers;
+    for (PostDfsIndex i : inside) {
+      if (!dfg.is_operator(i)) continue;
+      for (PostDfsIndex j : dfg.inputs(i)) {
+        if (!inside.contains(j) &&
+            std::find(producers.begin(), producers.end(), j) == producers.end()) {
+          producers.push_back(j);
+        }
+      }
+      if (dfg.is_graph_output(i)) {
+        extra[p] += boundaries.charge(dfg, i, reader.spec_name(), nullptr, "").producer_seconds;
+      }
+    }
+    for (PostDfsIndex j : producers) {
+      const std::ptrdiff_t from = dfg.is_host(j) ? -1 : owner[j];
+      if (!dfg.is_host(j) && from < 0) continue;
+      const std::string from_name =
+          from < 0 ? std::string()
+                   : partitions[static_cast<std::size_t>(from)].candidate.spec_name();
+      BoundaryCharge charge = boundaries.charge(dfg, j, from_name, &inside, reader.spec_name());
+      extra[p] += charge.consumer_seconds;
+      if (from >= 0) extra[static_cast<std::size_t>(from)] += charge.producer_seconds;
+    }
+  }
+  for (std::size_t p = 0; p < partitions.size(); ++p) {
+    if (extra[p] > 0 && partitions[p].cost.is_valid()) {
+      partitions[p].cost = partitions[p].cost + Cost::value(extra[p]);
+    }
+  }
 }
 
 Cost total_cost(const std::vector<ChosenPartition>& partitions) {

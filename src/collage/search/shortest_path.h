@@ -20,11 +20,21 @@
 // candidate from the search. The caller must offer at least one candidate
 // for every operator (the native backend's singletons), or the search
 // reports the node it cannot cover.
+//
+// With BoundaryCosts, an extension also pays the layout conversions at its
+// boundaries with the partitions already on the path, with graph inputs
+// and with graph outputs (cost/boundary_costs.h): each boundary is charged
+// once, when its second side is placed. Which backend covers a neighbour
+// is then part of the cost, so a state is the covered set together with
+// the backend of each covered operator next to an uncovered one: two
+// routes to one covered set through different neighbours are both kept,
+// and the charges are exact.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
+#include "collage/cost/boundary_costs.h"
 #include "collage/cost/cost.h"
 #include "collage/cost/cost_estimator.h"
 #include "collage/partition/candidate_partition.h"
@@ -63,7 +73,13 @@ struct SearchResult {
 // way to cover some node is invalid or cyclic.
 SearchResult find_cheapest_cover(const DataflowGraph& dfg,
                                  const std::vector<CandidatePartition>& candidates,
-                                 CostEstimator& estimator);
+                                 CostEstimator& estimator, BoundaryCosts* boundaries = nullptr);
+
+// Adds to each partition's cost the conversions at its boundaries that it
+// does (BoundaryCharge's producer side to the producer, consumer side to
+// the reader).
+void charge_boundaries(const DataflowGraph& dfg, std::vector<ChosenPartition>& partitions,
+                       BoundaryCosts& boundaries);
 
 // The sum of the partitions' costs.
 Cost total_cost(const std::vector<ChosenPartition>& partitions);

@@ -36,8 +36,8 @@ struct Strategy {
 // Greedy placement: for each spec in `priority` order, its candidates from
 // the largest down take every region still free, as long as the chosen
 // partitions stay acyclic and the spec's backend compiles the candidate;
-// `fallback` (native) covers what is left the same way. Costs are left zero (greedy does not estimate). Throws Error naming a
-// node nothing can run.
+// `fallback` (native) covers what is left the same way. Costs are left zero (greedy does not
+// estimate). Throws Error naming a node nothing can run.
 std::vector<ChosenPartition> greedy_cover(const DataflowGraph& dfg,
                                           const std::vector<PartitionSpecPtr>& priority,
                                           const PartitionSpecPtr& fallback);

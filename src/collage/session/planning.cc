@@ -13,6 +13,7 @@
 
 #include "collage/backends/native/native_backend.h"
 #include "collage/backends/registry.h"
+#include "collage/cost/boundary_costs.h"
 #include "collage/cost/in_context_estimator.h"
 #include "collage/cost/machine_fingerprint.h"
 #include "collage/cost/measurement_cache.h"
@@ -177,6 +178,9 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
            std::chrono::duration<double>(std::chrono::steady_clock::now() - *refine_start).count() >
                options.search.budget_seconds;
   };
+  // Layout conversions at boundaries, measured once per machine and shape.
+  ConversionCosts conversions(cache.get(), machine, options.threads);
+  LayoutBoundaryCosts boundaries(backends, conversions);
   for (int round = 0;; ++round) {
     InContextEstimator in_context(estimator, overheads);
     auto report = [&](std::size_t done, std::size_t total, bool finished) {
@@ -192,6 +196,7 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     };
     CollageOptions collage_options;
     collage_options.prune = options.prune;
+    if (options.search.boundary_costs) collage_options.boundaries = &boundaries;
     collage_options.progress = [&](std::size_t done, std::size_t total, const CandidatePartition&,
                                    const Cost&) { report(done, total, false); };
     CollageResult result = collage_partition(dfg, specs, in_context, collage_options);

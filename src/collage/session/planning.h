@@ -42,6 +42,9 @@ struct SearchSettings {
   int max_depth = 6;
   // Most outputs of a graph-runtime or fusing-compiler candidate.
   int max_exits = 1;
+  // Charge the layout conversions at boundaries between partitions on the
+  // search's edges (cost/boundary_costs.h).
+  bool boundary_costs = true;
 };
 
 // Throws Error naming the flag (--refine-rounds, --budget, --max-depth,

@@ -1,0 +1,129 @@
+#include "collage/cost/boundary_costs.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "collage/cost/measurer.h"
+#include "collage/runtime/timing.h"
+
+namespace collage {
+namespace {
+
+// Copies a plain [N,C,H,W] tensor into `layout` (channels-last or blocked),
+// parallel over images and rows: the memory traffic of a library reorder.
+void convert(const float* src, float* dst, const Shape& s, EdgeLayout layout, int threads) {
+  const std::int64_t n_images = s[0], channels = s[1], height = s[2], width = s[3];
+  const std::int64_t block =
+      layout == EdgeLayout::kChannelsLast ? channels : edge_layout_block(layout);
+  const std::int64_t plane = height * width;
+#pragma omp parallel for collapse(2) num_threads(threads) schedule(static) if (threads > 1)
+  for (std::int64_t n = 0; n < n_images; ++n) {
+    for (std::int64_t h = 0; h < height; ++h) {
+      for (std::int64_t c0 = 0; c0 < channels; c0 += block) {
+        float* out = dst + ((n * (channels / block) + c0 / block) * plane + h * width) * block;
+        const float* in = src + (n * channels + c0) * plane + h * width;
+        for (std::int64_t w = 0; w < width; ++w) {
+          for (std::int64_t c = 0; c < block; ++c) out[w * block + c] = in[c * plane + w];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+double ConversionCosts::seconds(const TensorType& type, EdgeLayout layout) {
+  if (layout == EdgeLayout::kPlain || edge_layout_free(type) || !edge_layout_fits(layout, type)) {
+    return 0.0;
+  }
+  const auto memo_key = std::make_pair(type.to_string(), layout);
+  if (auto it = known_.find(memo_key); it != known_.end()) return it->second;
+  const std::string key = fmt::format("layout conversion|{}|{}|t{}|{}", edge_layout_name(layout),
+                                      type.to_string(), threads_, machine_);
+  double result = 0.0;
+  std::optional<CachedMeasurement> cached = cache_ ? cache_->find(key) : std::nullopt;
+  if (cached && cached->valid) {
+    result = cached->median_seconds;
+  } else {
+    result = measure(type, layout);
+    if (cache_) {
+      CachedMeasurement entry;
+      entry.valid = true;
+      entry.median_seconds = result;
+      entry.p90_seconds = result;
+      entry.count = 1;
+      cache_->store(key, entry);
+    }
+  }
+  known_.emplace(memo_key, result);
+  return result;
+}
+
+double ConversionCosts::measure(const TensorType& type, EdgeLayout layout) {
+  const auto count = static_cast<std::size_t>(type.numel());
+  std::vector<float> src(count, 1.0f);
+  std::vector<float> dst(count);
+  // The source is written first, as a producer would have just done.
+  TimingResult timing = time_function(
+      [&] {
+        src[count / 2] += 1.0f;
+        convert(src.data(), dst.data(), type.shape, layout, threads_);
+      },
+      MeasureOptions::default_candidate_timing());
+  return timing.median_seconds;
+}
+
+const Backend* LayoutBoundaryCosts::find(const std::string& name) const {
+  for (const Backend* backend : backends_) {
+    if (backend->name() == name) return backend;
+  }
+  return nullptr;
+}
+
+BoundaryCharge LayoutBoundaryCosts::charge(const DataflowGraph& dfg, PostDfsIndex producer,
+                                           const std::string& from, const IndexSet* to_nodes,
+                                           const std::string& to) {
+  const Graph& graph = dfg.graph();
+  std::vector<ValueId> values;
+  if (dfg.is_host(producer)) {
+    if (dfg.role(producer) == DataflowGraph::Role::kInput) values.push_back(dfg.value_id(producer));
+  } else {
+    for (ValueId out : dfg.node(producer).outputs) {
+      if (out == kNoValue) continue;
+      bool read = to_nodes == nullptr && graph.is_output(out);
+      for (PostDfsIndex user : dfg.users(producer)) {
+        if (read || to_nodes == nullptr || !to_nodes->contains(user)) continue;
+        for (ValueId in : dfg.node(user).inputs) read |= in == out;
+      }
+      if (read) values.push_back(out);
+    }
+  }
+  const Backend* producing = from.empty() ? nullptr : find(from);
+  const Backend* reading = to_nodes == nullptr ? nullptr : find(to);
+  BoundaryCharge charge;
+  for (ValueId value : values) {
+    const TensorType& type = graph.type(value);
+    if (edge_layout_free(type)) continue;
+    // How each side was timed, and what the plan will hand over.
+    const EdgeLayout timed_out =
+        producing ? timed_edge_layout(*producing, type) : EdgeLayout::kPlain;
+    const EdgeLayout timed_in = reading ? timed_edge_layout(*reading, type) : EdgeLayout::kPlain;
+    const EdgeLayout agreed = producing && reading && !graph.is_output(value)
+                                  ? agreed_edge_layout(*producing, {reading}, type)
+                                  : EdgeLayout::kPlain;
+    // A conversion between two non-plain layouts is taken to cost one
+    // transpose, like a conversion from or to plain.
+    if (timed_out != agreed) {
+      charge.producer_seconds +=
+          conversions_.seconds(type, timed_out != EdgeLayout::kPlain ? timed_out : agreed);
+    }
+    if (timed_in != agreed) {
+      charge.consumer_seconds +=
+          conversions_.seconds(type, timed_in != EdgeLayout::kPlain ? timed_in : agreed);
+    }
+  }
+  return charge;
+}
+
+}  // namespace collage

@@ -1,0 +1,90 @@
+// Boundary costs: the layout conversions a plan pays between partitions.
+//
+// A candidate is timed with its 4-D edges in the layout its backend
+// computes in (preferred_edges, measurer.h), as it runs beside partitions
+// of its own backend. In a plan, compile_plan negotiates each boundary
+// value's layout (negotiate_edge_layouts): where the two sides agree the
+// value is handed over as it is, and where the layout family changes one
+// side converts it. Those conversions are what the candidates' costs leave
+// out. The search charges them on its edges: when a candidate is placed
+// next to partitions already on the path, or reads a graph input or
+// writes a graph output, it pays the conversions those boundaries need
+// (per pair of backends, layout and tensor size), so a lone partition of
+// another family between two oneDNN convolutions costs what it really
+// does. What one conversion costs is measured once per machine, tensor
+// shape and layout, and cached like any measurement.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collage/backends/backend.h"
+#include "collage/cost/measurement_cache.h"
+#include "collage/partition/dataflow_graph.h"
+
+namespace collage {
+
+// Seconds of conversion at one boundary, by the side that does it.
+struct BoundaryCharge {
+  double producer_seconds = 0;
+  double consumer_seconds = 0;
+  double total() const { return producer_seconds + consumer_seconds; }
+};
+
+// Seconds to convert a 4-D float32 tensor between plain and another layout
+// on this machine at `threads` threads: a transpose of its bytes, timed
+// once per shape and layout and kept in `cache` (nullptr: in memory only)
+// under `machine`.
+class ConversionCosts {
+ public:
+  ConversionCosts(MeasurementCache* cache, std::string machine, int threads)
+      : cache_(cache), machine_(std::move(machine)), threads_(threads) {}
+  virtual ~ConversionCosts() = default;
+
+  // 0 for plain and for a tensor that is the same in every layout.
+  virtual double seconds(const TensorType& type, EdgeLayout layout);
+
+ protected:
+  // Times the conversion (overridden by tests).
+  virtual double measure(const TensorType& type, EdgeLayout layout);
+
+ private:
+  MeasurementCache* cache_;
+  std::string machine_;
+  int threads_;
+  std::map<std::pair<std::string, EdgeLayout>, double> known_;
+};
+
+class BoundaryCosts {
+ public:
+  virtual ~BoundaryCosts() = default;
+  // The conversions of the values that operator or graph input `producer`
+  // (a dfg index) hands from a partition of backend `from` ("": `producer`
+  // is a graph input) to the partition `to_nodes` of backend `to`, or, with
+  // `to_nodes` null, to the graph's outputs.
+  virtual BoundaryCharge charge(const DataflowGraph& dfg, PostDfsIndex producer,
+                                const std::string& from, const IndexSet* to_nodes,
+                                const std::string& to) = 0;
+};
+
+// Charges what edge-layout negotiation leaves to convert, with each side
+// measured in its backend's first layout.
+class LayoutBoundaryCosts : public BoundaryCosts {
+ public:
+  LayoutBoundaryCosts(std::vector<const Backend*> backends, ConversionCosts& conversions)
+      : backends_(std::move(backends)), conversions_(conversions) {}
+
+  BoundaryCharge charge(const DataflowGraph& dfg, PostDfsIndex producer, const std::string& from,
+                        const IndexSet* to_nodes, const std::string& to) override;
+
+ private:
+  const Backend* find(const std::string& name) const;
+
+  std::vector<const Backend*> backends_;
+  ConversionCosts& conversions_;
+};
+
+}  // namespace collage

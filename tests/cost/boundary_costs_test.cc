@@ -1,0 +1,175 @@
+#include "collage/cost/boundary_costs.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "collage/ir/error.h"
+
+namespace collage {
+namespace {
+
+TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+
+// A backend that only answers the questions layout negotiation asks.
+class LayoutBackend : public Backend {
+ public:
+  LayoutBackend(std::string name, std::vector<EdgeLayout> layouts)
+      : name_(std::move(name)), layouts_(std::move(layouts)) {}
+  std::string name() const override { return name_; }
+  std::string version() const override { return "test"; }
+  BackendStyle style() const override { return BackendStyle::kGraph; }
+  bool supports(const Graph&, const Node&) const override { return true; }
+  std::string describe_support() const override { return "everything"; }
+  std::vector<EdgeLayout> edge_layouts() const override { return layouts_; }
+  Result<std::unique_ptr<Kernel>> compile(const Graph&, const CompileOptions&) const override {
+    return Failure{"not a real backend"};
+  }
+
+ private:
+  std::string name_;
+  std::vector<EdgeLayout> layouts_;
+};
+
+// Every conversion costs 1 second per million elements; counts measurements.
+class CountingConversions : public ConversionCosts {
+ public:
+  using ConversionCosts::ConversionCosts;
+  int measured = 0;
+
+ protected:
+  double measure(const TensorType& type, EdgeLayout) override {
+    ++measured;
+    return static_cast<double>(type.numel()) / 1e6;
+  }
+};
+
+TEST(ConversionCostsTest, PlainAndLayoutFreeTensorsCostNothing) {
+  CountingConversions conversions(nullptr, "machine", 1);
+  EXPECT_EQ(conversions.seconds(f32({1, 16, 8, 8}), EdgeLayout::kPlain), 0.0);
+  EXPECT_EQ(conversions.seconds(f32({1, 16, 1, 1}), EdgeLayout::kChannelsLast), 0.0);
+  EXPECT_EQ(conversions.seconds(f32({1, 1, 8, 8}), EdgeLayout::kChannelsLast), 0.0);
+  EXPECT_EQ(conversions.seconds(f32({16, 64}), EdgeLayout::kChannelsLast), 0.0);
+  EXPECT_EQ(conversions.seconds(f32({1, 12, 8, 8}), EdgeLayout::kBlocked16), 0.0);
+  EXPECT_EQ(conversions.measured, 0);
+}
+
+TEST(ConversionCostsTest, EachShapeAndLayoutIsMeasuredOncePerMachineAndKept) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "collage_conversion_costs_test.sqlite").string();
+  std::filesystem::remove(path);
+  {
+    auto cache = MeasurementCache::open(path);
+    CountingConversions conversions(cache.get(), "machine", 2);
+    EXPECT_DOUBLE_EQ(conversions.seconds(f32({1, 16, 8, 8}), EdgeLayout::kChannelsLast), 1024e-6);
+    EXPECT_DOUBLE_EQ(conversions.seconds(f32({1, 16, 8, 8}), EdgeLayout::kChannelsLast), 1024e-6);
+    EXPECT_DOUBLE_EQ(conversions.seconds(f32({1, 16, 8, 8}), EdgeLayout::kBlocked16), 1024e-6);
+    EXPECT_EQ(conversions.measured, 2);
+  }
+  auto cache = MeasurementCache::open(path);
+  CountingConversions again(cache.get(), "machine", 2);
+  EXPECT_DOUBLE_EQ(again.seconds(f32({1, 16, 8, 8}), EdgeLayout::kChannelsLast), 1024e-6);
+  EXPECT_EQ(again.measured, 0);
+  CountingConversions other_machine(cache.get(), "another machine", 2);
+  other_machine.seconds(f32({1, 16, 8, 8}), EdgeLayout::kChannelsLast);
+  EXPECT_EQ(other_machine.measured, 1);
+  cache.reset();
+  std::filesystem::remove(path);
+}
+
+TEST(ConversionCostsTest, AMeasuredConversionTakesTime) {
+  ConversionCosts conversions(nullptr, "machine", 1);
+  EXPECT_GT(conversions.seconds(f32({1, 32, 28, 28}), EdgeLayout::kChannelsLast), 0.0);
+  EXPECT_GT(conversions.seconds(f32({1, 32, 28, 28}), EdgeLayout::kBlocked8), 0.0);
+}
+
+// x[1,16,8,8] -> a Relu -> b Relu -> c Relu (graph output)
+Graph relu_chain() {
+  Graph g;
+  g.opset = 13;
+  ValueId x = g.add_input("x", f32({1, 16, 8, 8}));
+  ValueId a = g.add_value("a", f32({1, 16, 8, 8}));
+  g.add_node("Relu", {x}, {a}, {}, "a");
+  ValueId b = g.add_value("b", f32({1, 16, 8, 8}));
+  g.add_node("Relu", {a}, {b}, {}, "b");
+  ValueId c = g.add_value("c", f32({1, 16, 8, 8}));
+  g.add_node("Relu", {b}, {c}, {}, "c");
+  g.add_output(c);
+  return g;
+}
+
+class LayoutBoundaryCostsTest : public ::testing::Test {
+ protected:
+  LayoutBoundaryCostsTest()
+      : graph_(relu_chain()),
+        dfg_(graph_),
+        conversions_(nullptr, "machine", 1),
+        boundaries_({&plain_, &nhwc_, &blocked_}, conversions_) {}
+
+  PostDfsIndex index(const std::string& node) const {
+    for (std::size_t i = 0; i < dfg_.size(); ++i) {
+      const auto index = static_cast<PostDfsIndex>(i);
+      if (dfg_.is_operator(index) && dfg_.node(index).name == node) return index;
+    }
+    throw Error("no node " + node);
+  }
+  IndexSet set_of(const std::string& node) const {
+    IndexSet set = dfg_.empty_set();
+    set.add(index(node));
+    return set;
+  }
+  BoundaryCharge between(const std::string& from, const std::string& to) {
+    IndexSet reader = set_of("b");
+    return boundaries_.charge(dfg_, index("a"), from, &reader, to);
+  }
+
+  // One conversion of a [1,16,8,8] tensor.
+  static constexpr double kOne = 1024e-6;
+  LayoutBackend plain_{"plain", {EdgeLayout::kPlain}};
+  LayoutBackend nhwc_{"nhwc", {EdgeLayout::kChannelsLast, EdgeLayout::kPlain}};
+  LayoutBackend blocked_{"blocked",
+                         {EdgeLayout::kBlocked16, EdgeLayout::kChannelsLast, EdgeLayout::kPlain}};
+  Graph graph_;
+  DataflowGraph dfg_;
+  CountingConversions conversions_;
+  LayoutBoundaryCosts boundaries_;
+};
+
+TEST_F(LayoutBoundaryCostsTest, TwoPartitionsOfOneLayoutFamilyConvertNothing) {
+  EXPECT_EQ(between("nhwc", "nhwc").total(), 0.0);
+  EXPECT_EQ(between("blocked", "blocked").total(), 0.0);
+  EXPECT_EQ(between("plain", "plain").total(), 0.0);
+}
+
+TEST_F(LayoutBoundaryCostsTest, TheSideTimedInAnotherLayoutThanTheAgreedOnePays) {
+  // nhwc hands plain a plain tensor: nhwc converts.
+  BoundaryCharge to_plain = between("nhwc", "plain");
+  EXPECT_DOUBLE_EQ(to_plain.producer_seconds, kOne);
+  EXPECT_EQ(to_plain.consumer_seconds, 0.0);
+  BoundaryCharge from_plain = between("plain", "nhwc");
+  EXPECT_EQ(from_plain.producer_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(from_plain.consumer_seconds, kOne);
+  // blocked and nhwc agree on channels-last: blocked converts.
+  BoundaryCharge mixed = between("blocked", "nhwc");
+  EXPECT_DOUBLE_EQ(mixed.producer_seconds, kOne);
+  EXPECT_EQ(mixed.consumer_seconds, 0.0);
+}
+
+TEST_F(LayoutBoundaryCostsTest, GraphInputsAndOutputsArePlain) {
+  IndexSet first = set_of("a");
+  PostDfsIndex x = 0;
+  for (std::size_t i = 0; i < dfg_.size(); ++i) {
+    if (dfg_.role(static_cast<PostDfsIndex>(i)) == DataflowGraph::Role::kInput) {
+      x = static_cast<PostDfsIndex>(i);
+    }
+  }
+  EXPECT_DOUBLE_EQ(boundaries_.charge(dfg_, x, "", &first, "nhwc").consumer_seconds, kOne);
+  EXPECT_EQ(boundaries_.charge(dfg_, x, "", &first, "plain").total(), 0.0);
+  EXPECT_DOUBLE_EQ(boundaries_.charge(dfg_, index("c"), "blocked", nullptr, "").producer_seconds,
+                   kOne);
+  // b is not a graph output: nothing to hand over there.
+  EXPECT_EQ(boundaries_.charge(dfg_, index("b"), "blocked", nullptr, "").total(), 0.0);
+}
+
+}  // namespace
+}  // namespace collage
