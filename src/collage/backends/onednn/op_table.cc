@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "collage/backends/onednn/binary.h"
+#include "collage/backends/onednn/concat.h"
 #include "collage/backends/onednn/convolution.h"
 #include "collage/backends/onednn/eltwise.h"
 #include "collage/backends/onednn/lowering_error.h"
@@ -65,6 +66,11 @@ std::size_t emit_softmax_op(ProgramBuilder& builder, const FusedOp&, const Node&
   return 0;
 }
 
+std::size_t emit_concat_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {
+  emit_concat(builder, require(concat_spec(builder.graph(), node)));
+  return 0;
+}
+
 std::size_t emit_pooling_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {
   emit_pooling(builder, require(pooling_spec(builder.graph(), node)));
   return 0;
@@ -83,6 +89,9 @@ const std::vector<OpRow>& op_table() {
       {{"MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"},
        [](const Graph& g, const Node& n) { return reason(pooling_spec(g, n)); },
        emit_pooling_op},
+      {{"Concat"},
+       [](const Graph& g, const Node& n) { return reason(concat_spec(g, n)); },
+       emit_concat_op},
       {{"BatchNormalization"},
        [](const Graph& g, const Node& n) { return reason(batch_norm_spec(g, n)); },
        emit_batch_norm_op},

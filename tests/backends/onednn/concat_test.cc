@@ -1,0 +1,67 @@
+// Concat on oneDNN against the reference: along channels after
+// convolutions (sources in the convolutions' layout), beside a plain graph
+// input, with a constant, along the last axis, and with every edge layout.
+#include <gtest/gtest.h>
+
+#include "backends/onednn/onednn_test_util.h"
+
+namespace collage::onednn_test {
+namespace {
+
+using Ints = std::vector<std::int64_t>;
+using testing::expect_backend_matches_reference;
+using testing::expect_edge_layouts_match_reference;
+
+Attributes axis(std::int64_t value) { return attrs({{"axis", value}}); }
+
+// Two 1x1 and 3x3 convolutions of one input, concatenated along channels
+// (SqueezeNet's expand layer), then a Relu.
+Graph fire_module(std::int64_t channels) {
+  GraphBuilder g;
+  ValueId x = g.input({1, 16, 6, 6});
+  ValueId one = g.node("Conv", {x, g.weights({channels, 16, 1, 1})}, {1, channels, 6, 6});
+  ValueId three = g.node("Conv", {x, g.weights({channels, 16, 3, 3})}, {1, channels, 6, 6},
+                         attrs({{"pads", Ints{1, 1, 1, 1}}}));
+  ValueId cat = g.node("Concat", {one, three}, {1, 2 * channels, 6, 6}, axis(1));
+  return g.finish(g.node("Relu", {cat}, {1, 2 * channels, 6, 6}));
+}
+
+TEST(OnednnConcatTest, ChannelsOfTwoConvolutionsMatchTheReference) {
+  for (std::int64_t channels : {16, 5}) {
+    expect_backend_matches_reference(onednn_backend(), fire_module(channels), 2, 1e-4, -1, 1);
+  }
+}
+
+TEST(OnednnConcatTest, AConvolutionOutputBesideAGraphInputAndAConstant) {
+  GraphBuilder g;
+  ValueId x = g.input({1, 4, 5, 5});
+  ValueId conv = g.node("Conv", {x, g.weights({16, 4, 1, 1})}, {1, 16, 5, 5});
+  ValueId cat = g.node("Concat", {conv, x, g.weights({1, 3, 5, 5})}, {1, 23, 5, 5}, axis(-3));
+  expect_backend_matches_reference(onednn_backend(), g.finish(cat), 1, 1e-4, -1, 1);
+}
+
+TEST(OnednnConcatTest, AlongTheLastAxisOfMatrices) {
+  GraphBuilder g;
+  ValueId a = g.input({3, 4});
+  ValueId b = g.input({3, 7});
+  expect_backend_matches_reference(
+      onednn_backend(), g.finish(g.node("Concat", {a, b, a}, {3, 15}, axis(-1))), 1, 0, -1, 1);
+}
+
+TEST(OnednnConcatTest, EveryEdgeLayoutMatches) {
+  for (EdgeLayout layout : {EdgeLayout::kPlain, EdgeLayout::kChannelsLast, EdgeLayout::kBlocked8,
+                            EdgeLayout::kBlocked16}) {
+    expect_edge_layouts_match_reference(onednn_backend(), fire_module(16), layout, layout, 2);
+  }
+}
+
+TEST(OnednnConcatTest, InputsThatDisagreeOffTheAxisAreRefused) {
+  GraphBuilder g;
+  ValueId a = g.input({2, 4});
+  ValueId b = g.input({3, 4});
+  Graph graph = g.finish(g.node("Concat", {a, b}, {5, 4}, axis(1)));
+  EXPECT_FALSE(onednn_backend().supports(graph, graph.node(0)));
+}
+
+}  // namespace
+}  // namespace collage::onednn_test
