@@ -13,12 +13,22 @@ TEST(InterleavedTimingTest, EachVariantIsTimedOncePerRoundInTurn) {
   std::vector<int> calls;
   std::vector<std::function<void()>> variants = {[&] { calls.push_back(0); },
                                                  [&] { calls.push_back(1); }};
-  std::vector<TimingResult> results = time_interleaved(variants, 3, 1);
+  std::vector<TimingResult> results = time_interleaved(variants, 3, 1, 0);
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results[0].samples, 3);
   EXPECT_EQ(results[1].samples, 3);
   // Warm-up round, then three timed rounds, always A then B.
   EXPECT_EQ(calls, (std::vector<int>{0, 1, 0, 1, 0, 1, 0, 1}));
+}
+
+TEST(InterleavedTimingTest, EachTimedCallFollowsAnUntimedCallOfTheSameVariant) {
+  std::vector<int> calls;
+  std::vector<std::function<void()>> variants = {[&] { calls.push_back(0); },
+                                                 [&] { calls.push_back(1); }};
+  std::vector<TimingResult> results = time_interleaved(variants, 2, 0);
+  EXPECT_EQ(results[0].samples, 2);
+  // By default one settling call before each timed one: A A B B A A B B.
+  EXPECT_EQ(calls, (std::vector<int>{0, 0, 1, 1, 0, 0, 1, 1}));
 }
 
 TEST(InterleavedTimingTest, ASlowerVariantHasTheLargerMedian) {
@@ -33,7 +43,8 @@ TEST(InterleavedTimingTest, WarmUpCallsAreNotSampled) {
   int calls = 0;
   std::vector<TimingResult> results = time_interleaved({[&] { ++calls; }}, 3, 2);
   ASSERT_EQ(results.size(), 1u);
-  EXPECT_EQ(calls, 5);
+  // Two warm-up calls, then three rounds of a settling and a timed call.
+  EXPECT_EQ(calls, 8);
   EXPECT_EQ(results[0].samples, 3);
   EXPECT_EQ(results[0].sample_seconds.size(), 3u);
 }

@@ -206,9 +206,11 @@ PartitionOverheads overheads_from_profile(const PlanProfile& profile,
   }
   PartitionOverheads result;
   for (const auto& [backend, seconds] : charged.seconds) {
-    // Not in this plan, so not confirmed: a charge nothing renews fades, so
-    // that one bad profile cannot keep a backend out of every later plan.
-    if (excess_ms.count(backend) == 0) result.seconds[backend] = seconds / 2;
+    // Not in this plan, so not confirmed. A charge other models taught is
+    // dropped, so that the next search tries the backend and its own
+    // profile says what it costs here; one of this model's fades. Either
+    // way one bad profile cannot keep a backend out of every later plan.
+    if (excess_ms.count(backend) == 0) result.seconds[backend] = damp ? seconds / 2 : 0.0;
   }
   for (auto& [backend, values] : excess_ms) {
     // The median partition: one large partition slowed by a busy moment

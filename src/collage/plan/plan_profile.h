@@ -86,7 +86,9 @@ PlanProfile profile_in_context(const Graph& model, const Plan& plan,
 // the mean of the charged and the observed overhead (successive plans of
 // one model); without, the observed overhead replaces the charge (the
 // charge came from other models). Backends without a partition in the plan
-// keep half their charge.
+// keep half their charge with `damp`, and none without (what other models
+// taught says little about this one, and only a plan that uses the backend
+// can say more).
 PartitionOverheads overheads_from_profile(const PlanProfile& profile,
                                           const PartitionOverheads& charged, bool damp = true);
 
