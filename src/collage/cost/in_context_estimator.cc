@@ -5,9 +5,14 @@
 namespace collage {
 namespace {
 
+// The version of the rule that learns the overheads (plan_profile.h,
+// overheads_from_profile): overheads learned by another rule are not reused.
+constexpr const char* kLearningRule = "median excess, first profile drops other models' charges";
+
 std::string overhead_key(const std::string& backend, const std::string& machine,
                          const std::string& model) {
-  return "in-context partition overhead|" + model + "|" + backend + "|" + machine;
+  return std::string("in-context partition overhead|") + kLearningRule + "|" + model + "|" +
+         backend + "|" + machine;
 }
 
 }  // namespace
