@@ -43,23 +43,26 @@ TEST(MeasurerTest, TheMeasurementContextNamesTheProtocolAndTheThreadingEnvironme
   EXPECT_NE(measurement_context("cpu|avx|t2", longer), active);
 }
 
-// x[1,16,6,6] -> Relu -> r (4-D), and Flatten -> f (2-D); both outputs.
-Graph relu_and_flatten() {
+// x[1,16,6,6] -> Relu -> r (4-D, an output), and with `flatten`,
+// Flatten -> f (2-D, a second output).
+Graph relu_graph(bool flatten) {
   Graph g;
   g.opset = 13;
   const TensorType x_type{DType::kFloat32, {1, 16, 6, 6}};
   ValueId x = g.add_input("x", x_type);
   ValueId r = g.add_value("r", x_type);
   g.add_node("Relu", {x}, {r}, {}, "relu");
-  ValueId f = g.add_value("f", TensorType{DType::kFloat32, {1, 576}});
-  g.add_node("Flatten", {r}, {f}, {}, "flat");
   g.add_output(r);
-  g.add_output(f);
+  if (flatten) {
+    ValueId f = g.add_value("f", TensorType{DType::kFloat32, {1, 576}});
+    g.add_node("Flatten", {r}, {f}, {}, "flat");
+    g.add_output(f);
+  }
   return g;
 }
 
 TEST(MeasurerTest, CandidatesAreTimedWithTheEdgesInTheLayoutTheirBackendComputesIn) {
-  Graph graph = relu_and_flatten();
+  Graph graph = relu_graph(true);
   for (const Backend* backend : BackendRegistry::global().all()) {
     CompileOptions options = preferred_edges(graph, *backend, 2);
     EXPECT_EQ(options.threads, 2);
@@ -80,14 +83,7 @@ TEST(MeasurerTest, ACandidateWithPreferredEdgesIsStillCheckedAndTimed) {
   InProcessMeasurer measurer(*BackendRegistry::global().find("native"), MeasureOptions{});
   for (const Backend* backend : BackendRegistry::global().all()) {
     if (backend->edge_layouts().front() == EdgeLayout::kPlain) continue;
-    Graph relu;
-    relu.opset = 13;
-    const TensorType type{DType::kFloat32, {1, 16, 6, 6}};
-    ValueId x = relu.add_input("x", type);
-    ValueId r = relu.add_value("r", type);
-    relu.add_node("Relu", {x}, {r}, {}, "relu");
-    relu.add_output(r);
-    Cost cost = measurer.measure_partition(relu, *backend);
+    Cost cost = measurer.measure_partition(relu_graph(false), *backend);
     EXPECT_TRUE(cost.is_valid()) << backend->name() << ": " << cost.reason();
   }
 }
