@@ -24,7 +24,8 @@ for model in resnet50 mobilenet_v2; do
   if [ -d "$cache_dir/npm/node_modules/onnxruntime-node" ]; then
     ort="$(node "$here/ort_runner.js" "$onnx" --input "input=$zoo/$model/input.npy" \
       --threads "$threads" --repeat 20 --modules "$cache_dir/npm/node_modules")"
-    echo "onnxruntime (CPU, $threads threads): median $(echo "$ort" | sed 's/.*"median_ms":\([0-9.]*\).*/\1/') ms"
+    median="$(echo "$ort" | sed 's/.*"median_ms":\([0-9.]*\).*/\1/')"
+    printf 'onnxruntime (CPU, %s threads): median %.3f ms\n' "$threads" "$median"
   fi
   "$collage" show "$out/$model.plan.json" --format svg -o "$out/$model.plan.svg" > /dev/null
   echo "plan: $out/$model.plan.json   drawing: $out/$model.plan.svg"
