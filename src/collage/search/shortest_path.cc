@@ -46,6 +46,49 @@ struct State {
   bool expanded = false;
 };
 
+// A value crossing the boundary of a partition `inside`, given `owner`
+// (owner[i]: the partition covering operator i, or -1 when none does yet).
+// Into the partition: `producer` is outside, a graph input or constant
+// (`other` -1) or an operator of partition `other`. Out of it: `producer`
+// is inside and feeds partition `other`, or (`other` -1) is a graph output.
+struct Crossing {
+  PostDfsIndex producer;
+  std::ptrdiff_t other;
+  bool into;
+};
+
+// Each crossing once; producers outside that no partition covers yet are
+// left out.
+std::vector<Crossing> crossings(const DataflowGraph& dfg, const IndexSet& inside,
+                                const std::vector<std::ptrdiff_t>& owner) {
+  std::vector<Crossing> result;
+  auto add = [&](Crossing crossing) {
+    for (const Crossing& seen : result) {
+      if (seen.producer == crossing.producer && seen.other == crossing.other &&
+          seen.into == crossing.into) {
+        return;
+      }
+    }
+    result.push_back(crossing);
+  };
+  for (PostDfsIndex i : inside) {
+    if (!dfg.is_operator(i)) continue;
+    for (PostDfsIndex j : dfg.inputs(i)) {
+      if (inside.contains(j)) continue;
+      if (dfg.is_host(j)) {
+        add({j, -1, true});
+      } else if (owner[j] >= 0) {
+        add({j, owner[j], true});
+      }
+    }
+    for (PostDfsIndex k : dfg.users(i)) {
+      if (!inside.contains(k) && owner[k] >= 0) add({i, owner[k], false});
+    }
+    if (dfg.is_graph_output(i)) add({i, -1, false});
+  }
+  return result;
+}
+
 class Search {
  public:
   Search(const DataflowGraph& dfg, const std::vector<CandidatePartition>& candidates,
@@ -205,31 +248,16 @@ class Search {
     const IndexSet& inside = candidate.sub_graph.inside();
     const std::string& name = candidate.spec_name();
     double total = 0;
-    std::vector<std::pair<PostDfsIndex, std::ptrdiff_t>> seen;
-    auto once = [&](PostDfsIndex producer, std::ptrdiff_t other) {
-      for (const auto& entry : seen) {
-        if (entry.first == producer && entry.second == other) return false;
-      }
-      seen.emplace_back(producer, other);
-      return true;
-    };
-    for (PostDfsIndex i : inside) {
-      if (!dfg_.is_operator(i)) continue;
-      for (PostDfsIndex j : dfg_.inputs(i)) {
-        if (inside.contains(j)) continue;
-        if (dfg_.is_host(j)) {
-          if (once(j, -1)) total += boundaries_->charge(dfg_, j, "", &inside, name).total();
-        } else if (owner_[j] >= 0 && once(j, owner_[j])) {
-          const CandidatePartition& from = candidates_[static_cast<std::size_t>(owner_[j])];
-          total += boundaries_->charge(dfg_, j, from.spec_name(), &inside, name).total();
-        }
-      }
-      for (PostDfsIndex k : dfg_.users(i)) {
-        if (inside.contains(k) || owner_[k] < 0 || !once(i, owner_[k])) continue;
-        const CandidatePartition& to = candidates_[static_cast<std::size_t>(owner_[k])];
-        total += boundaries_->charge(dfg_, i, name, &to.sub_graph.inside(), to.spec_name()).total();
-      }
-      if (dfg_.is_graph_output(i)) total += boundaries_->charge(dfg_, i, name, nullptr, "").total();
+    for (const Crossing& crossing : crossings(dfg_, inside, owner_)) {
+      const CandidatePartition* other =
+          crossing.other < 0 ? nullptr : &candidates_[static_cast<std::size_t>(crossing.other)];
+      const std::string other_name = other ? other->spec_name() : std::string();
+      const BoundaryCharge charge =
+          crossing.into
+              ? boundaries_->charge(dfg_, crossing.producer, other_name, &inside, name)
+              : boundaries_->charge(dfg_, crossing.producer, name,
+                                    other ? &other->sub_graph.inside() : nullptr, other_name);
+      total += charge.total();
     }
     return total;
   }
@@ -372,30 +400,23 @@ void charge_boundaries(const DataflowGraph& dfg, std::vector<ChosenPartition>& p
   }
   std::vector<double> extra(partitions.size(), 0.0);
   for (std::size_t p = 0; p < partitions.size(); ++p) {
-    const CandidatePartition& reader = partitions[p].candidate;
-    const IndexSet& inside = reader.sub_graph.inside();
-    std::vector<PostDfsIndex> producers;
-    for (PostDfsIndex i : inside) {
-      if (!dfg.is_operator(i)) continue;
-      for (PostDfsIndex j : dfg.inputs(i)) {
-        if (!inside.contains(j) &&
-            std::find(producers.begin(), producers.end(), j) == producers.end()) {
-          producers.push_back(j);
-        }
+    const CandidatePartition& partition = partitions[p].candidate;
+    const IndexSet& inside = partition.sub_graph.inside();
+    for (const Crossing& crossing : crossings(dfg, inside, owner)) {
+      if (!crossing.into) {
+        // Into another partition: counted there, as that one's input.
+        if (crossing.other >= 0) continue;
+        extra[p] += boundaries.charge(dfg, crossing.producer, partition.spec_name(), nullptr, "")
+                        .producer_seconds;
+        continue;
       }
-      if (dfg.is_graph_output(i)) {
-        extra[p] += boundaries.charge(dfg, i, reader.spec_name(), nullptr, "").producer_seconds;
-      }
-    }
-    for (PostDfsIndex j : producers) {
-      const std::ptrdiff_t from = dfg.is_host(j) ? -1 : owner[j];
-      if (!dfg.is_host(j) && from < 0) continue;
+      const auto from = static_cast<std::size_t>(crossing.other);
       const std::string from_name =
-          from < 0 ? std::string()
-                   : partitions[static_cast<std::size_t>(from)].candidate.spec_name();
-      BoundaryCharge charge = boundaries.charge(dfg, j, from_name, &inside, reader.spec_name());
+          crossing.other < 0 ? std::string() : partitions[from].candidate.spec_name();
+      BoundaryCharge charge =
+          boundaries.charge(dfg, crossing.producer, from_name, &inside, partition.spec_name());
       extra[p] += charge.consumer_seconds;
-      if (from >= 0) extra[static_cast<std::size_t>(from)] += charge.producer_seconds;
+      if (crossing.other >= 0) extra[from] += charge.producer_seconds;
     }
   }
   for (std::size_t p = 0; p < partitions.size(); ++p) {
