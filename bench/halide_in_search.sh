@@ -20,14 +20,12 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 without="$("$collage" backends | awk '$2 ~ /^(library|graph|compiler)$/ && $1 != "halide" {print $1}' | paste -sd,)"
 
+. "$here/models.sh"
 declare -A models
-for m in mobilenet_v2 squeezenet1_1 bert_encoder resnet18; do
-  [ -f "$zoo/$m/model.onnx" ] && models[$m]="$zoo/$m/model.onnx"
+for m in mobilenet_v2 squeezenet1_1 bert_encoder resnet18 ocr_cls ocr_rec; do
+  read -r onnx _ _ shape <<< "$(model_args "$m")"
+  [ -n "${onnx:-}" ] && models[$m]="$onnx${shape:+ --input-shape $shape}"
 done
-[ -f "$paddle/ch_ppocr_mobile_v2.0_cls_infer.onnx" ] &&
-  models[ocr_cls]="$paddle/ch_ppocr_mobile_v2.0_cls_infer.onnx --input-shape x=1,3,48,192"
-[ -f "$paddle/ch_PP-OCRv4_rec_infer.onnx" ] &&
-  models[ocr_rec]="$paddle/ch_PP-OCRv4_rec_infer.onnx --input-shape x=1,3,48,320"
 
 median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 echo "| model | with halide ms | without ms | speedup | tune with / without s |"

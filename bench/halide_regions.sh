@@ -18,6 +18,9 @@ extra=()
 [ "${SCHEDULES:-0}" = 1 ] && extra+=(--schedules)
 zoo="${COLLAGE_ZOO_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/collage/zoo}"
 paddle="${XDG_CACHE_HOME:-$HOME/.cache}/collage/thirdparty/paddleocr"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+. "$here/models.sh"
 if [[ ! -x "$binary" ]]; then
   echo "halide_regions.sh: $binary not found; build the bench_halide_regions target first" >&2
   exit 2
@@ -32,13 +35,14 @@ mkdir -p "$here/results"
   echo
   models=()
   for m in mobilenet_v2 squeezenet1_1 bert_encoder resnet18 dcgan_generator; do
-    [ -f "$zoo/$m/model.onnx" ] && models+=("$zoo/$m/model.onnx")
+    read -r onnx _ <<< "$(model_args "$m")"
+    [ -n "${onnx:-}" ] && models+=("$onnx")
   done
   "$binary" --threads "$threads" --rounds "$rounds" "${extra[@]}" "${models[@]}"
-  if [ -f "$paddle/ch_ppocr_mobile_v2.0_cls_infer.onnx" ]; then
+  read -r onnx _ _ shape <<< "$(model_args ocr_cls)"
+  if [ -n "${onnx:-}" ]; then
     echo
-    "$binary" --threads "$threads" --rounds "$rounds" "${extra[@]}" --input-shape x=1,3,48,192 \
-      "$paddle/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+    "$binary" --threads "$threads" --rounds "$rounds" "${extra[@]}" --input-shape "$shape" "$onnx"
   fi
 } > "$out"
 echo "wrote $out"
