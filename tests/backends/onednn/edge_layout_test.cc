@@ -99,6 +99,22 @@ TEST(OnednnEdgeLayoutTest, EdgesInTheLayoutOfItsConvolutionsNeedNoReorder) {
   EXPECT_EQ(reorders(EdgeLayout::kPlain), 2);
 }
 
+TEST(OnednnEdgeLayoutTest, PerChannelAndScalarOperandsOfALaidOutInputMatch) {
+  // A squeeze-excitation scale, a per-channel shift and a scalar factor:
+  // the broadcast operands are plain constants beside an input in each
+  // layout (oneDNN gets them in the input's layout family where it would
+  // otherwise run its reference kernel).
+  GraphBuilder g;
+  ValueId x = g.input({1, 16, 5, 7});
+  ValueId scaled = g.node("Mul", {x, g.weights({1, 16, 1, 1})}, {1, 16, 5, 7});
+  ValueId shifted = g.node("Sub", {scaled, g.weights({1, 16, 1, 1})}, {1, 16, 5, 7});
+  Graph graph = g.finish(g.node("Mul", {shifted, g.weights({1, 1, 1, 1})}, {1, 16, 5, 7}));
+  for (EdgeLayout layout : every_layout()) {
+    expect_edge_layouts_match_reference(onednn_backend(), graph, layout, layout, 2);
+    expect_edge_layouts_match_reference(onednn_backend(), graph, layout, EdgeLayout::kPlain, 1);
+  }
+}
+
 TEST(OnednnEdgeLayoutTest, ABlockThatDoesNotDivideTheChannelsIsAFailure) {
   GraphBuilder g;
   ValueId x = g.input({1, 12, 4, 4});

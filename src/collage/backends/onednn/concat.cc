@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+#include <string_view>
+
+#include "collage/backends/onednn/layout.h"
 #include "collage/backends/onednn/node_checks.h"
 
 namespace collage::onednn {
@@ -40,23 +44,64 @@ Result<ConcatSpec> concat_spec(const Graph& graph, const Node& node) {
   return spec;
 }
 
+namespace {
+
+bool is_reference(const dnnl::concat::primitive_desc& pd) {
+  return std::string_view(pd.impl_info_str()).substr(0, 3) == "ref";
+}
+
+// The 4-D edge layout (channels-last or blocked) some of `sources` are in,
+// when every source fits it; nullopt when none is or some cannot be.
+std::optional<EdgeLayout> shared_edge_layout(const std::vector<memory::desc>& sources) {
+  for (EdgeLayout layout :
+       {EdgeLayout::kChannelsLast, EdgeLayout::kBlocked8, EdgeLayout::kBlocked16}) {
+    bool some = false;
+    bool all_fit = true;
+    for (const memory::desc& source : sources) {
+      const memory::dims dims = source.dims();
+      const int block = edge_layout_block(layout);
+      if (dims.size() != 4 || (block != 0 && dims[1] % block != 0)) {
+        all_fit = false;
+        break;
+      }
+      some = some || source == edge_desc(Shape(dims.begin(), dims.end()), layout);
+    }
+    if (some && all_fit) return layout;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 void emit_concat(ProgramBuilder& builder, const ConcatSpec& spec) {
   std::vector<memory::desc> sources;
-  std::vector<memory> memories;
   for (ValueId input : spec.inputs) {
     const memory::dims dims = to_dims(builder.shape(input));
     const memory::desc current = builder.desc(input);
     // A value held as a reshape (other dims) is read back in plain order.
-    memories.push_back(builder.read(input, current.dims() == dims ? current : plain_desc(dims)));
-    sources.push_back(memories.back().get_desc());
+    sources.push_back(current.dims() == dims ? current : plain_desc(dims));
   }
-  dnnl::concat::primitive_desc pd(spec.axis, sources, builder.engine());
-  memory dst = builder.output_memory(spec.output, pd.dst_desc());
-  std::unordered_map<int, memory> args{{DNNL_ARG_DST, dst}};
-  for (std::size_t i = 0; i < memories.size(); ++i) {
-    args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = memories[i];
+  std::optional<dnnl::concat::primitive_desc> pd;
+  pd.emplace(spec.axis, sources, builder.engine());
+  // Sources in mixed layouts (a blocked producer beside plain ones) get
+  // oneDNN's reference concat, several times slower than a reorder of the
+  // plain ones into the blocked layout and a vectorized concat.
+  if (is_reference(*pd)) {
+    if (std::optional<EdgeLayout> layout = shared_edge_layout(sources)) {
+      for (memory::desc& source : sources) {
+        const memory::dims dims = source.dims();
+        source = edge_desc(Shape(dims.begin(), dims.end()), *layout);
+      }
+      pd.emplace(spec.axis, sources, builder.engine());
+    }
   }
-  builder.add(dnnl::concat(pd), std::move(args));
+  std::unordered_map<int, memory> args;
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = builder.read(spec.inputs[i], sources[i]);
+  }
+  memory dst = builder.output_memory(spec.output, pd->dst_desc());
+  args[DNNL_ARG_DST] = dst;
+  builder.add(dnnl::concat(*pd), std::move(args));
   builder.define(spec.output, dst);
 }
 
