@@ -59,6 +59,8 @@ struct TuneOptions {
   double budget_seconds = 120;
   int max_depth = 6;
   int max_exits = 1;
+  // Improve the searched plan by local moves measured end to end.
+  bool local_moves = true;
   // tune(): run the searched plan beside each single backend and keep the faster.
   bool verify = true;
   // End-to-end runs per plan (tune's verification, compare's rounds).
@@ -88,6 +90,9 @@ struct SearchSummary {
   int cache_hits = 0;
   int invalid = 0;
   double seconds = 0;
+  // Local moves measured end to end after the search, and those kept.
+  int moves_tried = 0;
+  int moves_kept = 0;
 };
 
 struct TuneResult {

@@ -88,6 +88,38 @@ TEST_F(TuningTest, CompareRunsEveryStrategySideBySide) {
   EXPECT_EQ(nlohmann::json::parse(result.kept_plan_json)["strategy"], result.kept_strategy);
 }
 
+// The backend and nodes of each partition of a plan.
+std::vector<std::string> partitions_of(const std::string& plan_json) {
+  std::vector<std::string> lines;
+  for (const auto& p : nlohmann::json::parse(plan_json)["partitions"]) {
+    lines.push_back(p["backend"].get<std::string>() + ":" + p["nodes"].dump());
+  }
+  return lines;
+}
+
+TEST_F(TuningTest, LocalMovesAreMeasuredOnceAndTheirPlanIsReproduced) {
+  TuneOptions options = quick_options();
+  options.isolate = false;
+  options.verify = false;
+  options.refine_rounds = 1;
+  options.cache_path = dir_.file("cache.sqlite");
+  TuneResult first = tune(model_, options);
+  EXPECT_GE(first.search.moves_tried, first.search.moves_kept);
+  nlohmann::json plan = nlohmann::json::parse(first.plan_json);
+  EXPECT_EQ(plan["search"]["moves_tried"], first.search.moves_tried);
+
+  // Tuned again: searched once with the stored overheads, the kept moves
+  // applied without measuring them again.
+  TuneResult again = tune(model_, options);
+  EXPECT_EQ(again.search.moves_tried, 0);
+  EXPECT_EQ(partitions_of(again.plan_json), partitions_of(first.plan_json));
+
+  // Without local moves, the searched plan as it is.
+  options.local_moves = false;
+  TuneResult without = tune(model_, options);
+  EXPECT_EQ(without.search.moves_tried, 0);
+}
+
 TEST_F(TuningTest, BadOptionsAreErrorsNamingTheOption) {
   TuneOptions options = quick_options();
   options.backends = {"nosuch"};

@@ -54,6 +54,7 @@ class SearchFixture {
     specs_.push_back(make_partition_spec(name, std::move(rule), config, nullptr, merge_config));
     return *this;
   }
+  const std::vector<PartitionSpecPtr>& specs() const { return specs_; }
   const PartitionSpecPtr& spec(const std::string& name) const {
     for (const auto& spec : specs_) {
       if (spec->name == name) return spec;

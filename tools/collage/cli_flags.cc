@@ -67,9 +67,12 @@ void add_search_flags(CLI::App& command, SearchSettings& settings) {
       ->capture_default_str();
   command
       .add_option("--budget", settings.budget_seconds,
-                  "seconds after which refinement starts no new round (measuring the "
-                  "candidates is not counted)")
+                  "seconds after which refinement (re-search rounds, then local moves) starts "
+                  "nothing new (measuring the candidates is not counted)")
       ->capture_default_str();
+  command.add_flag("!--no-local-moves", settings.local_moves,
+                   "keep the searched plan as it is, without trying local moves (merge "
+                   "neighbours, move a boundary, the runner-up backend) measured end to end");
   command.add_flag("!--no-boundary-costs", settings.boundary_costs,
                    "search without charging the layout conversions between partitions of "
                    "different layout families (for comparison)");

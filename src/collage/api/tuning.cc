@@ -31,7 +31,8 @@ PlanningOptions planning_options(const std::string& model_path, const TuneOption
   planning.search = SearchSettings{.refine_rounds = options.refine_rounds,
                                    .budget_seconds = options.budget_seconds,
                                    .max_depth = options.max_depth,
-                                   .max_exits = options.max_exits};
+                                   .max_exits = options.max_exits,
+                                   .local_moves = options.local_moves};
   planning.progress = options.progress;
   check_search_settings(planning.search);
   resolve_backends(planning.backends);
@@ -70,7 +71,8 @@ TuneResult tune(const std::string& model_path, const TuneOptions& options) {
     result.searched_measured_ms = outcome.searched.measured_ms;
     result.searched_partitions = outcome.searched.partitions_per_backend();
     const auto& s = outcome.searched.search;
-    result.search = SearchSummary{s.candidates, s.measured, s.cache_hits, s.invalid, s.seconds};
+    result.search = SearchSummary{s.candidates, s.measured,    s.cache_hits, s.invalid,
+                                  s.seconds,    s.moves_tried, s.moves_kept};
     for (const EvaluatedPlan& e : outcome.evaluated) result.measured.push_back(strategy_result(e));
     result.reason = outcome.decision ? describe_kept_plan(*outcome.decision, outcome.evaluated)
                                      : "not verified end to end (verify = false)";

@@ -50,6 +50,10 @@ struct PlanSearchStats {
   int invalid = 0;
   int states_expanded = 0;
   double seconds = 0;
+  // Local moves measured end to end after the search, and those kept
+  // (session/move_refinement.h).
+  int moves_tried = 0;
+  int moves_kept = 0;
 };
 
 struct Plan {

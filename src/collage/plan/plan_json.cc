@@ -134,7 +134,9 @@ json plan_to_json(const Plan& plan) {
             {"cache_hits", plan.search.cache_hits},
             {"invalid", plan.search.invalid},
             {"states_expanded", plan.search.states_expanded},
-            {"seconds", plan.search.seconds}}},
+            {"seconds", plan.search.seconds},
+            {"moves_tried", plan.search.moves_tried},
+            {"moves_kept", plan.search.moves_kept}}},
           {"partitions", partitions}};
 }
 
@@ -165,6 +167,8 @@ Plan plan_from_json(const json& document, const std::string& source) {
     plan.search.invalid = search.get_or<int>("invalid", 0);
     plan.search.states_expanded = search.get_or<int>("states_expanded", 0);
     plan.search.seconds = search.get_or<double>("seconds", 0);
+    plan.search.moves_tried = search.get_or<int>("moves_tried", 0);
+    plan.search.moves_kept = search.get_or<int>("moves_kept", 0);
   }
   const json& partitions = top.array("partitions");
   for (std::size_t i = 0; i < partitions.size(); ++i) {

@@ -94,6 +94,10 @@ std::string plan_to_text(const Plan& plan) {
         plan.search.candidates, plan.search.measured, plan.search.cache_hits, plan.search.invalid,
         plan.search.states_expanded, plan.search.seconds);
   }
+  if (plan.search.moves_tried > 0) {
+    text += fmt::format("local moves: {} measured end to end, {} kept\n", plan.search.moves_tried,
+                        plan.search.moves_kept);
+  }
   return text;
 }
 

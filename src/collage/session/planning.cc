@@ -26,6 +26,8 @@
 #include "collage/plan/plan_profile.h"
 #include "collage/runtime/random_inputs.h"
 #include "collage/search/collage_partitioner.h"
+#include "collage/search/local_moves.h"
+#include "collage/session/move_refinement.h"
 
 namespace collage {
 namespace {
@@ -168,6 +170,9 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   std::map<std::string, Tensor> inputs = random_inputs(graph);
   std::optional<Plan> best;
   PartitionOverheads best_overheads;
+  // The best round's search result and profile: where local moves start.
+  CollageResult best_result;
+  PlanProfile best_profile;
   std::string previous_signature;
   double search_seconds = 0;
   // The budget counts from the first profile: measuring the candidates is
@@ -181,6 +186,27 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   // Layout conversions at boundaries, measured once per machine and shape.
   ConversionCosts conversions(cache.get(), machine, options.threads);
   LayoutBoundaryCosts boundaries(backends, conversions);
+  BoundaryCosts* boundaries_or_null = options.search.boundary_costs ? &boundaries : nullptr;
+  // The local moves kept for this model, machine and search space.
+  const std::string moves_key =
+      fmt::format("local moves|{}|{}|{}|depth={} exits={} boundaries={}", model_hash, machine,
+                  fmt::join(backend_names, ","), options.search.max_depth, options.search.max_exits,
+                  options.search.boundary_costs);
+  // The plan of a cover (boundary charges included) found by `result`'s search.
+  auto plan_of = [&](const std::vector<ChosenPartition>& partitions, const CollageResult& result) {
+    Plan plan = build_plan(dfg, partitions, plan_context(strategy, options), result.candidates);
+    for (const Backend* backend : backends) {
+      plan.backend_versions[backend->name()] = backend->version();
+    }
+    const EstimatorCounters& c = estimator.counters();
+    plan.search.candidates = static_cast<int>(result.candidates.size());
+    plan.search.measured = c.measured;
+    plan.search.cache_hits = c.cache_hits;
+    plan.search.invalid = c.invalid;
+    plan.search.states_expanded = static_cast<int>(result.search.stats.states_expanded);
+    plan.search.seconds = search_seconds;
+    return plan;
+  };
   for (int round = 0;; ++round) {
     InContextEstimator in_context(estimator, overheads);
     auto report = [&](std::size_t done, std::size_t total, bool finished) {
@@ -196,28 +222,26 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     };
     CollageOptions collage_options;
     collage_options.prune = options.prune;
-    if (options.search.boundary_costs) collage_options.boundaries = &boundaries;
+    collage_options.boundaries = boundaries_or_null;
     collage_options.progress = [&](std::size_t done, std::size_t total, const CandidatePartition&,
                                    const Cost&) { report(done, total, false); };
     CollageResult result = collage_partition(dfg, specs, in_context, collage_options);
     search_seconds += result.seconds;
-    const EstimatorCounters& c = estimator.counters();
     report(result.candidates.size(), result.candidates.size(), true);
 
-    Plan plan = build_plan(dfg, result.search.partitions, plan_context(strategy, options),
-                           result.candidates);
-    for (const Backend* backend : backends) {
-      plan.backend_versions[backend->name()] = backend->version();
-    }
-    plan.search.candidates = static_cast<int>(result.candidates.size());
-    plan.search.measured = c.measured;
-    plan.search.cache_hits = c.cache_hits;
-    plan.search.invalid = c.invalid;
-    plan.search.states_expanded = static_cast<int>(result.search.stats.states_expanded);
-    plan.search.seconds = search_seconds;
+    Plan plan = plan_of(result.search.partitions, result);
     if (round >= refine_rounds) {
-      if (!best) return with_estimates_in_context(plan, overheads, learned);
-      break;
+      if (best) break;
+      // Searched once: the local moves kept when the model was tuned with
+      // these overheads apply again, without measuring them again.
+      if (cache && options.search.local_moves) {
+        if (std::optional<CachedMeasurement> stored = cache->find(moves_key)) {
+          if (auto cover = cover_from_text(dfg, specs, stored->reason, in_context)) {
+            plan = plan_of(with_boundary_charges(dfg, *cover, boundaries_or_null), result);
+          }
+        }
+      }
+      return with_estimates_in_context(plan, overheads, learned);
     }
 
     std::string signature = partition_signature(plan);
@@ -242,6 +266,8 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     if (!best || *plan.measured_ms < *best->measured_ms) {
       best = plan;
       best_overheads = overheads;
+      best_result = result;
+      best_profile = profile;
     }
     // The first profile replaces what other models taught; later ones of
     // this model are damped against the previous round.
@@ -250,6 +276,40 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     if (cache) learned.store(*cache, machine);
   }
   for (const std::string& name : backend_names) best_overheads.seconds.emplace(name, 0.0);
+  if (options.search.local_moves && !over_budget()) {
+    InContextEstimator in_context(estimator, best_overheads);
+    std::vector<double> in_context_seconds;
+    for (const PartitionProfile& p : best_profile.partitions) {
+      in_context_seconds.push_back(p.in_context_ms * 1e-3);
+    }
+    MoveRefinementOptions move_options;
+    move_options.threads = options.threads;
+    move_options.out_of_time = over_budget;
+    if (options.progress) {
+      move_options.report = [&](const std::string& line) {
+        options.progress(TuneProgress{.stage = TuneProgress::Stage::kRefine, .message = line});
+      };
+    }
+    MoveRefinement refined = refine_by_moves(
+        graph, dfg, with_costs_alone(dfg, best_result.search.partitions, in_context),
+        in_context_seconds, best_result.candidates, in_context, boundaries_or_null,
+        [&](const std::vector<ChosenPartition>& partitions) {
+          return plan_of(partitions, best_result);
+        },
+        inputs, move_options);
+    if (refined.kept > 0) {
+      best =
+          plan_of(with_boundary_charges(dfg, refined.partitions, boundaries_or_null), best_result);
+      best->measured_ms = refined.measured_ms;
+    }
+    best->search.moves_tried = refined.tried;
+    best->search.moves_kept = refined.kept;
+    if (cache) {
+      cache->store(moves_key, CachedMeasurement{.valid = true,
+                                                .reason = cover_to_text(refined.partitions),
+                                                .machine = machine});
+    }
+  }
   if (cache) {
     best_overheads.store(*cache, machine, model_hash);
     learned.store(*cache, machine, model_hash + "|learned");

@@ -36,7 +36,8 @@ struct SearchSettings {
   // per-partition overhead, search again. 0: search once with the overheads
   // stored for this machine, without profiling.
   int refine_rounds = 3;
-  // Refinement starts no new round after this many seconds of it.
+  // Refinement (re-search rounds, then local moves) starts nothing new
+  // after this many seconds of it.
   double budget_seconds = 120;
   // Longest path inside a graph-runtime or fusing-compiler candidate.
   int max_depth = 6;
@@ -45,6 +46,9 @@ struct SearchSettings {
   // Charge the layout conversions at boundaries between partitions on the
   // search's edges (cost/boundary_costs.h).
   bool boundary_costs = true;
+  // After the rounds, improve the plan by local moves measured end to end
+  // (session/move_refinement.h), within the budget.
+  bool local_moves = true;
 };
 
 // Throws Error naming the flag (--refine-rounds, --budget, --max-depth,

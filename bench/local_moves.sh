@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# What local moves give: each model is tuned with local moves, then again
+# with --no-local-moves into the same measurement cache (which reproduces
+# the searched plan the moves started from, without measuring anything
+# again), and the two plans are replayed in alternation (moved, searched,
+# moved, ...), ROUNDS rounds of REPEAT runs. Prints one line per run and a
+# table of the medians of the round medians, the ratio, the moves measured
+# and kept, and the cold tune's time; then the geometric mean.
+#
+#   bench/local_moves.sh [COLLAGE_BINARY]     (default build/collage)
+# Environment: THREADS (default 2), ROUNDS (default 3), REPEAT (default 30),
+# MODELS (default: the zoo and the PaddleOCR models), CACHE (default: a new
+# cache in a scratch directory, so every tune is cold), COLLAGE_ZOO_DIR.
+# Run on an idle machine (check `uptime`).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+collage="${1:-$(dirname "$here")/build/collage}"
+threads="${THREADS:-2}"
+rounds="${ROUNDS:-3}"
+repeat="${REPEAT:-30}"
+zoo="${COLLAGE_ZOO_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/collage/zoo}"
+paddle="${XDG_CACHE_HOME:-$HOME/.cache}/collage/thirdparty/paddleocr"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cache="${CACHE:-$work/cache.sqlite}"
+
+. "$here/models.sh"
+median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+moves() {
+  /usr/bin/python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['search']; \
+print(s.get('moves_tried', 0), s.get('moves_kept', 0))" "$1"
+}
+echo "| model | searched ms | after moves ms | speedup | moves measured / kept | cold tune s |"
+echo "|---|---|---|---|---|---|"
+product=1
+count=0
+for m in ${MODELS:-$default_models}; do
+  read -r onnx _ _ shape <<< "$(model_args "$m")"
+  [ -n "${onnx:-}" ] || { echo "skip $m: not available (make zoo)" >&2; continue; }
+  args=("$onnx")
+  [ -n "${shape:-}" ] && args+=(--input-shape "$shape")
+  start=$(date +%s)
+  "$collage" tune "${args[@]}" --backends all --threads "$threads" --cache "$cache" -q \
+    --no-verify -o "$work/$m.moved.json" > /dev/null
+  end=$(date +%s)
+  "$collage" tune "${args[@]}" --backends all --threads "$threads" --cache "$cache" -q \
+    --no-verify --no-local-moves -o "$work/$m.searched.json" > /dev/null
+  for r in $(seq "$rounds"); do
+    for v in moved searched; do
+      "$collage" run "${args[@]}" --plan "$work/$m.$v.json" --threads "$threads" \
+        --repeat "$repeat" --warmup 3 |
+        awk -v m="$m" -v v="$v" -v r="$r" '/^latency/ {print m, v, r, $6}' >> "$work/runs"
+      tail -1 "$work/runs" >&2
+    done
+  done
+  a=$(awk -v m="$m" '$1 == m && $2 == "moved" {print $4}' "$work/runs" | median)
+  b=$(awk -v m="$m" '$1 == m && $2 == "searched" {print $4}' "$work/runs" | median)
+  ratio=$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b / a}')
+  product=$(awk -v p="$product" -v r="$ratio" 'BEGIN {print p * r}')
+  count=$((count + 1))
+  read -r tried kept <<< "$(moves "$work/$m.moved.json")"
+  echo "| $m | $b | $a | ${ratio}x | $tried / $kept | $((end - start)) |"
+done
+awk -v p="$product" -v n="$count" -v t="$threads" \
+  'BEGIN {if (n) printf "\ngeometric mean speedup from local moves: %.3fx over %d models (%d threads)\n", p ^ (1 / n), n, t}'

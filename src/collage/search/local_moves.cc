@@ -1,0 +1,274 @@
+#include "collage/search/local_moves.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "collage/partition/partition_order.h"
+#include "collage/partition/partition_spec.h"
+#include "collage/search/strategy.h"
+
+namespace collage {
+namespace {
+
+// The valid candidates by backend and operator set, and the operators each
+// backend has any valid candidate for.
+class CandidateIndex {
+ public:
+  CandidateIndex(const DataflowGraph& dfg, const std::vector<EstimatedCandidate>& candidates) {
+    for (const EstimatedCandidate& e : candidates) {
+      if (!e.cost.is_valid()) continue;
+      IndexSet ops = operator_set(dfg, e.candidate.sub_graph);
+      by_ops_[ops].push_back(&e);
+      auto [it, fresh] = supported_.try_emplace(e.candidate.spec_name(), dfg.empty_set());
+      it->second |= ops;
+    }
+  }
+
+  // The valid candidates with exactly the operators `ops`.
+  const std::vector<const EstimatedCandidate*>& with_ops(const IndexSet& ops) const {
+    static const std::vector<const EstimatedCandidate*> none;
+    auto it = by_ops_.find(ops);
+    return it == by_ops_.end() ? none : it->second;
+  }
+
+  // The valid candidate of backend `spec` with exactly the operators `ops`.
+  const EstimatedCandidate* find(const std::string& spec, const IndexSet& ops) const {
+    for (const EstimatedCandidate* e : with_ops(ops)) {
+      if (e->candidate.spec_name() == spec) return e;
+    }
+    return nullptr;
+  }
+
+  // Whether backend `spec` has a valid candidate for every operator of `ops`.
+  bool supports(const std::string& spec, const IndexSet& ops) const {
+    auto it = supported_.find(spec);
+    return it != supported_.end() && ops.is_subset(it->second);
+  }
+
+  // Every valid candidate of backend `spec` whose operators hold `ops`
+  // strictly and lie within `limit`.
+  std::vector<const EstimatedCandidate*> growing(const std::string& spec, const IndexSet& ops,
+                                                 const IndexSet& limit) const {
+    std::vector<const EstimatedCandidate*> found;
+    for (const auto& [set, list] : by_ops_) {
+      if (!ops.is_strict_subset(set) || !set.is_subset(limit)) continue;
+      for (const EstimatedCandidate* e : list) {
+        if (e->candidate.spec_name() == spec) found.push_back(e);
+      }
+    }
+    return found;
+  }
+
+ private:
+  std::map<IndexSet, std::vector<const EstimatedCandidate*>> by_ops_;
+  std::map<std::string, IndexSet> supported_;
+};
+
+double seconds_of(const Cost& cost) { return cost.is_valid() ? cost.seconds() : 0.0; }
+
+}  // namespace
+
+const char* to_string(LocalMove::Kind kind) {
+  switch (kind) {
+    case LocalMove::Kind::kReassign:
+      return "reassign";
+    case LocalMove::Kind::kMerge:
+      return "merge";
+    case LocalMove::Kind::kShift:
+      return "shift";
+  }
+  return "?";
+}
+
+std::string describe_move(const std::vector<ChosenPartition>& partitions, const LocalMove& move) {
+  std::vector<std::string> before;
+  for (std::size_t index : move.replaced) before.push_back(partitions[index].candidate.to_string());
+  std::vector<std::string> after;
+  for (const CandidatePartition& added : move.added) after.push_back(added.to_string());
+  return fmt::format("{} {} -> {}", to_string(move.kind), fmt::join(before, " + "),
+                     fmt::join(after, " + "));
+}
+
+std::vector<LocalMove> propose_local_moves(const DataflowGraph& dfg,
+                                           const std::vector<ChosenPartition>& partitions,
+                                           const std::vector<EstimatedCandidate>& candidates,
+                                           const std::vector<double>& in_context_seconds) {
+  CandidateIndex index(dfg, candidates);
+  std::vector<IndexSet> ops;
+  ops.reserve(partitions.size());
+  for (const ChosenPartition& p : partitions)
+    ops.push_back(operator_set(dfg, p.candidate.sub_graph));
+  auto in_context = [&](std::size_t i) {
+    return i < in_context_seconds.size() ? in_context_seconds[i] : seconds_of(partitions[i].cost);
+  };
+
+  std::vector<LocalMove> moves;
+  auto offer = [&](LocalMove move, double added_seconds) {
+    double replaced_seconds = 0;
+    for (std::size_t i : move.replaced) replaced_seconds += in_context(i);
+    move.predicted_seconds = added_seconds - replaced_seconds;
+    if (move.predicted_seconds <= 0) moves.push_back(std::move(move));
+  };
+
+  for (std::size_t i = 0; i < partitions.size(); ++i) {
+    const std::string& spec = partitions[i].candidate.spec_name();
+    for (const EstimatedCandidate* other : index.with_ops(ops[i])) {
+      if (other->candidate.spec_name() == spec) continue;
+      offer(LocalMove{LocalMove::Kind::kReassign, {i}, {other->candidate}, 0},
+            other->cost.seconds());
+    }
+  }
+
+  for (std::size_t i = 0; i < partitions.size(); ++i) {
+    const SubGraph& first = partitions[i].candidate.sub_graph;
+    for (std::size_t j = 0; j < partitions.size(); ++j) {
+      const SubGraph& second = partitions[j].candidate.sub_graph;
+      if (i == j || !first.feeds(second)) continue;
+      IndexSet both = ops[i] | ops[j];
+      // Merges, once per pair, on the backend of either side.
+      std::set<std::string> merged_on;
+      for (std::size_t side : {i, j}) {
+        const PartitionSpecPtr& spec = partitions[side].candidate.spec;
+        if (!merged_on.insert(spec->name).second || !index.supports(spec->name, both)) continue;
+        SubGraph merged = first.disjoint_union(dfg, second);
+        if (!merged.is_valid(dfg, spec->merge_config)) continue;
+        double parts = seconds_of(partitions[i].cost) + seconds_of(partitions[j].cost);
+        offer(LocalMove{LocalMove::Kind::kMerge,
+                        {i, j},
+                        {CandidatePartition{std::move(merged), spec, "merge"}},
+                        0},
+              parts);
+      }
+      // Shifts, in both directions: one side grows into the other with a
+      // candidate of its own backend, the other keeps the rest.
+      for (auto [grower, giver] : {std::pair{i, j}, std::pair{j, i}}) {
+        const std::string& grower_spec = partitions[grower].candidate.spec_name();
+        const std::string& giver_spec = partitions[giver].candidate.spec_name();
+        for (const EstimatedCandidate* grown : index.growing(grower_spec, ops[grower], both)) {
+          IndexSet rest = both - operator_set(dfg, grown->candidate.sub_graph);
+          if (rest.empty()) continue;  // a merge, offered above
+          const EstimatedCandidate* kept = index.find(giver_spec, rest);
+          if (!kept) continue;
+          std::vector<std::size_t> replaced = {std::min(grower, giver), std::max(grower, giver)};
+          offer(
+              LocalMove{LocalMove::Kind::kShift, replaced, {grown->candidate, kept->candidate}, 0},
+              grown->cost.seconds() + kept->cost.seconds());
+        }
+      }
+    }
+  }
+  std::stable_sort(moves.begin(), moves.end(), [](const LocalMove& a, const LocalMove& b) {
+    return a.predicted_seconds < b.predicted_seconds;
+  });
+  return moves;
+}
+
+std::optional<MovedCover> apply_local_move(const DataflowGraph& dfg,
+                                           const std::vector<ChosenPartition>& partitions,
+                                           const LocalMove& move, CostEstimator& estimator,
+                                           std::string& why) {
+  std::vector<ChosenPartition> after;
+  std::vector<std::optional<std::size_t>> previous;
+  for (std::size_t i = 0; i < partitions.size(); ++i) {
+    if (std::find(move.replaced.begin(), move.replaced.end(), i) != move.replaced.end()) continue;
+    after.push_back(partitions[i]);
+    previous.emplace_back(i);
+  }
+  for (const CandidatePartition& added : move.added) {
+    Cost cost = estimator.estimate(dfg, added);
+    if (!cost.is_valid()) {
+      why = fmt::format("{} is invalid: {}", added.to_string(), cost.reason());
+      return std::nullopt;
+    }
+    after.push_back(ChosenPartition{added, std::move(cost)});
+    previous.emplace_back(std::nullopt);
+  }
+  std::vector<IndexSet> insides;
+  insides.reserve(after.size());
+  for (const ChosenPartition& p : after) insides.push_back(p.candidate.sub_graph.inside());
+  auto order = order_partitions(dfg, insides);
+  if (!order) {
+    why = "the partitions would feed each other in a cycle";
+    return std::nullopt;
+  }
+  MovedCover moved;
+  for (std::size_t position : *order) {
+    moved.partitions.push_back(std::move(after[position]));
+    moved.previous.push_back(previous[position]);
+  }
+  return moved;
+}
+
+std::vector<ChosenPartition> with_boundary_charges(const DataflowGraph& dfg,
+                                                   std::vector<ChosenPartition> partitions,
+                                                   BoundaryCosts* boundaries) {
+  if (boundaries) charge_boundaries(dfg, partitions, *boundaries);
+  return partitions;
+}
+
+std::string cover_to_text(const std::vector<ChosenPartition>& partitions) {
+  std::string text;
+  for (const ChosenPartition& p : partitions) {
+    text += fmt::format("{} {} {}\n", p.candidate.spec_name(),
+                        fmt::join(p.candidate.sub_graph.inside().to_vector(), ","),
+                        p.candidate.rule_name);
+  }
+  return text;
+}
+
+std::optional<std::vector<ChosenPartition>> cover_from_text(
+    const DataflowGraph& dfg, const std::vector<PartitionSpecPtr>& specs, const std::string& text,
+    CostEstimator& estimator) {
+  std::vector<ChosenPartition> partitions;
+  std::vector<IndexSet> insides;
+  IndexSet covered = dfg.empty_set();
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string spec_name, indices, rule;
+    if (!(fields >> spec_name >> indices) || !std::getline(fields >> std::ws, rule)) {
+      return std::nullopt;
+    }
+    auto spec = std::find_if(specs.begin(), specs.end(),
+                             [&](const PartitionSpecPtr& s) { return s->name == spec_name; });
+    if (spec == specs.end()) return std::nullopt;
+    IndexSet inside = dfg.empty_set();
+    std::istringstream items(indices);
+    for (std::string item; std::getline(items, item, ',');) {
+      std::size_t index = 0;
+      try {
+        index = std::stoul(item);
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+      if (index >= dfg.size()) return std::nullopt;
+      inside.add(index);
+    }
+    if (inside.empty() || inside.intersects(covered)) return std::nullopt;
+    covered |= inside;
+    CandidatePartition candidate{SubGraph(dfg, inside), *spec, rule};
+    Cost cost = estimator.estimate(dfg, candidate);
+    if (!cost.is_valid()) return std::nullopt;
+    partitions.push_back(ChosenPartition{std::move(candidate), std::move(cost)});
+    insides.push_back(std::move(inside));
+  }
+  if (!(IndexSet::all(dfg.size()) - dfg.host_set()).is_subset(covered)) return std::nullopt;
+  auto order = order_partitions(dfg, insides);
+  if (!order) return std::nullopt;
+  std::vector<ChosenPartition> ordered;
+  for (std::size_t position : *order) ordered.push_back(std::move(partitions[position]));
+  return ordered;
+}
+
+std::vector<ChosenPartition> with_costs_alone(const DataflowGraph& dfg,
+                                              std::vector<ChosenPartition> partitions,
+                                              CostEstimator& estimator) {
+  for (ChosenPartition& p : partitions) p.cost = estimator.estimate(dfg, p.candidate);
+  return partitions;
+}
+
+}  // namespace collage

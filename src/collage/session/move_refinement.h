@@ -1,0 +1,68 @@
+// Move refinement: the searched plan improved by local moves, each measured
+// end to end.
+//
+// After the shortest path (and its re-search rounds), the plan is the best
+// cover under the cost model; where the model is wrong, a measurement of
+// the whole plan is not. Each local move (search/local_moves.h) is made on
+// a copy of the plan, compiled, checked against the current plan's outputs,
+// and timed beside it (A B A B ..., each timed run settled). A move that is
+// faster by more than the noise margin becomes the plan; the moves are then
+// proposed again around it. Anytime: it stops when no proposed move is
+// left or the budget runs out, and the plan it returns was measured no
+// slower than the one it started from.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collage/cost/boundary_costs.h"
+#include "collage/cost/cost_estimator.h"
+#include "collage/ir/graph.h"
+#include "collage/ir/tensor.h"
+#include "collage/partition/dataflow_graph.h"
+#include "collage/plan/plan.h"
+#include "collage/search/collage_partitioner.h"
+#include "collage/search/shortest_path.h"
+
+namespace collage {
+
+struct MoveRefinementOptions {
+  int threads = 1;
+  // A move is kept when its median is below the current plan's by more
+  // than this fraction.
+  double margin = 0.015;
+  // Seconds of timing per plan and comparison (rounds grow for fast plans).
+  double timing_seconds = 0.15;
+  // True when no new move may be tried.
+  std::function<bool()> out_of_time;
+  // One line per kept move, and a summary at the end; may be empty.
+  std::function<void(const std::string&)> report;
+};
+
+struct MoveRefinement {
+  // The plan's partitions after the kept moves, in an execution order,
+  // costs without boundary charges.
+  std::vector<ChosenPartition> partitions;
+  // The last end-to-end median of that plan, in milliseconds.
+  double measured_ms = 0;
+  int tried = 0;
+  int kept = 0;
+  // Each kept move, described.
+  std::vector<std::string> kept_moves;
+};
+
+// Refines `partitions` (a cover of `dfg`, costs without boundary charges)
+// of `graph`. `in_context_seconds` holds each partition's time in the
+// plan's profile (same order; may be empty); `make_plan` turns partitions
+// with their boundaries charged into the plan to compile. A move whose plan
+// fails to compile or whose outputs differ is skipped.
+MoveRefinement refine_by_moves(
+    const Graph& graph, const DataflowGraph& dfg, std::vector<ChosenPartition> partitions,
+    std::vector<double> in_context_seconds, const std::vector<EstimatedCandidate>& candidates,
+    CostEstimator& estimator, BoundaryCosts* boundaries,
+    const std::function<Plan(const std::vector<ChosenPartition>&)>& make_plan,
+    const std::map<std::string, Tensor>& inputs, const MoveRefinementOptions& options);
+
+}  // namespace collage
