@@ -5,7 +5,8 @@
 # runs in rounds alternating with them (collage, ORT, collage, ORT, ...).
 # Writes bench/results/<date>.md with the machine, threads and the table.
 # Models: the zoo and the three PaddleOCR models (scripts/fetch_thirdparty.sh).
-# Usage: bench/compare_zoo.sh [COLLAGE_BINARY] [ZOO_DIR]   (env: THREADS, ROUNDS, REPEAT)
+# Usage: bench/compare_zoo.sh [COLLAGE_BINARY] [ZOO_DIR]
+#   (env: THREADS, ROUNDS, REPEAT, MODELS, OUT: the results file)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 collage="${1:-$root/build/collage}"
@@ -42,7 +43,7 @@ for model in $models; do
   done
 done
 
-out="$root/bench/results/$(date +%Y-%m-%d).md"
+out="${OUT:-$root/bench/results/$(date +%Y-%m-%d).md}"
 /usr/bin/python3 "$root/bench/summarize_compare.py" "$work" "$threads" "$rounds" "$repeat" > "$out"
 cat "$out"
 echo "written to $out"

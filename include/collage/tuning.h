@@ -93,6 +93,9 @@ struct SearchSummary {
   // Local moves measured end to end after the search, and those kept.
   int moves_tried = 0;
   int moves_kept = 0;
+  // The cover the moves started from: "searched", or "single:<backend>"
+  // when that backend's cover ran faster than the searched one.
+  std::string moves_start;
 };
 
 struct TuneResult {

@@ -107,6 +107,12 @@ TEST_F(TuningTest, LocalMovesAreMeasuredOnceAndTheirPlanIsReproduced) {
   EXPECT_GE(first.search.moves_tried, first.search.moves_kept);
   nlohmann::json plan = nlohmann::json::parse(first.plan_json);
   EXPECT_EQ(plan["search"]["moves_tried"], first.search.moves_tried);
+  // The moves started from the searched cover or a single-backend one.
+  std::vector<std::string> starts = {"searched"};
+  for (const BackendInfo& backend : backends()) starts.push_back("single:" + backend.name);
+  EXPECT_NE(std::find(starts.begin(), starts.end(), first.search.moves_start), starts.end())
+      << first.search.moves_start;
+  EXPECT_EQ(plan["search"]["moves_start"], first.search.moves_start);
 
   // Tuned again: searched once with the stored overheads, the kept moves
   // applied without measuring them again.
@@ -118,6 +124,7 @@ TEST_F(TuningTest, LocalMovesAreMeasuredOnceAndTheirPlanIsReproduced) {
   options.local_moves = false;
   TuneResult without = tune(model_, options);
   EXPECT_EQ(without.search.moves_tried, 0);
+  EXPECT_EQ(without.search.moves_start, "");
 }
 
 TEST_F(TuningTest, BadOptionsAreErrorsNamingTheOption) {

@@ -54,6 +54,9 @@ struct PlanSearchStats {
   // (session/move_refinement.h).
   int moves_tried = 0;
   int moves_kept = 0;
+  // The cover the moves started from: "searched" (the shortest path's),
+  // or "single:<backend>" when that backend's cover ran faster.
+  std::string moves_start;
 };
 
 struct Plan {

@@ -136,7 +136,8 @@ json plan_to_json(const Plan& plan) {
             {"states_expanded", plan.search.states_expanded},
             {"seconds", plan.search.seconds},
             {"moves_tried", plan.search.moves_tried},
-            {"moves_kept", plan.search.moves_kept}}},
+            {"moves_kept", plan.search.moves_kept},
+            {"moves_start", plan.search.moves_start}}},
           {"partitions", partitions}};
 }
 
@@ -169,6 +170,7 @@ Plan plan_from_json(const json& document, const std::string& source) {
     plan.search.seconds = search.get_or<double>("seconds", 0);
     plan.search.moves_tried = search.get_or<int>("moves_tried", 0);
     plan.search.moves_kept = search.get_or<int>("moves_kept", 0);
+    plan.search.moves_start = search.get_or<std::string>("moves_start", "");
   }
   const json& partitions = top.array("partitions");
   for (std::size_t i = 0; i < partitions.size(); ++i) {

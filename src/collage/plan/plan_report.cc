@@ -94,9 +94,13 @@ std::string plan_to_text(const Plan& plan) {
         plan.search.candidates, plan.search.measured, plan.search.cache_hits, plan.search.invalid,
         plan.search.states_expanded, plan.search.seconds);
   }
-  if (plan.search.moves_tried > 0) {
-    text += fmt::format("local moves: {} measured end to end, {} kept\n", plan.search.moves_tried,
+  if (plan.search.moves_tried > 0 || !plan.search.moves_start.empty()) {
+    text += fmt::format("local moves: {} measured end to end, {} kept", plan.search.moves_tried,
                         plan.search.moves_kept);
+    if (!plan.search.moves_start.empty()) {
+      text += fmt::format(", starting from the {} cover", plan.search.moves_start);
+    }
+    text += "\n";
   }
   return text;
 }

@@ -24,6 +24,18 @@ double median_of(std::vector<double> values) {
   return *middle;
 }
 
+// The median over rounds of b's time over a's in the same round. Adjacent
+// runs see the same machine; on a machine whose speed moves by tens of
+// percent within a second, the ratios of pairs vary far less than either
+// plan's times.
+double paired_ratio(const TimingResult& a, const TimingResult& b) {
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < a.sample_seconds.size() && i < b.sample_seconds.size(); ++i) {
+    if (a.sample_seconds[i] > 0) ratios.push_back(b.sample_seconds[i] / a.sample_seconds[i]);
+  }
+  return ratios.empty() ? 1.0 : median_of(ratios);
+}
+
 // A plan compiled and ready to run, with each partition's kernel times of
 // the runs made since it was compiled.
 struct RunnablePlan {
@@ -70,9 +82,9 @@ std::optional<std::string> outputs_differ(const std::map<std::string, Tensor>& a
 }  // namespace
 
 MoveRefinement refine_by_moves(
-    const Graph& graph, const DataflowGraph& dfg, std::vector<ChosenPartition> partitions,
-    std::vector<double> in_context_seconds, const std::vector<EstimatedCandidate>& candidates,
-    CostEstimator& estimator, BoundaryCosts* boundaries,
+    const Graph& graph, const DataflowGraph& dfg, const std::vector<MoveStart>& starts,
+    const std::vector<EstimatedCandidate>& candidates, CostEstimator& estimator,
+    BoundaryCosts* boundaries,
     const std::function<Plan(const std::vector<ChosenPartition>&)>& make_plan,
     const std::map<std::string, Tensor>& inputs, const MoveRefinementOptions& options) {
   auto report = [&](const std::string& line) {
@@ -83,18 +95,83 @@ MoveRefinement refine_by_moves(
     Plan plan = make_plan(with_boundary_charges(dfg, cover, boundaries));
     return RunnablePlan{compile_plan(graph, plan, BackendRegistry::global(), options.threads), {}};
   };
+  if (starts.empty()) throw Error("local moves need a cover to start from");
 
   MoveRefinement result;
-  RunnablePlan current = compile(partitions);
+  // The starts that compile and compute the first start's outputs.
+  std::vector<RunnablePlan> runnable;
+  std::vector<std::size_t> runnable_start;
   std::map<std::string, Tensor> expected;
-  for (auto& [name, tensor] : current.executor.run(inputs)) expected.emplace(name, tensor.clone());
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    try {
+      RunnablePlan plan = compile(starts[i].partitions);
+      std::map<std::string, Tensor> outputs = plan.executor.run(inputs);
+      if (i == 0) {
+        for (auto& [name, tensor] : outputs) expected.emplace(name, tensor.clone());
+      } else if (auto differ = outputs_differ(outputs, expected)) {
+        report(fmt::format("start {} skipped: {}", starts[i].name, *differ));
+        continue;
+      }
+      runnable.push_back(std::move(plan));
+      runnable_start.push_back(i);
+    } catch (const Error& e) {
+      if (i == 0) throw;
+      report(fmt::format("start {} skipped: {}", starts[i].name, e.what()));
+    }
+  }
   // Rounds enough for `timing_seconds` of timed runs per plan.
   int rounds = 10;
   {
-    std::vector<TimingResult> first = time_interleaved({[&] { current.run(inputs); }}, 5, 1);
+    std::vector<TimingResult> first = time_interleaved({[&] { runnable[0].run(inputs); }}, 5, 1);
     double per_run = std::max(first[0].median_seconds, 1e-6);
     rounds = std::clamp(static_cast<int>(std::lround(options.timing_seconds / per_run)), 7, 60);
-    result.measured_ms = first[0].median_seconds * 1e3;
+  }
+  // The starts side by side; the fastest is where the moves begin.
+  std::size_t fastest = 0;
+  {
+    std::vector<std::function<void()>> runs;
+    for (RunnablePlan& plan : runnable) {
+      plan.partition_seconds.clear();
+      runs.push_back([&plan, &inputs] { plan.run(inputs); });
+    }
+    std::vector<TimingResult> timings = time_interleaved(runs, rounds, 1);
+    // The fastest relative to the first, round by round.
+    double fastest_ratio = 1.0;
+    for (std::size_t k = 0; k < runnable.size(); ++k) {
+      result.start_ms.emplace_back(starts[runnable_start[k]].name, timings[k].median_seconds * 1e3);
+      double ratio = paired_ratio(timings[0], timings[k]);
+      if (ratio < fastest_ratio) {
+        fastest = k;
+        fastest_ratio = ratio;
+      }
+    }
+  }
+  std::vector<ChosenPartition> partitions = starts[runnable_start[fastest]].partitions;
+  result.start = starts[runnable_start[fastest]].name;
+  result.measured_ms = result.start_ms[fastest].second;
+  RunnablePlan current = std::move(runnable[fastest]);
+  // The start, kept to check the moves' sum at the end.
+  std::vector<ChosenPartition> start_partitions = partitions;
+  std::optional<RunnablePlan> start;
+  runnable.clear();
+  std::vector<double> in_context_seconds = current.partition_medians();
+  if (in_context_seconds.size() != partitions.size()) in_context_seconds.clear();
+  // `a` and `b` timed side by side: their medians in milliseconds, and the
+  // paired ratio b / a.
+  struct Pair {
+    double a_ms, b_ms, ratio;
+  };
+  auto time_pair = [&](RunnablePlan& a, RunnablePlan& b, int times = 1) {
+    std::vector<TimingResult> timings =
+        time_interleaved({[&] { a.run(inputs); }, [&] { b.run(inputs); }}, rounds * times, 1);
+    return Pair{timings[0].median_seconds * 1e3, timings[1].median_seconds * 1e3,
+                paired_ratio(timings[0], timings[1])};
+  };
+  {
+    std::vector<std::string> timed;
+    for (const auto& [name, ms] : result.start_ms)
+      timed.push_back(fmt::format("{} {:.3f} ms", name, ms));
+    report(fmt::format("local moves start from {} ({})", result.start, fmt::join(timed, ", ")));
   }
 
   std::set<std::string> tried = {cover_key(partitions)};
@@ -121,16 +198,23 @@ MoveRefinement refine_by_moves(
         continue;
       }
       current.partition_seconds.clear();
-      std::vector<TimingResult> timings =
-          time_interleaved({[&] { current.run(inputs); }, [&] { next->run(inputs); }}, rounds, 1);
-      double before = timings[0].median_seconds;
-      double after = timings[1].median_seconds;
-      result.measured_ms = before * 1e3;
-      if (!(after < before * (1 - options.margin))) continue;
+      // Faster in two timings in a row: one alone, among many moves tried,
+      // is often faster by chance on a noisy machine.
+      Pair first = time_pair(current, *next);
+      result.measured_ms = first.a_ms;
+      if (!(first.ratio < 1 - options.margin)) continue;
+      Pair again = time_pair(current, *next);
+      std::string timed = fmt::format(
+          "{:.3f} -> {:.3f} ms, ratio {:.3f}; then {:.3f} -> {:.3f} ms, "
+          "ratio {:.3f}",
+          first.a_ms, first.b_ms, first.ratio, again.a_ms, again.b_ms, again.ratio);
+      if (!(again.ratio < 1 - options.margin)) {
+        report(fmt::format("move not confirmed, {} ({})", describe_move(partitions, move), timed));
+        continue;
+      }
 
       ++result.kept;
-      std::string line = fmt::format("{} ({:.3f} -> {:.3f} ms)", describe_move(partitions, move),
-                                     before * 1e3, after * 1e3);
+      std::string line = fmt::format("{} ({})", describe_move(partitions, move), timed);
       result.kept_moves.push_back(line);
       report(fmt::format("move {}: {}", result.kept, line));
       // The moved plan becomes the plan; its partitions' times come from
@@ -138,10 +222,32 @@ MoveRefinement refine_by_moves(
       partitions = std::move(moved->partitions);
       in_context_seconds = next->partition_medians();
       if (in_context_seconds.size() != partitions.size()) in_context_seconds.clear();
+      if (!start) start = std::move(current);
       current = std::move(*next);
-      result.measured_ms = after * 1e3;
+      result.measured_ms = again.b_ms;
       improved = true;
       break;
+    }
+  }
+  // The moves together, against the start: each was faster than the plan
+  // before it, but on a noisy machine small gains can sum to nothing.
+  if (start) {
+    Pair last = time_pair(*start, current, 2);
+    if (!(last.ratio < 1)) {
+      report(
+          fmt::format("moves dropped: the plan after {} moves ran {:.3f} ms, its start "
+                      "{:.3f} ms (ratio {:.3f})",
+                      result.kept, last.b_ms, last.a_ms, last.ratio));
+      partitions = std::move(start_partitions);
+      result.kept = 0;
+      result.kept_moves.clear();
+      result.dropped = true;
+      result.measured_ms = last.a_ms;
+    } else {
+      report(
+          fmt::format("the plan after {} moves ran {:.3f} ms, its start {:.3f} ms (ratio {:.3f})",
+                      result.kept, last.b_ms, last.a_ms, last.ratio));
+      result.measured_ms = last.b_ms;
     }
   }
   report(fmt::format("local moves: {} tried, {} kept, plan measured {:.3f} ms{}", result.tried,

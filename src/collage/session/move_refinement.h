@@ -3,18 +3,24 @@
 //
 // After the shortest path (and its re-search rounds), the plan is the best
 // cover under the cost model; where the model is wrong, a measurement of
-// the whole plan is not. Each local move (search/local_moves.h) is made on
-// a copy of the plan, compiled, checked against the current plan's outputs,
-// and timed beside it (A B A B ..., each timed run settled). A move that is
-// faster by more than the noise margin becomes the plan; the moves are then
-// proposed again around it. Anytime: it stops when no proposed move is
-// left or the budget runs out, and the plan it returns was measured no
-// slower than the one it started from.
+// the whole plan is not. The refinement starts from the fastest of a few
+// covers (the searched one, and each backend's single-backend cover made
+// of the same candidates), timed side by side. Each local move
+// (search/local_moves.h) is made on a copy of the plan, compiled, checked
+// against the current plan's outputs, and timed beside it (A B A B ...,
+// each timed run settled). A move that is faster by more than the noise
+// margin in two such timings in a row becomes the plan; the moves are then
+// proposed again around it. At the end the plan is timed against its start
+// once more, and the start returned if the moves together did not make it
+// faster. Anytime: it stops when no proposed move is left or the budget runs out,
+// and the plan it returns was measured no slower than the covers it
+// started from.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collage/cost/boundary_costs.h"
@@ -34,14 +40,26 @@ struct MoveRefinementOptions {
   // than this fraction.
   double margin = 0.015;
   // Seconds of timing per plan and comparison (rounds grow for fast plans).
-  double timing_seconds = 0.15;
+  double timing_seconds = 0.25;
   // True when no new move may be tried.
   std::function<bool()> out_of_time;
   // One line per kept move, and a summary at the end; may be empty.
   std::function<void(const std::string&)> report;
 };
 
+// A cover to start from: a name for reports ("searched", "single:onednn")
+// and its partitions (costs without boundary charges).
+struct MoveStart {
+  std::string name;
+  std::vector<ChosenPartition> partitions;
+};
+
 struct MoveRefinement {
+  // The start the moves were made from, and each start's median when they
+  // were timed side by side (milliseconds, in the order given; a start
+  // that failed to compile or whose outputs differ is left out).
+  std::string start;
+  std::vector<std::pair<std::string, double>> start_ms;
   // The plan's partitions after the kept moves, in an execution order,
   // costs without boundary charges.
   std::vector<ChosenPartition> partitions;
@@ -51,17 +69,20 @@ struct MoveRefinement {
   int kept = 0;
   // Each kept move, described.
   std::vector<std::string> kept_moves;
+  // True when the moves kept one by one, timed together against the start
+  // at the end, were not faster, and the start was returned instead.
+  bool dropped = false;
 };
 
-// Refines `partitions` (a cover of `dfg`, costs without boundary charges)
-// of `graph`. `in_context_seconds` holds each partition's time in the
-// plan's profile (same order; may be empty); `make_plan` turns partitions
-// with their boundaries charged into the plan to compile. A move whose plan
-// fails to compile or whose outputs differ is skipped.
+// Refines the fastest of `starts` (covers of `dfg`; the first is the
+// reference whose outputs the others must match, and must compile) of
+// `graph`. `make_plan` turns partitions with their boundaries charged into
+// the plan to compile. A start or move whose plan fails to compile or whose
+// outputs differ is skipped.
 MoveRefinement refine_by_moves(
-    const Graph& graph, const DataflowGraph& dfg, std::vector<ChosenPartition> partitions,
-    std::vector<double> in_context_seconds, const std::vector<EstimatedCandidate>& candidates,
-    CostEstimator& estimator, BoundaryCosts* boundaries,
+    const Graph& graph, const DataflowGraph& dfg, const std::vector<MoveStart>& starts,
+    const std::vector<EstimatedCandidate>& candidates, CostEstimator& estimator,
+    BoundaryCosts* boundaries,
     const std::function<Plan(const std::vector<ChosenPartition>&)>& make_plan,
     const std::map<std::string, Tensor>& inputs, const MoveRefinementOptions& options);
 

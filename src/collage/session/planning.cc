@@ -119,6 +119,24 @@ Plan with_estimates_in_context(Plan plan, const PartitionOverheads& charged,
   return plan;
 }
 
+// The cover `single:<backend>` runs, for each backend of `specs` but the
+// native one (the first), made of the same specs' candidates and estimated
+// alone: local moves may start from one of them. A cover with a partition
+// that is invalid when measured alone is left out.
+std::vector<MoveStart> single_backend_starts(const DataflowGraph& dfg,
+                                             const std::vector<PartitionSpecPtr>& specs,
+                                             CostEstimator& estimator) {
+  std::vector<MoveStart> starts;
+  for (std::size_t i = 1; i < specs.size(); ++i) {
+    std::vector<ChosenPartition> cover =
+        with_costs_alone(dfg, greedy_cover(dfg, {specs[i]}, specs.front()), estimator);
+    bool valid = std::all_of(cover.begin(), cover.end(),
+                             [](const ChosenPartition& p) { return p.cost.is_valid(); });
+    if (valid) starts.push_back({"single:" + specs[i]->name, std::move(cover)});
+  }
+  return starts;
+}
+
 Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& strategy,
                   const PlanningOptions& options) {
   std::vector<const Backend*> backends = resolve_backends(options.backends);
@@ -153,6 +171,8 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   PartitionOverheads overheads;
   PartitionOverheads learned;
   int refine_rounds = options.search.refine_rounds;
+  // True when this model was tuned before (its overheads are stored).
+  bool known_model = false;
   if (cache) {
     learned = PartitionOverheads::load(*cache, machine, backend_names);
     overheads = learned;
@@ -160,6 +180,7 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     if (refine_rounds > 0 && !known.seconds.empty()) {
       overheads = known;
       refine_rounds = 0;
+      known_model = true;
       // Estimate with what this model's own profiles taught, when stored.
       PartitionOverheads own =
           PartitionOverheads::load(*cache, machine, backend_names, model_hash + "|learned");
@@ -170,9 +191,8 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   std::map<std::string, Tensor> inputs = random_inputs(graph);
   std::optional<Plan> best;
   PartitionOverheads best_overheads;
-  // The best round's search result and profile: where local moves start.
+  // The best round's search result: where local moves start.
   CollageResult best_result;
-  PlanProfile best_profile;
   std::string previous_signature;
   double search_seconds = 0;
   // The budget counts from the first profile: measuring the candidates is
@@ -187,9 +207,10 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   ConversionCosts conversions(cache.get(), machine, options.threads);
   LayoutBoundaryCosts boundaries(backends, conversions);
   BoundaryCosts* boundaries_or_null = options.search.boundary_costs ? &boundaries : nullptr;
-  // The local moves kept for this model, machine and search space.
+  // The local moves kept for this model, machine and search space ("2":
+  // moves that may start from a single-backend cover).
   const std::string moves_key =
-      fmt::format("local moves|{}|{}|{}|depth={} exits={} boundaries={}", model_hash, machine,
+      fmt::format("local moves 2|{}|{}|{}|depth={} exits={} boundaries={}", model_hash, machine,
                   fmt::join(backend_names, ","), options.search.max_depth, options.search.max_exits,
                   options.search.boundary_costs);
   // The plan of a cover (boundary charges included) found by `result`'s search.
@@ -238,10 +259,20 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
         if (std::optional<CachedMeasurement> stored = cache->find(moves_key)) {
           if (auto cover = cover_from_text(dfg, specs, stored->reason, in_context)) {
             plan = plan_of(with_boundary_charges(dfg, *cover, boundaries_or_null), result);
+            return with_estimates_in_context(plan, overheads, learned);
           }
         }
       }
-      return with_estimates_in_context(plan, overheads, learned);
+      // A model tuned before without these moves (or by an older version of
+      // them) gets them now, from the plan its stored overheads give.
+      if (!known_model || !options.search.local_moves) {
+        return with_estimates_in_context(plan, overheads, learned);
+      }
+      refine_start = std::chrono::steady_clock::now();
+      best = plan;
+      best_overheads = overheads;
+      best_result = result;
+      break;
     }
 
     std::string signature = partition_signature(plan);
@@ -267,7 +298,6 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
       best = plan;
       best_overheads = overheads;
       best_result = result;
-      best_profile = profile;
     }
     // The first profile replaces what other models taught; later ones of
     // this model are damped against the previous round.
@@ -278,9 +308,10 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   for (const std::string& name : backend_names) best_overheads.seconds.emplace(name, 0.0);
   if (options.search.local_moves && !over_budget()) {
     InContextEstimator in_context(estimator, best_overheads);
-    std::vector<double> in_context_seconds;
-    for (const PartitionProfile& p : best_profile.partitions) {
-      in_context_seconds.push_back(p.in_context_ms * 1e-3);
+    std::vector<MoveStart> starts = {
+        {"searched", with_costs_alone(dfg, best_result.search.partitions, in_context)}};
+    for (MoveStart& start : single_backend_starts(dfg, specs, in_context)) {
+      starts.push_back(std::move(start));
     }
     MoveRefinementOptions move_options;
     move_options.threads = options.threads;
@@ -291,19 +322,19 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
       };
     }
     MoveRefinement refined = refine_by_moves(
-        graph, dfg, with_costs_alone(dfg, best_result.search.partitions, in_context),
-        in_context_seconds, best_result.candidates, in_context, boundaries_or_null,
+        graph, dfg, starts, best_result.candidates, in_context, boundaries_or_null,
         [&](const std::vector<ChosenPartition>& partitions) {
           return plan_of(partitions, best_result);
         },
         inputs, move_options);
-    if (refined.kept > 0) {
+    if (refined.kept > 0 || refined.start != starts.front().name) {
       best =
           plan_of(with_boundary_charges(dfg, refined.partitions, boundaries_or_null), best_result);
       best->measured_ms = refined.measured_ms;
     }
     best->search.moves_tried = refined.tried;
     best->search.moves_kept = refined.kept;
+    best->search.moves_start = refined.start;
     if (cache) {
       cache->store(moves_key, CachedMeasurement{.valid = true,
                                                 .reason = cover_to_text(refined.partitions),
