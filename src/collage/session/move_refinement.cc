@@ -135,8 +135,9 @@ MoveRefinement refine_by_moves(
       runs.push_back([&plan, &inputs] { plan.run(inputs); });
     }
     std::vector<TimingResult> timings = time_interleaved(runs, rounds, 1);
-    // The fastest relative to the first, round by round.
-    double fastest_ratio = 1.0;
+    // The fastest relative to the first, round by round; another start
+    // replaces the first only when faster by the margin, as a move must be.
+    double fastest_ratio = 1 - options.margin;
     for (std::size_t k = 0; k < runnable.size(); ++k) {
       result.start_ms.emplace_back(starts[runnable_start[k]].name, timings[k].median_seconds * 1e3);
       double ratio = paired_ratio(timings[0], timings[k]);
