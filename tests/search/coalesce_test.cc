@@ -8,20 +8,12 @@
 namespace collage {
 namespace {
 
+using testing::chain3;
 using testing::GraphBuilder;
 using testing::ops_of_type;
 using testing::SearchFixture;
 using testing::set_of;
 using Lines = std::vector<std::string>;
-
-// x -> a Relu -> b Abs -> c Neg (output)
-Graph chain3() {
-  GraphBuilder b;
-  ValueId a = b.op("Relu", {b.input("x")}, "a");
-  ValueId bb = b.op("Abs", {a}, "b");
-  b.output(b.op("Neg", {bb}, "c"));
-  return std::move(b.graph());
-}
 
 // A library backend that runs each op alone is chosen for all three ops, one
 // partition each; every partition costs 1 more than its ops.

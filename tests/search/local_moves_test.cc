@@ -10,18 +10,10 @@
 namespace collage {
 namespace {
 
+using testing::chain3;
 using testing::GraphBuilder;
 using testing::SearchFixture;
 using Lines = std::vector<std::string>;
-
-// x -> a Relu -> b Abs -> c Neg (output)
-Graph chain3() {
-  GraphBuilder b;
-  ValueId a = b.op("Relu", {b.input("x")}, "a");
-  ValueId bb = b.op("Abs", {a}, "b");
-  b.output(b.op("Neg", {bb}, "c"));
-  return std::move(b.graph());
-}
 
 // Native runs each op alone at 10; "lib" and "other" have candidates of up
 // to two ops at 1 per op, and may be merged into regions of any depth.

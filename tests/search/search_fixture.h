@@ -19,6 +19,15 @@ namespace collage::testing {
 
 inline bool any_op(const Graph&, const Node&) { return true; }
 
+// x -> a Relu -> b Abs -> c Neg (output)
+inline Graph chain3() {
+  GraphBuilder b;
+  ValueId a = b.op("Relu", {b.input("x")}, "a");
+  ValueId bb = b.op("Abs", {a}, "b");
+  b.output(b.op("Neg", {bb}, "c"));
+  return std::move(b.graph());
+}
+
 inline NodePredicate ops_of_type(std::set<std::string> types) {
   return [types = std::move(types)](const Graph&, const Node& node) {
     return types.count(node.op_type) != 0;

@@ -8,6 +8,7 @@
 namespace collage {
 namespace {
 
+using testing::chain3;
 using testing::GraphBuilder;
 using testing::SearchFixture;
 using testing::set_of;
@@ -32,15 +33,6 @@ class FixedRule : public PartitionRule {
 Graph single_relu() {
   GraphBuilder b;
   b.output(b.op("Relu", {b.input("x")}, "r"));
-  return std::move(b.graph());
-}
-
-// x -> a Relu -> b Abs -> c Neg (output)
-Graph chain3() {
-  GraphBuilder b;
-  ValueId a = b.op("Relu", {b.input("x")}, "a");
-  ValueId bb = b.op("Abs", {a}, "b");
-  b.output(b.op("Neg", {bb}, "c"));
   return std::move(b.graph());
 }
 
