@@ -50,12 +50,15 @@ void run_compare(const CompareArgs& args) {
   double best_single = best.timing.median_seconds;
   const std::string& best_single_name = best.plan.strategy;
 
-  fmt::print("\n{:<28} {:>5} {:>10} {:>10} {:>10} {:>9} {:>11} {:>10}\n", "strategy", "parts",
-             "median ms", "p10 ms", "p90 ms", "vs native", "vs best 1", "est ms");
+  // The strategy column fits the longest name (greedy: lists every backend).
+  std::size_t width = 28;
+  for (const EvaluatedPlan& r : results) width = std::max(width, r.plan.strategy.size() + 1);
+  fmt::print("\n{:<{}} {:>5} {:>10} {:>10} {:>10} {:>9} {:>11} {:>10}\n", "strategy", width,
+             "parts", "median ms", "p10 ms", "p90 ms", "vs native", "vs best 1", "est ms");
   for (const EvaluatedPlan& r : results) {
     std::string est = r.plan.estimated_ms ? fmt::format("{:.3f}", *r.plan.estimated_ms) : "-";
-    fmt::print("{:<28} {:>5} {:>10.3f} {:>10.3f} {:>10.3f} {:>8.2f}x {:>10.2f}x {:>10}{}\n",
-               r.plan.strategy, r.plan.partitions.size(), ms(r.timing.median_seconds),
+    fmt::print("{:<{}} {:>5} {:>10.3f} {:>10.3f} {:>10.3f} {:>8.2f}x {:>10.2f}x {:>10}{}\n",
+               r.plan.strategy, width, r.plan.partitions.size(), ms(r.timing.median_seconds),
                ms(r.timing.p10_seconds), ms(r.timing.p90_seconds), native / r.timing.median_seconds,
                best_single / r.timing.median_seconds, est,
                r.mismatch ? "  OUTPUTS DIFFER: " + *r.mismatch : "");
