@@ -307,38 +307,47 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   }
   for (const std::string& name : backend_names) best_overheads.seconds.emplace(name, 0.0);
   if (options.search.local_moves && !over_budget()) {
-    InContextEstimator in_context(estimator, best_overheads);
-    std::vector<MoveStart> starts = {
-        {"searched", with_costs_alone(dfg, best_result.search.partitions, in_context)}};
-    for (MoveStart& start : single_backend_starts(dfg, specs, in_context)) {
-      starts.push_back(std::move(start));
-    }
-    MoveRefinementOptions move_options;
-    move_options.threads = options.threads;
-    move_options.out_of_time = over_budget;
-    if (options.progress) {
-      move_options.report = [&](const std::string& line) {
-        options.progress(TuneProgress{.stage = TuneProgress::Stage::kRefine, .message = line});
-      };
-    }
-    MoveRefinement refined = refine_by_moves(
-        graph, dfg, starts, best_result.candidates, in_context, boundaries_or_null,
-        [&](const std::vector<ChosenPartition>& partitions) {
-          return plan_of(partitions, best_result);
-        },
-        inputs, move_options);
-    if (refined.kept > 0 || refined.start != starts.front().name) {
-      best =
-          plan_of(with_boundary_charges(dfg, refined.partitions, boundaries_or_null), best_result);
-      best->measured_ms = refined.measured_ms;
-    }
-    best->search.moves_tried = refined.tried;
-    best->search.moves_kept = refined.kept;
-    best->search.moves_start = refined.start;
-    if (cache) {
-      cache->store(moves_key, CachedMeasurement{.valid = true,
-                                                .reason = cover_to_text(refined.partitions),
-                                                .machine = machine});
+    // Moves only improve a plan that is already found: a failure while
+    // making them is reported and the searched plan kept.
+    try {
+      InContextEstimator in_context(estimator, best_overheads);
+      std::vector<MoveStart> starts = {
+          {"searched", with_costs_alone(dfg, best_result.search.partitions, in_context)}};
+      for (MoveStart& start : single_backend_starts(dfg, specs, in_context)) {
+        starts.push_back(std::move(start));
+      }
+      MoveRefinementOptions move_options;
+      move_options.threads = options.threads;
+      move_options.out_of_time = over_budget;
+      if (options.progress) {
+        move_options.report = [&](const std::string& line) {
+          options.progress(TuneProgress{.stage = TuneProgress::Stage::kRefine, .message = line});
+        };
+      }
+      MoveRefinement refined = refine_by_moves(
+          graph, dfg, starts, best_result.candidates, in_context, boundaries_or_null,
+          [&](const std::vector<ChosenPartition>& partitions) {
+            return plan_of(partitions, best_result);
+          },
+          inputs, move_options);
+      if (refined.kept > 0 || refined.start != starts.front().name) {
+        best = plan_of(with_boundary_charges(dfg, refined.partitions, boundaries_or_null),
+                       best_result);
+        best->measured_ms = refined.measured_ms;
+      }
+      best->search.moves_tried = refined.tried;
+      best->search.moves_kept = refined.kept;
+      best->search.moves_start = refined.start;
+      if (cache) {
+        cache->store(moves_key, CachedMeasurement{.valid = true,
+                                                  .reason = cover_to_text(refined.partitions),
+                                                  .machine = machine});
+      }
+    } catch (const Error& e) {
+      if (options.progress) {
+        options.progress(TuneProgress{.stage = TuneProgress::Stage::kRefine,
+                                      .message = fmt::format("local moves stopped: {}", e.what())});
+      }
     }
   }
   if (cache) {
