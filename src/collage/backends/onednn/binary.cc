@@ -83,8 +83,8 @@ namespace {
 bool runs_reference(const dnnl::engine& engine, algorithm alg, const memory::desc& src0,
                     const memory::desc& src1) {
   try {
-    dnnl::binary::primitive_desc pd(dnnl::binary::desc(alg, src0, src1, src0), engine);
-    return std::string_view(pd.impl_info_str()).substr(0, 3) == "ref";
+    return is_reference_impl(
+        dnnl::binary::primitive_desc(dnnl::binary::desc(alg, src0, src1, src0), engine));
   } catch (const dnnl::error&) {
     return true;
   }
@@ -104,16 +104,11 @@ memory::desc broadcast_operand_desc(const dnnl::engine& engine, algorithm alg,
                                     const memory::dims& src1_dims) {
   const memory::desc plain = plain_desc(src1_dims);
   if (out_dims.size() != 4 || src1_dims.size() != 4) return plain;
-  const Shape out_shape(out_dims.begin(), out_dims.end());
-  const Shape src1_shape(src1_dims.begin(), src1_dims.end());
-  for (EdgeLayout layout :
-       {EdgeLayout::kChannelsLast, EdgeLayout::kBlocked8, EdgeLayout::kBlocked16}) {
-    if (layout0 != edge_desc(out_shape, layout)) continue;
-    const memory::desc same = edge_desc(src1_shape, layout);
-    if (runs_reference(engine, alg, layout0, plain) &&
-        !runs_reference(engine, alg, layout0, same)) {
-      return same;
-    }
+  std::optional<EdgeLayout> layout = laid_out_edge_layout(layout0);
+  if (!layout) return plain;
+  const memory::desc same = edge_desc(Shape(src1_dims.begin(), src1_dims.end()), *layout);
+  if (runs_reference(engine, alg, layout0, plain) && !runs_reference(engine, alg, layout0, same)) {
+    return same;
   }
   return plain;
 }

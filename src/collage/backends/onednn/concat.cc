@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <optional>
-#include <string_view>
 
 #include "collage/backends/onednn/layout.h"
 #include "collage/backends/onednn/node_checks.h"
+#include "collage/backends/onednn/post_ops.h"
 
 namespace collage::onednn {
 
@@ -46,10 +46,6 @@ Result<ConcatSpec> concat_spec(const Graph& graph, const Node& node) {
 
 namespace {
 
-bool is_reference(const dnnl::concat::primitive_desc& pd) {
-  return std::string_view(pd.impl_info_str()).substr(0, 3) == "ref";
-}
-
 // The 4-D edge layout (channels-last or blocked) some of `sources` are in,
 // when every source fits it; nullopt when none is or some cannot be.
 std::optional<EdgeLayout> shared_edge_layout(const std::vector<memory::desc>& sources) {
@@ -64,7 +60,7 @@ std::optional<EdgeLayout> shared_edge_layout(const std::vector<memory::desc>& so
         all_fit = false;
         break;
       }
-      some = some || source == edge_desc(Shape(dims.begin(), dims.end()), layout);
+      some = some || laid_out_edge_layout(source) == layout;
     }
     if (some && all_fit) return layout;
   }
@@ -86,7 +82,7 @@ void emit_concat(ProgramBuilder& builder, const ConcatSpec& spec) {
   // Sources in mixed layouts (a blocked producer beside plain ones) get
   // oneDNN's reference concat, several times slower than a reorder of the
   // plain ones into the blocked layout and a vectorized concat.
-  if (is_reference(*pd)) {
+  if (is_reference_impl(*pd)) {
     if (std::optional<EdgeLayout> layout = shared_edge_layout(sources)) {
       for (memory::desc& source : sources) {
         const memory::dims dims = source.dims();

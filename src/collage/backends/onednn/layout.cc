@@ -60,11 +60,18 @@ EdgeLayout preferred_edge_layout(const dnnl::engine& engine) {
                                        dnnl::algorithm::convolution_direct, any_desc(src),
                                        any_desc(weights), any_desc(src), {1, 1}, {1, 1}, {1, 1});
   const memory::desc chosen = dnnl::convolution_forward::primitive_desc(desc, engine).src_desc();
+  return laid_out_edge_layout(chosen).value_or(EdgeLayout::kPlain);
+}
+
+std::optional<EdgeLayout> laid_out_edge_layout(const memory::desc& desc) {
+  const memory::dims dims = desc.dims();
+  if (dims.size() != 4) return std::nullopt;
+  const Shape shape(dims.begin(), dims.end());
   for (EdgeLayout layout :
        {EdgeLayout::kChannelsLast, EdgeLayout::kBlocked16, EdgeLayout::kBlocked8}) {
-    if (chosen == edge_desc({1, 64, 28, 28}, layout)) return layout;
+    if (desc == edge_desc(shape, layout)) return layout;
   }
-  return EdgeLayout::kPlain;
+  return std::nullopt;
 }
 
 bool is_plain(const memory::desc& desc) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <dnnl.hpp>
+#include <optional>
 
 #include "collage/backends/backend.h"
 #include "collage/ir/tensor_type.h"
@@ -48,6 +49,10 @@ memory::desc edge_desc(const Shape& shape, EdgeLayout layout);
 // brgemm ones of newer CPUs), found by asking for a typical convolution
 // with free layouts; plain when it is none of those.
 EdgeLayout preferred_edge_layout(const dnnl::engine& engine);
+
+// The channels-last or blocked edge layout a 4-D `desc` is stored in, as
+// edge_desc describes it; nullopt for a plain or any other descriptor.
+std::optional<EdgeLayout> laid_out_edge_layout(const memory::desc& desc);
 
 // Whether `desc` is float32, dense and row-major for its dims, with no
 // blocking, padding or offset: its bytes are those of a plain tensor.
