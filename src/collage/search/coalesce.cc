@@ -78,12 +78,9 @@ std::vector<ChosenPartition> coalesce(const DataflowGraph& dfg,
     }
   }
   // Every merge was checked for cycles, so an order exists.
-  auto order = order_partitions(dfg, insides_of(partitions));
-  assert(order && "coalesce: a merge formed a cycle between partitions");
-  std::vector<ChosenPartition> ordered;
-  ordered.reserve(partitions.size());
-  for (std::size_t position : *order) ordered.push_back(std::move(partitions[position]));
-  return ordered;
+  auto ordered = in_execution_order(dfg, std::move(partitions));
+  assert(ordered && "coalesce: a merge formed a cycle between partitions");
+  return std::move(*ordered);
 }
 
 }  // namespace collage

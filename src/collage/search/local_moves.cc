@@ -224,7 +224,6 @@ std::optional<std::vector<ChosenPartition>> cover_from_text(
     const DataflowGraph& dfg, const std::vector<PartitionSpecPtr>& specs, const std::string& text,
     CostEstimator& estimator) {
   std::vector<ChosenPartition> partitions;
-  std::vector<IndexSet> insides;
   IndexSet covered = dfg.empty_set();
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
@@ -254,14 +253,9 @@ std::optional<std::vector<ChosenPartition>> cover_from_text(
     Cost cost = estimator.estimate(dfg, candidate);
     if (!cost.is_valid()) return std::nullopt;
     partitions.push_back(ChosenPartition{std::move(candidate), std::move(cost)});
-    insides.push_back(std::move(inside));
   }
   if (!(IndexSet::all(dfg.size()) - dfg.host_set()).is_subset(covered)) return std::nullopt;
-  auto order = order_partitions(dfg, insides);
-  if (!order) return std::nullopt;
-  std::vector<ChosenPartition> ordered;
-  for (std::size_t position : *order) ordered.push_back(std::move(partitions[position]));
-  return ordered;
+  return in_execution_order(dfg, std::move(partitions));
 }
 
 std::vector<ChosenPartition> with_costs_alone(const DataflowGraph& dfg,

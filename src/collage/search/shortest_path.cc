@@ -432,4 +432,17 @@ Cost total_cost(const std::vector<ChosenPartition>& partitions) {
   return total;
 }
 
+std::optional<std::vector<ChosenPartition>> in_execution_order(
+    const DataflowGraph& dfg, std::vector<ChosenPartition> partitions) {
+  std::vector<IndexSet> insides;
+  insides.reserve(partitions.size());
+  for (const ChosenPartition& p : partitions) insides.push_back(p.candidate.sub_graph.inside());
+  auto order = order_partitions(dfg, insides);
+  if (!order) return std::nullopt;
+  std::vector<ChosenPartition> ordered;
+  ordered.reserve(partitions.size());
+  for (std::size_t position : *order) ordered.push_back(std::move(partitions[position]));
+  return ordered;
+}
+
 }  // namespace collage

@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "collage/cost/boundary_costs.h"
@@ -83,5 +84,10 @@ void charge_boundaries(const DataflowGraph& dfg, std::vector<ChosenPartition>& p
 
 // The sum of the partitions' costs.
 Cost total_cost(const std::vector<ChosenPartition>& partitions);
+
+// `partitions` (disjoint) in an execution order (order_partitions of their
+// inside sets); nullopt when they would feed each other in a cycle.
+std::optional<std::vector<ChosenPartition>> in_execution_order(
+    const DataflowGraph& dfg, std::vector<ChosenPartition> partitions);
 
 }  // namespace collage
