@@ -12,17 +12,11 @@
 #include "collage/ir/error.h"
 #include "collage/plan/plan_compiler.h"
 #include "collage/runtime/interleaved_timing.h"
+#include "collage/runtime/timing.h"
 #include "collage/search/local_moves.h"
 
 namespace collage {
 namespace {
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0;
-  auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  return *middle;
-}
 
 // The median over rounds of b's time over a's in the same round. Adjacent
 // runs see the same machine; on a machine whose speed moves by tens of
@@ -33,7 +27,7 @@ double paired_ratio(const TimingResult& a, const TimingResult& b) {
   for (std::size_t i = 0; i < a.sample_seconds.size() && i < b.sample_seconds.size(); ++i) {
     if (a.sample_seconds[i] > 0) ratios.push_back(b.sample_seconds[i] / a.sample_seconds[i]);
   }
-  return ratios.empty() ? 1.0 : median_of(ratios);
+  return ratios.empty() ? 1.0 : percentile(std::move(ratios), 0.5);
 }
 
 // A plan compiled and ready to run, with each partition's kernel times of
@@ -52,7 +46,7 @@ struct RunnablePlan {
   std::vector<double> partition_medians() const {
     std::vector<double> medians;
     for (const std::vector<double>& seconds : partition_seconds)
-      medians.push_back(median_of(seconds));
+      medians.push_back(percentile(seconds, 0.5));
     return medians;
   }
 };
@@ -216,7 +210,6 @@ MoveRefinement refine_by_moves(
 
       ++result.kept;
       std::string line = fmt::format("{} ({})", describe_move(partitions, move), timed);
-      result.kept_moves.push_back(line);
       report(fmt::format("move {}: {}", result.kept, line));
       // The moved plan becomes the plan; its partitions' times come from
       // the runs just made.
@@ -241,8 +234,6 @@ MoveRefinement refine_by_moves(
                       result.kept, last.b_ms, last.a_ms, last.ratio));
       partitions = std::move(start_partitions);
       result.kept = 0;
-      result.kept_moves.clear();
-      result.dropped = true;
       result.measured_ms = last.a_ms;
     } else {
       report(

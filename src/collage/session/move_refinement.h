@@ -67,11 +67,6 @@ struct MoveRefinement {
   double measured_ms = 0;
   int tried = 0;
   int kept = 0;
-  // Each kept move, described.
-  std::vector<std::string> kept_moves;
-  // True when the moves kept one by one, timed together against the start
-  // at the end, were not faster, and the start was returned instead.
-  bool dropped = false;
 };
 
 // Refines the fastest of `starts` (covers of `dfg`; the first is the
