@@ -27,7 +27,6 @@ for m in mobilenet_v2 squeezenet1_1 bert_encoder resnet18 ocr_cls ocr_rec; do
   [ -n "${onnx:-}" ] && models[$m]="$onnx${shape:+ --input-shape $shape}"
 done
 
-median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 echo "| model | with halide ms | without ms | speedup | tune with / without s |"
 echo "|---|---|---|---|---|"
 product=1

@@ -25,7 +25,6 @@ trap 'rm -rf "$work"' EXIT
 cache="${CACHE:-$work/cache.sqlite}"
 
 . "$here/models.sh"
-median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 moves() {
   /usr/bin/python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['search']; \
 print(s.get('moves_tried', 0), s.get('moves_kept', 0))" "$1"

@@ -1,4 +1,5 @@
-# Sourced by the bench scripts: the benchmark models and where they live.
+# Sourced by the bench scripts: the benchmark models and where they live,
+# and the median of the numbers on standard input (one per line).
 # Needs $zoo (the exported zoo), $paddle (the PaddleOCR models) and $work (a
 # scratch directory). Models: the zoo and the three PaddleOCR models.
 default_models="resnet18 resnet50 mobilenet_v2 squeezenet1_1 bert_encoder dcgan_generator ocr_det ocr_rec ocr_cls"
@@ -28,3 +29,5 @@ np.save('$work/$1.npy', np.random.RandomState(0).rand(*[int(d) for d in '$shape'
       echo "$dir/model.onnx $input_name $dir/input.npy" ;;
   esac
 }
+
+median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
