@@ -48,6 +48,29 @@ TEST(OnednnConcatTest, AlongTheLastAxisOfMatrices) {
       onednn_backend(), g.finish(g.node("Concat", {a, b, a}, {3, 15}, axis(-1))), 1, 0, -1, 1);
 }
 
+// Along an outer axis each source is copied into its part of the output
+// (a reorder per source): rows of matrices, and channels of plain, blocked
+// and channels-last images (there, along the innermost axis, oneDNN's
+// concat).
+TEST(OnednnConcatTest, AlongAnOuterAxisEachSourceFillsItsPart) {
+  GraphBuilder g;
+  ValueId a = g.input({3, 4});
+  ValueId b = g.input({2, 4});
+  expect_backend_matches_reference(
+      onednn_backend(), g.finish(g.node("Concat", {a, b, a}, {8, 4}, axis(0))), 1, 0, -1, 1);
+  for (std::int64_t channels : {8, 3}) {
+    GraphBuilder images;
+    ValueId x = images.input({2, channels, 5, 5});
+    ValueId y = images.input({2, 8, 5, 5});
+    ValueId cat = images.node("Concat", {x, y, x}, {2, 2 * channels + 8, 5, 5}, axis(1));
+    for (EdgeLayout layout :
+         {EdgeLayout::kPlain, EdgeLayout::kChannelsLast, EdgeLayout::kBlocked8}) {
+      if (layout == EdgeLayout::kBlocked8 && channels % 8 != 0) continue;
+      expect_edge_layouts_match_reference(onednn_backend(), images.finish(cat), layout, layout, 1);
+    }
+  }
+}
+
 TEST(OnednnConcatTest, EveryEdgeLayoutMatches) {
   for (EdgeLayout layout : {EdgeLayout::kPlain, EdgeLayout::kChannelsLast, EdgeLayout::kBlocked8,
                             EdgeLayout::kBlocked16}) {

@@ -67,6 +67,35 @@ std::optional<EdgeLayout> shared_edge_layout(const std::vector<memory::desc>& so
   return std::nullopt;
 }
 
+// Whether `axis` is the innermost dimension of `desc`'s layout: unblocked,
+// with stride 1. There oneDNN's concat interleaves short runs of its sources
+// well; anywhere else (channels of a plain or blocked image, rows of a
+// matrix) its "simple" concat copies the sources' long runs 10 to 15 times
+// slower than a reorder of each source into its part of the output does
+// (1x64x55x55 twice, along channels, 2 threads: 420-440 us against 26 us).
+bool axis_is_innermost(const memory::desc& desc, int axis) {
+  const dnnl_memory_desc_t& md = desc.data;
+  return md.format_desc.blocking.inner_nblks == 0 && md.format_desc.blocking.strides[axis] == 1;
+}
+
+// The parts of `dst` that `sources` fill, in order along `axis`; nullopt when
+// a part cannot be described (an offset inside a channel block).
+std::optional<std::vector<memory::desc>> parts_along(const memory::desc& dst,
+                                                     const std::vector<memory::desc>& sources,
+                                                     int axis) {
+  std::vector<memory::desc> parts;
+  memory::dims offsets(dst.dims().size(), 0);
+  try {
+    for (const memory::desc& source : sources) {
+      parts.push_back(dst.submemory_desc(source.dims(), offsets));
+      offsets[static_cast<std::size_t>(axis)] += source.dims()[static_cast<std::size_t>(axis)];
+    }
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+  return parts;
+}
+
 }  // namespace
 
 void emit_concat(ProgramBuilder& builder, const ConcatSpec& spec) {
@@ -89,6 +118,16 @@ void emit_concat(ProgramBuilder& builder, const ConcatSpec& spec) {
         source = edge_desc(Shape(dims.begin(), dims.end()), *layout);
       }
       pd.emplace(spec.axis, sources, builder.engine());
+    }
+  }
+  if (!axis_is_innermost(pd->dst_desc(), spec.axis)) {
+    if (auto parts = parts_along(pd->dst_desc(), sources, spec.axis)) {
+      memory dst = builder.output_memory(spec.output, pd->dst_desc());
+      for (std::size_t i = 0; i < sources.size(); ++i) {
+        builder.copy_into(spec.inputs[i], builder.view_of(dst, (*parts)[i]));
+      }
+      builder.define(spec.output, dst);
+      return;
     }
   }
   std::unordered_map<int, memory> args;

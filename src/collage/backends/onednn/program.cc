@@ -176,7 +176,8 @@ void ProgramBuilder::define(ValueId value, const memory& mem) {
 void ProgramBuilder::copy_into(ValueId value, const memory& dst) {
   const memory::dims dims = dst.get_desc().dims();
   memory src = desc(value).dims() == dims ? state(value).primary : read_plain(value, dims);
-  add_reorder(src, dst);
+  // The op's own copy (a part of a concat, an accumulator), traced as its work.
+  add(dnnl::reorder(src, dst), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
 }
 
 void ProgramBuilder::add(dnnl::primitive primitive, std::unordered_map<int, memory> args) {

@@ -93,9 +93,13 @@ class ProgramBuilder {
   // written there directly.
   void define(ValueId value, const memory& mem);
   // Adds a step copying `value` into `dst` (same element count), e.g. the
-  // accumulator of a sum post-op.
+  // accumulator of a sum post-op or a part of a concat: the op's own work,
+  // not a layout conversion, in a trace.
   void copy_into(ValueId value, const memory& dst);
   void add(dnnl::primitive primitive, std::unordered_map<int, memory> args);
+  // A memory over the same buffer as `base` with descriptor `view` (a part
+  // of it, from submemory_desc, or another shape of its bytes).
+  memory view_of(const memory& base, const memory::desc& view);
 
   // Whether `value` is an input, a constant or has been defined.
   bool is_defined(ValueId value) const;
@@ -109,8 +113,6 @@ class ProgramBuilder {
   };
 
   ValueState& state(ValueId value);
-  // A memory over the same buffer as `base` with descriptor `view`.
-  memory view_of(const memory& base, const memory::desc& view);
   memory reorder_into_new(ValueId value, const memory& src, const memory::desc& want);
   void add_reorder(const memory& src, const memory& dst);
   const Binding* binding_of(const memory& mem) const;
