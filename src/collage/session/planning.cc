@@ -167,7 +167,12 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   // A model tuned before on this machine is searched once more with the
   // overheads its kept plan was found with (same cache, same plan); a new
   // model starts from the overheads this machine showed last and refines.
-  const std::string model_hash = structural_hash_hex(graph);
+  // The model's key carries the backends' versions and code, as every
+  // measurement's does: a plan or cover kept for other code is not reused.
+  std::string versions;
+  for (const Backend* backend : backends) versions += backend_version_key(*backend) + ";";
+  const std::string model_hash =
+      fmt::format("{}|code {:016x}", structural_hash_hex(graph), fnv1a_64(versions));
   PartitionOverheads overheads;
   PartitionOverheads learned;
   int refine_rounds = options.search.refine_rounds;
