@@ -4,7 +4,8 @@
 # count. Collage's strategies run interleaved inside `compare`; ONNX Runtime
 # runs in rounds alternating with them (collage, ORT, collage, ORT, ...).
 # Writes bench/results/<date>.md with the machine, threads and the table.
-# Models: the zoo and the three PaddleOCR models (scripts/fetch_thirdparty.sh).
+# Models: the zoo and the three PaddleOCR models (scripts/fetch_thirdparty.sh),
+# or MODELS="a.onnx b.onnx:1,3,224,224 resnet18 ..." (see bench/models.sh).
 # Usage: bench/compare_zoo.sh [COLLAGE_BINARY] [ZOO_DIR]
 #   (env: THREADS, ROUNDS, REPEAT, MODELS, OUT: the results file)
 set -euo pipefail
@@ -25,20 +26,21 @@ paddle="$cache_dir/thirdparty/paddleocr"
 models="${MODELS:-$default_models}"
 
 for model in $models; do
+  name="$(model_name "$model")"
   read -r onnx input_name input_npy shape <<< "$(model_args "$model")"
   [ -n "${onnx:-}" ] || { echo "skip $model: not available (make zoo)"; continue; }
   extra=()
   [ -n "${shape:-}" ] && extra=(--input-shape "$shape")
   # Tune once (fills the cache) so the timed rounds measure plans, not tuning.
   "$collage" tune "$onnx" "${extra[@]}" --backends all --threads "$threads" -q --no-verify \
-    -o "$work/$model.plan.json" > /dev/null
+    -o "$work/$name.plan.json" > /dev/null
   for r in $(seq 1 "$rounds"); do
-    echo "== $model round $r/$rounds"
+    echo "== $name round $r/$rounds"
     "$collage" compare "$onnx" "${extra[@]}" --backends all --threads "$threads" --repeat "$repeat" \
-      -q --json "$work/$model.collage.$r.json" > /dev/null
+      -q --json "$work/$name.collage.$r.json" > /dev/null
     if [ -d "$modules/onnxruntime-node" ]; then
       node "$root/scripts/ort_runner.js" "$onnx" --input "$input_name=$input_npy" \
-        --threads "$threads" --repeat "$repeat" --modules "$modules" > "$work/$model.ort.$r.json"
+        --threads "$threads" --repeat "$repeat" --modules "$modules" > "$work/$name.ort.$r.json"
     fi
   done
 done

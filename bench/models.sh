@@ -4,11 +4,44 @@
 # scratch directory). Models: the zoo and the three PaddleOCR models.
 default_models="resnet18 resnet50 mobilenet_v2 squeezenet1_1 bert_encoder dcgan_generator ocr_det ocr_rec ocr_cls"
 
+# A model is a zoo or PaddleOCR name, or any ONNX file with one float input:
+# PATH.onnx, or PATH.onnx:DIMS (e.g. m.onnx:1,3,224,224) to fix its input
+# shape (dims the file leaves open are 1 otherwise).
+
+# The name a model's results go under: its file name for an ONNX file.
+model_name() {
+  local file="${1%%:*}"
+  file="$(basename "$file" .onnx)"
+  echo "${file//[^A-Za-z0-9_-]/_}"
+}
+
 # MODEL -> "ONNX_FILE INPUT_NAME INPUT_NPY [NAME=DIMS]"; empty when the model
-# is missing. A PaddleOCR input (seeded random data of its fixed shape) is
-# written to $work/MODEL.npy; a zoo model brings its own.
+# is missing. A PaddleOCR or ONNX-file input (seeded random data of its
+# shape) is written to $work/NAME.npy; a zoo model brings its own.
 model_args() {
   case "$1" in
+    *.onnx|*.onnx:*)
+      local file="${1%%:*}" dims="" name
+      [ "$file" != "$1" ] && dims="${1#*:}"
+      [ -f "$file" ] || return 0
+      name="$(model_name "$1")"
+      local input
+      input="$(/usr/bin/python3 - "$file" "$dims" "$work/$name.npy" <<'PY'
+import sys
+import numpy as np
+import onnx
+model = onnx.load(sys.argv[1], load_external_data=False)
+constants = {i.name for i in model.graph.initializer}
+first = [i for i in model.graph.input if i.name not in constants][0]
+dims = [d.dim_value if d.HasField("dim_value") else 1 for d in first.type.tensor_type.shape.dim]
+if sys.argv[2]:
+    dims = [int(d) for d in sys.argv[2].split(",")]
+np.save(sys.argv[3], np.random.RandomState(0).rand(*dims).astype(np.float32))
+print(first.name, ",".join(map(str, dims)))
+PY
+)" || return 0
+      local input_name="${input%% *}"
+      echo "$file $input_name $work/$name.npy $input_name=${input#* }" ;;
     ocr_det|ocr_rec|ocr_cls)
       local file shape
       case "$1" in
