@@ -379,5 +379,37 @@ TEST(ShortestPathTest, CheapBoundariesStillLetTheChainSwitchBackends) {
   EXPECT_DOUBLE_EQ(total_cost(result.partitions).seconds(), 5.0);
 }
 
+// Twelve Relus of one input, summed one after another: the Relus are
+// covered before the Adds that read them, so a covered set's frontier holds
+// up to twelve Relus, each on native or byoc (4096 routes to one set). The
+// routes with byoc Relus are the cheapest until their boundaries are paid,
+// at the Adds: the all-native route must survive the cap to win.
+Graph wide_fan_in() {
+  GraphBuilder b;
+  ValueId x = b.input("x");
+  std::vector<ValueId> relus;
+  for (int i = 0; i < 12; ++i) relus.push_back(b.op("Relu", {x}, "r" + std::to_string(i)));
+  ValueId sum = relus[0];
+  for (int i = 1; i < 12; ++i) sum = b.op("Add", {relus[i], sum}, "s" + std::to_string(i));
+  b.output(sum);
+  return std::move(b.graph());
+}
+
+TEST(ShortestPathTest, ManyFrontiersToOneCoveredSetAreCappedAndTheCheapestRouteKept) {
+  SearchFixture f(wide_fan_in());
+  f.native_singles().graph_backend("byoc", {"Relu"}, {.max_depth = 1});
+  // A Relu on byoc saves 1 and pays 5 at its boundary with its native Add.
+  f.costs().set_default_op_cost("native", 2.0).set_default_op_cost("byoc", 1.0);
+  FixedBoundaryCosts boundaries(5.0);
+  SearchResult result = f.search(false, &boundaries);
+  EXPECT_GT(result.stats.routes_dropped, 0u);
+  EXPECT_LT(result.stats.states_expanded, 2000u);
+  ASSERT_EQ(result.partitions.size(), 23u);
+  for (const ChosenPartition& partition : result.partitions) {
+    EXPECT_EQ(partition.candidate.spec_name(), "native");
+  }
+  EXPECT_DOUBLE_EQ(result.total.seconds(), 46.0);
+}
+
 }  // namespace
 }  // namespace collage

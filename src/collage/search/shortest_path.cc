@@ -114,6 +114,13 @@ class Search {
       heap_.pop();
       if (states_[id].expanded || seconds > states_[id].seconds) continue;  // stale entry
       states_[id].expanded = true;
+      // States leave the heap cheapest first: the first kMaxRoutesPerCover
+      // routes to a covered set are its cheapest.
+      if (boundaries_ && !on_one_backend(states_[id].frontier) &&
+          ++routes_[states_[id].covered] > kMaxRoutesPerCover) {
+        ++stats_.routes_dropped;
+        continue;
+      }
       ++stats_.states_expanded;
       auto next = states_[id].covered.first_outside();
       if (!next) {
@@ -222,6 +229,18 @@ class Search {
     return frontier;
   }
 
+  // Whether every operator of `frontier` is on one backend. A covered set
+  // fixes which operators its frontier holds, so it has at most one such
+  // frontier per backend: these routes, which pay no boundary later if the
+  // rest stays on their backend, are never capped (the cheapest routes so
+  // far can be the ones whose boundaries are still to be paid).
+  static bool on_one_backend(const std::vector<std::uint32_t>& frontier) {
+    for (std::size_t k = 3; k < frontier.size(); k += 2) {
+      if (frontier[k] != frontier[1]) return false;
+    }
+    return true;
+  }
+
   std::uint32_t spec_number(std::size_t c) {
     auto [it, inserted] = spec_numbers_.try_emplace(
         candidates_[c].spec_name(), static_cast<std::uint32_t>(spec_numbers_.size() + 1));
@@ -264,6 +283,10 @@ class Search {
 
   void add_state(std::size_t parent, std::ptrdiff_t step, IndexSet covered,
                  std::vector<std::uint32_t> frontier, double seconds) {
+    if (boundaries_ && !on_one_backend(frontier)) {
+      auto routes = routes_.find(covered);
+      if (routes != routes_.end() && routes->second >= kMaxRoutesPerCover) return;
+    }
     auto [it, inserted] = state_of_.try_emplace(StateKey{covered, frontier}, states_.size());
     if (inserted) {
       states_.push_back(
@@ -377,6 +400,8 @@ class Search {
   std::vector<std::optional<IndexSet>> reach_;
   std::vector<State> states_;
   std::unordered_map<StateKey, std::size_t, StateKeyHash> state_of_;
+  // Routes taken off the heap per covered set (boundaries charged only).
+  std::unordered_map<IndexSet, int> routes_;
   std::unordered_map<std::string, std::uint32_t> spec_numbers_;
   std::priority_queue<HeapEntry, std::vector<HeapEntry>, HeapOrder> heap_;
   SearchStats stats_;

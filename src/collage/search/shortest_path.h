@@ -28,7 +28,13 @@
 // is then part of the cost, so a state is the covered set together with
 // the backend of each covered operator next to an uncovered one: two
 // routes to one covered set through different neighbours are both kept,
-// and the charges are exact.
+// and the charges are exact. Where many covered operators border uncovered
+// ones (DenseNet, whose every layer feeds every later layer of its block),
+// the frontiers multiply: the search expands only the kMaxRoutesPerCover
+// cheapest routes to each covered set, plus every route whose frontier is
+// all on one backend (the cheapest so far may be those whose boundary
+// charges are still to come). It is exact wherever no covered set is
+// reached by more mixed frontiers than that.
 #pragma once
 
 #include <cstddef>
@@ -48,6 +54,10 @@ struct ChosenPartition {
   Cost cost;
 };
 
+// With boundary charges, the most routes (frontiers) to one covered set
+// that the search expands.
+inline constexpr int kMaxRoutesPerCover = 8;
+
 struct SearchStats {
   // Candidates offered to the search.
   std::size_t candidates = 0;
@@ -60,6 +70,9 @@ struct SearchStats {
   std::size_t invalid_skipped = 0;
   // Extensions rejected because they would form a cycle between partitions.
   std::size_t cycles_rejected = 0;
+  // Routes not expanded because their covered set had kMaxRoutesPerCover
+  // cheaper ones (mixed frontiers only).
+  std::size_t routes_dropped = 0;
 };
 
 struct SearchResult {
