@@ -189,9 +189,9 @@ AxisTaps axis_taps(const ResizeOptions& options, std::int64_t in, std::int64_t o
 }
 
 // Resamples the innermost axis: one output row per unit, each element a sum
-// over its taps (a gather for nearest). Looping over whole rows keeps the
-// per-element work to the taps themselves (ResNet-style 2x upsampling of
-// 1x96x80x80: 9.3 ms with a unit per element, 2 threads).
+// over its taps. Looping over whole rows keeps the per-element work to the
+// taps themselves, without a loop unit (and its index arithmetic) per
+// element.
 void resample_innermost(const float* src, float* dst, std::int64_t rows, std::int64_t in,
                         std::int64_t out, const AxisTaps& taps, float extrapolation, int threads) {
   const int width = taps.width;
@@ -199,16 +199,12 @@ void resample_innermost(const float* src, float* dst, std::int64_t rows, std::in
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* base = src + r * in;
     float* row = dst + r * out;
-    if (width == 1) {
-      for (std::int64_t i = 0; i < out; ++i) row[i] = base[taps.index[static_cast<std::size_t>(i)]];
-    } else {
-      for (std::int64_t i = 0; i < out; ++i) {
-        const std::int64_t* index = taps.index.data() + i * width;
-        const float* weight = taps.weight.data() + i * width;
-        float sum = 0.0f;
-        for (int t = 0; t < width; ++t) sum += weight[t] * base[index[t]];
-        row[i] = sum;
-      }
+    for (std::int64_t i = 0; i < out; ++i) {
+      const std::int64_t* index = taps.index.data() + i * width;
+      const float* weight = taps.weight.data() + i * width;
+      float sum = 0.0f;
+      for (int t = 0; t < width; ++t) sum += weight[t] * base[index[t]];
+      row[i] = sum;
     }
     for (std::int64_t i = 0; i < out; ++i) {
       if (taps.outside[static_cast<std::size_t>(i)]) row[i] = extrapolation;
@@ -216,7 +212,8 @@ void resample_innermost(const float* src, float* dst, std::int64_t rows, std::in
   }
 }
 
-// One pass: resamples axis `axis` of `src` (shape `dims`) into `dst`.
+// One pass of a linear or cubic resize (nearest is resize_nearest):
+// resamples axis `axis` of `src` (shape `dims`) into `dst`.
 void resample_axis(const float* src, float* dst, const Shape& dims, std::size_t axis,
                    std::int64_t out, const AxisTaps& taps, float extrapolation, int threads) {
   std::int64_t outer = 1, inner = 1;
@@ -241,10 +238,6 @@ void resample_axis(const float* src, float* dst, const Shape& dims, std::size_t 
     const std::int64_t* index = taps.index.data() + i * width;
     const float* weight = taps.weight.data() + i * width;
     const float* base = src + o * in * inner;
-    if (width == 1) {
-      std::memcpy(row, base + index[0] * inner, static_cast<std::size_t>(inner) * sizeof(float));
-      continue;
-    }
     const float* first = base + index[0] * inner;
     const float w0 = weight[0];
 #pragma omp simd
@@ -260,7 +253,9 @@ void resample_axis(const float* src, float* dst, const Shape& dims, std::size_t 
 
 // Nearest resize in one pass: each output row (every axis but the last)
 // reads one input row, found from the taps of the outer axes, and gathers
-// its last axis. No intermediate tensor, unlike one pass per axis.
+// its last axis. No intermediate tensor, unlike one pass per axis (a 2x
+// upsampling of 1x96x80x80 took 9.3 ms at 2 threads with a loop unit per
+// output element).
 void resize_nearest(const Tensor& x, Tensor& y, const std::vector<AxisTaps>& taps,
                     float extrapolation, int threads) {
   const Shape& in = x.shape();
