@@ -112,12 +112,37 @@ TEST(PlanProfileTest, TheMedianPartitionSetsTheOverheadNotTheLargestExcess) {
   for (double excess_us : {2.0, 900.0, 3.0}) {
     PartitionProfile row;
     row.backend = "onednn";
-    row.estimated_ms = 1.0;
-    row.in_context_ms = 1.0 + excess_us / 1e3;
+    row.estimated_ms = 0.1;
+    row.in_context_ms = 0.1 + excess_us / 1e3;
     profile.partitions.push_back(row);
   }
   PartitionOverheads observed = overheads_from_profile(profile, PartitionOverheads{}, false);
   EXPECT_NEAR(observed.of("onednn"), 3e-6, 1e-12);
+}
+
+TEST(PlanProfileTest, AMachineRunningSlowerThanWhenMeasuringIsNotAnOverhead) {
+  // The whole plan ran 1.3x slower than its candidates were measured; the
+  // small native partitions also paid 4 us each beyond that.
+  PlanProfile profile;
+  auto add = [&](const char* backend, double isolated_ms, double extra_ms) {
+    PartitionProfile row;
+    row.backend = backend;
+    row.estimated_ms = isolated_ms;
+    row.in_context_ms = 1.3 * isolated_ms + extra_ms;
+    profile.partitions.push_back(row);
+  };
+  for (double ms : {0.4, 1.0, 2.5}) add("onednn", ms, 0.0);
+  for (int i = 0; i < 3; ++i) add("native", 0.02, 0.004);
+  PartitionOverheads observed = overheads_from_profile(profile, PartitionOverheads{}, false);
+  EXPECT_NEAR(observed.of("onednn"), 0.0, 1e-9);
+  EXPECT_NEAR(observed.of("native"), 4e-6, 1e-9);
+
+  // With fewer than three partitions large enough to tell the machine's
+  // speed, the excess is taken as it is.
+  profile.partitions.erase(profile.partitions.begin());
+  observed = overheads_from_profile(profile, PartitionOverheads{}, false);
+  EXPECT_NEAR(observed.of("onednn"), 0.525e-3, 1e-9);
+  EXPECT_NEAR(observed.of("native"), 10e-6, 1e-9);
 }
 
 TEST(PlanProfileTest, AChargeNoPlanRenewsFades) {

@@ -12,11 +12,30 @@
 namespace collage {
 namespace {
 
+// Partitions measured at or above this (ms) tell the machine's speed.
+constexpr double kScaleFloorMs = 0.2;
+
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
   std::size_t mid = values.size() / 2;
   return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+// How much slower (above 1) or faster the machine ran the profiled plan
+// than when its candidates were measured: the median of in context /
+// isolated over the partitions large enough that a per-partition overhead
+// is lost in them. 1 when fewer than three are that large.
+template <typename Isolated>
+double machine_scale(const PlanProfile& profile, Isolated isolated_ms) {
+  std::vector<double> ratios;
+  for (const PartitionProfile& row : profile.partitions) {
+    if (!row.estimated_ms) continue;
+    const double isolated = isolated_ms(row);
+    if (isolated >= kScaleFloorMs) ratios.push_back(row.in_context_ms / isolated);
+  }
+  if (ratios.size() < 3) return 1.0;
+  return std::clamp(median(std::move(ratios)), 0.5, 2.0);
 }
 
 }  // namespace
@@ -198,11 +217,14 @@ PartitionOverheads overheads_from_profile(const PlanProfile& profile,
   const double share_ms = profile.partitions.empty()
                               ? 0.0
                               : between_ms / static_cast<double>(profile.partitions.size());
+  auto isolated_ms = [&](const PartitionProfile& row) {
+    return *row.estimated_ms - charged.of(row.backend) * 1e3;
+  };
+  const double scale = machine_scale(profile, isolated_ms);
   std::map<std::string, std::vector<double>> excess_ms;
   for (const PartitionProfile& row : profile.partitions) {
     if (!row.estimated_ms) continue;
-    const double isolated_ms = *row.estimated_ms - charged.of(row.backend) * 1e3;
-    excess_ms[row.backend].push_back(row.in_context_ms - isolated_ms + share_ms);
+    excess_ms[row.backend].push_back(row.in_context_ms - scale * isolated_ms(row) + share_ms);
   }
   PartitionOverheads result;
   for (const auto& [backend, seconds] : charged.seconds) {
