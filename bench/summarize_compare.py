@@ -31,11 +31,15 @@ errors = []
 for model in models:
     per_strategy = {}
     estimates = []
+    # The strategies whose plan the search's was (compare runs such a plan once).
+    same_as = set()
     for path in sorted(glob.glob(os.path.join(work, f"{model}.collage.*.json"))):
         for s in json.load(open(path))["strategies"]:
             per_strategy.setdefault(s["name"], []).append(s["latency_ms_median"])
             if s["name"] == "collage" and s.get("estimated_ms") is not None:
                 estimates.append(s["estimated_ms"])
+            if s["name"] == "collage" and s.get("same_as"):
+                same_as.add(s["same_as"])
     ort = [json.load(open(p))["median_ms"] for p in sorted(glob.glob(os.path.join(work, f"{model}.ort.*.json")))]
     med = {k: statistics.median(v) for k, v in per_strategy.items()}
     spread = {k: (min(v), max(v)) for k, v in per_strategy.items()}
@@ -48,6 +52,7 @@ for model in models:
         "greedy": med.get(greedy) if greedy else None, "collage": collage,
         "collage_spread": spread["collage"], "ort": statistics.median(ort) if ort else None,
         "estimate": statistics.median(estimates) if estimates else None,
+        "same_as": ", ".join(sorted(same_as)),
     }
     rows.append(row)
     geo["best single"].append(med[best_name] / collage)
@@ -68,7 +73,8 @@ print(f"Machine: {cpu_model()}, {os.cpu_count()} cores. Threads: {threads}. "
       f"{rounds} rounds x {repeat} interleaved runs per strategy (each timed run follows an "
       f"untimed run of the same plan, so plans run back to back); latency = median over rounds of "
       f"each round's median (ms); the collage column is the searched plan before any fallback, "
-      f"with the min-max of round medians; its estimate is the search's, and the additive error "
+      f"with the min-max of round medians (where it is a baseline's plan, `compare` ran that plan "
+      f"once and both rows share its timing); its estimate is the search's, and the additive error "
       f"is (measured - estimate) / measured.\n")
 print("| model | native | best single backend | greedy | collage | collage estimate | additive error | ONNX Runtime | collage vs best single | collage vs greedy | ORT / collage |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -78,10 +84,11 @@ for r in rows:
     vs_g = f"{r['greedy'] / r['collage']:.2f}x" if r["greedy"] else "-"
     vs_o = f"{r['ort'] / r['collage']:.2f}" if r["ort"] else "-"
     lo, hi = r["collage_spread"]
+    same = f", {r['same_as']}'s plan" if r["same_as"] else ""
     est = f"{r['estimate']:.2f}" if r["estimate"] else "-"
     err = f"{(r['collage'] - r['estimate']) / r['collage'] * 100:+.0f}%" if r["estimate"] else "-"
     print(f"| {r['model']} | {r['native']:.2f} | {r['best'][1]:.2f} ({r['best'][0]}) | {g} | "
-          f"{r['collage']:.2f} ({lo:.2f}-{hi:.2f}) | {est} | {err} | {o} | "
+          f"{r['collage']:.2f} ({lo:.2f}-{hi:.2f}){same} | {est} | {err} | {o} | "
           f"{r['best'][1] / r['collage']:.2f}x | {vs_g} | {vs_o} |")
 print()
 for k, v in geo.items():

@@ -82,6 +82,9 @@ struct StrategyResult {
   std::optional<double> estimated_ms;
   // Why its outputs differ from native's; empty when they match.
   std::string mismatch;
+  // The strategy of an earlier row with the same partitions, whose timing
+  // this row shares (the plan ran once); empty when none.
+  std::string same_as;
 };
 
 struct SearchSummary {

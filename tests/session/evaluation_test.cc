@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "collage/session/planning.h"
+
 namespace collage {
 namespace {
 
@@ -51,6 +53,49 @@ TEST(KeepFasterPlanTest, ASearchedPlanWhoseOutputsDifferIsReplacedEvenWhenFaster
                                     evaluated("collage", 1, "output 'y': differs")});
   EXPECT_EQ(kept.reason, KeptPlan::Reason::kSearchedMismatch);
   EXPECT_EQ(kept.kept, 1u);
+}
+
+// x -> Neg -> Relu -> Add(., x) -> y
+Graph small_model() {
+  const TensorType type{DType::kFloat32, {64}};
+  Graph g;
+  ValueId x = g.add_input("x", type);
+  ValueId a = g.add_value("a", type);
+  ValueId b = g.add_value("b", type);
+  ValueId y = g.add_value("y", type);
+  g.add_node("Neg", {x}, {a});
+  g.add_node("Relu", {a}, {b});
+  g.add_node("Add", {b, x}, {y});
+  g.add_output(y);
+  return g;
+}
+
+TEST(EvaluatePlansTest, APlanWithAnotherStrategysPartitionsSharesItsTiming) {
+  Graph graph = small_model();
+  PlanningOptions options;
+  Plan whole = make_plan(graph, Strategy::parse("native"), options);
+  // Not a baseline, so the keep rule below compares with native only.
+  Plan per_op = make_plan(graph, Strategy::parse("greedy:onednn"), options);
+  ASSERT_NE(whole.partitions.size(), per_op.partitions.size());
+  Plan same = whole;
+  same.strategy = "collage";
+  std::vector<EvaluatedPlan> results = evaluate_plans(graph, {whole, per_op, same}, 1, 5, 1);
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[0].same_as, "");
+  EXPECT_EQ(results[1].same_as, "");
+  EXPECT_EQ(results[2].same_as, "native");
+  EXPECT_EQ(results[2].plan.strategy, "collage");
+  EXPECT_EQ(results[2].timing.median_seconds, results[0].timing.median_seconds);
+  EXPECT_GT(results[2].timing.median_seconds, 0.0);
+  EXPECT_NE(describe_evaluated(results[2]).find("same plan as native"), std::string::npos);
+  EXPECT_FALSE(results[2].mismatch);
+
+  // The searched plan that is a baseline's own is kept, and said to be.
+  KeptPlan kept = keep_faster_plan(results);
+  EXPECT_EQ(kept.kept, 2u);
+  EXPECT_NE(describe_kept_plan(kept, results).find("the searched plan is native's own"),
+            std::string::npos)
+      << describe_kept_plan(kept, results);
 }
 
 }  // namespace

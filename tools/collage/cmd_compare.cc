@@ -61,7 +61,8 @@ void run_compare(const CompareArgs& args) {
                r.plan.strategy, width, r.plan.partitions.size(), ms(r.timing.median_seconds),
                ms(r.timing.p10_seconds), ms(r.timing.p90_seconds), native / r.timing.median_seconds,
                best_single / r.timing.median_seconds, est,
-               r.mismatch ? "  OUTPUTS DIFFER: " + *r.mismatch : "");
+               (r.same_as.empty() ? "" : "  (same plan as " + r.same_as + ")") +
+                   (r.mismatch ? "  OUTPUTS DIFFER: " + *r.mismatch : ""));
   }
   const EvaluatedPlan& collage = results.back();
   fmt::print("\nbest single backend: {} ({:.3f} ms)\n", best_single_name, ms(best_single));
@@ -95,7 +96,8 @@ void run_compare(const CompareArgs& args) {
          {"latency_ms_p90", ms(r.timing.p90_seconds)},
          {"partitions", r.plan.partitions.size()},
          {"estimated_ms", r.plan.estimated_ms ? nlohmann::json(*r.plan.estimated_ms) : nullptr},
-         {"outputs_match", !r.mismatch.has_value()}});
+         {"outputs_match", !r.mismatch.has_value()},
+         {"same_as", r.same_as.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.same_as)}});
   }
   nlohmann::json document = {{"model", model},
                              {"threads", options.threads},

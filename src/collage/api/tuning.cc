@@ -46,7 +46,8 @@ StrategyResult strategy_result(const EvaluatedPlan& evaluated) {
                         .p10_ms = evaluated.timing.p10_seconds * 1e3,
                         .p90_ms = evaluated.timing.p90_seconds * 1e3,
                         .estimated_ms = evaluated.plan.estimated_ms,
-                        .mismatch = evaluated.mismatch.value_or("")};
+                        .mismatch = evaluated.mismatch.value_or(""),
+                        .same_as = evaluated.same_as};
 }
 
 }  // namespace

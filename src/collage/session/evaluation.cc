@@ -13,19 +13,46 @@
 
 namespace collage {
 
+namespace {
+
+// What a plan runs: each partition's backend, rule and nodes, in order.
+std::string partitions_signature(const Plan& plan) {
+  std::string text;
+  for (const PlanPartition& p : plan.partitions) {
+    text += fmt::format("{}|{}|{};", p.backend, p.rule, fmt::join(p.nodes, ","));
+  }
+  return text;
+}
+
+}  // namespace
+
 std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<Plan>& plans,
                                           int threads, int rounds, int warmup) {
   std::map<std::string, Tensor> inputs = random_inputs(graph);
-  std::vector<Executor> executors;
-  executors.reserve(plans.size());
-  for (const Plan& plan : plans) {
-    executors.push_back(compile_plan(graph, plan, BackendRegistry::global(), threads));
+  // For each plan, the first plan with its partitions (itself when none
+  // before), and each distinct plan's executor.
+  std::vector<std::size_t> first(plans.size());
+  std::map<std::string, std::size_t> seen;
+  std::vector<std::size_t> distinct;
+  std::map<std::size_t, Executor> executors;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    auto [it, added] = seen.emplace(partitions_signature(plans[i]), i);
+    first[i] = it->second;
+    if (!added) continue;
+    distinct.push_back(i);
+    executors.emplace(i, compile_plan(graph, plans[i], BackendRegistry::global(), threads));
   }
   std::vector<EvaluatedPlan> results;
   std::map<std::string, Tensor> reference;
   for (std::size_t i = 0; i < plans.size(); ++i) {
-    EvaluatedPlan evaluated{plans[i], {}, std::nullopt};
-    std::map<std::string, Tensor> outputs = executors[i].run(inputs);
+    EvaluatedPlan evaluated{plans[i], {}, std::nullopt, ""};
+    if (first[i] != i) {
+      evaluated.mismatch = results[first[i]].mismatch;
+      evaluated.same_as = plans[first[i]].strategy;
+      results.push_back(std::move(evaluated));
+      continue;
+    }
+    std::map<std::string, Tensor> outputs = executors.at(i).run(inputs);
     if (i == 0) {
       for (auto& [name, tensor] : outputs) reference.emplace(name, tensor.clone());
     } else {
@@ -39,20 +66,24 @@ std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<
     results.push_back(std::move(evaluated));
   }
   std::vector<std::function<void()>> variants;
-  for (Executor& executor : executors) {
+  for (std::size_t i : distinct) {
+    Executor& executor = executors.at(i);
     variants.push_back([&executor, &inputs] { executor.run(inputs); });
   }
   std::vector<TimingResult> timings = time_interleaved(variants, rounds, warmup);
+  std::map<std::size_t, TimingResult> timing_of;
+  for (std::size_t k = 0; k < distinct.size(); ++k) timing_of[distinct[k]] = timings[k];
   for (std::size_t i = 0; i < results.size(); ++i) {
-    results[i].timing = timings[i];
-    results[i].plan.measured_ms = timings[i].median_seconds * 1e3;
+    results[i].timing = timing_of.at(first[i]);
+    results[i].plan.measured_ms = results[i].timing.median_seconds * 1e3;
   }
   return results;
 }
 
 std::string describe_evaluated(const EvaluatedPlan& evaluated) {
-  return fmt::format("{:<18} {:>9.3f} ms{}", evaluated.plan.strategy,
+  return fmt::format("{:<18} {:>9.3f} ms{}{}", evaluated.plan.strategy,
                      evaluated.timing.median_seconds * 1e3,
+                     evaluated.same_as.empty() ? "" : "  (same plan as " + evaluated.same_as + ")",
                      evaluated.mismatch ? "  (outputs differ: " + *evaluated.mismatch + ")" : "");
 }
 
@@ -98,6 +129,12 @@ std::string describe_kept_plan(const KeptPlan& kept, const std::vector<Evaluated
           best.timing.median_seconds * 1e3, best.plan.strategy);
     case KeptPlan::Reason::kSearchedIsFastest:
       break;
+  }
+  if (!searched.same_as.empty() && searched.same_as == best.plan.strategy) {
+    return fmt::format(
+        "measured end to end: {:.3f} ms (estimated {:.3f} ms); the searched plan is {}'s own",
+        searched.timing.median_seconds * 1e3, searched.plan.estimated_ms.value_or(0),
+        best.plan.strategy);
   }
   return fmt::format("measured end to end: {:.3f} ms (estimated {:.3f} ms), {:.2f}x faster than {}",
                      searched.timing.median_seconds * 1e3, searched.plan.estimated_ms.value_or(0),

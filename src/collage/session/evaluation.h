@@ -25,14 +25,21 @@ struct EvaluatedPlan {
   TimingResult timing;
   // Why the outputs differ from the reference plan's, if they do.
   std::optional<std::string> mismatch;
+  // The strategy of an earlier plan with the same partitions (each on the
+  // same backend): this plan was not run again, its timing is that plan's.
+  // Empty when no earlier plan is the same.
+  std::string same_as;
 };
 
-// `plans[0]` is the reference for the output check. Throws Error if a plan
-// does not compile.
+// `plans[0]` is the reference for the output check. Plans with the same
+// partitions are compiled and timed once: timed twice, the same plan would
+// differ by the machine's noise, and a table would call one of them faster.
+// Throws Error if a plan does not compile.
 std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<Plan>& plans,
                                           int threads, int rounds, int warmup);
 
-// "single:onednn        12.345 ms", with "(outputs differ: why)" when they do.
+// "single:onednn        12.345 ms", with "(outputs differ: why)" when they
+// do and "(same plan as X)" when it is another strategy's plan.
 std::string describe_evaluated(const EvaluatedPlan& evaluated);
 
 // Which plan to keep after the searched plan ran beside the baselines.
