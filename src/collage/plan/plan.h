@@ -55,7 +55,8 @@ struct PlanSearchStats {
   int moves_tried = 0;
   int moves_kept = 0;
   // The cover the moves started from: "searched" (the shortest path's),
-  // or "single:<backend>" when that backend's cover ran faster.
+  // or "single:<backend>" or "greedy:<backends>" when that baseline's
+  // cover ran faster.
   std::string moves_start;
 };
 

@@ -4,8 +4,8 @@
 // After the shortest path (and its re-search rounds), the plan is the best
 // cover under the cost model; where the model is wrong, a measurement of
 // the whole plan is not. The refinement starts from the fastest of a few
-// covers (the searched one, and each backend's single-backend cover made
-// of the same candidates), timed side by side. Each local move
+// covers (the searched one, each backend's single-backend cover and the
+// greedy placement, made of the same candidates), timed side by side. Each local move
 // (search/local_moves.h) is made on a copy of the plan, compiled, checked
 // against the current plan's outputs, and timed beside it (A B A B ...,
 // each timed run settled). A move that is faster by more than the noise

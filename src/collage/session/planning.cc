@@ -119,20 +119,30 @@ Plan with_estimates_in_context(Plan plan, const PartitionOverheads& charged,
   return plan;
 }
 
-// The cover `single:<backend>` runs, for each backend of `specs` but the
-// native one (the first), made of the same specs' candidates and estimated
-// alone: local moves may start from one of them. A cover with a partition
-// that is invalid when measured alone is left out.
-std::vector<MoveStart> single_backend_starts(const DataflowGraph& dfg,
-                                             const std::vector<PartitionSpecPtr>& specs,
-                                             CostEstimator& estimator) {
+// The covers the baselines run, made of the same specs' candidates and
+// estimated alone: `single:<backend>` for each backend of `specs` but the
+// native one (the first), and with two or more such backends the greedy
+// placement in `specs`' order (`greedy:<backends>`). Local moves may start
+// from one of them. A cover with a partition that is invalid when measured
+// alone is left out.
+std::vector<MoveStart> baseline_starts(const DataflowGraph& dfg,
+                                       const std::vector<PartitionSpecPtr>& specs,
+                                       CostEstimator& estimator) {
   std::vector<MoveStart> starts;
-  for (std::size_t i = 1; i < specs.size(); ++i) {
+  auto add = [&](std::string name, const std::vector<PartitionSpecPtr>& priority) {
     std::vector<ChosenPartition> cover =
-        with_costs_alone(dfg, greedy_cover(dfg, {specs[i]}, specs.front()), estimator);
+        with_costs_alone(dfg, greedy_cover(dfg, priority, specs.front()), estimator);
     bool valid = std::all_of(cover.begin(), cover.end(),
                              [](const ChosenPartition& p) { return p.cost.is_valid(); });
-    if (valid) starts.push_back({"single:" + specs[i]->name, std::move(cover)});
+    if (valid) starts.push_back({std::move(name), std::move(cover)});
+  };
+  std::vector<std::string> names;
+  for (std::size_t i = 1; i < specs.size(); ++i) {
+    add("single:" + specs[i]->name, {specs[i]});
+    names.push_back(specs[i]->name);
+  }
+  if (specs.size() > 2) {
+    add(fmt::format("greedy:{}", fmt::join(names, ",")), {specs.begin() + 1, specs.end()});
   }
   return starts;
 }
@@ -212,10 +222,10 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   ConversionCosts conversions(cache.get(), machine, options.threads);
   LayoutBoundaryCosts boundaries(backends, conversions);
   BoundaryCosts* boundaries_or_null = options.search.boundary_costs ? &boundaries : nullptr;
-  // The local moves kept for this model, machine and search space ("2":
-  // moves that may start from a single-backend cover).
+  // The local moves kept for this model, machine and search space ("3":
+  // moves that may start from a single-backend cover or the greedy one).
   const std::string moves_key =
-      fmt::format("local moves 2|{}|{}|{}|depth={} exits={} boundaries={}", model_hash, machine,
+      fmt::format("local moves 3|{}|{}|{}|depth={} exits={} boundaries={}", model_hash, machine,
                   fmt::join(backend_names, ","), options.search.max_depth, options.search.max_exits,
                   options.search.boundary_costs);
   // The plan of a cover (boundary charges included) found by `result`'s search.
@@ -318,7 +328,7 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
       InContextEstimator in_context(estimator, best_overheads);
       std::vector<MoveStart> starts = {
           {"searched", with_costs_alone(dfg, best_result.search.partitions, in_context)}};
-      for (MoveStart& start : single_backend_starts(dfg, specs, in_context)) {
+      for (MoveStart& start : baseline_starts(dfg, specs, in_context)) {
         starts.push_back(std::move(start));
       }
       MoveRefinementOptions move_options;
