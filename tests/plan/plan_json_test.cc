@@ -31,6 +31,7 @@ TEST(PlanJsonTest, APlanSurvivesTheRoundTrip) {
   EXPECT_EQ(copy.partitions[0].alternatives[1].reason, "compile failed");
   EXPECT_EQ(copy.search.cache_hits, 10);
   EXPECT_DOUBLE_EQ(copy.search.seconds, 12.5);
+  EXPECT_EQ(copy.search.routes_dropped, 7);
 }
 
 TEST(PlanJsonTest, TheJsonHasTheDocumentedTopLevelFields) {

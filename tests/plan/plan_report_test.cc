@@ -61,7 +61,9 @@ TEST(PlanReportTest, TheTextEndsWithPartitionsPerBackendAndTheSearchStatistics) 
   EXPECT_TRUE(contains(text,
                        "\npartitions per backend: native 1 onednn 1\n"
                        "search: 40 candidates, 30 measured, 10 cache hits, 2 invalid, "
-                       "77 states, 12.5 s\n"))
+                       "77 states, 12.5 s\n"
+                       "search: 7 routes left unexpanded by the cap on mixed-backend routes per "
+                       "covered set\n"))
       << text;
 }
 

@@ -37,6 +37,7 @@ inline Plan sample_plan() {
   plan.partitions = {conv, pool};
   plan.estimated_ms = 1.35;
   plan.search = {40, 30, 10, 2, 77, 12.5};
+  plan.search.routes_dropped = 7;
   return plan;
 }
 

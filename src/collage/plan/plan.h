@@ -58,6 +58,9 @@ struct PlanSearchStats {
   // or "single:<backend>" or "greedy:<backends>" when that baseline's
   // cover ran faster.
   std::string moves_start;
+  // Search routes left unexpanded by the cap on routes per covered set
+  // (docs/partitioning.md, "Search").
+  int routes_dropped = 0;
 };
 
 struct Plan {

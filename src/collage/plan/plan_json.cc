@@ -134,6 +134,7 @@ json plan_to_json(const Plan& plan) {
             {"cache_hits", plan.search.cache_hits},
             {"invalid", plan.search.invalid},
             {"states_expanded", plan.search.states_expanded},
+            {"routes_dropped", plan.search.routes_dropped},
             {"seconds", plan.search.seconds},
             {"moves_tried", plan.search.moves_tried},
             {"moves_kept", plan.search.moves_kept},
@@ -167,6 +168,7 @@ Plan plan_from_json(const json& document, const std::string& source) {
     plan.search.cache_hits = search.get_or<int>("cache_hits", 0);
     plan.search.invalid = search.get_or<int>("invalid", 0);
     plan.search.states_expanded = search.get_or<int>("states_expanded", 0);
+    plan.search.routes_dropped = search.get_or<int>("routes_dropped", 0);
     plan.search.seconds = search.get_or<double>("seconds", 0);
     plan.search.moves_tried = search.get_or<int>("moves_tried", 0);
     plan.search.moves_kept = search.get_or<int>("moves_kept", 0);

@@ -93,6 +93,11 @@ std::string plan_to_text(const Plan& plan) {
         "search: {} candidates, {} measured, {} cache hits, {} invalid, {} states, {:.1f} s\n",
         plan.search.candidates, plan.search.measured, plan.search.cache_hits, plan.search.invalid,
         plan.search.states_expanded, plan.search.seconds);
+    if (plan.search.routes_dropped > 0) {
+      text += fmt::format(
+          "search: {} routes left unexpanded by the cap on mixed-backend routes per covered set\n",
+          plan.search.routes_dropped);
+    }
   }
   if (plan.search.moves_tried > 0 || !plan.search.moves_start.empty()) {
     text += fmt::format("local moves: {} measured end to end, {} kept", plan.search.moves_tried,

@@ -240,6 +240,7 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     plan.search.cache_hits = c.cache_hits;
     plan.search.invalid = c.invalid;
     plan.search.states_expanded = static_cast<int>(result.search.stats.states_expanded);
+    plan.search.routes_dropped = static_cast<int>(result.search.stats.routes_dropped);
     plan.search.seconds = search_seconds;
     return plan;
   };
