@@ -8,4 +8,14 @@ std::map<std::string, int> Plan::partitions_per_backend() const {
   return counts;
 }
 
+std::string Plan::partitions_signature() const {
+  std::string text;
+  for (const PlanPartition& partition : partitions) {
+    text += partition.backend + ":";
+    for (const std::string& node : partition.nodes) text += node + ",";
+    text += ";";
+  }
+  return text;
+}
+
 }  // namespace collage

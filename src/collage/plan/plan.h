@@ -84,6 +84,9 @@ struct Plan {
 
   // Partitions per backend, sorted by backend name.
   std::map<std::string, int> partitions_per_backend() const;
+  // What the plan runs, as text: each partition's backend and nodes, in
+  // order. Two plans with the same signature compile to the same program.
+  std::string partitions_signature() const;
 };
 
 }  // namespace collage

@@ -13,34 +13,25 @@
 
 namespace collage {
 
-namespace {
-
-// What a plan runs: each partition's backend, rule and nodes, in order.
-std::string partitions_signature(const Plan& plan) {
-  std::string text;
-  for (const PlanPartition& p : plan.partitions) {
-    text += fmt::format("{}|{}|{};", p.backend, p.rule, fmt::join(p.nodes, ","));
-  }
-  return text;
-}
-
-}  // namespace
-
 std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<Plan>& plans,
                                           int threads, int rounds, int warmup) {
   std::map<std::string, Tensor> inputs = random_inputs(graph);
   // For each plan, the first plan with its partitions (itself when none
-  // before), and each distinct plan's executor.
+  // before), and its executor's index: one executor per distinct plan.
   std::vector<std::size_t> first(plans.size());
+  std::vector<std::size_t> slot(plans.size());
   std::map<std::string, std::size_t> seen;
-  std::vector<std::size_t> distinct;
-  std::map<std::size_t, Executor> executors;
+  std::vector<Executor> executors;
+  executors.reserve(plans.size());
   for (std::size_t i = 0; i < plans.size(); ++i) {
-    auto [it, added] = seen.emplace(partitions_signature(plans[i]), i);
+    auto [it, added] = seen.emplace(plans[i].partitions_signature(), i);
     first[i] = it->second;
-    if (!added) continue;
-    distinct.push_back(i);
-    executors.emplace(i, compile_plan(graph, plans[i], BackendRegistry::global(), threads));
+    if (added) {
+      slot[i] = executors.size();
+      executors.push_back(compile_plan(graph, plans[i], BackendRegistry::global(), threads));
+    } else {
+      slot[i] = slot[first[i]];
+    }
   }
   std::vector<EvaluatedPlan> results;
   std::map<std::string, Tensor> reference;
@@ -52,7 +43,7 @@ std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<
       results.push_back(std::move(evaluated));
       continue;
     }
-    std::map<std::string, Tensor> outputs = executors.at(i).run(inputs);
+    std::map<std::string, Tensor> outputs = executors[slot[i]].run(inputs);
     if (i == 0) {
       for (auto& [name, tensor] : outputs) reference.emplace(name, tensor.clone());
     } else {
@@ -66,15 +57,12 @@ std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<
     results.push_back(std::move(evaluated));
   }
   std::vector<std::function<void()>> variants;
-  for (std::size_t i : distinct) {
-    Executor& executor = executors.at(i);
+  for (Executor& executor : executors) {
     variants.push_back([&executor, &inputs] { executor.run(inputs); });
   }
   std::vector<TimingResult> timings = time_interleaved(variants, rounds, warmup);
-  std::map<std::size_t, TimingResult> timing_of;
-  for (std::size_t k = 0; k < distinct.size(); ++k) timing_of[distinct[k]] = timings[k];
   for (std::size_t i = 0; i < results.size(); ++i) {
-    results[i].timing = timing_of.at(first[i]);
+    results[i].timing = timings[slot[i]];
     results[i].plan.measured_ms = results[i].timing.median_seconds * 1e3;
   }
   return results;

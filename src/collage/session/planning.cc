@@ -87,14 +87,6 @@ PlanContext plan_context(const Strategy& strategy, const PlanningOptions& option
                      options.threads,      std::string(to_string(options.graph_opt))};
 }
 
-std::string partition_signature(const Plan& plan) {
-  std::string text;
-  for (const PlanPartition& p : plan.partitions) {
-    text += p.backend + ":" + fmt::format("{}", fmt::join(p.nodes, ",")) + ";";
-  }
-  return text;
-}
-
 std::string overheads_text(const PartitionOverheads& overheads) {
   std::vector<std::string> parts;
   for (const auto& [backend, seconds] : overheads.seconds) {
@@ -291,7 +283,7 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
       break;
     }
 
-    std::string signature = partition_signature(plan);
+    std::string signature = plan.partitions_signature();
     if (best && (signature == previous_signature || over_budget())) break;
     previous_signature = signature;
     if (!refine_start) refine_start = std::chrono::steady_clock::now();
