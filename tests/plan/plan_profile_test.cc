@@ -145,6 +145,31 @@ TEST(PlanProfileTest, AMachineRunningSlowerThanWhenMeasuringIsNotAnOverhead) {
   EXPECT_NEAR(observed.of("native"), 10e-6, 1e-9);
 }
 
+TEST(PlanProfileTest, ASwitchOfBackendIsAnOverheadNotTheMachinesSpeed) {
+  // Partitions that follow one of their own backend run as measured; the
+  // ones right after another backend's run 1.5x slower. The machine's
+  // speed is read from the first kind, so the switches' excess is learned.
+  PlanProfile profile;
+  auto add = [&](const char* previous, const char* backend, double isolated_ms, double factor) {
+    PartitionProfile row;
+    row.previous_backend = previous;
+    row.backend = backend;
+    row.estimated_ms = isolated_ms;
+    row.in_context_ms = factor * isolated_ms;
+    profile.partitions.push_back(row);
+  };
+  add("", "onednn", 1.0, 1.0);
+  add("onednn", "onednn", 0.5, 1.0);
+  add("onednn", "onednn", 0.8, 1.0);
+  for (int i = 0; i < 4; ++i) {
+    add("onednn", "xnnpack", 0.4, 1.5);
+    add("xnnpack", "onednn", 0.4, 1.5);
+  }
+  PartitionOverheads observed = overheads_from_profile(profile, PartitionOverheads{}, false);
+  EXPECT_NEAR(observed.of("xnnpack"), 0.2e-3, 1e-9);
+  EXPECT_NEAR(observed.of("onednn"), 0.2e-3, 1e-9);
+}
+
 TEST(PlanProfileTest, AChargeNoPlanRenewsFades) {
   PlanProfile profile;
   PartitionProfile row;

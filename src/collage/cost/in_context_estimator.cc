@@ -8,7 +8,8 @@ namespace {
 // The version of the rule that learns the overheads (plan_profile.h,
 // overheads_from_profile): overheads learned by another rule are not reused.
 constexpr const char* kLearningRule =
-    "median excess over the machine's scale, first profile drops other models' charges";
+    "median excess over the machine's scale taken after same-backend partitions, first "
+    "profile drops other models' charges";
 
 std::string overhead_key(const std::string& backend, const std::string& machine,
                          const std::string& model) {

@@ -25,15 +25,26 @@ double median(std::vector<double> values) {
 // How much slower (above 1) or faster the machine ran the profiled plan
 // than when its candidates were measured: the median of in context /
 // isolated over the partitions large enough that a per-partition overhead
-// is lost in them. 1 when fewer than three are that large.
+// is lost in them. Where three or more such partitions follow one of their
+// own backend (or start the plan), only those count: they ran as their
+// candidates were measured, beside their own library, while a partition
+// after another backend's may be slower for a reason of the switch, which
+// is an overhead to learn, not the machine's speed. 1 when fewer than
+// three partitions are large enough.
 template <typename Isolated>
 double machine_scale(const PlanProfile& profile, Isolated isolated_ms) {
-  std::vector<double> ratios;
+  std::vector<double> all;
+  std::vector<double> after_own;
   for (const PartitionProfile& row : profile.partitions) {
     if (!row.estimated_ms) continue;
     const double isolated = isolated_ms(row);
-    if (isolated >= kScaleFloorMs) ratios.push_back(row.in_context_ms / isolated);
+    if (isolated < kScaleFloorMs) continue;
+    all.push_back(row.in_context_ms / isolated);
+    if (row.previous_backend.empty() || row.previous_backend == row.backend) {
+      after_own.push_back(all.back());
+    }
   }
+  std::vector<double>& ratios = after_own.size() >= 3 ? after_own : all;
   if (ratios.size() < 3) return 1.0;
   return std::clamp(median(std::move(ratios)), 0.5, 2.0);
 }
