@@ -89,6 +89,8 @@ const char* stage_name(collage::TuneProgress::Stage stage) {
       return "refine";
     case collage::TuneProgress::Stage::kVerify:
       return "verify";
+    case collage::TuneProgress::Stage::kCompile:
+      return "compile";
   }
   return "unknown";
 }

@@ -27,6 +27,7 @@ struct TuneProgress {
     kCandidates,  // candidates estimated (measured or found in the cache): done of total
     kRefine,      // one refinement round: the plan profiled in context (message)
     kVerify,      // one plan run end to end beside the others (message)
+    kCompile,     // a backend compiles candidates' kernels ahead of measuring them (message)
   };
   Stage stage = Stage::kCandidates;
   std::size_t done = 0;

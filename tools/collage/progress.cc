@@ -83,6 +83,7 @@ ProgressCallback progress_printer(bool enabled) {
         return;
       }
       case TuneProgress::Stage::kRefine:
+      case TuneProgress::Stage::kCompile:
         std::fprintf(stderr, "%s\n", p.message.c_str());
         return;
       case TuneProgress::Stage::kVerify:

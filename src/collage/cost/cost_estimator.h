@@ -10,6 +10,8 @@
 // (caches, counters), hence the non-const estimate().
 #pragma once
 
+#include <vector>
+
 #include "collage/cost/cost.h"
 #include "collage/partition/candidate_partition.h"
 #include "collage/partition/dataflow_graph.h"
@@ -22,6 +24,14 @@ class CostEstimator {
   // The cost of running `candidate` (of `dfg`) as one partition on its
   // spec's backend. `candidate.spec->backend` is the backend to use.
   virtual Cost estimate(const DataflowGraph& dfg, const CandidatePartition& candidate) = 0;
+  // Called once with every candidate before they are estimated one by one:
+  // an estimator may do ahead, in parallel, work that estimate() would do
+  // one candidate at a time (compiling kernels). The default does nothing.
+  virtual void prepare(const DataflowGraph& dfg,
+                       const std::vector<CandidatePartition>& candidates) {
+    (void)dfg;
+    (void)candidates;
+  }
 };
 
 }  // namespace collage

@@ -51,6 +51,10 @@ class InContextEstimator : public CostEstimator {
       : isolated_(isolated), overheads_(std::move(overheads)) {}
 
   Cost estimate(const DataflowGraph& dfg, const CandidatePartition& candidate) override;
+  void prepare(const DataflowGraph& dfg,
+               const std::vector<CandidatePartition>& candidates) override {
+    isolated_.prepare(dfg, candidates);
+  }
 
   const PartitionOverheads& overheads() const { return overheads_; }
 

@@ -1,7 +1,12 @@
 #include "collage/cost/measuring_estimator.h"
 
-#include <cassert>
+#include <fmt/format.h>
 
+#include <cassert>
+#include <chrono>
+#include <set>
+
+#include "collage/backends/compiles_ahead.h"
 #include "collage/ir/structural_hash.h"
 #include "collage/partition/partition_spec.h"
 
@@ -29,6 +34,40 @@ std::string backend_version_key(const Backend& backend) {
 MeasuringEstimator::MeasuringEstimator(Measurer& measurer, MeasurementCache* cache,
                                        std::string machine)
     : measurer_(measurer), cache_(cache), machine_(std::move(machine)) {}
+
+void MeasuringEstimator::prepare(const DataflowGraph& dfg,
+                                 const std::vector<CandidatePartition>& candidates) {
+  // The partitions still to measure, per backend, each structure once.
+  std::map<const Backend*, std::vector<Graph>> missing;
+  std::set<std::string> seen;
+  for (const CandidatePartition& candidate : candidates) {
+    const Backend* backend = candidate.spec->backend;
+    if (backend == nullptr || compiles_ahead(*backend) == nullptr) continue;
+    Graph partition = candidate.sub_graph.extract(dfg);
+    std::string key = cache_key(structural_hash_hex(partition), backend->name(),
+                                backend_version_key(*backend), machine_);
+    if (memo_.count(key) != 0 || !seen.insert(key).second) continue;
+    if (cache_ != nullptr) {
+      if (auto cached = cache_->find(key); cached && !cached->transient) continue;
+    }
+    missing[backend].push_back(std::move(partition));
+  }
+  for (auto& [backend, partitions] : missing) {
+    if (prepare_report_) {
+      prepare_report_(
+          fmt::format("{}: compiling the kernels of {} candidates ahead of measuring them",
+                      backend->name(), partitions.size()));
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const std::size_t compiled =
+        compiles_ahead(*backend)->prepare(partitions, CompileOptions{prepare_threads_});
+    if (prepare_report_) {
+      prepare_report_(fmt::format(
+          "{}: {} kernels compiled in {:.1f} s", backend->name(), compiled,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+    }
+  }
+}
 
 Cost MeasuringEstimator::estimate(const DataflowGraph& dfg, const CandidatePartition& candidate) {
   ++counters_.requests;

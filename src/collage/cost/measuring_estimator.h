@@ -41,6 +41,16 @@ class MeasuringEstimator : public CostEstimator {
   MeasuringEstimator(Measurer& measurer, MeasurementCache* cache, std::string machine);
 
   Cost estimate(const DataflowGraph& dfg, const CandidatePartition& candidate) override;
+  // Has each backend that compiles ahead (Backend::prepare) compile the
+  // candidates that are neither in the cache nor measured in this run,
+  // with the threads the measurer compiles them with (prepare_with).
+  void prepare(const DataflowGraph& dfg,
+               const std::vector<CandidatePartition>& candidates) override;
+  // `report` (optional) hears a line before and after each backend's work.
+  void prepare_with(int threads, std::function<void(const std::string&)> report) {
+    prepare_threads_ = threads;
+    prepare_report_ = std::move(report);
+  }
 
   const EstimatorCounters& counters() const { return counters_; }
 
@@ -50,6 +60,8 @@ class MeasuringEstimator : public CostEstimator {
   std::string machine_;
   std::map<std::string, Cost> memo_;
   EstimatorCounters counters_;
+  int prepare_threads_ = 1;
+  std::function<void(const std::string&)> prepare_report_;
 };
 
 // A cached measurement as a Cost, and back.

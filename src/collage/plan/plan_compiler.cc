@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <unordered_map>
 
+#include "collage/backends/compiles_ahead.h"
 #include "collage/ir/error.h"
 #include "collage/ir/structural_hash.h"
 
@@ -118,6 +120,17 @@ Executor compile_plan(const Graph& model, const Plan& plan, const BackendRegistr
     }
     return any ? layouts : std::vector<EdgeLayout>{};
   };
+  {
+    // Each backend first compiles ahead what it can, several at once.
+    std::map<const Backend*, std::vector<Graph>> by_backend;
+    for (std::size_t p = 0; p < partition_nodes.size(); ++p) {
+      if (compiles_ahead(*backends[p]) == nullptr) continue;
+      by_backend[backends[p]].push_back(extract_subgraph(model, partition_nodes[p]));
+    }
+    for (const auto& [backend, graphs] : by_backend) {
+      compiles_ahead(*backend)->prepare(graphs, CompileOptions{threads});
+    }
+  }
   std::vector<CompiledPartition> compiled;
   for (std::size_t p = 0; p < partition_nodes.size(); ++p) {
     const Backend* backend = backends[p];

@@ -46,6 +46,7 @@ CollageResult collage_partition(const DataflowGraph& dfg,
 
   CollageResult result;
   result.candidates.reserve(candidates.size());
+  estimator.prepare(dfg, candidates);
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     Cost cost = estimator.estimate(dfg, candidates[i]);
     if (options.progress) options.progress(i + 1, candidates.size(), candidates[i], cost);

@@ -166,6 +166,11 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   const std::string machine = measurement_context(machine_text(options.threads), measure_options) +
                               " graph-opt=" + std::string(to_string(options.graph_opt));
   MeasuringEstimator estimator(*measurer, cache.get(), machine);
+  estimator.prepare_with(measure_options.threads, [&](const std::string& line) {
+    if (options.progress) {
+      options.progress(TuneProgress{.stage = TuneProgress::Stage::kCompile, .message = line});
+    }
+  });
   // A model tuned before on this machine is searched once more with the
   // overheads its kept plan was found with (same cache, same plan); a new
   // model starts from the overheads this machine showed last and refines.

@@ -10,10 +10,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 
 #include "backends/halide/halide_check.h"
+#include "collage/backends/compiles_ahead.h"
 #include "collage/backends/halide/schedule.h"
 #include "collage/ir/file_io.h"
 
@@ -165,6 +167,83 @@ TEST_F(KernelCacheTest, TheBackendCompilesARegionOnceAndThenLoadsIt) {
   EXPECT_EQ(count_files(), 2);
   EXPECT_EQ(fs::last_write_time(library), written);
   testing::expect_halide_matches(graph);
+  ::unsetenv("COLLAGE_HALIDE_CACHE");
+}
+
+TEST_F(KernelCacheTest, ParallelBuildsRunSideBySideAndStoreWhatTheyBuilt) {
+  const KernelCache cache(dir_);
+  // Each build marks that it started, then waits (at most 20 s) until two
+  // builds have started: with two at a time, none waits long; one at a
+  // time, the first would fail.
+  const std::string marks = dir_ + "/marks";
+  fs::create_directories(marks);
+  auto overlapping_doubler = [marks](const std::string& object) -> Result<bool> {
+    std::ofstream(marks + "/" + std::to_string(::getpid())) << "started";
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::distance(fs::directory_iterator(marks), fs::directory_iterator{}) < 2) {
+      if (std::chrono::steady_clock::now() > give_up) return Failure{"no other build ran beside"};
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return write_doubler(object);
+  };
+  int built = 0;
+  {
+    ParallelBuilds builds(cache, 60, 2);
+    for (const char* key : {"key-p1", "key-p2", "key-p3", "key-p4", "key-p1"}) {
+      builds.add(key, overlapping_doubler);
+    }
+    builds.add("key-pf", [](const std::string&) -> Result<bool> { return Failure{"no lowering"}; });
+    builds.wait_all();
+    built = builds.built();
+  }
+  EXPECT_EQ(built, 4);
+  for (const char* key : {"key-p1", "key-p2", "key-p3", "key-p4"}) {
+    EXPECT_TRUE(cache.holds(key)) << key;
+    auto loaded = cache.load_or_build(
+        key, [](const std::string&) -> Result<bool> { return Failure{"x"}; }, 60);
+    ASSERT_TRUE(loaded.ok()) << loaded.error();
+    EXPECT_TRUE(loaded->from_cache);
+    EXPECT_TRUE(doubles(*loaded));
+  }
+  // A failed build leaves nothing behind: compile() builds it again and
+  // reports why.
+  EXPECT_FALSE(cache.holds("key-pf"));
+  EXPECT_FALSE(fs::exists(cache.library_path("key-pf")));
+  // A stored kernel is not built again.
+  ParallelBuilds again(cache, 60, 2);
+  again.add("key-p1", overlapping_doubler);
+  again.wait_all();
+  EXPECT_EQ(again.built(), 0);
+}
+
+TEST_F(KernelCacheTest, TheBackendCompilesRegionsAheadAndCompileLoadsThem) {
+  ::setenv("COLLAGE_HALIDE_CACHE", dir_.c_str(), 1);
+  const Backend& backend = testing::halide_backend();
+  const CompilesAhead* ahead = compiles_ahead(backend);
+  ASSERT_NE(ahead, nullptr);
+  std::vector<Graph> graphs;
+  for (const char* op : {"Relu", "Sigmoid", "Relu"}) {
+    testing::OpGraphBuilder b;
+    const ValueId x = b.input({1, 4, 6, 6});
+    graphs.push_back(b.finish(b.node(op, {x}, {1, 4, 6, 6})));
+  }
+  // The same structure twice is one kernel.
+  EXPECT_EQ(ahead->prepare(graphs, CompileOptions{2}), 2U);
+  auto libraries = [&] {
+    std::map<fs::path, fs::file_time_type> found;
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      if (entry.path().extension() == ".so") found[entry.path()] = fs::last_write_time(entry);
+    }
+    return found;
+  };
+  const auto before = libraries();
+  EXPECT_EQ(before.size(), 2U);
+  for (const Graph& graph : graphs) {
+    ASSERT_TRUE(backend.compile(graph, CompileOptions{2}).ok());
+    testing::expect_halide_matches(graph);
+  }
+  EXPECT_EQ(libraries(), before);
+  EXPECT_EQ(ahead->prepare(graphs, CompileOptions{2}), 0U);
   ::unsetenv("COLLAGE_HALIDE_CACHE");
 }
 

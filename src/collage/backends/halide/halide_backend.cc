@@ -7,9 +7,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <thread>
 
 #include "code_version.h"
+#include "collage/backends/compiles_ahead.h"
 #include "collage/backends/halide/halide_kernel.h"
 #include "collage/backends/halide/kernel_cache.h"
 #include "collage/backends/halide/lowering.h"
@@ -37,7 +40,7 @@ double compile_budget_seconds() {
   return 30.0;
 }
 
-class HalideBackend final : public Backend {
+class HalideBackend final : public Backend, public CompilesAhead {
  public:
   explicit HalideBackend(halide::ScheduleKind schedule) : schedule_(schedule) {}
 
@@ -67,33 +70,12 @@ class HalideBackend final : public Backend {
     if (partition.num_nodes() == 0) return Failure{"the partition has no nodes"};
     Result<halide::Lowered> lowered = halide::lower(partition);
     if (!lowered) return Failure{lowered.error()};
-    const Halide::Target target = halide::kernel_target();
     const int threads = std::max(1, options.threads);
-    // The template's loops do not depend on the thread count beyond "more
-    // than one"; the autoschedulers' do.
-    const int schedule_threads =
-        schedule_ == halide::ScheduleKind::kTemplate ? std::min(threads, 2) : threads;
-    const std::string key =
-        fmt::format("region {} | target {} | schedule {} threads {} | {} | code {}",
-                    structural_hash_hex(partition), target.to_string(),
-                    halide::schedule_name(schedule_), schedule_threads, version(), code_version());
-    const halide::ObjectWriter write_object = [&](const std::string& object_path) -> Result<bool> {
-      Result<Halide::Pipeline> pipeline =
-          halide::schedule(*lowered, schedule_, target, schedule_threads);
-      if (!pipeline) return Failure{pipeline.error()};
-      std::vector<Halide::Argument> arguments;
-      for (const Halide::ImageParam& param : lowered->params) arguments.emplace_back(param);
-      try {
-        pipeline->compile_to_object(object_path, arguments, halide::kKernelFunction, target);
-      } catch (const Halide::Error& error) {
-        return Failure{fmt::format("Halide could not compile the region: {}", error.what())};
-      }
-      return true;
-    };
     try {
       const halide::KernelCache cache(halide::default_kernel_cache_dir());
       Result<halide::KernelLibrary> library =
-          cache.load_or_build(key, write_object, compile_budget_seconds());
+          cache.load_or_build(kernel_key(partition, threads), object_writer(*lowered, threads),
+                              compile_budget_seconds());
       if (!library) return Failure{library.error()};
       return halide::make_halide_kernel(partition, std::move(*library), lowered->param_values,
                                         threads);
@@ -102,7 +84,59 @@ class HalideBackend final : public Backend {
     }
   }
 
+  std::size_t prepare(const std::vector<Graph>& partitions,
+                      const CompileOptions& options) const override {
+    const int threads = std::max(1, options.threads);
+    const halide::KernelCache cache(halide::default_kernel_cache_dir());
+    halide::ParallelBuilds builds(
+        cache, compile_budget_seconds(),
+        static_cast<int>(std::max(1U, std::thread::hardware_concurrency())));
+    for (const Graph& partition : partitions) {
+      if (partition.num_nodes() == 0) continue;
+      // Lowered here and dropped once its child has started: the child
+      // schedules and compiles its own copy.
+      Result<halide::Lowered> lowered = halide::lower(partition);
+      if (!lowered) continue;
+      builds.add(kernel_key(partition, threads), object_writer(*lowered, threads));
+    }
+    builds.wait_all();
+    return static_cast<std::size_t>(builds.built());
+  }
+
  private:
+  // The template's loops do not depend on the thread count beyond "more
+  // than one"; the autoschedulers' do.
+  int schedule_threads(int threads) const {
+    return schedule_ == halide::ScheduleKind::kTemplate ? std::min(threads, 2) : threads;
+  }
+
+  // What names one compiled kernel: the region, the target, the schedule
+  // and the code that made it.
+  std::string kernel_key(const Graph& partition, int threads) const {
+    return fmt::format("region {} | target {} | schedule {} threads {} | {} | code {}",
+                       structural_hash_hex(partition), halide::kernel_target().to_string(),
+                       halide::schedule_name(schedule_), schedule_threads(threads), version(),
+                       code_version());
+  }
+
+  // Schedules `lowered` and writes its object file (in the build's child).
+  halide::ObjectWriter object_writer(const halide::Lowered& lowered, int threads) const {
+    return [this, &lowered, threads](const std::string& object_path) -> Result<bool> {
+      const Halide::Target target = halide::kernel_target();
+      Result<Halide::Pipeline> pipeline =
+          halide::schedule(lowered, schedule_, target, schedule_threads(threads));
+      if (!pipeline) return Failure{pipeline.error()};
+      std::vector<Halide::Argument> arguments;
+      for (const Halide::ImageParam& param : lowered.params) arguments.emplace_back(param);
+      try {
+        pipeline->compile_to_object(object_path, arguments, halide::kKernelFunction, target);
+      } catch (const Halide::Error& error) {
+        return Failure{fmt::format("Halide could not compile the region: {}", error.what())};
+      }
+      return true;
+    };
+  }
+
   halide::ScheduleKind schedule_;
 };
 

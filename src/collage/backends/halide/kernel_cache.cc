@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -83,9 +84,16 @@ std::string compiler_driver() {
   ::_exit(0);
 }
 
-// Forks, builds in the child, waits at most `budget_seconds`.
-Result<bool> build_with_budget(const ObjectWriter& write_object, const std::string& object,
-                               const std::string& library, double budget_seconds) {
+// A build running in a child process.
+struct ChildBuild {
+  pid_t pid = -1;
+  int reason_fd = -1;
+  std::chrono::steady_clock::time_point start;
+};
+
+// Forks and builds in the child.
+Result<ChildBuild> start_child_build(const ObjectWriter& write_object, const std::string& object,
+                                     const std::string& library) {
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     return Failure{fmt::format("cannot create a pipe: {}", std::strerror(errno))};
@@ -101,30 +109,38 @@ Result<bool> build_with_budget(const ObjectWriter& write_object, const std::stri
     build_in_child(write_object, object, library, pipe_fds[1]);
   }
   ::close(pipe_fds[1]);
-  const auto start = std::chrono::steady_clock::now();
+  return ChildBuild{pid, pipe_fds[0], std::chrono::steady_clock::now()};
+}
+
+// The outcome of `build` once its child has exited, or killed once it has
+// run past `budget_seconds`; nothing while it still runs within its budget.
+// With `wait`, waits for one of the two.
+std::optional<Result<bool>> poll_child_build(ChildBuild& build, double budget_seconds, bool wait) {
   int status = 0;
   bool timed_out = false;
   while (true) {
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
+    const pid_t done = ::waitpid(build.pid, &status, WNOHANG);
+    if (done == build.pid) break;
     if (done < 0 && errno != EINTR) break;
     const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - build.start).count();
     if (elapsed > budget_seconds) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
+      ::kill(build.pid, SIGKILL);
+      ::waitpid(build.pid, &status, 0);
       timed_out = true;
       break;
     }
+    if (!wait) return std::nullopt;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   std::string reason;
   char buffer[4096];
   ssize_t got = 0;
-  while ((got = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0) {
+  while ((got = ::read(build.reason_fd, buffer, sizeof buffer)) > 0) {
     reason.append(buffer, static_cast<std::size_t>(got));
   }
-  ::close(pipe_fds[0]);
+  ::close(build.reason_fd);
+  build.reason_fd = -1;
   if (timed_out) {
     return Failure{
         fmt::format("compiling the kernel exceeded its budget of {:.0f} s", budget_seconds)};
@@ -135,7 +151,7 @@ Result<bool> build_with_budget(const ObjectWriter& write_object, const std::stri
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return Failure{reason.empty() ? std::string("the kernel compiler failed") : reason};
   }
-  return true;
+  return Result<bool>(true);
 }
 
 }  // namespace
@@ -179,6 +195,47 @@ Result<KernelLibrary> KernelCache::load(const std::string& key) const {
   return library;
 }
 
+KernelCache::Paths KernelCache::build_paths(const std::string& key) const {
+  std::error_code ignored;
+  fs::create_directories(directory_, ignored);
+  // Unique names per process and key: concurrent tunes may build the same
+  // key, and one tune builds several keys at once.
+  const std::string stem =
+      (fs::path(directory_) / fmt::format("build-{}-{}", ::getpid(), hex64(fnv1a_64(key))))
+          .string();
+  return Paths{stem + ".o", stem + ".so"};
+}
+
+Result<bool> KernelCache::store(const std::string& key, const Paths& paths,
+                                const Result<bool>& built) const {
+  std::error_code ignored;
+  fs::remove(paths.object, ignored);
+  if (!built) {
+    fs::remove(paths.library, ignored);
+    return Failure{built.error()};
+  }
+  try {
+    const std::string bytes = read_regular_file(paths.library);
+    // The library first, its record last: a reader that sees the new
+    // record sees the library it describes.
+    fs::rename(paths.library, library_path(key));
+    write_file_atomically(record_path(key), make_record(key, bytes));
+  } catch (const std::exception& error) {
+    fs::remove(paths.library, ignored);
+    return Failure{fmt::format("cannot store the compiled kernel: {}", error.what())};
+  }
+  return true;
+}
+
+bool KernelCache::holds(const std::string& key) const {
+  try {
+    const std::string record = read_regular_file(record_path(key), 1 << 16);
+    return record == make_record(key, read_regular_file(library_path(key), std::int64_t{1} << 30));
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 Result<KernelLibrary> KernelCache::load_or_build(const std::string& key,
                                                  const ObjectWriter& write_object,
                                                  double budget_seconds) const {
@@ -186,36 +243,62 @@ Result<KernelLibrary> KernelCache::load_or_build(const std::string& key,
     cached->from_cache = true;
     return cached;
   }
-  std::error_code ignored;
-  fs::create_directories(directory_, ignored);
-  // Unique names per process: concurrent tunes may build the same key.
-  const std::string stem =
-      (fs::path(directory_) / fmt::format("build-{}-{}", ::getpid(), hex64(fnv1a_64(key))))
-          .string();
-  const std::string object = stem + ".o";
-  const std::string library = stem + ".so";
+  const Paths paths = build_paths(key);
   const auto start = std::chrono::steady_clock::now();
-  Result<bool> built = build_with_budget(write_object, object, library, budget_seconds);
+  Result<bool> built = [&]() -> Result<bool> {
+    Result<ChildBuild> child = start_child_build(write_object, paths.object, paths.library);
+    if (!child) return Failure{child.error()};
+    return *poll_child_build(*child, budget_seconds, true);
+  }();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  fs::remove(object, ignored);
-  if (!built) {
-    fs::remove(library, ignored);
-    return Failure{built.error()};
-  }
-  try {
-    const std::string bytes = read_regular_file(library);
-    // The library first, its record last: a reader that sees the new
-    // record sees the library it describes.
-    fs::rename(library, library_path(key));
-    write_file_atomically(record_path(key), make_record(key, bytes));
-  } catch (const std::exception& error) {
-    fs::remove(library, ignored);
-    return Failure{fmt::format("cannot store the compiled kernel: {}", error.what())};
-  }
+  if (Result<bool> stored = store(key, paths, built); !stored) return Failure{stored.error()};
   Result<KernelLibrary> loaded = load(key);
   if (loaded) loaded->compile_seconds = seconds;
   return loaded;
+}
+
+struct ParallelBuilds::Running {
+  std::string key;
+  KernelCache::Paths paths;
+  ChildBuild child;
+};
+
+ParallelBuilds::ParallelBuilds(const KernelCache& cache, double budget_seconds, int parallel)
+    : cache_(cache), budget_seconds_(budget_seconds), parallel_(std::max(1, parallel)) {}
+
+ParallelBuilds::~ParallelBuilds() { wait_all(); }
+
+void ParallelBuilds::reap(bool wait_for_one) {
+  while (true) {
+    for (auto it = running_.begin(); it != running_.end();) {
+      std::optional<Result<bool>> outcome = poll_child_build(it->child, budget_seconds_, false);
+      if (!outcome) {
+        ++it;
+        continue;
+      }
+      // A failure is left to compile(), which builds the kernel again and
+      // reports why it fails.
+      if (cache_.store(it->key, it->paths, *outcome)) ++built_;
+      it = running_.erase(it);
+      wait_for_one = false;
+    }
+    if (!wait_for_one || running_.empty()) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+void ParallelBuilds::add(const std::string& key, const ObjectWriter& write_object) {
+  if (!started_.insert(key).second || cache_.holds(key)) return;
+  reap(false);
+  while (static_cast<int>(running_.size()) >= parallel_) reap(true);
+  KernelCache::Paths paths = cache_.build_paths(key);
+  Result<ChildBuild> child = start_child_build(write_object, paths.object, paths.library);
+  if (child) running_.push_back(Running{key, std::move(paths), *child});
+}
+
+void ParallelBuilds::wait_all() {
+  while (!running_.empty()) reap(true);
 }
 
 }  // namespace collage::halide

@@ -16,7 +16,9 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "collage/ir/result.h"
 
@@ -53,11 +55,56 @@ class KernelCache {
   // The library file for `key` (it may not exist).
   std::string library_path(const std::string& key) const;
   std::string record_path(const std::string& key) const;
+  // Whether a valid library for `key` is stored (its record matches it).
+  bool holds(const std::string& key) const;
 
  private:
+  friend class ParallelBuilds;
+  // Where one build of `key` writes before its library is stored.
+  struct Paths {
+    std::string object;
+    std::string library;
+  };
+  Paths build_paths(const std::string& key) const;
+  // Stores what a build produced at `paths` under `key` (cleans up after a
+  // failed build and returns its failure).
+  Result<bool> store(const std::string& key, const Paths& paths, const Result<bool>& built) const;
   Result<KernelLibrary> load(const std::string& key) const;
 
   std::string directory_;
+};
+
+// Builds several kernels at once, each in its own child process under the
+// budget, into `cache`: a tune compiles its candidates' kernels ahead, as
+// many at a time as there are cores, before they are measured one by one
+// (compiling is single-threaded; measuring needs the machine to itself).
+// A build that fails is not recorded: compile() builds it again and
+// reports why. Destruction waits for the builds still running.
+class ParallelBuilds {
+ public:
+  ParallelBuilds(const KernelCache& cache, double budget_seconds, int parallel);
+  ~ParallelBuilds();
+  ParallelBuilds(const ParallelBuilds&) = delete;
+  ParallelBuilds& operator=(const ParallelBuilds&) = delete;
+
+  // Starts building `key` with `write_object` (run in the child) unless it
+  // is stored or was added before; first waits while `parallel` builds run.
+  void add(const std::string& key, const ObjectWriter& write_object);
+  void wait_all();
+  // Builds finished and stored so far.
+  int built() const { return built_; }
+
+ private:
+  struct Running;
+  // Collects the builds that are done; with `wait_for_one`, waits until one is.
+  void reap(bool wait_for_one);
+
+  const KernelCache& cache_;
+  double budget_seconds_;
+  int parallel_;
+  std::vector<Running> running_;
+  std::set<std::string> started_;
+  int built_ = 0;
 };
 
 // The name of the entry the lowering emits ("collage_kernel"), and its
