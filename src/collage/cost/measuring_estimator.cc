@@ -35,6 +35,11 @@ MeasuringEstimator::MeasuringEstimator(Measurer& measurer, MeasurementCache* cac
                                        std::string machine)
     : measurer_(measurer), cache_(cache), machine_(std::move(machine)) {}
 
+std::string MeasuringEstimator::key_of(const Graph& partition, const Backend& backend) const {
+  return cache_key(structural_hash_hex(partition), backend.name(), backend_version_key(backend),
+                   machine_);
+}
+
 void MeasuringEstimator::prepare(const DataflowGraph& dfg,
                                  const std::vector<CandidatePartition>& candidates) {
   // The partitions still to measure, per backend, each structure once.
@@ -44,8 +49,7 @@ void MeasuringEstimator::prepare(const DataflowGraph& dfg,
     const Backend* backend = candidate.spec->backend;
     if (backend == nullptr || compiles_ahead(*backend) == nullptr) continue;
     Graph partition = candidate.sub_graph.extract(dfg);
-    std::string key = cache_key(structural_hash_hex(partition), backend->name(),
-                                backend_version_key(*backend), machine_);
+    const std::string key = key_of(partition, *backend);
     if (memo_.count(key) != 0 || !seen.insert(key).second) continue;
     if (cache_ != nullptr) {
       if (auto cached = cache_->find(key); cached && !cached->transient) continue;
@@ -74,8 +78,7 @@ Cost MeasuringEstimator::estimate(const DataflowGraph& dfg, const CandidateParti
   const Backend* backend = candidate.spec->backend;
   assert(backend != nullptr && "MeasuringEstimator: the candidate's spec has no backend");
   Graph partition = candidate.sub_graph.extract(dfg);
-  const std::string version = backend_version_key(*backend);
-  std::string key = cache_key(structural_hash_hex(partition), backend->name(), version, machine_);
+  const std::string key = key_of(partition, *backend);
 
   if (auto it = memo_.find(key); it != memo_.end()) {
     ++counters_.memo_hits;
@@ -100,7 +103,7 @@ Cost MeasuringEstimator::estimate(const DataflowGraph& dfg, const CandidateParti
   if (cache_ != nullptr) {
     CachedMeasurement entry = cache_entry_from_cost(cost);
     entry.backend = backend->name();
-    entry.backend_version = version;
+    entry.backend_version = backend_version_key(*backend);
     entry.machine = machine_;
     cache_->store(key, entry);
   }

@@ -41,7 +41,7 @@ class MeasuringEstimator : public CostEstimator {
   MeasuringEstimator(Measurer& measurer, MeasurementCache* cache, std::string machine);
 
   Cost estimate(const DataflowGraph& dfg, const CandidatePartition& candidate) override;
-  // Has each backend that compiles ahead (Backend::prepare) compile the
+  // Has each backend that compiles ahead (CompilesAhead::prepare) compile the
   // candidates that are neither in the cache nor measured in this run,
   // with the threads the measurer compiles them with (prepare_with).
   void prepare(const DataflowGraph& dfg,
@@ -55,6 +55,9 @@ class MeasuringEstimator : public CostEstimator {
   const EstimatorCounters& counters() const { return counters_; }
 
  private:
+  // The cache key of `partition` measured on `backend` here.
+  std::string key_of(const Graph& partition, const Backend& backend) const;
+
   Measurer& measurer_;
   MeasurementCache* cache_;
   std::string machine_;

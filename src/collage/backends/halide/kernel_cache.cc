@@ -173,7 +173,7 @@ std::string KernelCache::record_path(const std::string& key) const {
   return (fs::path(directory_) / (hex64(fnv1a_64(key)) + ".record")).string();
 }
 
-Result<KernelLibrary> KernelCache::load(const std::string& key) const {
+Result<bool> KernelCache::check_stored(const std::string& key) const {
   std::string record;
   std::string bytes;
   try {
@@ -185,6 +185,11 @@ Result<KernelLibrary> KernelCache::load(const std::string& key) const {
   if (record != make_record(key, bytes)) {
     return Failure{"the cached kernel does not match its record (stale or corrupt)"};
   }
+  return true;
+}
+
+Result<KernelLibrary> KernelCache::load(const std::string& key) const {
+  if (Result<bool> stored = check_stored(key); !stored) return Failure{stored.error()};
   void* handle = ::dlopen(library_path(key).c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) return Failure{fmt::format("cannot load the kernel: {}", ::dlerror())};
   KernelLibrary library;
@@ -227,14 +232,7 @@ Result<bool> KernelCache::store(const std::string& key, const Paths& paths,
   return true;
 }
 
-bool KernelCache::holds(const std::string& key) const {
-  try {
-    const std::string record = read_regular_file(record_path(key), 1 << 16);
-    return record == make_record(key, read_regular_file(library_path(key), std::int64_t{1} << 30));
-  } catch (const Error&) {
-    return false;
-  }
-}
+bool KernelCache::holds(const std::string& key) const { return check_stored(key).ok(); }
 
 Result<KernelLibrary> KernelCache::load_or_build(const std::string& key,
                                                  const ObjectWriter& write_object,

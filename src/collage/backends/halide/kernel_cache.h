@@ -69,6 +69,8 @@ class KernelCache {
   // Stores what a build produced at `paths` under `key` (cleans up after a
   // failed build and returns its failure).
   Result<bool> store(const std::string& key, const Paths& paths, const Result<bool>& built) const;
+  // True when the library stored for `key` matches its record, else why not.
+  Result<bool> check_stored(const std::string& key) const;
   Result<KernelLibrary> load(const std::string& key) const;
 
   std::string directory_;
