@@ -18,13 +18,16 @@ namespace {
 constexpr std::ptrdiff_t kHostStep = -1;
 constexpr std::size_t kNoParent = static_cast<std::size_t>(-1);
 
-// What a state is: the covered set and, when boundaries are charged, which
+// What a state is: the covered set; when boundaries are charged, which
 // backend covers each covered operator next to an uncovered one (as pairs
-// of index and spec number). Later charges depend on nothing else, so two
-// routes to one covered set through different neighbours stay apart.
+// of index and spec number); and the partitions on the route that join
+// nodes the graph does not connect (`joins`, see joins_unrelated()). Later
+// charges and cycle tests depend on nothing else, so two routes to one
+// covered set that could differ later stay apart.
 struct StateKey {
   IndexSet covered;
   std::vector<std::uint32_t> frontier;
+  std::vector<std::uint32_t> joins;
   bool operator==(const StateKey&) const = default;
 };
 
@@ -32,6 +35,7 @@ struct StateKeyHash {
   std::size_t operator()(const StateKey& key) const {
     std::size_t hash = std::hash<IndexSet>{}(key.covered);
     for (std::uint32_t v : key.frontier) hash = hash * 1000003u ^ v;
+    for (std::uint32_t v : key.joins) hash = hash * 1000033u ^ v;
     return hash;
   }
 };
@@ -39,6 +43,9 @@ struct StateKeyHash {
 struct State {
   IndexSet covered;
   std::vector<std::uint32_t> frontier;
+  // The route's partitions that join unrelated nodes, each as the number of
+  // the first candidate with its inside set, ascending.
+  std::vector<std::uint32_t> joins;
   double seconds = 0.0;
   std::size_t parent = kNoParent;
   // The candidate that led here from `parent`, or kHostStep.
@@ -100,13 +107,14 @@ class Search {
         by_first_(dfg.size()),
         costs_(candidates.size()),
         reach_(candidates.size()),
+        join_id_(candidates.size(), kJoinsNothing),
         heap_(HeapOrder{&states_}) {
     stats_.candidates = candidates.size();
   }
 
   SearchResult run() {
     index_candidates();
-    add_state(kNoParent, kHostStep, dfg_.empty_set(), {}, 0.0);
+    add_state(kNoParent, kHostStep, dfg_.empty_set(), {}, {}, 0.0);
     std::optional<std::size_t> goal;
     PostDfsIndex furthest = 0;
     while (!heap_.empty()) {
@@ -149,12 +157,14 @@ class Search {
       const State& x = (*states)[a.state];
       const State& y = (*states)[b.state];
       if (x.covered != y.covered) return x.covered > y.covered;
-      return x.frontier > y.frontier;
+      if (x.frontier != y.frontier) return x.frontier > y.frontier;
+      return x.joins > y.joins;
     }
   };
 
   void index_candidates() {
     IndexSet coverable = dfg_.host_set();
+    std::unordered_map<IndexSet, std::uint32_t> first_with_inside;
     for (std::size_t c = 0; c < candidates_.size(); ++c) {
       const IndexSet& inside = candidates_[c].sub_graph.inside();
       assert(inside.size() == dfg_.size() && "find_cheapest_cover: candidate of another graph");
@@ -162,6 +172,10 @@ class Search {
       if (!first) continue;
       by_first_[*first].push_back(c);
       coverable |= inside;
+      if (joins_unrelated(candidates_[c].sub_graph)) {
+        join_id_[c] =
+            first_with_inside.try_emplace(inside, static_cast<std::uint32_t>(c)).first->second;
+      }
     }
     if (auto missing = coverable.first_outside()) {
       throw Error(fmt::format("no candidate partition covers {}; every operator needs at least "
@@ -174,6 +188,7 @@ class Search {
   void expand(std::size_t id, PostDfsIndex next) {
     // Copies: add_state may grow states_ and move what references would see.
     const IndexSet covered = states_[id].covered;
+    const std::vector<std::uint32_t> joins = states_[id].joins;
     const double seconds = states_[id].seconds;
     if (boundaries_) owners_of_path(id);
     if (dfg_.is_host(next)) {
@@ -181,7 +196,7 @@ class Search {
       grown.add(next);
       std::vector<std::uint32_t> frontier =
           boundaries_ ? frontier_of(grown, kHostStep) : std::vector<std::uint32_t>{};
-      add_state(id, kHostStep, std::move(grown), std::move(frontier), seconds);
+      add_state(id, kHostStep, std::move(grown), std::move(frontier), joins, seconds);
     }
     for (std::size_t c : by_first_[next]) {
       const IndexSet& inside = candidates_[c].sub_graph.inside();
@@ -203,8 +218,13 @@ class Search {
         boundary = boundary_seconds(c);
         frontier = frontier_of(grown, static_cast<std::ptrdiff_t>(c));
       }
+      std::vector<std::uint32_t> grown_joins = joins;
+      if (join_id_[c] != kJoinsNothing) {
+        grown_joins.insert(std::upper_bound(grown_joins.begin(), grown_joins.end(), join_id_[c]),
+                           join_id_[c]);
+      }
       add_state(id, static_cast<std::ptrdiff_t>(c), std::move(grown), std::move(frontier),
-                seconds + cost.seconds() + boundary);
+                std::move(grown_joins), seconds + cost.seconds() + boundary);
     }
   }
 
@@ -282,15 +302,16 @@ class Search {
   }
 
   void add_state(std::size_t parent, std::ptrdiff_t step, IndexSet covered,
-                 std::vector<std::uint32_t> frontier, double seconds) {
+                 std::vector<std::uint32_t> frontier, std::vector<std::uint32_t> joins,
+                 double seconds) {
     if (boundaries_ && !on_one_backend(frontier)) {
       auto routes = routes_.find(covered);
       if (routes != routes_.end() && routes->second >= kMaxRoutesPerCover) return;
     }
-    auto [it, inserted] = state_of_.try_emplace(StateKey{covered, frontier}, states_.size());
+    auto [it, inserted] = state_of_.try_emplace(StateKey{covered, frontier, joins}, states_.size());
     if (inserted) {
-      states_.push_back(
-          State{std::move(covered), std::move(frontier), seconds, parent, step, false});
+      states_.push_back(State{std::move(covered), std::move(frontier), std::move(joins), seconds,
+                              parent, step, false});
       heap_.push({seconds, it->second});
       return;
     }
@@ -322,21 +343,46 @@ class Search {
     return *reach_[c];
   }
 
+  // Whether a path that enters `sub_graph` at an entry (from an operator
+  // outside) can leave it by an exit that the graph does not lead to from
+  // that entry: a partition of two branches side by side, or of a node and
+  // an unrelated one. Only such a partition lets paths through the chosen
+  // partitions reach nodes that paths through the graph cannot, so only
+  // such partitions can close a cycle with a later convex candidate.
+  bool joins_unrelated(const SubGraph& sub_graph) const {
+    for (PostDfsIndex entry : sub_graph.entry()) {
+      bool entered = false;
+      for (PostDfsIndex producer : dfg_.inputs(entry)) {
+        entered |= !sub_graph.inside().contains(producer) && dfg_.is_operator(producer);
+      }
+      if (!entered) continue;
+      for (PostDfsIndex exit : sub_graph.exit()) {
+        if (exit != entry && !dfg_.downstream_of(entry).contains(exit)) return true;
+      }
+    }
+    return false;
+  }
+
   // Whether adding candidate `c` to the partitions on the path to state `id`
   // makes the partitions feed each other in a cycle. Nodes not yet covered
   // count as partitions of their own; whatever partitions they later join,
   // a cycle through them stays a cycle, so rejecting now loses nothing.
+  //
+  // A path enters a chosen partition at an entry and may leave it from any
+  // exit. Where the graph leads from that entry to every exit, the jump
+  // reaches nothing a path through the graph would not, so only the route's
+  // partitions that join unrelated nodes (the state's `joins`) are jumped
+  // through; the test then depends on the state alone, and keeping the
+  // cheapest route to each state loses no cover a dearer route to it would
+  // have allowed.
   bool forms_cycle(std::size_t id, std::size_t c) {
     const IndexSet& inside = candidates_[c].sub_graph.inside();
     IndexSet frontier = reach_of(c);
     // Without passing through a chosen partition, a path back into `c`
     // would make `c` itself non-convex.
     if (!frontier.intersects(states_[id].covered)) return frontier.intersects(inside);
-    std::vector<std::size_t> chosen;
-    for (std::size_t s = id; states_[s].parent != kNoParent; s = states_[s].parent) {
-      if (states_[s].step != kHostStep) chosen.push_back(static_cast<std::size_t>(states_[s].step));
-    }
-    // Entering a chosen partition anywhere lets a path leave it from any of
+    std::vector<std::size_t> chosen(states_[id].joins.begin(), states_[id].joins.end());
+    // Entering such a partition anywhere lets a path leave it from any of
     // its nodes: close the frontier over such jumps.
     std::vector<bool> jumped(chosen.size(), false);
     for (bool grew = true; grew;) {
@@ -398,6 +444,10 @@ class Search {
   std::vector<std::vector<std::size_t>> by_first_;
   std::vector<std::optional<Cost>> costs_;
   std::vector<std::optional<IndexSet>> reach_;
+  // Per candidate: the number of the first candidate with its inside set
+  // when it joins unrelated nodes (joins_unrelated), else kJoinsNothing.
+  static constexpr std::uint32_t kJoinsNothing = static_cast<std::uint32_t>(-1);
+  std::vector<std::uint32_t> join_id_;
   std::vector<State> states_;
   std::unordered_map<StateKey, std::size_t, StateKeyHash> state_of_;
   // Routes taken off the heap per covered set (boundaries charged only).
