@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# What candidates with several exits give: each model is tuned with
+# --max-exits 1 (the default) and with --max-exits EXITS into the same
+# measurement cache, and the two plans are replayed in alternation
+# (1, EXITS, 1, ...), ROUNDS rounds of REPEAT runs. Prints one line per run
+# and a table of partitions, candidates, tune time and the medians of the
+# round medians; then the geometric mean of the ratios.
+#
+#   bench/max_exits.sh [COLLAGE_BINARY]     (default build/collage)
+# Environment: EXITS (default 2), THREADS (default 2), ROUNDS (default 3),
+# REPEAT (default 30), MODELS (default: the zoo and the PaddleOCR models),
+# CACHE (default: the user's measurement cache), COLLAGE_ZOO_DIR.
+# Run on an idle machine (check `uptime`).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+collage="${1:-$(dirname "$here")/build/collage}"
+exits="${EXITS:-2}"
+threads="${THREADS:-2}"
+rounds="${ROUNDS:-3}"
+repeat="${REPEAT:-30}"
+zoo="${COLLAGE_ZOO_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/collage/zoo}"
+paddle="${XDG_CACHE_HOME:-$HOME/.cache}/collage/thirdparty/paddleocr"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cache_args=()
+[ -n "${CACHE:-}" ] && cache_args=(--cache "$CACHE")
+
+. "$here/models.sh"
+summary() {
+  /usr/bin/python3 -c "import json,sys; p=json.load(open(sys.argv[1])); \
+print(len(p['partitions']), p['search']['candidates'])" "$1"
+}
+echo "| model | partitions (1 / $exits exits) | candidates (1 / $exits) | tune s (1 / $exits) | 1 exit ms | $exits exits ms | speedup |"
+echo "|---|---|---|---|---|---|---|"
+product=1
+count=0
+for m in ${MODELS:-$default_models}; do
+  read -r onnx _ _ shape <<< "$(model_args "$m")"
+  [ -n "${onnx:-}" ] || { echo "skip $m: not available (make zoo)" >&2; continue; }
+  args=("$onnx")
+  [ -n "${shape:-}" ] && args+=(--input-shape "$shape")
+  seconds=()
+  for e in 1 "$exits"; do
+    start=$(date +%s)
+    "$collage" tune "${args[@]}" --backends all --threads "$threads" "${cache_args[@]}" -q \
+      --no-verify --max-exits "$e" -o "$work/$m.$e.json" > /dev/null
+    seconds+=($(($(date +%s) - start)))
+  done
+  for r in $(seq "$rounds"); do
+    for e in 1 "$exits"; do
+      "$collage" run "${args[@]}" --plan "$work/$m.$e.json" --threads "$threads" \
+        --repeat "$repeat" --warmup 3 |
+        awk -v m="$m" -v e="$e" -v r="$r" '/^latency/ {print m, e, r, $6}' >> "$work/runs"
+      tail -1 "$work/runs" >&2
+    done
+  done
+  a=$(awk -v m="$m" '$1 == m && $2 == 1 {print $4}' "$work/runs" | median)
+  b=$(awk -v m="$m" -v e="$exits" '$1 == m && $2 == e {print $4}' "$work/runs" | median)
+  ratio=$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", a / b}')
+  product=$(awk -v p="$product" -v r="$ratio" 'BEGIN {print p * r}')
+  count=$((count + 1))
+  read -r p1 c1 <<< "$(summary "$work/$m.1.json")"
+  read -r pe ce <<< "$(summary "$work/$m.$exits.json")"
+  echo "| $m | $p1 / $pe | $c1 / $ce | ${seconds[0]} / ${seconds[1]} | $a | $b | ${ratio}x |"
+done
+awk -v p="$product" -v n="$count" -v t="$threads" -v e="$exits" \
+  'BEGIN {if (n) printf "\ngeometric mean speedup of --max-exits %d over 1: %.3fx over %d models (%d threads)\n", e, p ^ (1 / n), n, t}'
