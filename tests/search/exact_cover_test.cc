@@ -24,21 +24,6 @@ namespace {
 using testing::GraphBuilder;
 using testing::SearchFixture;
 
-// A rule that offers fixed sets of nodes.
-class SetsRule : public PartitionRule {
- public:
-  explicit SetsRule(std::vector<IndexSet> sets) : PartitionRule("sets"), sets_(std::move(sets)) {}
-  std::vector<CandidatePartition> candidates(const DataflowGraph& dfg,
-                                             const PartitionSpecPtr& spec) const override {
-    std::vector<CandidatePartition> out;
-    for (const IndexSet& set : sets_) out.push_back({SubGraph(dfg, set), spec, name()});
-    return out;
-  }
-
- private:
-  std::vector<IndexSet> sets_;
-};
-
 // `ops` operators over one input, each reading one or two earlier values;
 // values nothing reads are graph outputs.
 Graph random_dag(std::mt19937& random, int ops) {
@@ -123,7 +108,8 @@ Instance random_instance(std::mt19937& random, int ops, int sets) {
   }
   SubGraphConfig any_shape;
   any_shape.allow_taps = true;
-  instance.fixture.native_singles().add_spec("fused", std::make_shared<SetsRule>(fused), any_shape);
+  instance.fixture.native_singles().add_spec("fused", std::make_shared<testing::FixedRule>(fused),
+                                             any_shape);
   return instance;
 }
 

@@ -19,6 +19,21 @@ namespace collage::testing {
 
 inline bool any_op(const Graph&, const Node&) { return true; }
 
+// A rule that offers fixed sets of nodes, for candidates no combiner would build.
+class FixedRule : public PartitionRule {
+ public:
+  explicit FixedRule(std::vector<IndexSet> sets) : PartitionRule("fixed"), sets_(std::move(sets)) {}
+  std::vector<CandidatePartition> candidates(const DataflowGraph& dfg,
+                                             const PartitionSpecPtr& spec) const override {
+    std::vector<CandidatePartition> out;
+    for (const IndexSet& set : sets_) out.push_back({SubGraph(dfg, set), spec, name()});
+    return out;
+  }
+
+ private:
+  std::vector<IndexSet> sets_;
+};
+
 // x -> a Relu -> b Abs -> c Neg (output)
 inline Graph chain3() {
   GraphBuilder b;

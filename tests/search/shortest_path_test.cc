@@ -9,25 +9,11 @@ namespace collage {
 namespace {
 
 using testing::chain3;
+using testing::FixedRule;
 using testing::GraphBuilder;
 using testing::SearchFixture;
 using testing::set_of;
 using Lines = std::vector<std::string>;
-
-// A rule that offers fixed sets of nodes, for candidates no combiner would build.
-class FixedRule : public PartitionRule {
- public:
-  explicit FixedRule(std::vector<IndexSet> sets) : PartitionRule("fixed"), sets_(std::move(sets)) {}
-  std::vector<CandidatePartition> candidates(const DataflowGraph& dfg,
-                                             const PartitionSpecPtr& spec) const override {
-    std::vector<CandidatePartition> out;
-    for (const IndexSet& set : sets_) out.push_back({SubGraph(dfg, set), spec, name()});
-    return out;
-  }
-
- private:
-  std::vector<IndexSet> sets_;
-};
 
 // x -> r Relu (output)
 Graph single_relu() {
