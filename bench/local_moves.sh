@@ -44,16 +44,9 @@ for m in ${MODELS:-$default_models}; do
   end=$(date +%s)
   "$collage" tune "${args[@]}" --backends all --threads "$threads" --cache "$cache" -q \
     --no-verify --no-local-moves -o "$work/$m.searched.json" > /dev/null
-  for r in $(seq "$rounds"); do
-    for v in moved searched; do
-      "$collage" run "${args[@]}" --plan "$work/$m.$v.json" --threads "$threads" \
-        --repeat "$repeat" --warmup 3 |
-        awk -v m="$m" -v v="$v" -v r="$r" '/^latency/ {print m, v, r, $6}' >> "$work/runs"
-      tail -1 "$work/runs" >&2
-    done
-  done
-  a=$(awk -v m="$m" '$1 == m && $2 == "moved" {print $4}' "$work/runs" | median)
-  b=$(awk -v m="$m" '$1 == m && $2 == "searched" {print $4}' "$work/runs" | median)
+  replay_alternating "$m" moved searched
+  a=$(replayed_median "$m" moved)
+  b=$(replayed_median "$m" searched)
   ratio=$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b / a}')
   product=$(awk -v p="$product" -v r="$ratio" 'BEGIN {print p * r}')
   count=$((count + 1))

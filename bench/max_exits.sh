@@ -46,16 +46,9 @@ for m in ${MODELS:-$default_models}; do
       --no-verify --max-exits "$e" -o "$work/$m.$e.json" > /dev/null
     seconds+=($(($(date +%s) - start)))
   done
-  for r in $(seq "$rounds"); do
-    for e in 1 "$exits"; do
-      "$collage" run "${args[@]}" --plan "$work/$m.$e.json" --threads "$threads" \
-        --repeat "$repeat" --warmup 3 |
-        awk -v m="$m" -v e="$e" -v r="$r" '/^latency/ {print m, e, r, $6}' >> "$work/runs"
-      tail -1 "$work/runs" >&2
-    done
-  done
-  a=$(awk -v m="$m" '$1 == m && $2 == 1 {print $4}' "$work/runs" | median)
-  b=$(awk -v m="$m" -v e="$exits" '$1 == m && $2 == e {print $4}' "$work/runs" | median)
+  replay_alternating "$m" 1 "$exits"
+  a=$(replayed_median "$m" 1)
+  b=$(replayed_median "$m" "$exits")
   ratio=$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", a / b}')
   product=$(awk -v p="$product" -v r="$ratio" 'BEGIN {print p * r}')
   count=$((count + 1))

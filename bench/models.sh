@@ -64,3 +64,27 @@ np.save('$work/$1.npy', np.random.RandomState(0).rand(*[int(d) for d in '$shape'
 }
 
 median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+
+# Replays MODEL's plans $work/MODEL.VARIANT.json in alternation (A B A B
+# ...), $rounds rounds of $repeat runs, with ${args[@]} (the model and its
+# --input-shape), $collage and $threads; appends "MODEL VARIANT ROUND
+# MEDIAN_MS" per run to $work/runs and echoes it on standard error.
+#   replay_alternating MODEL VARIANT...
+replay_alternating() {
+  local m="$1" r v
+  shift
+  for r in $(seq "$rounds"); do
+    for v in "$@"; do
+      "$collage" run "${args[@]}" --plan "$work/$m.$v.json" --threads "$threads" \
+        --repeat "$repeat" --warmup 3 |
+        awk -v m="$m" -v v="$v" -v r="$r" '/^latency/ {print m, v, r, $6}' >> "$work/runs"
+      tail -1 "$work/runs" >&2
+    done
+  done
+}
+
+# The median over rounds of MODEL's VARIANT in $work/runs.
+#   replayed_median MODEL VARIANT
+replayed_median() {
+  awk -v m="$1" -v v="$2" '$1 == m && $2 == v {print $4}' "$work/runs" | median
+}

@@ -10,8 +10,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "collage/cost/function_cost_estimator.h"
@@ -137,8 +139,9 @@ TEST(ExactCoverTest, TheSearchFindsTheCheapestAcyclicCoverOnRandomGraphs) {
     const double expected = cheapest_by_enumeration(dfg, candidates, cost);
     ASSERT_NEAR(result.total.seconds(), expected, 1e-9) << "round " << round;
     std::vector<IndexSet> insides;
-    for (const ChosenPartition& p : result.partitions)
+    for (const ChosenPartition& p : result.partitions) {
       insides.push_back(p.candidate.sub_graph.inside());
+    }
     ASSERT_TRUE(order_partitions(dfg, insides).has_value()) << "round " << round;
     if (result.stats.cycles_rejected > 0) ++with_cycles;
   }

@@ -18,10 +18,11 @@
 // the search goes on. Only a chosen partition that joins nodes the graph
 // does not connect (possible with several exits) can close such a cycle, so
 // a state also holds the route's partitions of that kind: the cycle test
-// depends on the state alone, and the search stays exact. Candidates are estimated lazily, at most
-// once each, and only when the search first tries them; an invalid cost removes a candidate from
-// the search. The caller must offer at least one candidate for every operator (the native backend's
-// singletons), or the search reports the node it cannot cover.
+// depends on the state alone, and the search stays exact. Candidates are
+// estimated lazily, at most once each, and only when the search first
+// tries them; an invalid cost removes a candidate from the search. The
+// caller must offer at least one candidate for every operator (the native
+// backend's singletons), or the search reports the node it cannot cover.
 //
 // With BoundaryCosts, an extension also pays the layout conversions at its
 // boundaries with the partitions already on the path, with graph inputs
