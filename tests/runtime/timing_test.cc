@@ -55,5 +55,29 @@ TEST(TimingTest, SamplingStopsAtTheBudget) {
   EXPECT_LT(elapsed, 1.0);
 }
 
+TEST(TimingTest, WhatRunsBeforeEachCallPrecedesEveryCallUntimedAndCallsAreNotBatched) {
+  int calls = 0;
+  int prepared = 0;
+  bool prepared_before_every_call = true;
+  TimingOptions options;
+  options.budget_seconds = 0.05;
+  options.warmup_seconds = 0;
+  TimingResult r = time_function(
+      [&] {
+        prepared_before_every_call &= prepared == calls + 1;
+        ++calls;
+      },
+      options,
+      [&] {
+        ++prepared;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      });
+  EXPECT_TRUE(prepared_before_every_call);
+  EXPECT_EQ(prepared, calls);
+  // One call per sample, after the warm-ups; the sleeps are not timed.
+  EXPECT_EQ(calls, r.samples + options.warmup_runs);
+  EXPECT_LT(r.median_seconds, 5e-4);
+}
+
 }  // namespace
 }  // namespace collage

@@ -121,6 +121,10 @@ class CrashingMeasurer : public Measurer {
     if (backend.name() == "native") return native_.measure(model, nodes, backend);
     return Cost::transient_invalid(backend.name() + ": the worker died of signal 11");
   }
+  // Keyed as the measurer of the next run keys the same candidates.
+  std::string context_of(const Graph& model, const std::vector<NodeId>& nodes) const override {
+    return native_.context_of(model, nodes);
+  }
 
  private:
   InProcessMeasurer native_;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "collage/cost/cache_state.h"
 #include "collage/ir/error.h"
 #include "collage/runtime/random_inputs.h"
 
@@ -31,9 +32,10 @@ std::string measurement_context(const std::string& machine, const MeasureOptions
   const TimingOptions& t = options.timing;
   std::string context = fmt::format(
       "{}|protocol warmup={},{:g}s samples={}..{} budget={:g}s stable={:g} min_sample={:g}s "
-      "rtol={:g} atol={:g} edges=preferred",
+      "rtol={:g} atol={:g} edges=preferred{}",
       machine, t.warmup_runs, t.warmup_seconds, t.min_samples, t.max_samples, t.budget_seconds,
-      t.stable_fraction, t.min_sample_seconds, options.rtol, options.atol);
+      t.stable_fraction, t.min_sample_seconds, options.rtol, options.atol,
+      options.plan_caches ? " caches=plan" : "");
   context += "|env";
   for (const char* name :
        {"GOMP_SPINCOUNT", "OMP_WAIT_POLICY", "OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY"}) {
@@ -41,6 +43,12 @@ std::string measurement_context(const std::string& machine, const MeasureOptions
     if (value != nullptr) context += fmt::format(" {}={}", name, value);
   }
   return context;
+}
+
+std::string candidate_context(const Graph& model, const std::vector<NodeId>& nodes,
+                              const MeasureOptions& options) {
+  if (!options.plan_caches) return "";
+  return fmt::format("evict={}", eviction_bytes(model, nodes));
 }
 
 TimingOptions MeasureOptions::default_candidate_timing() {
@@ -102,14 +110,16 @@ CompileOptions preferred_edges(const Graph& partition, const Backend& backend, i
 }
 
 InProcessMeasurer::InProcessMeasurer(const Backend& reference, MeasureOptions options)
-    : reference_(reference), options_(std::move(options)) {}
+    : reference_(reference), options_(std::move(options)), evictor_(options_.threads) {}
 
 Cost InProcessMeasurer::measure(const Graph& model, const std::vector<NodeId>& nodes,
                                 const Backend& backend) {
-  return measure_partition(extract_subgraph(model, nodes), backend);
+  return measure_partition(extract_subgraph(model, nodes), backend,
+                           options_.plan_caches ? eviction_bytes(model, nodes) : 0);
 }
 
-Cost InProcessMeasurer::measure_partition(const Graph& partition, const Backend& backend) {
+Cost InProcessMeasurer::measure_partition(const Graph& partition, const Backend& backend,
+                                          std::size_t evict_bytes) {
   try {
     CompileOptions compile_options{options_.threads};
     auto kernel = backend.compile(partition, compile_options);
@@ -141,7 +151,16 @@ Cost InProcessMeasurer::measure_partition(const Graph& partition, const Backend&
       kernel = std::move(preferred);
     }
     Kernel& timed = **kernel;
-    TimingResult timing = time_function([&] { timed.run(inputs, outputs); }, options_.timing);
+    std::function<void()> as_in_a_plan;
+    if (evict_bytes > 0) {
+      as_in_a_plan = [&] {
+        evictor_.evict(evict_bytes);
+        touch(inputs, options_.threads);
+        touch(outputs, options_.threads);
+      };
+    }
+    TimingResult timing =
+        time_function([&] { timed.run(inputs, outputs); }, options_.timing, as_in_a_plan);
     return Cost::measured(timing.median_seconds, timing.p90_seconds,
                           static_cast<std::size_t>(timing.samples));
   } catch (const std::exception& e) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "collage/backends/backend.h"
+#include "collage/cost/cache_state.h"
 #include "collage/cost/cost.h"
 #include "collage/cost/worker_process.h"
 #include "collage/ir/graph.h"
@@ -35,6 +36,10 @@ struct MeasureOptions {
   double atol = 1e-5;
   // A worker that takes longer than this for one candidate is killed.
   double timeout_seconds = 60;
+  // Time each call in the caches a plan leaves: after streaming what the
+  // rest of the model touches through them (cost/cache_state.h). Off, a
+  // candidate is timed back to back, with its weights in cache.
+  bool plan_caches = true;
 
   // A tighter protocol than the end-to-end one: there are many candidates.
   static TimingOptions default_candidate_timing();
@@ -45,7 +50,9 @@ struct MeasureOptions {
 // protocol and tolerances of `options`, and the threading environment the
 // OpenMP and pthreadpool runtimes read (GOMP_SPINCOUNT, OMP_WAIT_POLICY,
 // OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY). A change of any of them
-// makes earlier measurements incomparable, so they are not reused.
+// makes earlier measurements incomparable, so they are not reused. With
+// plan_caches, each candidate's key also carries its eviction_bytes()
+// (candidate_context()).
 std::string measurement_context(const std::string& machine, const MeasureOptions& options);
 
 // The options a candidate is timed with: every 4-D edge that the layout
@@ -57,12 +64,24 @@ std::string measurement_context(const std::string& machine, const MeasureOptions
 // the learned per-partition overheads absorb (in_context_estimator.h).
 CompileOptions preferred_edges(const Graph& partition, const Backend& backend, int threads);
 
+// What a measurement of the candidate of `nodes` in `model` depends on
+// beyond measurement_context(): with plan_caches, how much is evicted
+// before each call ("" without).
+std::string candidate_context(const Graph& model, const std::vector<NodeId>& nodes,
+                              const MeasureOptions& options);
+
 class Measurer {
  public:
   virtual ~Measurer() = default;
   // The cost of running `nodes` of `model` as one partition on `backend`.
   virtual Cost measure(const Graph& model, const std::vector<NodeId>& nodes,
                        const Backend& backend) = 0;
+  // What measure() of these nodes depends on beyond the partition, the
+  // backend and measurement_context(), for cache keys (candidate_context()).
+  virtual std::string context_of(const Graph& /*model*/,
+                                 const std::vector<NodeId>& /*nodes*/) const {
+    return "";
+  }
 };
 
 class InProcessMeasurer : public Measurer {
@@ -71,12 +90,18 @@ class InProcessMeasurer : public Measurer {
   InProcessMeasurer(const Backend& reference, MeasureOptions options);
   Cost measure(const Graph& model, const std::vector<NodeId>& nodes,
                const Backend& backend) override;
-  // The same for a partition already extracted as a standalone Graph.
-  Cost measure_partition(const Graph& partition, const Backend& backend);
+  std::string context_of(const Graph& model, const std::vector<NodeId>& nodes) const override {
+    return candidate_context(model, nodes, options_);
+  }
+  // The same for a partition already extracted as a standalone Graph,
+  // timed after evicting `evict_bytes` before each call (none: back to back).
+  Cost measure_partition(const Graph& partition, const Backend& backend,
+                         std::size_t evict_bytes = 0);
 
  private:
   const Backend& reference_;
   MeasureOptions options_;
+  CacheEvictor evictor_;
 };
 
 class WorkerMeasurer : public Measurer {
@@ -86,6 +111,9 @@ class WorkerMeasurer : public Measurer {
   WorkerMeasurer(std::vector<std::string> worker_command, MeasureOptions options);
   Cost measure(const Graph& model, const std::vector<NodeId>& nodes,
                const Backend& backend) override;
+  std::string context_of(const Graph& model, const std::vector<NodeId>& nodes) const override {
+    return candidate_context(model, nodes, options_);
+  }
   int worker_starts() const { return worker_.starts(); }
 
  private:

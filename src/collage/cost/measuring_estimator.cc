@@ -35,9 +35,13 @@ MeasuringEstimator::MeasuringEstimator(Measurer& measurer, MeasurementCache* cac
                                        std::string machine)
     : measurer_(measurer), cache_(cache), machine_(std::move(machine)) {}
 
-std::string MeasuringEstimator::key_of(const Graph& partition, const Backend& backend) const {
+std::string MeasuringEstimator::key_of(const DataflowGraph& dfg,
+                                       const CandidatePartition& candidate,
+                                       const Graph& partition) const {
+  const Backend& backend = *candidate.spec->backend;
+  std::string context = measurer_.context_of(dfg.graph(), candidate.sub_graph.node_ids(dfg));
   return cache_key(structural_hash_hex(partition), backend.name(), backend_version_key(backend),
-                   machine_);
+                   context.empty() ? machine_ : machine_ + "|" + context);
 }
 
 void MeasuringEstimator::prepare(const DataflowGraph& dfg,
@@ -49,7 +53,7 @@ void MeasuringEstimator::prepare(const DataflowGraph& dfg,
     const Backend* backend = candidate.spec->backend;
     if (backend == nullptr || compiles_ahead(*backend) == nullptr) continue;
     Graph partition = candidate.sub_graph.extract(dfg);
-    const std::string key = key_of(partition, *backend);
+    const std::string key = key_of(dfg, candidate, partition);
     if (memo_.count(key) != 0 || !seen.insert(key).second) continue;
     if (cache_ != nullptr) {
       if (auto cached = cache_->find(key); cached && !cached->transient) continue;
@@ -78,7 +82,7 @@ Cost MeasuringEstimator::estimate(const DataflowGraph& dfg, const CandidateParti
   const Backend* backend = candidate.spec->backend;
   assert(backend != nullptr && "MeasuringEstimator: the candidate's spec has no backend");
   Graph partition = candidate.sub_graph.extract(dfg);
-  const std::string key = key_of(partition, *backend);
+  const std::string key = key_of(dfg, candidate, partition);
 
   if (auto it = memo_.find(key); it != memo_.end()) {
     ++counters_.memo_hits;

@@ -55,8 +55,9 @@ class MeasuringEstimator : public CostEstimator {
   const EstimatorCounters& counters() const { return counters_; }
 
  private:
-  // The cache key of `partition` measured on `backend` here.
-  std::string key_of(const Graph& partition, const Backend& backend) const;
+  // The cache key of `candidate` (extracted as `partition`) measured here.
+  std::string key_of(const DataflowGraph& dfg, const CandidatePartition& candidate,
+                     const Graph& partition) const;
 
   Measurer& measurer_;
   MeasurementCache* cache_;

@@ -39,17 +39,19 @@ TimingResult summarize(std::vector<double> samples) {
   return result;
 }
 
-TimingResult time_function(const std::function<void()>& run, const TimingOptions& options) {
+TimingResult time_function(const std::function<void()>& run, const TimingOptions& options,
+                           const std::function<void()>& before_each) {
   // Warm-up, which also tells how long one call takes.
   auto warmup_start = Clock::now();
   int warmups = 0;
   while (warmups < options.warmup_runs || seconds_since(warmup_start) < options.warmup_seconds) {
+    if (before_each) before_each();
     run();
     ++warmups;
   }
   double per_call = seconds_since(warmup_start) / warmups;
   int batch = 1;
-  if (per_call > 0 && per_call < options.min_sample_seconds) {
+  if (!before_each && per_call > 0 && per_call < options.min_sample_seconds) {
     batch = static_cast<int>(std::ceil(options.min_sample_seconds / per_call));
   }
 
@@ -57,6 +59,7 @@ TimingResult time_function(const std::function<void()>& run, const TimingOptions
   std::vector<double> medians;
   auto sampling_start = Clock::now();
   while (static_cast<int>(samples.size()) < options.max_samples) {
+    if (before_each) before_each();
     auto start = Clock::now();
     for (int i = 0; i < batch; ++i) run();
     samples.push_back(seconds_since(start) / batch);

@@ -40,8 +40,13 @@ struct TimingResult {
   std::vector<double> sample_seconds;
 };
 
-// Times `run` under the protocol.
-TimingResult time_function(const std::function<void()>& run, const TimingOptions& options = {});
+// Times `run` under the protocol. With `before_each`, it is called, untimed,
+// before every call of `run` (warm-ups included), and calls are never
+// batched: each sample is one call in the state `before_each` leaves (the
+// caches a plan leaves, cost/cache_state.h). Its time counts against the
+// budget, which bounds how long timing takes.
+TimingResult time_function(const std::function<void()>& run, const TimingOptions& options = {},
+                           const std::function<void()>& before_each = {});
 
 // Summary statistics of samples (seconds); p in [0, 1], nearest-rank on the sorted samples.
 double percentile(std::vector<double> samples, double p);

@@ -1,0 +1,130 @@
+// Whether timing candidates in the caches a plan leaves makes their sum
+// hold in context (cost/cache_state.h).
+//
+// For a saved plan, this profiles the plan in context (its partitions'
+// medians as the executor calls them), then times every partition alone
+// two ways, alternating, in each round: back to back (its weights stay in
+// cache) and after streaming what the rest of the model touches through
+// the caches (eviction_bytes(), as `collage tune` now measures). A row per
+// partition: its constant bytes, the eviction, the in-context median and
+// both isolated medians (median over rounds); then the sums. The isolated
+// times use the layouts each backend computes in (preferred_edges), as the
+// search's measurements do.
+//
+//   bench_plan_caches [--threads N] [--rounds R] [--input-shape NAME=D,...] MODEL.onnx PLAN.json
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collage/backends/registry.h"
+#include "collage/cost/cache_state.h"
+#include "collage/cost/measurer.h"
+#include "collage/ir/error.h"
+#include "collage/onnx/importer.h"
+#include "collage/plan/plan_json.h"
+#include "collage/plan/plan_profile.h"
+#include "collage/runtime/random_inputs.h"
+#include "collage/runtime/timing.h"
+#include "collage/session/model_loading.h"
+
+namespace collage {
+namespace {
+
+std::size_t constant_bytes(const Graph& partition) {
+  std::size_t bytes = 0;
+  for (const Value& value : partition.values()) {
+    if (value.is_constant()) bytes += value.type.byte_size();
+  }
+  return bytes;
+}
+
+double megabytes(std::size_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+
+int run(int argc, char** argv) {
+  int threads = 2;
+  int rounds = 3;
+  std::map<std::string, Shape> shapes;
+  std::vector<std::string> files;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--threads" && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+    } else if (arg == "--rounds" && i + 1 < argc) {
+      rounds = std::atoi(argv[++i]);
+    } else if (arg == "--input-shape" && i + 1 < argc) {
+      shapes.insert(parse_input_shape(argv[++i]));
+    } else {
+      files.push_back(arg);
+    }
+  }
+  if (files.size() != 2) {
+    std::cerr << "usage: bench_plan_caches [--threads N] [--rounds R] "
+                 "[--input-shape NAME=D,...] MODEL.onnx PLAN.json\n";
+    return 2;
+  }
+  const Plan plan = load_plan(files[1]);
+  const Graph model = load_model(files[0], shapes, graph_opt_level(plan.graph_opt));
+  const BackendRegistry& registry = BackendRegistry::global();
+
+  const PlanProfile profile =
+      profile_in_context(model, plan, registry, threads, random_inputs(model), 10 * rounds, 3);
+  MeasureOptions options;
+  options.threads = threads;
+  InProcessMeasurer measurer(registry.native(), options);
+
+  fmt::print("{}: {} partitions, {} threads, {} rounds; end to end {:.3f} ms in context\n\n",
+             files[0], plan.partitions.size(), threads, rounds, profile.run_median_ms);
+  fmt::print(
+      "| # | backend | ops | constants MiB | evicted MiB | in context ms | back to back ms "
+      "| evicted ms |\n|---|---|---|---|---|---|---|---|\n");
+  double sum_context = 0;
+  double sum_hot = 0;
+  double sum_cold = 0;
+  for (std::size_t p = 0; p < plan.partitions.size(); ++p) {
+    const PlanPartition& partition = plan.partitions[p];
+    std::vector<NodeId> nodes;
+    for (const std::string& name : partition.nodes) {
+      std::optional<NodeId> id = model.find_node(name);
+      if (!id) throw Error("the plan names a node the model lacks: " + name);
+      nodes.push_back(*id);
+    }
+    const Graph graph = extract_subgraph(model, nodes);
+    const Backend& backend = registry.get(partition.backend);
+    const std::size_t evict = eviction_bytes(model, nodes);
+    std::vector<double> hot;
+    std::vector<double> cold;
+    for (int r = 0; r < rounds; ++r) {
+      hot.push_back(measurer.measure_partition(graph, backend, 0).seconds() * 1e3);
+      cold.push_back(measurer.measure_partition(graph, backend, evict).seconds() * 1e3);
+    }
+    const double context = profile.partitions[p].in_context_ms;
+    sum_context += context;
+    sum_hot += percentile(hot, 0.5);
+    sum_cold += percentile(cold, 0.5);
+    fmt::print("| {} | {} | {} | {:.2f} | {:.0f} | {:.3f} | {:.3f} | {:.3f} |\n", p,
+               partition.backend, profile.partitions[p].ops, megabytes(constant_bytes(graph)),
+               megabytes(evict), context, percentile(hot, 0.5), percentile(cold, 0.5));
+  }
+  fmt::print(
+      "\nsums: in context {:.3f} ms, back to back {:.3f} ms ({:+.1f}%), evicted {:.3f} ms "
+      "({:+.1f}%)\n",
+      sum_context, sum_hot, (sum_hot / sum_context - 1) * 100, sum_cold,
+      (sum_cold / sum_context - 1) * 100);
+  return 0;
+}
+
+}  // namespace
+}  // namespace collage
+
+int main(int argc, char** argv) {
+  try {
+    return collage::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "bench_plan_caches: " << e.what() << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,66 @@
+// CacheState: the caches a partition finds when it runs in a plan.
+//
+// Timed alone, back to back, a partition finds its weights where its own
+// last run left them, in L2 or L3. In a plan the rest of the model runs
+// between two of its runs: every other partition's weights and activations
+// pass through the caches, and a partition of a large model reads its
+// weights from memory. ResNet-50's last convolutions (4 to 9 MiB of
+// weights each) ran 1.3x to 1.4x their isolated time in context while its
+// first ones (under 1 MiB) ran at theirs (docs/partitioning.md, "Costs in
+// context", point 7).
+//
+// So a candidate is timed in the state a plan leaves: before every timed
+// call, a buffer as large as what the rest of the model touches in a run is
+// streamed through the caches (CacheEvictor), then the candidate's inputs
+// and outputs are read again (touch), as their producer would just have
+// written them.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "collage/ir/graph.h"
+#include "collage/ir/tensor.h"
+
+namespace collage {
+
+// The bytes the rest of `model` reads or writes in one run, outside the
+// partition of `nodes`: the graph inputs, every constant that an operator
+// outside reads, every value that an operator outside computes.
+std::size_t bytes_touched_outside(const Graph& model, const std::vector<NodeId>& nodes);
+
+// How much a candidate of `model` made of `nodes` is timed after evicting:
+// bytes_touched_outside() rounded up to a power of two (so that the cache
+// keys of measurements in models of similar size agree), none below
+// kMinEvictionBytes (the rest of the model fits beside the partition in L2),
+// at most kMaxEvictionBytes (more than any last-level cache a partition
+// shares with the rest of the model, and a bound on the time eviction adds).
+inline constexpr std::size_t kMinEvictionBytes = std::size_t{256} << 10;
+inline constexpr std::size_t kMaxEvictionBytes = std::size_t{128} << 20;
+std::size_t eviction_bytes(const Graph& model, const std::vector<NodeId>& nodes);
+
+// Streams a buffer through the caches, on the OpenMP threads the kernels
+// use (so that the pool stays awake, as in a plan). One evictor serves
+// every candidate of a measurer: its buffer is allocated (and its pages
+// faulted in) once, at the largest size asked for.
+class CacheEvictor {
+ public:
+  explicit CacheEvictor(int threads) : threads_(threads) {}
+  // Reads one float per cache line of the first `bytes` of the buffer.
+  void evict(std::size_t bytes);
+  // The buffer's size: the most evicted so far.
+  std::size_t bytes() const { return buffer_.size() * sizeof(float); }
+
+ private:
+  std::vector<float> buffer_;
+  int threads_;
+  // Where the sum read goes, so that the reads are not optimized away.
+  volatile float sink_ = 0;
+};
+
+// Reads every cache line of `tensors` on `threads` OpenMP threads, each a
+// contiguous share, as a partition finds the inputs its producer has just
+// written and the outputs the executor's arena has just handed back.
+void touch(const std::vector<Tensor>& tensors, int threads);
+
+}  // namespace collage

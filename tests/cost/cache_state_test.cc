@@ -1,0 +1,72 @@
+#include "collage/cost/cache_state.h"
+
+#include <gtest/gtest.h>
+
+#include "collage/cost/measurer.h"
+
+namespace collage {
+namespace {
+
+// x[1,C] -> MatMul(w1[C,C]) -> a -> Relu -> b -> MatMul(w2[C,C]) -> y: two
+// weights of C*C floats, three activations of C floats, one input.
+Graph two_layers(std::int64_t c) {
+  Graph g;
+  g.opset = 13;
+  const TensorType row{DType::kFloat32, {1, c}};
+  ValueId x = g.add_input("x", row);
+  ValueId w1 = g.add_constant("w1", Tensor::allocate(TensorType{DType::kFloat32, {c, c}}));
+  ValueId w2 = g.add_constant("w2", Tensor::allocate(TensorType{DType::kFloat32, {c, c}}));
+  ValueId a = g.add_value("a", row);
+  ValueId b = g.add_value("b", row);
+  ValueId y = g.add_value("y", row);
+  g.add_node("MatMul", {x, w1}, {a}, {}, "mm1");
+  g.add_node("Relu", {a}, {b}, {}, "relu");
+  g.add_node("MatMul", {b, w2}, {y}, {}, "mm2");
+  g.add_output(y);
+  return g;
+}
+
+TEST(CacheStateTest, TheRestOfTheModelTouchesItsInputsItsWeightsAndWhatItComputes) {
+  const Graph g = two_layers(64);
+  const std::size_t row = 64 * 4;
+  const std::size_t weight = 64 * 64 * 4;
+  // Outside the last MatMul: x, w1, a (mm1's output) and b (relu's output).
+  EXPECT_EQ(bytes_touched_outside(g, {2}), row + weight + row + row);
+  // Outside the first: the Relu's and the second MatMul's weight and outputs; x
+  // is read by the partition alone.
+  EXPECT_EQ(bytes_touched_outside(g, {0}), weight + row + row);
+  EXPECT_EQ(bytes_touched_outside(g, {0, 1, 2}), 0u);
+}
+
+TEST(CacheStateTest, EvictionIsNoneForASmallModelAPowerOfTwoAboveAndCapped) {
+  // 64x64 weights: 16 KiB each, the rest of the model fits in L2.
+  EXPECT_EQ(eviction_bytes(two_layers(64), {2}), 0u);
+  // 512x512 weights: 1 MiB and a little more, rounded up to 2 MiB.
+  EXPECT_EQ(eviction_bytes(two_layers(512), {2}), std::size_t{2} << 20);
+  // 8192x8192 weights: 256 MiB, more than the cap.
+  EXPECT_EQ(eviction_bytes(two_layers(8192), {2}), kMaxEvictionBytes);
+}
+
+TEST(CacheStateTest, CandidatesOfModelsOfDifferentSizeAreKeyedApartOnlyWhenCachesAreAsInAPlan) {
+  MeasureOptions plan_caches;
+  EXPECT_NE(candidate_context(two_layers(64), {2}, plan_caches),
+            candidate_context(two_layers(512), {2}, plan_caches));
+  MeasureOptions back_to_back;
+  back_to_back.plan_caches = false;
+  EXPECT_EQ(candidate_context(two_layers(512), {2}, back_to_back), "");
+  EXPECT_NE(measurement_context("m", plan_caches), measurement_context("m", back_to_back));
+}
+
+TEST(CacheStateTest, AnEvictorKeepsItsBufferAtTheLargestSizeAskedFor) {
+  CacheEvictor evictor(2);
+  evictor.evict(std::size_t{1} << 20);
+  EXPECT_EQ(evictor.bytes(), std::size_t{1} << 20);
+  evictor.evict(std::size_t{1} << 19);
+  EXPECT_EQ(evictor.bytes(), std::size_t{1} << 20);
+  evictor.evict(std::size_t{2} << 20);
+  EXPECT_EQ(evictor.bytes(), std::size_t{2} << 20);
+  touch({Tensor::allocate(TensorType{DType::kFloat32, {1000}})}, 2);
+}
+
+}  // namespace
+}  // namespace collage
