@@ -1,12 +1,12 @@
 // InContextEstimator: a candidate's cost as a plan will pay it.
 //
-// A candidate is measured alone, back to back: its weights stay in cache,
-// its thread pool stays awake and nothing runs between its runs. In a plan
-// the same kernel follows another backend's kernel, and every partition
-// adds the executor's hand-off, the wake-up of a pool another library left
-// idle and caches that another kernel filled: a cost per partition that
-// the isolated measurement cannot see, and that makes a plan of many tiny
-// partitions look free (docs/partitioning.md, "Costs in context").
+// A candidate is measured alone, in the caches a plan leaves
+// (cache_state.h), but its thread pool stays awake and no other library
+// runs between its runs. In a plan the same kernel follows another
+// backend's kernel, and every partition adds the executor's hand-off and
+// the wake-up of a pool another library left idle: a cost per partition
+// that the isolated measurement cannot see, and that makes a plan of many
+// tiny partitions look free (docs/partitioning.md, "Costs in context").
 //
 // This estimator adds that cost, per backend, to every valid candidate, so
 // the search weighs a boundary against what it saves. The per-partition

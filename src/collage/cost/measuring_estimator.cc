@@ -103,15 +103,31 @@ Cost MeasuringEstimator::estimate(const DataflowGraph& dfg, const CandidateParti
   Cost cost = measurer_.measure(dfg.graph(), candidate.sub_graph.node_ids(dfg), *backend);
   ++counters_.measured;
   if (!cost.is_valid()) ++counters_.invalid;
-  memo_.emplace(key, cost);
-  if (cache_ != nullptr) {
-    CachedMeasurement entry = cache_entry_from_cost(cost);
-    entry.backend = backend->name();
-    entry.backend_version = backend_version_key(*backend);
-    entry.machine = machine_;
-    cache_->store(key, entry);
-  }
+  remember(key, *backend, cost);
   return cost;
+}
+
+Cost MeasuringEstimator::remeasure(const DataflowGraph& dfg, const CandidatePartition& candidate) {
+  const Cost before = estimate(dfg, candidate);
+  if (!before.is_valid()) return before;
+  const Backend& backend = *candidate.spec->backend;
+  const std::string key = key_of(dfg, candidate, candidate.sub_graph.extract(dfg));
+  Cost again = measurer_.measure(dfg.graph(), candidate.sub_graph.node_ids(dfg), backend);
+  ++counters_.remeasured;
+  if (!again.is_valid() || again.seconds() >= before.seconds()) return before;
+  remember(key, backend, again);
+  return again;
+}
+
+void MeasuringEstimator::remember(const std::string& key, const Backend& backend,
+                                  const Cost& cost) {
+  memo_.insert_or_assign(key, cost);
+  if (cache_ == nullptr) return;
+  CachedMeasurement entry = cache_entry_from_cost(cost);
+  entry.backend = backend.name();
+  entry.backend_version = backend_version_key(backend);
+  entry.machine = machine_;
+  cache_->store(key, entry);
 }
 
 }  // namespace collage

@@ -32,6 +32,8 @@ struct EstimatorCounters {
   int memo_hits = 0;
   // Invalid results (measured or cached).
   int invalid = 0;
+  // Measured again because a profile contradicted them (remeasure()).
+  int remeasured = 0;
 };
 
 class MeasuringEstimator : public CostEstimator {
@@ -52,12 +54,23 @@ class MeasuringEstimator : public CostEstimator {
     prepare_report_ = std::move(report);
   }
 
+  // Measures `candidate` again and keeps the faster of the two
+  // measurements, in this run's memo and in the cache; returns it. For a
+  // candidate whose measurement a profile of a plan contradicts: a
+  // measurement taken while the machine was slow (a noisy neighbour, a
+  // slow spell) stays in the cache for good, and steers every later search
+  // away from the candidate. Interference only adds time, so the faster of
+  // two measurements is the better one.
+  Cost remeasure(const DataflowGraph& dfg, const CandidatePartition& candidate);
+
   const EstimatorCounters& counters() const { return counters_; }
 
  private:
   // The cache key of `candidate` (extracted as `partition`) measured here.
   std::string key_of(const DataflowGraph& dfg, const CandidatePartition& candidate,
                      const Graph& partition) const;
+  // Puts `cost` into the memo and the cache under `key`.
+  void remember(const std::string& key, const Backend& backend, const Cost& cost);
 
   Measurer& measurer_;
   MeasurementCache* cache_;

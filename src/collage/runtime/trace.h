@@ -1,7 +1,7 @@
 // Trace: timed spans of a plan's run, for the in-context profile.
 //
-// The measured cost of a candidate is its kernel timed alone, back to back;
-// in a plan the same kernel runs between other backends' kernels, and the
+// The measured cost of a candidate is its kernel timed alone; in a plan
+// the same kernel runs between other backends' kernels, and the
 // time between and around partitions (layout conversions at the edges,
 // copies into staging buffers, allocations, waking a thread pool) is where
 // a plan loses to the sum of its parts. A TraceRecorder collects one span

@@ -111,6 +111,35 @@ Plan with_estimates_in_context(Plan plan, const PartitionOverheads& charged,
   return plan;
 }
 
+// A measurement a profile contradicts: more than this many times the
+// partition's in-context median, and kMinContradiction above it. Timed in
+// the caches a plan leaves, a candidate alone ran within 6% of its median
+// in context (docs/partitioning.md, "Costs in context", point 7); beyond
+// a quarter more, the measurement was taken while the machine was slow.
+constexpr double kContradictionRatio = 1.25;
+constexpr double kMinContradictionMs = 0.005;
+
+// Measures again each partition of `chosen` (the cover `profile` ran, in
+// the same order) whose isolated measurement its in-context median
+// contradicts, keeping the faster measurement; returns how many.
+int remeasure_contradicted(const DataflowGraph& dfg, const std::vector<ChosenPartition>& chosen,
+                           const PlanProfile& profile, MeasuringEstimator& estimator) {
+  int remeasured = 0;
+  for (const PartitionProfile& row : profile.partitions) {
+    const auto index = static_cast<std::size_t>(row.index);
+    if (index >= chosen.size()) continue;
+    const CandidatePartition& candidate = chosen[index].candidate;
+    if (candidate.spec->backend == nullptr) continue;
+    const Cost alone = estimator.estimate(dfg, candidate);
+    if (!alone.is_valid()) continue;
+    const double alone_ms = alone.seconds() * 1e3;
+    if (alone_ms <= kContradictionRatio * row.in_context_ms + kMinContradictionMs) continue;
+    estimator.remeasure(dfg, candidate);
+    ++remeasured;
+  }
+  return remeasured;
+}
+
 // The covers the baselines run, made of the same specs' candidates and
 // estimated alone: `single:<backend>` for each backend of `specs` but the
 // native one (the first), and with two or more such backends the greedy
@@ -202,6 +231,8 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
 
   std::map<std::string, Tensor> inputs = random_inputs(graph);
   std::optional<Plan> best;
+  // The cover `best` was made of (costs aside).
+  std::optional<std::vector<ChosenPartition>> best_partitions;
   PartitionOverheads best_overheads;
   // The best round's search result: where local moves start.
   CollageResult best_result;
@@ -283,6 +314,7 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
       }
       refine_start = std::chrono::steady_clock::now();
       best = plan;
+      best_partitions = result.search.partitions;
       best_overheads = overheads;
       best_result = result;
       break;
@@ -309,8 +341,18 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     }
     if (!best || *plan.measured_ms < *best->measured_ms) {
       best = plan;
+      best_partitions = result.search.partitions;
       best_overheads = overheads;
       best_result = result;
+    }
+    const int remeasured =
+        remeasure_contradicted(dfg, result.search.partitions, profile, estimator);
+    if (remeasured > 0 && options.progress) {
+      options.progress(TuneProgress{
+          .stage = TuneProgress::Stage::kRefine,
+          .message = fmt::format("in context, round {}: {} partitions ran more than {:g}x faster "
+                                 "than measured alone; measured again",
+                                 round + 1, remeasured, kContradictionRatio)});
     }
     // The first profile replaces what other models taught; later ones of
     // this model are damped against the previous round.
@@ -344,6 +386,7 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
           },
           inputs, move_options);
       if (refined.kept > 0 || refined.start != starts.front().name) {
+        best_partitions = refined.partitions;
         best = plan_of(with_boundary_charges(dfg, refined.partitions, boundaries_or_null),
                        best_result);
         best->measured_ms = refined.measured_ms;
@@ -366,6 +409,17 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   if (cache) {
     best_overheads.store(*cache, machine, model_hash);
     learned.store(*cache, machine, model_hash + "|learned");
+  }
+  if (estimator.counters().remeasured > 0 && best_partitions) {
+    // Its estimates were made before some measurements were taken again.
+    InContextEstimator in_context(estimator, best_overheads);
+    Plan again =
+        plan_of(with_boundary_charges(dfg, with_costs_alone(dfg, *best_partitions, in_context),
+                                      boundaries_or_null),
+                best_result);
+    again.measured_ms = best->measured_ms;
+    again.search = best->search;
+    best = std::move(again);
   }
   best->search.seconds = search_seconds;
   return with_estimates_in_context(*best, best_overheads, learned);
