@@ -54,8 +54,6 @@ class CacheEvictor {
  private:
   std::vector<float> buffer_;
   int threads_;
-  // Where the sum read goes, so that the reads are not optimized away.
-  volatile float sink_ = 0;
 };
 
 // Reads every cache line of `tensors` on `threads` OpenMP threads, each a

@@ -112,7 +112,7 @@ Plan with_estimates_in_context(Plan plan, const PartitionOverheads& charged,
 }
 
 // A measurement a profile contradicts: more than this many times the
-// partition's in-context median, and kMinContradiction above it. Timed in
+// partition's in-context median, and kMinContradictionMs above it. Timed in
 // the caches a plan leaves, a candidate alone ran within 6% of its median
 // in context (docs/partitioning.md, "Costs in context", point 7); beyond
 // a quarter more, the measurement was taken while the machine was slow.
@@ -232,7 +232,7 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   std::map<std::string, Tensor> inputs = random_inputs(graph);
   std::optional<Plan> best;
   // The cover `best` was made of (costs aside).
-  std::optional<std::vector<ChosenPartition>> best_partitions;
+  std::vector<ChosenPartition> best_partitions;
   PartitionOverheads best_overheads;
   // The best round's search result: where local moves start.
   CollageResult best_result;
@@ -410,11 +410,11 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     best_overheads.store(*cache, machine, model_hash);
     learned.store(*cache, machine, model_hash + "|learned");
   }
-  if (estimator.counters().remeasured > 0 && best_partitions) {
+  if (estimator.counters().remeasured > 0) {
     // Its estimates were made before some measurements were taken again.
     InContextEstimator in_context(estimator, best_overheads);
     Plan again =
-        plan_of(with_boundary_charges(dfg, with_costs_alone(dfg, *best_partitions, in_context),
+        plan_of(with_boundary_charges(dfg, with_costs_alone(dfg, best_partitions, in_context),
                                       boundaries_or_null),
                 best_result);
     again.measured_ms = best->measured_ms;
