@@ -70,8 +70,8 @@ def gmean(values):
 
 print(f"# Collage vs. baselines, {threads} threads\n")
 print(f"Machine: {cpu_model()}, {os.cpu_count()} cores. Threads: {threads}. "
-      f"{rounds} rounds x {repeat} interleaved runs per strategy (each timed run follows an "
-      f"untimed run of the same plan, so plans run back to back); latency = median over rounds of "
+      f"{rounds} rounds x {repeat} interleaved runs per strategy (each timed run follows 20 ms of "
+      f"untimed runs of the same plan, so plans run back to back); latency = median over rounds of "
       f"each round's median (ms); the collage column is the searched plan before any fallback, "
       f"with the min-max of round medians (where it is a baseline's plan, `compare` ran that plan "
       f"once and both rows share its timing); its estimate is the search's, and the additive error "

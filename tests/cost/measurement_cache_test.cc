@@ -37,7 +37,7 @@ TEST(MeasurementCacheTest, StoredMeasurementIsFoundAgain) {
   auto found = cache->find("k1");
   ASSERT_TRUE(found.has_value());
   EXPECT_TRUE(found->valid);
-  EXPECT_DOUBLE_EQ(found->median_seconds, 0.002);
+  EXPECT_DOUBLE_EQ(found->seconds, 0.002);
   EXPECT_DOUBLE_EQ(found->p90_seconds, 0.003);
   EXPECT_EQ(found->count, 12);
   EXPECT_FALSE(cache->find("other").has_value());
@@ -61,7 +61,7 @@ TEST(MeasurementCacheTest, MeasurementsSurviveReopeningTheFile) {
   }
   auto cache = MeasurementCache::open(path);
   EXPECT_EQ(cache->size(), 2);
-  EXPECT_DOUBLE_EQ(cache->find("b")->median_seconds, 2.0);
+  EXPECT_DOUBLE_EQ(cache->find("b")->seconds, 2.0);
 }
 
 // Two processes opening a new cache at once used to both add the newer
@@ -97,7 +97,7 @@ TEST(MeasurementCacheTest, StoreReplacesAnEarlierMeasurement) {
   cache->store("k", valid_measurement(1.0));
   cache->store("k", valid_measurement(3.0));
   EXPECT_EQ(cache->size(), 1);
-  EXPECT_DOUBLE_EQ(cache->find("k")->median_seconds, 3.0);
+  EXPECT_DOUBLE_EQ(cache->find("k")->seconds, 3.0);
 }
 
 TEST(MeasurementCacheTest, OpeningAFileThatIsNotADatabaseIsAnError) {
@@ -169,8 +169,9 @@ TEST(MeasurementCacheTest, PruneDeletesRowsOfOtherVersionsAndMachines) {
   EXPECT_FALSE(cache->find("old code").has_value());
 }
 
-// A cache file written before the transient and provenance columns existed
-// opens, and its rows read as deterministic results.
+// A cache file written before the transient and provenance columns existed,
+// and while costs were medians, opens: its rows read as deterministic
+// results, their cost from the renamed column.
 TEST(MeasurementCacheTest, ACacheFromBeforeTheNewColumnsIsUpgraded) {
   std::string path = temp_cache_path("old.sqlite");
   {
@@ -181,7 +182,7 @@ TEST(MeasurementCacheTest, ACacheFromBeforeTheNewColumnsIsUpgraded) {
                  "median_seconds REAL NOT NULL, p90_seconds REAL NOT NULL, count INTEGER NOT "
                  "NULL, reason TEXT NOT NULL, measured_at TEXT NOT NULL DEFAULT "
                  "(datetime('now'))); INSERT INTO measurements VALUES ('k', 0, 0, 0, 0, 'bad', "
-                 "'now');",
+                 "'now'); INSERT INTO measurements VALUES ('m', 1, 0.5, 0.6, 7, '', 'now');",
                  nullptr, nullptr, nullptr);
     sqlite3_close(db);
   }
@@ -190,6 +191,10 @@ TEST(MeasurementCacheTest, ACacheFromBeforeTheNewColumnsIsUpgraded) {
   ASSERT_TRUE(found.has_value());
   EXPECT_FALSE(found->transient);
   EXPECT_EQ(found->reason, "bad");
+  auto measured = cache->find("m");
+  ASSERT_TRUE(measured.has_value());
+  EXPECT_DOUBLE_EQ(measured->seconds, 0.5);
+  EXPECT_EQ(measured->count, 7);
 }
 
 // Sets environment variables for one test and restores them after.

@@ -31,6 +31,25 @@ TEST(InterleavedTimingTest, EachTimedCallFollowsAnUntimedCallOfTheSameVariant) {
   EXPECT_EQ(calls, (std::vector<int>{0, 0, 1, 1, 0, 0, 1, 1}));
 }
 
+TEST(InterleavedTimingTest, SettlingLastsAtLeastSettleSecondsBeforeEachTimedCall) {
+  // Calls of at least 1 ms, settled for 5 ms: each of the three rounds
+  // takes at least 5 ms of untimed calls and one timed call (one settling
+  // call alone would make the whole 6 ms).
+  int calls = 0;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<TimingResult> results = time_interleaved(
+      {[&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        ++calls;
+      }},
+      3, 0, 1, 0.005);
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(results[0].samples, 3);
+  EXPECT_GE(elapsed, 3 * (0.005 + 0.001));
+  EXPECT_GE(calls, 3 * 2);
+}
+
 TEST(InterleavedTimingTest, ASlowerVariantHasTheLargerMedian) {
   std::vector<std::function<void()>> variants = {
       [] { std::this_thread::sleep_for(std::chrono::microseconds(200)); },

@@ -22,6 +22,25 @@ TEST(TimingTest, SummarizeReportsMedianSpreadAndCount) {
   EXPECT_EQ(r.samples, 5);
   EXPECT_LE(r.p10_seconds, r.median_seconds);
   EXPECT_GE(r.p90_seconds, r.median_seconds);
+  // The slowest of five is dropped: (1 + 2 + 3 + 4) / 4.
+  EXPECT_DOUBLE_EQ(r.trimmed_mean_seconds, 2.5);
+}
+
+TEST(TimingTest, TrimmedMeanDropsTheSlowestTenthAndKeepsASkewThatAMedianHides) {
+  // Fewer than five samples: the plain mean.
+  EXPECT_DOUBLE_EQ(trimmed_mean({1, 2, 6}), 3);
+  EXPECT_DOUBLE_EQ(trimmed_mean({}), 0);
+  // One preempted sample of seven does not move it.
+  EXPECT_DOUBLE_EQ(trimmed_mean({1, 1, 1, 1, 1, 1, 1000}), 1);
+  // Twenty samples: the slowest two go. A right-skewed time (half the runs
+  // at 10, the rest slower) has its median at the fast mode; the trimmed
+  // mean keeps the skew.
+  std::vector<double> skewed(10, 10.0);
+  for (int i = 0; i < 8; ++i) skewed.push_back(12.0 + i);
+  skewed.push_back(500.0);
+  skewed.push_back(900.0);
+  EXPECT_DOUBLE_EQ(trimmed_mean(skewed), (10 * 10.0 + 8 * 15.5) / 18);
+  EXPECT_GT(trimmed_mean(skewed), percentile(skewed, 0.5));
 }
 
 TEST(TimingTest, MeasuresASleepCloseToItsLength) {

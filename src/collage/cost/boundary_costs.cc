@@ -39,18 +39,19 @@ double ConversionCosts::seconds(const TensorType& type, EdgeLayout layout) {
   }
   const auto memo_key = std::make_pair(type.to_string(), layout);
   if (auto it = known_.find(memo_key); it != known_.end()) return it->second;
-  const std::string key = fmt::format("layout conversion|{}|{}|t{}|{}", edge_layout_name(layout),
+  const std::string key = fmt::format("layout conversion|{}|{}|t{}|trimmed-mean|{}",
+                                      edge_layout_name(layout),
                                       type.to_string(), threads_, machine_);
   double result = 0.0;
   std::optional<CachedMeasurement> cached = cache_ ? cache_->find(key) : std::nullopt;
   if (cached && cached->valid) {
-    result = cached->median_seconds;
+    result = cached->seconds;
   } else {
     result = measure(type, layout);
     if (cache_) {
       CachedMeasurement entry;
       entry.valid = true;
-      entry.median_seconds = result;
+      entry.seconds = result;
       entry.p90_seconds = result;
       entry.count = 1;
       cache_->store(key, entry);
@@ -71,7 +72,7 @@ double ConversionCosts::measure(const TensorType& type, EdgeLayout layout) {
         convert(src.data(), dst.data(), type.shape, layout, threads_);
       },
       MeasureOptions::default_candidate_timing());
-  return timing.median_seconds;
+  return timing.trimmed_mean_seconds;
 }
 
 const Backend* LayoutBoundaryCosts::find(const std::string& name) const {

@@ -37,18 +37,17 @@ Cost Cost::value(double seconds) {
   return Cost(seconds);
 }
 
-Cost Cost::measured(double median_seconds, double p90_seconds, std::size_t samples) {
+Cost Cost::measured(double seconds, double p90_seconds, std::size_t samples) {
   assert(samples > 0 && "Cost::measured: a measurement has at least one sample");
-  assert(is_duration(median_seconds) && is_duration(p90_seconds) &&
+  assert(is_duration(seconds) && is_duration(p90_seconds) &&
          "Cost::measured: seconds must be finite and >= 0 (never NaN)");
-  if (!is_duration(median_seconds) || !is_duration(p90_seconds)) {
-    return invalid(
-        fmt::format("not a duration: median {} s, p90 {} s", median_seconds, p90_seconds));
+  if (!is_duration(seconds) || !is_duration(p90_seconds)) {
+    return invalid(fmt::format("not a duration: {} s, p90 {} s", seconds, p90_seconds));
   }
-  Cost cost(median_seconds);
-  // A percentile computed by another method than the median (interpolated,
-  // from fewer samples) can land just below it; the spread is never negative.
-  cost.p90_seconds_ = std::max(p90_seconds, median_seconds);
+  Cost cost(seconds);
+  // A percentile computed by another method (interpolated, from fewer
+  // samples) can land just below the cost; the spread is never negative.
+  cost.p90_seconds_ = std::max(p90_seconds, seconds);
   cost.samples_ = samples;
   return cost;
 }

@@ -5,8 +5,9 @@
 // invalid cost (the backend could not compile or run the candidate, or got
 // the wrong answer) behaves as +infinity, absorbs anything added to it, and
 // keeps the reason so a report can say why a backend was not used. A
-// measured cost also keeps the spread of the measurement (90th percentile
-// and sample count), which the plan reports beside the median.
+// measured cost is the trimmed mean of its samples (runtime/timing.h: what
+// a part adds to a plan's median) and keeps the spread of the measurement
+// (90th percentile and sample count), which the plan reports beside it.
 #pragma once
 
 #include <compare>
@@ -29,13 +30,14 @@ class Cost {
   static Cost transient_invalid(std::string reason);
   // An estimate of `seconds` without measurement statistics.
   static Cost value(double seconds);
-  // A measurement: the median of `samples` runs and their 90th percentile.
-  static Cost measured(double median_seconds, double p90_seconds, std::size_t samples);
+  // A measurement: `seconds` (the trimmed mean of `samples` runs) and their
+  // 90th percentile.
+  static Cost measured(double seconds, double p90_seconds, std::size_t samples);
 
   bool is_valid() const { return valid_; }
   // An invalid cost from transient_invalid().
   bool is_transient() const { return transient_; }
-  // The duration (the median when measured); +infinity when invalid.
+  // The duration (the trimmed mean when measured); +infinity when invalid.
   double seconds() const;
   // The 90th percentile when measured, else seconds().
   double p90_seconds() const;
@@ -45,7 +47,7 @@ class Cost {
   // Why the cost is invalid; empty for a valid cost.
   const std::string& reason() const { return reason_; }
 
-  // Costs of parts run one after the other add: medians add, 90th
+  // Costs of parts run one after the other add: the costs add, 90th
   // percentiles add (an upper bound on the sum's), and the result is no
   // longer a single measurement. Invalid + anything is invalid, with the
   // first reason.

@@ -8,8 +8,8 @@ namespace {
 // The version of the rule that learns the overheads (plan_profile.h,
 // overheads_from_profile): overheads learned by another rule are not reused.
 constexpr const char* kLearningRule =
-    "median excess over the machine's scale taken after same-backend partitions, first "
-    "profile drops other models' charges";
+    "median excess of trimmed means over the machine's scale taken after same-backend "
+    "partitions, first profile drops other models' charges";
 
 std::string overhead_key(const std::string& backend, const std::string& machine,
                          const std::string& model) {
@@ -26,7 +26,7 @@ PartitionOverheads PartitionOverheads::load(const MeasurementCache& cache,
   PartitionOverheads overheads;
   for (const std::string& backend : backends) {
     std::optional<CachedMeasurement> found = cache.find(overhead_key(backend, machine, model));
-    if (found && found->valid) overheads.seconds[backend] = found->median_seconds;
+    if (found && found->valid) overheads.seconds[backend] = found->seconds;
   }
   return overheads;
 }
@@ -36,7 +36,7 @@ void PartitionOverheads::store(MeasurementCache& cache, const std::string& machi
   for (const auto& [backend, value] : seconds) {
     CachedMeasurement entry;
     entry.valid = true;
-    entry.median_seconds = value;
+    entry.seconds = value;
     entry.p90_seconds = value;
     entry.count = 1;
     cache.store(overhead_key(backend, machine, model), entry);

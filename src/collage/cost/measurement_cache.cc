@@ -22,7 +22,7 @@ constexpr const char* kSchema =
     "CREATE TABLE IF NOT EXISTS measurements ("
     "  key TEXT PRIMARY KEY,"
     "  valid INTEGER NOT NULL,"
-    "  median_seconds REAL NOT NULL,"
+    "  seconds REAL NOT NULL,"
     "  p90_seconds REAL NOT NULL,"
     "  count INTEGER NOT NULL,"
     "  reason TEXT NOT NULL,"
@@ -92,6 +92,11 @@ void create_schema(sqlite3* db, const std::string& path) {
   exec_when_unlocked(db, "BEGIN IMMEDIATE", path);
   try {
     exec(db, kSchema, path);
+    // Costs were medians until they became trimmed means; those rows are
+    // keyed by the old protocol, so the column is only renamed.
+    if (has_column(db, "median_seconds")) {
+      exec(db, "ALTER TABLE measurements RENAME COLUMN median_seconds TO seconds", path);
+    }
     for (const auto& [column, definition] : kAddedColumns) {
       if (has_column(db, column)) continue;
       std::string sql =
@@ -146,13 +151,13 @@ std::unique_ptr<MeasurementCache> MeasurementCache::in_memory() {
 
 std::optional<CachedMeasurement> MeasurementCache::find(const std::string& key) const {
   Statement stmt(db_,
-                 "SELECT valid, median_seconds, p90_seconds, count, reason, transient, backend, "
+                 "SELECT valid, seconds, p90_seconds, count, reason, transient, backend, "
                  "backend_version, machine FROM measurements WHERE key = ?1");
   sqlite3_bind_text(stmt.get(), 1, key.c_str(), -1, SQLITE_TRANSIENT);
   if (sqlite3_step(stmt.get()) != SQLITE_ROW) return std::nullopt;
   CachedMeasurement m;
   m.valid = sqlite3_column_int(stmt.get(), 0) != 0;
-  m.median_seconds = sqlite3_column_double(stmt.get(), 1);
+  m.seconds = sqlite3_column_double(stmt.get(), 1);
   m.p90_seconds = sqlite3_column_double(stmt.get(), 2);
   m.count = sqlite3_column_int(stmt.get(), 3);
   const unsigned char* reason = sqlite3_column_text(stmt.get(), 4);
@@ -171,12 +176,12 @@ std::optional<CachedMeasurement> MeasurementCache::find(const std::string& key) 
 void MeasurementCache::store(const std::string& key, const CachedMeasurement& m) {
   Statement stmt(db_,
                  "INSERT OR REPLACE INTO measurements "
-                 "(key, valid, median_seconds, p90_seconds, count, reason, transient, backend, "
+                 "(key, valid, seconds, p90_seconds, count, reason, transient, backend, "
                  "backend_version, machine) "
                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
   sqlite3_bind_text(stmt.get(), 1, key.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_int(stmt.get(), 2, m.valid ? 1 : 0);
-  sqlite3_bind_double(stmt.get(), 3, m.median_seconds);
+  sqlite3_bind_double(stmt.get(), 3, m.seconds);
   sqlite3_bind_double(stmt.get(), 4, m.p90_seconds);
   sqlite3_bind_int(stmt.get(), 5, m.count);
   sqlite3_bind_text(stmt.get(), 6, m.reason.c_str(), -1, SQLITE_TRANSIENT);

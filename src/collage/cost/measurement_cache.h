@@ -24,7 +24,9 @@ struct CachedMeasurement {
   // time-out); `reason` says why. Failures are cached too: retrying a
   // crashing backend on every run would waste the time budget.
   bool valid = false;
-  double median_seconds = 0;
+  // The cost: for a measurement, the trimmed mean of its samples
+  // (runtime/timing.h); for a learned overhead or a conversion, its time.
+  double seconds = 0;
   double p90_seconds = 0;
   int count = 0;
   std::string reason;

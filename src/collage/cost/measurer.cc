@@ -32,7 +32,7 @@ std::string measurement_context(const std::string& machine, const MeasureOptions
   const TimingOptions& t = options.timing;
   std::string context = fmt::format(
       "{}|protocol warmup={},{:g}s samples={}..{} budget={:g}s stable={:g} min_sample={:g}s "
-      "rtol={:g} atol={:g} edges=preferred{}",
+      "rtol={:g} atol={:g} edges=preferred cost=trimmed-mean{}",
       machine, t.warmup_runs, t.warmup_seconds, t.min_samples, t.max_samples, t.budget_seconds,
       t.stable_fraction, t.min_sample_seconds, options.rtol, options.atol,
       options.plan_caches ? " caches=plan" : "");
@@ -161,7 +161,7 @@ Cost InProcessMeasurer::measure_partition(const Graph& partition, const Backend&
     }
     TimingResult timing =
         time_function([&] { timed.run(inputs, outputs); }, options_.timing, as_in_a_plan);
-    return Cost::measured(timing.median_seconds, timing.p90_seconds,
+    return Cost::measured(timing.trimmed_mean_seconds, timing.p90_seconds,
                           static_cast<std::size_t>(timing.samples));
   } catch (const std::exception& e) {
     return Cost::invalid(backend.name() + ": " + e.what());
@@ -201,7 +201,7 @@ MeasureRequest decode_measure_request(const std::string& line) {
 std::string encode_measure_reply(const Cost& cost) {
   if (!cost.is_valid()) return json{{"valid", false}, {"reason", cost.reason()}}.dump();
   return json{{"valid", true},
-              {"median_seconds", cost.seconds()},
+              {"seconds", cost.seconds()},
               {"p90_seconds", cost.p90_seconds()},
               {"samples", cost.samples()}}
       .dump();
@@ -213,7 +213,7 @@ Cost decode_measure_reply(const std::string& line) {
     if (!document.at("valid").get<bool>()) {
       return Cost::invalid(document.value("reason", std::string("invalid")));
     }
-    return Cost::measured(document.at("median_seconds").get<double>(),
+    return Cost::measured(document.at("seconds").get<double>(),
                           document.at("p90_seconds").get<double>(),
                           document.at("samples").get<std::size_t>());
   } catch (const json::exception& e) {

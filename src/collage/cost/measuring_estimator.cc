@@ -14,8 +14,8 @@ namespace collage {
 
 Cost cost_from_cache(const CachedMeasurement& m) {
   if (!m.valid) return Cost::invalid(m.reason);
-  if (m.count <= 0) return Cost::value(m.median_seconds);
-  return Cost::measured(m.median_seconds, m.p90_seconds, static_cast<std::size_t>(m.count));
+  if (m.count <= 0) return Cost::value(m.seconds);
+  return Cost::measured(m.seconds, m.p90_seconds, static_cast<std::size_t>(m.count));
 }
 
 CachedMeasurement cache_entry_from_cost(const Cost& cost) {

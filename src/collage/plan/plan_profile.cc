@@ -8,6 +8,7 @@
 #include "collage/ir/error.h"
 #include "collage/plan/plan_compiler.h"
 #include "collage/plan/plan_report.h"
+#include "collage/runtime/timing.h"
 
 namespace collage {
 namespace {
@@ -125,7 +126,7 @@ PlanProfile profile_plan(const Plan& plan, const std::vector<TraceSpan>& spans, 
     row.previous_backend = p == 0 ? "" : plan.partitions[p - 1].backend;
     row.ops = fmt::format("{}", fmt::join(partition.ops, "+"));
     row.estimated_ms = partition.estimated_ms;
-    row.in_context_ms = median(kernel[p]);
+    row.in_context_ms = trimmed_mean(kernel[p]);
     row.layout_ms = median(layout[p]);
     row.copy_ms = median(copy[p]);
     profile.partitions_ms += row.in_context_ms;

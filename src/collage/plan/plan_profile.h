@@ -3,7 +3,7 @@
 //
 // The search adds the costs of candidates timed alone. A profile takes the
 // spans of real runs of the plan (runtime/trace.h) and puts, per partition,
-// its in-context median beside its estimate, and totals the work done at
+// its in-context time beside its estimate, and totals the work done at
 // the boundaries (layout conversions, staging copies, allocations, the
 // executor between kernels). Gaps are also grouped by the backend that ran
 // just before, so the cost of switching from one backend to another (a
@@ -31,7 +31,8 @@ struct PartitionProfile {
   std::string previous_backend;
   std::string ops;
   std::optional<double> estimated_ms;
-  // Median over runs of the partition's kernel, as the executor called it.
+  // The partition's kernel as the executor called it: the trimmed mean over
+  // runs (runtime/timing.h), the statistic its estimate is made of.
   double in_context_ms = 0;
   // Median per run of the layout conversions and copies inside the kernel.
   double layout_ms = 0;
@@ -55,7 +56,7 @@ struct PlanProfile {
   int runs = 0;
   double run_median_ms = 0;
   std::optional<double> estimated_ms;
-  // Sum over partitions of their in-context medians.
+  // Sum over partitions of their in-context times.
   double partitions_ms = 0;
   std::vector<PartitionProfile> partitions;
   std::vector<BoundaryTotal> boundaries;
@@ -69,7 +70,7 @@ PlanProfile profile_plan(const Plan& plan, const std::vector<TraceSpan>& spans, 
 // line per partition.
 std::string profile_to_text(const PlanProfile& profile, int top = 10);
 
-// Puts each partition's in-context median into `plan` as its measured_ms.
+// Puts each partition's in-context time into `plan` as its measured_ms.
 void annotate_plan(Plan& plan, const PlanProfile& profile);
 
 // Compiles `plan`, runs it `warmup` + `runs` times on `inputs` with tracing,

@@ -7,10 +7,15 @@
 //
 // A plan serves its requests back to back; the first run after another
 // plan finds caches, packed weights and thread pools as that plan left
-// them. So in each round a variant runs `settle` untimed calls before its
-// timed one, and the timing is that of a plan running back to back, as
-// the in-context profile and the estimates see it. Without settling, a
-// 0.40 ms oneDNN plan of a small model timed 0.81 ms in rounds.
+// them. So in each round a variant runs untimed calls before its timed one
+// (at least `settle` of them, for at least `settle_seconds`), and the
+// timing is that of a plan running back to back, as the in-context profile
+// and the estimates see it. Without settling, a 0.40 ms oneDNN plan of a
+// small model timed 0.81 ms in rounds. One settling call is not always
+// enough: the machine takes milliseconds to come back to a plan's steady
+// state, so DCGAN's 1.2 ms plan timed 1.34 ms after one call and 1.15 to
+// 1.19 ms after ten, as it runs back to back (docs/partitioning.md, "Costs
+// in context", point 9).
 #pragma once
 
 #include <functional>
@@ -21,9 +26,11 @@
 namespace collage {
 
 // Times each function `rounds` times, one timed call of each per round
-// after `settle` untimed ones, after `warmup` untimed calls of each.
-// Returns one TimingResult per function.
+// after untimed ones (at least `settle`, and more until `settle_seconds`
+// have passed), after `warmup` untimed calls of each. Returns one
+// TimingResult per function.
 std::vector<TimingResult> time_interleaved(const std::vector<std::function<void()>>& variants,
-                                           int rounds, int warmup, int settle = 1);
+                                           int rounds, int warmup, int settle = 1,
+                                           double settle_seconds = 0);
 
 }  // namespace collage

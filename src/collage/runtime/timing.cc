@@ -4,6 +4,7 @@
 #include <cassert>
 #include <chrono>
 #include <cmath>
+#include <numeric>
 
 namespace collage {
 namespace {
@@ -26,10 +27,20 @@ double percentile(std::vector<double> samples, double p) {
   return samples[lower] * (1 - fraction) + samples[upper] * fraction;
 }
 
+double trimmed_mean(std::vector<double> samples) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  const std::size_t dropped = samples.size() < 5 ? 0 : (samples.size() + 9) / 10;
+  const std::size_t kept = samples.size() - dropped;
+  return std::accumulate(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(kept), 0.0) /
+         static_cast<double>(kept);
+}
+
 TimingResult summarize(std::vector<double> samples) {
   TimingResult result;
   if (samples.empty()) return result;
   result.median_seconds = percentile(samples, 0.5);
+  result.trimmed_mean_seconds = trimmed_mean(samples);
   result.p10_seconds = percentile(samples, 0.1);
   result.p90_seconds = percentile(samples, 0.9);
   result.min_seconds = *std::min_element(samples.begin(), samples.end());

@@ -30,6 +30,12 @@ struct TimingOptions {
 
 struct TimingResult {
   double median_seconds = 0;
+  // The mean of the samples without the slowest tenth (the slowest one of
+  // 5 to 10 samples; none of fewer). What a part adds to a whole: the
+  // median of a sum of many skewed times is near the sum of their means,
+  // not of their medians, and trimming keeps one preempted sample from
+  // setting the mean (docs/partitioning.md, "Costs in context", point 9).
+  double trimmed_mean_seconds = 0;
   double p10_seconds = 0;
   double p90_seconds = 0;
   double min_seconds = 0;
@@ -50,6 +56,8 @@ TimingResult time_function(const std::function<void()>& run, const TimingOptions
 
 // Summary statistics of samples (seconds); p in [0, 1], nearest-rank on the sorted samples.
 double percentile(std::vector<double> samples, double p);
+// The mean of `samples` without the slowest tenth (TimingResult::trimmed_mean_seconds).
+double trimmed_mean(std::vector<double> samples);
 TimingResult summarize(std::vector<double> samples);
 
 }  // namespace collage

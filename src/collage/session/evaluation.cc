@@ -12,6 +12,14 @@
 #include "collage/runtime/random_inputs.h"
 
 namespace collage {
+namespace {
+
+// How long each plan runs untimed before its timed run in a round, so that
+// it is timed as it runs back to back (runtime/interleaved_timing.h): a
+// small model's plan took about 10 ms to settle after another plan.
+constexpr double kSettleSeconds = 0.02;
+
+}  // namespace
 
 std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<Plan>& plans,
                                           int threads, int rounds, int warmup) {
@@ -60,7 +68,7 @@ std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<
   for (Executor& executor : executors) {
     variants.push_back([&executor, &inputs] { executor.run(inputs); });
   }
-  std::vector<TimingResult> timings = time_interleaved(variants, rounds, warmup);
+  std::vector<TimingResult> timings = time_interleaved(variants, rounds, warmup, 1, kSettleSeconds);
   for (std::size_t i = 0; i < results.size(); ++i) {
     results[i].timing = timings[slot[i]];
     results[i].plan.measured_ms = results[i].timing.median_seconds * 1e3;

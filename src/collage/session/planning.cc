@@ -112,7 +112,7 @@ Plan with_estimates_in_context(Plan plan, const PartitionOverheads& charged,
 }
 
 // A measurement a profile contradicts: more than this many times the
-// partition's in-context median, and kMinContradictionMs above it. Timed in
+// partition's in-context time, and kMinContradictionMs above it. Timed in
 // the caches a plan leaves, a candidate alone ran within 6% of its median
 // in context (docs/partitioning.md, "Costs in context", point 7); beyond
 // a quarter more, the measurement was taken while the machine was slow.
@@ -120,7 +120,7 @@ constexpr double kContradictionRatio = 1.25;
 constexpr double kMinContradictionMs = 0.005;
 
 // Measures again each partition of `chosen` (the cover `profile` ran, in
-// the same order) whose isolated measurement its in-context median
+// the same order) whose isolated measurement its in-context time
 // contradicts, keeping the faster measurement; returns how many.
 int remeasure_contradicted(const DataflowGraph& dfg, const std::vector<ChosenPartition>& chosen,
                            const PlanProfile& profile, MeasuringEstimator& estimator) {

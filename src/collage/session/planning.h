@@ -91,7 +91,7 @@ std::string worker_executable();
 std::vector<const Backend*> resolve_backends(const std::vector<std::string>& names);
 
 // Builds `strategy`'s plan for `graph` (the canonical graph of options.model_path).
-// For the collage strategy the plan's measured_ms is its in-context median.
+// For the collage strategy the plan's measured_ms is its in-context time.
 Plan make_plan(const Graph& graph, const Strategy& strategy, const PlanningOptions& options);
 
 // The --backends value "native,onednn,xnnpack" as names; "all" is every backend of this build.
