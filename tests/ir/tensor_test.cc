@@ -47,6 +47,42 @@ TEST(TensorTest, AllocatedBuffersAreAlignedTo64Bytes) {
   }
 }
 
+TEST(TensorTest, AFreedLargeBufferServesTheNextAllocationOfItsSize) {
+  // 32K floats: 128 KiB, which glibc would map afresh on every allocation.
+  const std::int64_t n = 32 * 1024;
+  void* first = nullptr;
+  {
+    Tensor tensor = Tensor::allocate(f32({n}));
+    first = tensor.raw();
+    tensor.data<float>()[n - 1] = 1.0f;
+  }
+  const std::size_t kept = Tensor::pooled_bytes();
+  EXPECT_GE(kept, static_cast<std::size_t>(n) * 4);
+  Tensor again = Tensor::allocate(f32({n}));
+  EXPECT_EQ(again.raw(), first);
+  EXPECT_EQ(Tensor::pooled_bytes(), kept - static_cast<std::size_t>(n) * 4);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(again.raw()) % 64, 0u);
+  // A buffer in use is not handed out again, and zeros() still clears.
+  Tensor zeros = Tensor::zeros(f32({n}));
+  EXPECT_NE(zeros.raw(), first);
+  EXPECT_EQ(zeros.data<float>()[n - 1], 0.0f);
+}
+
+TEST(TensorTest, FreedBuffersKeptNeverExceedThePoolCapacity) {
+  // Twice the capacity in buffers of distinct sizes, each freed at once.
+  const std::size_t step = std::size_t{8} << 20;
+  for (std::size_t i = 0; i < 2 * kPoolCapacityBytes / step; ++i) {
+    const auto floats = static_cast<std::int64_t>((step + i * 64) / 4);
+    Tensor tensor = Tensor::allocate(f32({floats}));
+    EXPECT_LE(Tensor::pooled_bytes(), kPoolCapacityBytes);
+  }
+  EXPECT_LE(Tensor::pooled_bytes(), kPoolCapacityBytes);
+  // A small buffer is never kept.
+  const std::size_t before = Tensor::pooled_bytes();
+  { Tensor small = Tensor::allocate(f32({16})); }
+  EXPECT_EQ(Tensor::pooled_bytes(), before);
+}
+
 TEST(TensorTest, CopiesShareTheBuffer) {
   Tensor original = Tensor::from_vector<float>({1, 2}, {2});
   Tensor copy = original;

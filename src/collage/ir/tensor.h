@@ -5,7 +5,9 @@
 // (like a shared_ptr); clone() makes a deep copy. A tensor can borrow memory
 // owned by something else (the bytes of a parsed ONNX file, a mapped weights
 // file) so that weights are never copied at import. Buffers this class
-// allocates are 64-byte aligned.
+// allocates are 64-byte aligned; a freed one of kPooledMinBytes or more is
+// kept (up to kPoolCapacityBytes in all, the oldest freed first) for the
+// next allocation of its size, as an engine's arena keeps its buffers.
 #pragma once
 
 #include <cassert>
@@ -16,9 +18,15 @@
 
 namespace collage {
 
+inline constexpr std::size_t kPooledMinBytes = std::size_t{64} << 10;
+inline constexpr std::size_t kPoolCapacityBytes = std::size_t{256} << 20;
+
 class Tensor {
  public:
   Tensor() = default;
+
+  // Bytes of freed buffers kept for reuse.
+  static std::size_t pooled_bytes();
 
   // A new, uninitialized buffer of the type's size.
   static Tensor allocate(TensorType type);
