@@ -3,6 +3,9 @@
 # is installed, ONNX Runtime on the same model and input at the same thread
 # count. Collage's strategies run interleaved inside `compare`; ONNX Runtime
 # runs in rounds alternating with them (collage, ORT, collage, ORT, ...).
+# Every model is tuned first; then each round times every model in turn, so
+# that a slow spell of the machine (a minute or two) falls on one round of a
+# model, not on all of them, and the median over rounds leaves it out.
 # Writes bench/results/<date>.md with the machine, threads and the table.
 # Models: the zoo and the three PaddleOCR models (scripts/fetch_thirdparty.sh),
 # or MODELS="a.onnx b.onnx:1,3,224,224 resnet18 ..." (see bench/models.sh).
@@ -25,16 +28,29 @@ paddle="$cache_dir/thirdparty/paddleocr"
 . "$root/bench/models.sh"
 models="${MODELS:-$default_models}"
 
+# "NAME ONNX INPUT_NAME INPUT_NPY [SHAPE]" per available model.
+available=()
 for model in $models; do
-  name="$(model_name "$model")"
   read -r onnx input_name input_npy shape <<< "$(model_args "$model")"
   [ -n "${onnx:-}" ] || { echo "skip $model: not available (make zoo)"; continue; }
+  available+=("$(model_name "$model") $onnx $input_name $input_npy ${shape:-}")
+done
+
+for entry in "${available[@]}"; do
+  read -r name onnx input_name input_npy shape <<< "$entry"
   extra=()
   [ -n "${shape:-}" ] && extra=(--input-shape "$shape")
   # Tune once (fills the cache) so the timed rounds measure plans, not tuning.
+  echo "== $name tune"
   "$collage" tune "$onnx" "${extra[@]}" --backends all --threads "$threads" -q --no-verify \
     -o "$work/$name.plan.json" > /dev/null
-  for r in $(seq 1 "$rounds"); do
+done
+
+for r in $(seq 1 "$rounds"); do
+  for entry in "${available[@]}"; do
+    read -r name onnx input_name input_npy shape <<< "$entry"
+    extra=()
+    [ -n "${shape:-}" ] && extra=(--input-shape "$shape")
     echo "== $name round $r/$rounds"
     "$collage" compare "$onnx" "${extra[@]}" --backends all --threads "$threads" --repeat "$repeat" \
       -q --json "$work/$name.collage.$r.json" > /dev/null
