@@ -75,6 +75,25 @@ std::optional<std::string> outputs_differ(const std::map<std::string, Tensor>& a
 
 }  // namespace
 
+std::size_t choose_start(const std::vector<double>& ratios, const std::vector<bool>& one_backend,
+                         double margin) {
+  std::size_t chosen = 0;
+  double chosen_ratio = 1 - margin;
+  for (std::size_t k = 1; k < ratios.size(); ++k) {
+    if (ratios[k] < chosen_ratio) {
+      chosen = k;
+      chosen_ratio = ratios[k];
+    }
+  }
+  if (one_backend[chosen]) return chosen;
+  std::optional<std::size_t> simpler;
+  for (std::size_t k = 0; k < ratios.size(); ++k) {
+    if (one_backend[k] && (!simpler || ratios[k] < ratios[*simpler])) simpler = k;
+  }
+  if (simpler && ratios[*simpler] < ratios[chosen] * (1 + margin)) return *simpler;
+  return chosen;
+}
+
 MoveRefinement refine_by_moves(
     const Graph& graph, const DataflowGraph& dfg, const std::vector<MoveStart>& starts,
     const std::vector<EstimatedCandidate>& candidates, CostEstimator& estimator,
@@ -131,15 +150,14 @@ MoveRefinement refine_by_moves(
     std::vector<TimingResult> timings = time_interleaved(runs, rounds, 1);
     // The fastest relative to the first, round by round; another start
     // replaces the first only when faster by the margin, as a move must be.
-    double fastest_ratio = 1 - options.margin;
+    std::vector<double> ratios;
+    std::vector<bool> one_backend;
     for (std::size_t k = 0; k < runnable.size(); ++k) {
       result.start_ms.emplace_back(starts[runnable_start[k]].name, timings[k].median_seconds * 1e3);
-      double ratio = paired_ratio(timings[0], timings[k]);
-      if (ratio < fastest_ratio) {
-        fastest = k;
-        fastest_ratio = ratio;
-      }
+      ratios.push_back(paired_ratio(timings[0], timings[k]));
+      one_backend.push_back(starts[runnable_start[k]].one_backend);
     }
+    fastest = choose_start(ratios, one_backend, options.margin);
   }
   std::vector<ChosenPartition> partitions = starts[runnable_start[fastest]].partitions;
   result.start = starts[runnable_start[fastest]].name;

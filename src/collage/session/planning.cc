@@ -155,7 +155,7 @@ std::vector<MoveStart> baseline_starts(const DataflowGraph& dfg,
         with_costs_alone(dfg, greedy_cover(dfg, priority, specs.front()), estimator);
     bool valid = std::all_of(cover.begin(), cover.end(),
                              [](const ChosenPartition& p) { return p.cost.is_valid(); });
-    if (valid) starts.push_back({std::move(name), std::move(cover)});
+    if (valid) starts.push_back({std::move(name), std::move(cover), priority.size() == 1});
   };
   std::vector<std::string> names;
   for (std::size_t i = 1; i < specs.size(); ++i) {
@@ -253,7 +253,7 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   // The local moves kept for this model, machine and search space ("3":
   // moves that may start from a single-backend cover or the greedy one).
   const std::string moves_key =
-      fmt::format("local moves 3|{}|{}|{}|depth={} exits={} boundaries={}", model_hash, machine,
+      fmt::format("local moves 4|{}|{}|{}|depth={} exits={} boundaries={}", model_hash, machine,
                   fmt::join(backend_names, ","), options.search.max_depth, options.search.max_exits,
                   options.search.boundary_costs);
   // The plan of a cover (boundary charges included) found by `result`'s search.
