@@ -36,13 +36,12 @@ TEST(InterleavedTimingTest, SettlingLastsAtLeastSettleSecondsBeforeEachTimedCall
   // takes at least 5 ms of untimed calls and one timed call (one settling
   // call alone would make the whole 6 ms).
   int calls = 0;
+  auto sleep_a_millisecond = [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ++calls;
+  };
   const auto start = std::chrono::steady_clock::now();
-  std::vector<TimingResult> results = time_interleaved(
-      {[&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        ++calls;
-      }},
-      3, 0, 1, 0.005);
+  std::vector<TimingResult> results = time_interleaved({sleep_a_millisecond}, 3, 0, 1, 0.005);
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(results[0].samples, 3);

@@ -39,9 +39,9 @@ double ConversionCosts::seconds(const TensorType& type, EdgeLayout layout) {
   }
   const auto memo_key = std::make_pair(type.to_string(), layout);
   if (auto it = known_.find(memo_key); it != known_.end()) return it->second;
-  const std::string key = fmt::format("layout conversion|{}|{}|t{}|trimmed-mean|{}",
-                                      edge_layout_name(layout),
-                                      type.to_string(), threads_, machine_);
+  const std::string key =
+      fmt::format("layout conversion|{}|{}|t{}|trimmed-mean|{}", edge_layout_name(layout),
+                  type.to_string(), threads_, machine_);
   double result = 0.0;
   std::optional<CachedMeasurement> cached = cache_ ? cache_->find(key) : std::nullopt;
   if (cached && cached->valid) {

@@ -32,8 +32,8 @@ double trimmed_mean(std::vector<double> samples) {
   std::sort(samples.begin(), samples.end());
   const std::size_t dropped = samples.size() < 5 ? 0 : (samples.size() + 9) / 10;
   const std::size_t kept = samples.size() - dropped;
-  return std::accumulate(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(kept), 0.0) /
-         static_cast<double>(kept);
+  const auto end = samples.begin() + static_cast<std::ptrdiff_t>(kept);
+  return std::accumulate(samples.begin(), end, 0.0) / static_cast<double>(kept);
 }
 
 TimingResult summarize(std::vector<double> samples) {

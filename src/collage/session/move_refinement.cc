@@ -139,7 +139,7 @@ MoveRefinement refine_by_moves(
     double per_run = std::max(first[0].median_seconds, 1e-6);
     rounds = std::clamp(static_cast<int>(std::lround(options.timing_seconds / per_run)), 7, 60);
   }
-  // The starts side by side; the fastest is where the moves begin.
+  // The starts side by side; choose_start() picks where the moves begin.
   std::size_t fastest = 0;
   {
     std::vector<std::function<void()>> runs;
@@ -148,8 +148,7 @@ MoveRefinement refine_by_moves(
       runs.push_back([&plan, &inputs] { plan.run(inputs); });
     }
     std::vector<TimingResult> timings = time_interleaved(runs, rounds, 1);
-    // The fastest relative to the first, round by round; another start
-    // replaces the first only when faster by the margin, as a move must be.
+    // Each start's time relative to the first, round by round.
     std::vector<double> ratios;
     std::vector<bool> one_backend;
     for (std::size_t k = 0; k < runnable.size(); ++k) {

@@ -72,11 +72,6 @@ struct MoveRefinement {
   int kept = 0;
 };
 
-// Refines the fastest of `starts` (covers of `dfg`; the first is the
-// reference whose outputs the others must match, and must compile) of
-// `graph`. `make_plan` turns partitions with their boundaries charged into
-// the plan to compile. A start or move whose plan fails to compile or whose
-// outputs differ is skipped.
 // Which of the starts the moves begin from, given each start's time over
 // the first's (the median over rounds of the paired ratio; the first's is
 // 1) and whether it is a one-backend cover. Another start replaces the
@@ -90,6 +85,12 @@ struct MoveRefinement {
 std::size_t choose_start(const std::vector<double>& ratios, const std::vector<bool>& one_backend,
                          double margin);
 
+// Refines the start that choose_start() picks from `starts` (covers of
+// `dfg`, timed side by side; the first is the reference whose outputs the
+// others must match, and must compile) of
+// `graph`. `make_plan` turns partitions with their boundaries charged into
+// the plan to compile. A start or move whose plan fails to compile or whose
+// outputs differ is skipped.
 MoveRefinement refine_by_moves(
     const Graph& graph, const DataflowGraph& dfg, const std::vector<MoveStart>& starts,
     const std::vector<EstimatedCandidate>& candidates, CostEstimator& estimator,

@@ -250,8 +250,9 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   ConversionCosts conversions(cache.get(), machine, options.threads);
   LayoutBoundaryCosts boundaries(backends, conversions);
   BoundaryCosts* boundaries_or_null = options.search.boundary_costs ? &boundaries : nullptr;
-  // The local moves kept for this model, machine and search space ("3":
-  // moves that may start from a single-backend cover or the greedy one).
+  // The local moves kept for this model, machine and search space ("4":
+  // moves that may start from a single-backend cover or the greedy one, a
+  // tie going to the single-backend cover).
   const std::string moves_key =
       fmt::format("local moves 4|{}|{}|{}|depth={} exits={} boundaries={}", model_hash, machine,
                   fmt::join(backend_names, ","), options.search.max_depth, options.search.max_exits,
