@@ -28,13 +28,18 @@ models = sorted({os.path.basename(p).split(".")[0] for p in glob.glob(os.path.jo
 rows = []
 geo = {"best single": [], "greedy": [], "onnxruntime": []}
 errors = []
+search_errors = []
 for model in models:
     per_strategy = {}
     estimates = []
+    search_estimates = []
     # The strategies whose plan the search's was (compare runs such a plan once).
     same_as = set()
     for path in sorted(glob.glob(os.path.join(work, f"{model}.collage.*.json"))):
-        for s in json.load(open(path))["strategies"]:
+        document = json.load(open(path))
+        if document.get("search_estimated_ms") is not None:
+            search_estimates.append(document["search_estimated_ms"])
+        for s in document["strategies"]:
             per_strategy.setdefault(s["name"], []).append(s["latency_ms_median"])
             if s["name"] == "collage" and s.get("estimated_ms") is not None:
                 estimates.append(s["estimated_ms"])
@@ -52,6 +57,7 @@ for model in models:
         "greedy": med.get(greedy) if greedy else None, "collage": collage,
         "collage_spread": spread["collage"], "ort": statistics.median(ort) if ort else None,
         "estimate": statistics.median(estimates) if estimates else None,
+        "search_estimate": statistics.median(search_estimates) if search_estimates else None,
         "same_as": ", ".join(sorted(same_as)),
     }
     rows.append(row)
@@ -62,6 +68,8 @@ for model in models:
         geo["onnxruntime"].append(row["ort"] / collage)
     if row["estimate"]:
         errors.append(abs(collage - row["estimate"]) / collage)
+    if row["search_estimate"]:
+        search_errors.append(abs(collage - row["search_estimate"]) / collage)
 
 
 def gmean(values):
@@ -74,10 +82,12 @@ print(f"Machine: {cpu_model()}, {os.cpu_count()} cores. Threads: {threads}. "
       f"untimed runs of the same plan, so plans run back to back); latency = median over rounds of "
       f"each round's median (ms); the collage column is the searched plan before any fallback, "
       f"with the min-max of round medians (where it is a baseline's plan, `compare` ran that plan "
-      f"once and both rows share its timing); its estimate is the search's, and the additive error "
-      f"is (measured - estimate) / measured.\n")
-print("| model | native | best single backend | greedy | collage | collage estimate | additive error | ONNX Runtime | collage vs best single | collage vs greedy | ORT / collage |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+      f"once and both rows share its timing); its estimate sums its partitions as the search "
+      f"measures them, timed again just before each round's runs, and the additive error is "
+      f"(measured - estimate) / measured; the search's estimate is the same sum from the "
+      f"measurements the search used (the measurement cache's, made when the model was tuned).\n")
+print("| model | native | best single backend | greedy | collage | collage estimate | additive error | search's estimate (error) | ONNX Runtime | collage vs best single | collage vs greedy | ORT / collage |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
     g = f"{r['greedy']:.2f}" if r["greedy"] else "-"
     o = f"{r['ort']:.2f}" if r["ort"] else "-"
@@ -87,8 +97,11 @@ for r in rows:
     same = f", {r['same_as']}'s plan" if r["same_as"] else ""
     est = f"{r['estimate']:.2f}" if r["estimate"] else "-"
     err = f"{(r['collage'] - r['estimate']) / r['collage'] * 100:+.0f}%" if r["estimate"] else "-"
+    searched = r["search_estimate"]
+    search = (f"{searched:.2f} ({(r['collage'] - searched) / r['collage'] * 100:+.0f}%)"
+              if searched else "-")
     print(f"| {r['model']} | {r['native']:.2f} | {r['best'][1]:.2f} ({r['best'][0]}) | {g} | "
-          f"{r['collage']:.2f} ({lo:.2f}-{hi:.2f}){same} | {est} | {err} | {o} | "
+          f"{r['collage']:.2f} ({lo:.2f}-{hi:.2f}){same} | {est} | {err} | {search} | {o} | "
           f"{r['best'][1] / r['collage']:.2f}x | {vs_g} | {vs_o} |")
 print()
 for k, v in geo.items():
@@ -98,3 +111,7 @@ if geo["onnxruntime"]:
 if errors:
     print(f"- additive error |measured - estimate| / measured: median {statistics.median(errors) * 100:.0f}%, "
           f"max {max(errors) * 100:.0f}%; within 10% on {sum(e <= 0.10 for e in errors)} of {len(errors)} models")
+if search_errors:
+    print(f"- the search's estimate: median {statistics.median(search_errors) * 100:.0f}%, "
+          f"max {max(search_errors) * 100:.0f}%; within 10% on {sum(e <= 0.10 for e in search_errors)} "
+          f"of {len(search_errors)} models")

@@ -285,6 +285,18 @@ TEST_F(CliTest, ShowWithAProfilePutsTheInContextTimeBesideTheEstimate) {
   EXPECT_NE(shown.out.find("ctx ms"), std::string::npos) << shown.out;
 }
 
+TEST_F(CliTest, CompareEstimatesFromPartitionsTimedAgainAndShowsTheSearchsEstimate) {
+  Outcome outcome =
+      run_collage({"compare", write_relu_model(), "--backends", "onednn", "--threads", "1",
+                   "--cache", "none", "--repeat", "2", "-q", "--json", path("compare.json")});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("timed just before the runs"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("the search's estimate"), std::string::npos) << outcome.out;
+  std::ifstream json(path("compare.json"));
+  std::string text((std::istreambuf_iterator<char>(json)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(std::regex_search(text, std::regex("\"search_estimated_ms\": [0-9]"))) << text;
+}
+
 TEST_F(CliTest, ShowWithAFileThatIsNotATraceIsOneLineAndExitCodeTwo) {
   std::string model = write_relu_model();
   Outcome tuned = run_collage({"tune", model, "--backends", "native", "--threads", "1", "--cache",

@@ -87,6 +87,30 @@ TEST_F(MeasurementReuseTest, ASecondRunFromTheCacheChoosesTheSamePartitions) {
   EXPECT_EQ(second.partitions, first.partitions);
 }
 
+TEST_F(MeasurementReuseTest, MeasuringNowTimesAgainAndKeepsNothing) {
+  Graph model = testing::dense_block_model();
+  tune(model);
+  const int stored = cache_size();
+  InProcessMeasurer measurer(BackendRegistry::global().get("native"), options_);
+  std::unique_ptr<MeasurementCache> cache = MeasurementCache::open(cache_path_);
+  MeasuringEstimator estimator(measurer, cache.get(), MachineFingerprint::current(1).to_string());
+  DataflowGraph dfg(model);
+  CollageResult result = collage_partition(dfg, make_backend_specs(backends_), estimator);
+  ASSERT_FALSE(result.search.partitions.empty());
+  const CandidatePartition& candidate = result.search.partitions.front().candidate;
+  ASSERT_NE(candidate.spec->backend, nullptr);
+  const EstimatorCounters before = estimator.counters();
+  const Cost cached = estimator.estimate(dfg, candidate);
+  const Cost now = estimator.measure_now(dfg, candidate);
+  ASSERT_TRUE(now.is_valid()) << now.reason();
+  EXPECT_GT(now.seconds(), 0);
+  // Neither the memo nor the cache takes the new time: the search's
+  // estimate stays as it was.
+  EXPECT_EQ(estimator.estimate(dfg, candidate).seconds(), cached.seconds());
+  EXPECT_EQ(estimator.counters().measured, before.measured);
+  EXPECT_EQ(cache->size(), stored);
+}
+
 TEST_F(MeasurementReuseTest, AnotherModelWithTheSameBlockReusesItsMeasurements) {
   TuneOutcome block = tune(testing::dense_block_model());
   TuneOutcome larger = tune(testing::dense_block_then_scale_model());

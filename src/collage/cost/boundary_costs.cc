@@ -48,14 +48,7 @@ double ConversionCosts::seconds(const TensorType& type, EdgeLayout layout) {
     result = cached->seconds;
   } else {
     result = measure(type, layout);
-    if (cache_) {
-      CachedMeasurement entry;
-      entry.valid = true;
-      entry.seconds = result;
-      entry.p90_seconds = result;
-      entry.count = 1;
-      cache_->store(key, entry);
-    }
+    if (cache_) cache_->store(key, CachedMeasurement::of_value(result));
   }
   known_.emplace(memo_key, result);
   return result;

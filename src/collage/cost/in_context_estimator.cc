@@ -34,12 +34,7 @@ PartitionOverheads PartitionOverheads::load(const MeasurementCache& cache,
 void PartitionOverheads::store(MeasurementCache& cache, const std::string& machine,
                                const std::string& model) const {
   for (const auto& [backend, value] : seconds) {
-    CachedMeasurement entry;
-    entry.valid = true;
-    entry.seconds = value;
-    entry.p90_seconds = value;
-    entry.count = 1;
-    cache.store(overhead_key(backend, machine, model), entry);
+    cache.store(overhead_key(backend, machine, model), CachedMeasurement::of_value(value));
   }
 }
 

@@ -39,6 +39,17 @@ struct CachedMeasurement {
   std::string backend;
   std::string backend_version;
   std::string machine;
+
+  // A cost that is one number (a learned overhead, a conversion's time):
+  // valid, `seconds` as its time and its 90th percentile, one sample.
+  static CachedMeasurement of_value(double seconds) {
+    CachedMeasurement entry;
+    entry.valid = true;
+    entry.seconds = seconds;
+    entry.p90_seconds = seconds;
+    entry.count = 1;
+    return entry;
+  }
 };
 
 // What a cache holds, for `collage cache stats`.

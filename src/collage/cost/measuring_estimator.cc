@@ -119,6 +119,12 @@ Cost MeasuringEstimator::remeasure(const DataflowGraph& dfg, const CandidatePart
   return again;
 }
 
+Cost MeasuringEstimator::measure_now(const DataflowGraph& dfg,
+                                     const CandidatePartition& candidate) {
+  return measurer_.measure(dfg.graph(), candidate.sub_graph.node_ids(dfg),
+                           *candidate.spec->backend);
+}
+
 void MeasuringEstimator::remember(const std::string& key, const Backend& backend,
                                   const Cost& cost) {
   memo_.insert_or_assign(key, cost);

@@ -62,6 +62,10 @@ class MeasuringEstimator : public CostEstimator {
   // away from the candidate. Interference only adds time, so the faster of
   // two measurements is the better one.
   Cost remeasure(const DataflowGraph& dfg, const CandidatePartition& candidate);
+  // Measures `candidate` now, the way estimate() measured it, and returns
+  // that without keeping it: what the candidate costs at the machine's
+  // present speed, for an estimate compared with a run that follows.
+  Cost measure_now(const DataflowGraph& dfg, const CandidatePartition& candidate);
 
   const EstimatorCounters& counters() const { return counters_; }
 

@@ -61,6 +61,10 @@ struct PlanSearchStats {
   // Search routes left unexpanded by the cap on routes per covered set
   // (docs/partitioning.md, "Search").
   int routes_dropped = 0;
+  // The plan's estimate from the measurements the search used, when its
+  // partitions were timed again afterwards (SearchSettings::retime_estimate)
+  // and Plan::estimated_ms sums the new times.
+  std::optional<double> search_estimated_ms;
 };
 
 struct Plan {

@@ -111,6 +111,40 @@ Plan with_estimates_in_context(Plan plan, const PartitionOverheads& charged,
   return plan;
 }
 
+// `plan`, made of `cover` (in its order), with each partition's isolated
+// time measured again now in place of the one the search used
+// (SearchSettings::retime_estimate); the searched estimate is kept in
+// plan.search.search_estimated_ms. Charges on top of the isolated times
+// (overheads, conversions at boundaries) stay as they were. A plan whose
+// partitions do not all have an estimate is returned as it is.
+Plan with_parts_timed_now(const Plan& plan, const DataflowGraph& dfg,
+                          const std::vector<ChosenPartition>& cover,
+                          MeasuringEstimator& estimator) {
+  if (!plan.estimated_ms || cover.size() != plan.partitions.size()) return plan;
+  Plan timed = plan;
+  double total = 0;
+  for (std::size_t i = 0; i < cover.size(); ++i) {
+    PlanPartition& partition = timed.partitions[i];
+    const CandidatePartition& candidate = cover[i].candidate;
+    const std::vector<NodeId> nodes = candidate.sub_graph.node_ids(dfg);
+    if (!partition.estimated_ms || nodes.empty() || partition.nodes.empty() ||
+        partition.nodes.front() != dfg.graph().node(nodes.front()).name) {
+      return plan;
+    }
+    if (candidate.spec->backend != nullptr) {
+      const Cost searched = estimator.estimate(dfg, candidate);
+      const Cost now = estimator.measure_now(dfg, candidate);
+      if (searched.is_valid() && now.is_valid()) {
+        *partition.estimated_ms += (now.seconds() - searched.seconds()) * 1e3;
+      }
+    }
+    total += *partition.estimated_ms;
+  }
+  timed.estimated_ms = total;
+  timed.search.search_estimated_ms = plan.estimated_ms;
+  return timed;
+}
+
 // A measurement a profile contradicts: more than this many times the
 // partition's in-context time, and kMinContradictionMs above it. Timed in
 // the caches a plan leaves, a candidate alone ran within 6% of its median
@@ -273,6 +307,20 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     plan.search.seconds = search_seconds;
     return plan;
   };
+  // The plan returned: its estimates with the overheads learned last, and
+  // its partitions timed again when asked (made of `cover`).
+  auto finish = [&](const Plan& plan, const std::vector<ChosenPartition>& cover,
+                    const PartitionOverheads& charged) {
+    Plan done = with_estimates_in_context(plan, charged, learned);
+    if (!options.search.retime_estimate) return done;
+    if (options.progress) {
+      options.progress(TuneProgress{
+          .stage = TuneProgress::Stage::kRefine,
+          .message =
+              fmt::format("timing the plan's {} partitions again for its estimate", cover.size())});
+    }
+    return with_parts_timed_now(done, dfg, cover, estimator);
+  };
   for (int round = 0;; ++round) {
     InContextEstimator in_context(estimator, overheads);
     auto report = [&](std::size_t done, std::size_t total, bool finished) {
@@ -303,15 +351,16 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
       if (cache && options.search.local_moves) {
         if (std::optional<CachedMeasurement> stored = cache->find(moves_key)) {
           if (auto cover = cover_from_text(dfg, specs, stored->reason, in_context)) {
-            plan = plan_of(with_boundary_charges(dfg, *cover, boundaries_or_null), result);
-            return with_estimates_in_context(plan, overheads, learned);
+            std::vector<ChosenPartition> charged =
+                with_boundary_charges(dfg, *cover, boundaries_or_null);
+            return finish(plan_of(charged, result), charged, overheads);
           }
         }
       }
       // A model tuned before without these moves (or by an older version of
       // them) gets them now, from the plan its stored overheads give.
       if (!known_model || !options.search.local_moves) {
-        return with_estimates_in_context(plan, overheads, learned);
+        return finish(plan, result.search.partitions, overheads);
       }
       refine_start = std::chrono::steady_clock::now();
       best = plan;
@@ -423,7 +472,7 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     best = std::move(again);
   }
   best->search.seconds = search_seconds;
-  return with_estimates_in_context(*best, best_overheads, learned);
+  return finish(*best, best_partitions, best_overheads);
 }
 
 // The native strategy: the whole model as one native partition, so the

@@ -49,6 +49,14 @@ struct SearchSettings {
   // After the rounds, improve the plan by local moves measured end to end
   // (session/move_refinement.h), within the budget.
   bool local_moves = true;
+  // Time the chosen plan's partitions again once it is found, and give the
+  // plan the estimate those times make (the cached ones it was searched
+  // with stay in PlanSearchStats::search_estimated_ms). The machine's speed
+  // drifts by a third and more over minutes (docs/partitioning.md, "Costs
+  // in context", point 6), and a cached measurement may be days old: so
+  // that an estimate compared with an end-to-end run right after it sums
+  // parts timed at the same speed. `compare` does; `tune` does not.
+  bool retime_estimate = false;
 };
 
 // Throws Error naming the flag (--refine-rounds, --budget, --max-depth,

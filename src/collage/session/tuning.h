@@ -51,7 +51,10 @@ struct CompareOutcome {
   KeptPlan decision;
 };
 
-// `repeat` interleaved rounds, one run of each strategy per round.
+// `repeat` interleaved rounds, one run of each strategy per round. The
+// collage plan's estimate sums its partitions timed again just before the
+// rounds (SearchSettings::retime_estimate); the search's own is in its
+// PlanSearchStats::search_estimated_ms.
 CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& options, int repeat);
 
 }  // namespace collage
