@@ -9,7 +9,8 @@ namespace {
 // overheads_from_profile): overheads learned by another rule are not reused.
 constexpr const char* kLearningRule =
     "median excess of trimmed means over the machine's scale taken after same-backend "
-    "partitions, first profile drops other models' charges";
+    "partitions, large partitions only with a known scale, first profile drops other models' "
+    "charges";
 
 std::string overhead_key(const std::string& backend, const std::string& machine,
                          const std::string& model) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "collage/ir/error.h"
 #include "collage/plan/plan_compiler.h"
@@ -30,10 +31,10 @@ double median(std::vector<double> values) {
 // own backend (or start the plan), only those count: they ran as their
 // candidates were measured, beside their own library, while a partition
 // after another backend's may be slower for a reason of the switch, which
-// is an overhead to learn, not the machine's speed. 1 when fewer than
+// is an overhead to learn, not the machine's speed. None when fewer than
 // three partitions are large enough.
 template <typename Isolated>
-double machine_scale(const PlanProfile& profile, Isolated isolated_ms) {
+std::optional<double> machine_scale(const PlanProfile& profile, Isolated isolated_ms) {
   std::vector<double> all;
   std::vector<double> after_own;
   for (const PartitionProfile& row : profile.partitions) {
@@ -46,7 +47,7 @@ double machine_scale(const PlanProfile& profile, Isolated isolated_ms) {
     }
   }
   std::vector<double>& ratios = after_own.size() >= 3 ? after_own : all;
-  if (ratios.size() < 3) return 1.0;
+  if (ratios.size() < 3) return std::nullopt;
   return std::clamp(median(std::move(ratios)), 0.5, 2.0);
 }
 
@@ -232,11 +233,17 @@ PartitionOverheads overheads_from_profile(const PlanProfile& profile,
   auto isolated_ms = [&](const PartitionProfile& row) {
     return *row.estimated_ms - charged.of(row.backend) * 1e3;
   };
-  const double scale = machine_scale(profile, isolated_ms);
+  const std::optional<double> scale = machine_scale(profile, isolated_ms);
   std::map<std::string, std::vector<double>> excess_ms;
   for (const PartitionProfile& row : profile.partitions) {
     if (!row.estimated_ms) continue;
-    excess_ms[row.backend].push_back(row.in_context_ms - scale * isolated_ms(row) + share_ms);
+    // Without the machine's speed, a large partition's excess is as much
+    // the speed as an overhead: DCGAN's plan, two XNNPACK partitions of 1
+    // to 1.5 ms profiled in a slow spell, taught a charge of 1.3 ms per
+    // XNNPACK partition. Only small partitions tell the overhead then.
+    if (!scale && isolated_ms(row) >= kScaleFloorMs) continue;
+    excess_ms[row.backend].push_back(row.in_context_ms - scale.value_or(1.0) * isolated_ms(row) +
+                                     share_ms);
   }
   PartitionOverheads result;
   for (const auto& [backend, seconds] : charged.seconds) {

@@ -84,10 +84,12 @@ PlanProfile profile_in_context(const Graph& model, const Plan& plan,
 // plus an equal share of the executor's time between kernels, at least 0.
 // `scale` is how fast the machine ran the plan against when its candidates
 // were measured: the median of in context / isolated over the partitions of
-// 0.2 ms and more (1 with fewer than three), within [0.5, 2]. A machine
-// that runs everything 30% slower for a while is not a per-partition
-// overhead: learned as one, it was charged to every partition of every
-// later plan, small ones most. The
+// 0.2 ms and more, within [0.5, 2]. A machine that runs everything 30%
+// slower for a while is not a per-partition overhead: learned as one, it
+// was charged to every partition of every later plan, small ones most.
+// With fewer than three partitions that large the speed is unknown, and
+// only the partitions under 0.2 ms count (at a scale of 1); a backend
+// left without one is treated as absent from the plan (below). The
 // plan's estimates were made with `charged` added; it is taken off to get
 // the isolated cost. With `damp`, a backend that was charged before gets
 // the mean of the charged and the observed overhead (successive plans of
