@@ -79,7 +79,8 @@ struct StrategyResult {
   double median_ms = 0;
   double p10_ms = 0;
   double p90_ms = 0;
-  // The search's estimate (collage only).
+  // The plan's estimate (collage only): the sum of its partitions' costs.
+  // In compare(), the partitions are timed again just before the runs.
   std::optional<double> estimated_ms;
   // Why its outputs differ from native's; empty when they match.
   std::string mismatch;
