@@ -71,11 +71,12 @@ void run_compare(const CompareArgs& args) {
   if (collage.plan.estimated_ms) {
     double measured = ms(collage.timing.median_seconds);
     auto error = [&](double estimate) { return (measured - estimate) / estimate * 100; };
-    fmt::print(
-        "collage: estimated {:.3f} ms (its partitions timed just before the runs), measured "
-        "{:.3f} ms (additive error {:+.1f}%)\n",
-        *collage.plan.estimated_ms, measured, error(*collage.plan.estimated_ms));
-    if (const auto& searched = collage.plan.search.search_estimated_ms) {
+    const auto& searched = collage.plan.search.search_estimated_ms;
+    fmt::print("collage: estimated {:.3f} ms{}, measured {:.3f} ms (additive error {:+.1f}%)\n",
+               *collage.plan.estimated_ms,
+               searched ? " (its partitions timed just before the runs)" : "", measured,
+               error(*collage.plan.estimated_ms));
+    if (searched) {
       fmt::print(
           "         the search's estimate, from the measurements it used: {:.3f} ms ({:+.1f}%)\n",
           *searched, error(*searched));
