@@ -100,7 +100,7 @@ Cost MeasuringEstimator::estimate(const DataflowGraph& dfg, const CandidateParti
       return cost;
     }
   }
-  Cost cost = measurer_.measure(dfg.graph(), candidate.sub_graph.node_ids(dfg), *backend);
+  Cost cost = measure_now(dfg, candidate);
   ++counters_.measured;
   if (!cost.is_valid()) ++counters_.invalid;
   remember(key, *backend, cost);
@@ -112,7 +112,7 @@ Cost MeasuringEstimator::remeasure(const DataflowGraph& dfg, const CandidatePart
   if (!before.is_valid()) return before;
   const Backend& backend = *candidate.spec->backend;
   const std::string key = key_of(dfg, candidate, candidate.sub_graph.extract(dfg));
-  Cost again = measurer_.measure(dfg.graph(), candidate.sub_graph.node_ids(dfg), backend);
+  Cost again = measure_now(dfg, candidate);
   ++counters_.remeasured;
   if (!again.is_valid() || again.seconds() >= before.seconds()) return before;
   remember(key, backend, again);
