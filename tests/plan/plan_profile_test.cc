@@ -151,6 +151,55 @@ TEST(PlanProfileTest, AMachineRunningSlowerThanWhenMeasuringIsNotAnOverhead) {
   EXPECT_NEAR(overheads_from_profile(profile, charged).of("onednn"), 4e-6, 1e-12);
 }
 
+TEST(PlanProfileTest, PartsTimedWithTheProfileTeachTheirExcessAsItIs) {
+  // Two large XNNPACK partitions and one small native one, their parts
+  // timed again beside the runs: no scale is guessed, and the large ones,
+  // which would tell nothing without a known speed, teach their excess.
+  PlanProfile profile;
+  auto add = [&](const char* backend, double isolated_ms, double extra_ms) {
+    PartitionProfile row;
+    row.backend = backend;
+    row.estimated_ms = isolated_ms;
+    row.in_context_ms = isolated_ms + extra_ms;
+    profile.partitions.push_back(row);
+  };
+  add("xnnpack", 1.0, 0.010);
+  add("xnnpack", 1.5, 0.030);
+  add("native", 0.02, 0.004);
+  PartitionOverheads observed =
+      overheads_from_profile(profile, PartitionOverheads{}, false, PartsTimed::kWithProfile);
+  EXPECT_NEAR(observed.of("xnnpack"), 20e-6, 1e-9);
+  EXPECT_NEAR(observed.of("native"), 4e-6, 1e-9);
+  // Timed when searched, the same profile leaves the large ones out.
+  observed = overheads_from_profile(profile, PartitionOverheads{}, false);
+  EXPECT_NEAR(observed.of("xnnpack"), 0.0, 1e-9);
+  EXPECT_NEAR(observed.of("native"), 4e-6, 1e-9);
+}
+
+TEST(PlanProfileTest, OneProfileReadingHighDoesNotSetTheCharge) {
+  // Three profiles of one model's tune; the second, taken while the
+  // machine slowed between its runs and the timing of its parts, reads
+  // XNNPACK's overhead ten times too high. No profile used halide.
+  auto round = [](std::map<std::string, double> seconds) {
+    PartitionOverheads overheads;
+    overheads.seconds = std::move(seconds);
+    return overheads;
+  };
+  const std::vector<std::string> backends = {"native", "xnnpack", "halide"};
+  std::vector<PartitionOverheads> rounds = {round({{"xnnpack", 3e-6}, {"native", 1e-6}}),
+                                            round({{"xnnpack", 30e-6}})};
+  // With two, the lower one.
+  PartitionOverheads charged = overheads_over_rounds(rounds, backends);
+  EXPECT_DOUBLE_EQ(charged.of("xnnpack"), 3e-6);
+  EXPECT_DOUBLE_EQ(charged.of("native"), 1e-6);
+  EXPECT_DOUBLE_EQ(charged.of("halide"), 0.0);
+  EXPECT_EQ(charged.seconds.count("halide"), 1U);
+  rounds.push_back(round({{"xnnpack", 5e-6}, {"native", 2e-6}}));
+  charged = overheads_over_rounds(rounds, backends);
+  EXPECT_DOUBLE_EQ(charged.of("xnnpack"), 5e-6);
+  EXPECT_DOUBLE_EQ(charged.of("native"), 1e-6);
+}
+
 TEST(PlanProfileTest, ASwitchOfBackendIsAnOverheadNotTheMachinesSpeed) {
   // Partitions that follow one of their own backend run as measured; the
   // ones right after another backend's run 1.5x slower. The machine's

@@ -8,9 +8,8 @@ namespace {
 // The version of the rule that learns the overheads (plan_profile.h,
 // overheads_from_profile): overheads learned by another rule are not reused.
 constexpr const char* kLearningRule =
-    "median excess of trimmed means over the machine's scale taken after same-backend "
-    "partitions, large partitions only with a known scale, first profile drops other models' "
-    "charges";
+    "median excess of trimmed means over parts timed again with the profile, lower median "
+    "over the model's profiles, tracing left out";
 
 std::string overhead_key(const std::string& backend, const std::string& machine,
                          const std::string& model) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <optional>
 
@@ -159,12 +160,32 @@ PlanProfile profile_plan(const Plan& plan, const std::vector<TraceSpan>& spans, 
   return profile;
 }
 
+void leave_out_tracing(PlanProfile& profile, double untraced_ms) {
+  if (profile.traced_run_median_ms) return;
+  profile.traced_run_median_ms = profile.run_median_ms;
+  double allocation_ms = 0;
+  for (const BoundaryTotal& total : profile.boundaries) {
+    if (total.kind == "allocation (executor)") allocation_ms += total.ms_per_run;
+  }
+  for (BoundaryTotal& total : profile.boundaries) {
+    if (total.kind == "between kernels (executor)") {
+      total.ms_per_run = std::max(0.0, untraced_ms - profile.partitions_ms - allocation_ms);
+    }
+  }
+  profile.boundaries.push_back(
+      {"tracing (left out)", std::max(0.0, profile.run_median_ms - untraced_ms), 0});
+  profile.run_median_ms = untraced_ms;
+}
+
 std::string profile_to_text(const PlanProfile& profile, int top) {
   std::string text;
   text += fmt::format(
-      "profile over {} run{}: end to end {} ms (median), partitions in context {} ms, "
+      "profile over {} run{}: end to end {} ms (median{}), partitions in context {} ms, "
       "estimated {} ms\n",
       profile.runs, profile.runs == 1 ? "" : "s", ms_column(profile.run_median_ms),
+      profile.traced_run_median_ms
+          ? fmt::format(" untraced; traced {} ms", ms_column(*profile.traced_run_median_ms))
+          : "",
       ms_column(profile.partitions_ms), ms_column(profile.estimated_ms));
   text += "\nboundary work per run (ms; count per run)\n";
   for (const BoundaryTotal& total : profile.boundaries) {
@@ -212,15 +233,25 @@ PlanProfile profile_in_context(const Graph& model, const Plan& plan,
                                const std::map<std::string, Tensor>& inputs, int runs, int warmup) {
   Executor executor = compile_plan(model, plan, registry, threads);
   for (int i = 0; i < warmup; ++i) executor.run(inputs);
+  std::vector<double> untraced_ms;
+  for (int i = 0; i < runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    executor.run(inputs);
+    untraced_ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
   TraceRecorder recorder;
   executor.record_into(&recorder);
   for (int i = 0; i < runs; ++i) executor.run(inputs);
   executor.record_into(nullptr);
-  return profile_plan(plan, recorder.spans());
+  PlanProfile profile = profile_plan(plan, recorder.spans());
+  leave_out_tracing(profile, median(std::move(untraced_ms)));
+  return profile;
 }
 
-PartitionOverheads overheads_from_profile(const PlanProfile& profile,
-                                          const PartitionOverheads& charged, bool damp) {
+PartitionOverheads observed_overheads(const PlanProfile& profile,
+                                      const PartitionOverheads& charged, PartsTimed parts) {
   double between_ms = 0;
   for (const BoundaryTotal& total : profile.boundaries) {
     if (total.kind == "between kernels (executor)" || total.kind == "allocation (executor)") {
@@ -240,32 +271,62 @@ PartitionOverheads overheads_from_profile(const PlanProfile& profile,
     // Without the machine's speed, a large partition's excess is as much
     // the speed as an overhead: DCGAN's plan, two XNNPACK partitions of 1
     // to 1.5 ms profiled in a slow spell, taught a charge of 1.3 ms per
-    // XNNPACK partition. Only small partitions tell the overhead then.
-    if (!scale && isolated_ms(row) >= kScaleFloorMs) continue;
+    // XNNPACK partition. Only small partitions tell the overhead then,
+    // unless the parts were timed beside the runs.
+    if (!scale && parts == PartsTimed::kWhenSearched && isolated_ms(row) >= kScaleFloorMs) {
+      continue;
+    }
     excess_ms[row.backend].push_back(row.in_context_ms - scale.value_or(1.0) * isolated_ms(row) +
                                      share_ms);
   }
   PartitionOverheads result;
+  for (auto& [backend, values] : excess_ms) {
+    // The median partition: one large partition slowed by a busy moment
+    // would otherwise set the charge of every small one.
+    result.seconds[backend] = std::max(0.0, median(std::move(values))) / 1e3;
+  }
+  return result;
+}
+
+PartitionOverheads overheads_from_profile(const PlanProfile& profile,
+                                          const PartitionOverheads& charged, bool damp,
+                                          PartsTimed parts) {
+  PartitionOverheads result = observed_overheads(profile, charged, parts);
   for (const auto& [backend, seconds] : charged.seconds) {
     // Not in this plan, so not confirmed. A charge other models taught is
     // dropped, so that the next search tries the backend and its own
     // profile says what it costs here; one of this model's fades. Either
     // way one bad profile cannot keep a backend out of every later plan.
-    if (excess_ms.count(backend) == 0) result.seconds[backend] = damp ? seconds / 2 : 0.0;
+    auto observed = result.seconds.find(backend);
+    if (observed == result.seconds.end()) {
+      result.seconds[backend] = damp ? seconds / 2 : 0.0;
+    } else if (damp) {
+      // The excess a plan shows depends on which partitions it has:
+      // averaging with what was charged damps the swing between plans.
+      observed->second = (seconds + observed->second) / 2;
+    }
   }
-  for (auto& [backend, values] : excess_ms) {
-    // The median partition: one large partition slowed by a busy moment
-    // would otherwise set the charge of every small one.
+  return result;
+}
+
+PartitionOverheads overheads_over_rounds(const std::vector<PartitionOverheads>& rounds,
+                                         const std::vector<std::string>& backends) {
+  PartitionOverheads result;
+  for (const std::string& backend : backends) {
+    std::vector<double> values;
+    for (const PartitionOverheads& round : rounds) {
+      auto found = round.seconds.find(backend);
+      if (found != round.seconds.end()) values.push_back(found->second);
+    }
+    if (values.empty()) {
+      result.seconds[backend] = 0.0;
+      continue;
+    }
+    // The lower median: a profile taken while the machine slowed down
+    // between its runs and the timing of its parts reads high, and one
+    // such round must not set the charge.
     std::sort(values.begin(), values.end());
-    const std::size_t mid = values.size() / 2;
-    const double median_ms =
-        values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-    const double observed = std::max(0.0, median_ms) / 1e3;
-    // The excess a plan shows depends on which partitions it has: averaging
-    // with what was charged damps the swing between successive plans.
-    auto previous = charged.seconds.find(backend);
-    result.seconds[backend] =
-        !damp || previous == charged.seconds.end() ? observed : (previous->second + observed) / 2;
+    result.seconds[backend] = values[(values.size() - 1) / 2];
   }
   return result;
 }

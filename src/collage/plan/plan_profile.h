@@ -54,7 +54,11 @@ struct BoundaryTotal {
 
 struct PlanProfile {
   int runs = 0;
+  // End to end, the median over runs: of runs timed without tracing once
+  // leave_out_tracing() has been applied, else of the traced runs.
   double run_median_ms = 0;
+  // The traced runs' median, once leave_out_tracing() has been applied.
+  std::optional<double> traced_run_median_ms;
   std::optional<double> estimated_ms;
   // Sum over partitions of their in-context times.
   double partitions_ms = 0;
@@ -66,6 +70,17 @@ struct PlanProfile {
 // before `first_run` (warm-up) are ignored.
 PlanProfile profile_plan(const Plan& plan, const std::vector<TraceSpan>& spans, int first_run = 0);
 
+// Takes the profiler's own cost out of `profile`, built from traced runs.
+// Recording a partition's span (its name, ops and times) costs a few
+// microseconds after every kernel, which lands between kernels: a plan of
+// 50 partitions ran 0.14 ms (20%) slower traced. Learned as a per-partition
+// overhead, it was charged to plans that run untraced. `untraced_ms` is the
+// median of runs of the same plan timed without tracing, taken beside the
+// traced ones. The end to end becomes that median, the time between
+// kernels what it leaves beyond the kernels and allocations, and the
+// difference is its own line ("tracing (left out)").
+void leave_out_tracing(PlanProfile& profile, double untraced_ms);
+
 // The text summary: totals, boundary kinds, the `top` largest gaps, and a
 // line per partition.
 std::string profile_to_text(const PlanProfile& profile, int top = 10);
@@ -73,8 +88,10 @@ std::string profile_to_text(const PlanProfile& profile, int top = 10);
 // Puts each partition's in-context time into `plan` as its measured_ms.
 void annotate_plan(Plan& plan, const PlanProfile& profile);
 
-// Compiles `plan`, runs it `warmup` + `runs` times on `inputs` with tracing,
-// and profiles the timed runs. Throws Error when the plan does not compile.
+// Compiles `plan`, runs it `warmup` times, then `runs` times timed without
+// tracing and `runs` times with, and profiles the traced runs with the
+// tracing left out (leave_out_tracing). Throws Error when the plan does not
+// compile.
 PlanProfile profile_in_context(const Graph& model, const Plan& plan,
                                const BackendRegistry& registry, int threads,
                                const std::map<std::string, Tensor>& inputs, int runs, int warmup);
@@ -98,7 +115,32 @@ PlanProfile profile_in_context(const Graph& model, const Plan& plan,
 // keep half their charge with `damp`, and none without (what other models
 // taught says little about this one, and only a plan that uses the backend
 // can say more).
+//
+// With `parts` kWithProfile, the profile's estimates are of parts timed
+// again right after its runs, at the machine's speed of the runs: with
+// fewer than three large partitions the scale is taken as 1, and every
+// partition counts, large or small.
+enum class PartsTimed { kWhenSearched, kWithProfile };
+
+// What one profile shows, per backend with a partition in it: the
+// overhead described below before any damping or charge of another
+// backend (backends without a partition in the plan are not listed).
+PartitionOverheads observed_overheads(const PlanProfile& profile,
+                                      const PartitionOverheads& charged,
+                                      PartsTimed parts = PartsTimed::kWhenSearched);
+
 PartitionOverheads overheads_from_profile(const PlanProfile& profile,
-                                          const PartitionOverheads& charged, bool damp = true);
+                                          const PartitionOverheads& charged, bool damp = true,
+                                          PartsTimed parts = PartsTimed::kWhenSearched);
+
+// The overheads of one model's tune from what each of its profiles
+// observed (observed_overheads, one entry per profile): per backend of
+// `backends`, the lower median over the profiles whose plan used it; 0 for
+// a backend none used. One profile taken while the machine changed speed
+// (its runs slow, its parts timed fast a moment later) reads a charge
+// several times too high, and the next plans would pay it on every
+// partition; the median over profiles leaves it out once there are three.
+PartitionOverheads overheads_over_rounds(const std::vector<PartitionOverheads>& rounds,
+                                         const std::vector<std::string>& backends);
 
 }  // namespace collage

@@ -271,6 +271,8 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   // The best round's search result: where local moves start.
   CollageResult best_result;
   std::string previous_signature;
+  // What each profile of this model showed (observed_overheads).
+  std::vector<PartitionOverheads> observations;
   double search_seconds = 0;
   // The budget counts from the first profile: measuring the candidates is
   // not refinement.
@@ -377,6 +379,17 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     PlanProfile profile = profile_in_context(graph, plan, BackendRegistry::global(),
                                              options.threads, inputs, options.refine_runs, 2);
     plan.measured_ms = profile.run_median_ms;
+    // The parts timed again right after the runs: what the runs show beyond
+    // them is then the plan's overhead, not how much faster or slower the
+    // machine runs now than when the candidates were measured.
+    const Plan timed = with_parts_timed_now(plan, dfg, result.search.partitions, estimator);
+    const bool timed_now = timed.search.search_estimated_ms.has_value();
+    if (timed_now) {
+      for (PartitionProfile& row : profile.partitions) {
+        row.estimated_ms = timed.partitions[static_cast<std::size_t>(row.index)].estimated_ms;
+      }
+      profile.estimated_ms = timed.estimated_ms;
+    }
     if (options.progress) {
       options.progress(TuneProgress{
           .stage = TuneProgress::Stage::kRefine,
@@ -384,9 +397,12 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
           .total = static_cast<std::size_t>(refine_rounds),
           .finished = round + 1 == refine_rounds,
           .message = fmt::format(
-              "in context, round {}: {} partitions, estimated {:.3f} ms, measured {:.3f} ms "
+              "in context, round {}: {} partitions, estimated {:.3f} ms{}, measured {:.3f} ms "
               "(overheads charged: {})",
               round + 1, plan.partitions.size(), plan.estimated_ms.value_or(0),
+              timed_now ? fmt::format(" ({:.3f} with its parts timed again)",
+                                      timed.estimated_ms.value_or(0))
+                        : "",
               profile.run_median_ms, overheads_text(overheads))});
     }
     if (!best || *plan.measured_ms < *best->measured_ms) {
@@ -404,9 +420,11 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
                                  "than measured alone; measured again",
                                  round + 1, remeasured, kContradictionRatio)});
     }
-    // The first profile replaces what other models taught; later ones of
-    // this model are damped against the previous round.
-    overheads = overheads_from_profile(profile, overheads, round > 0);
+    // Each profile's observation replaces what other models taught; the
+    // charge is the lower median over this model's profiles.
+    observations.push_back(observed_overheads(
+        profile, overheads, timed_now ? PartsTimed::kWithProfile : PartsTimed::kWhenSearched));
+    overheads = overheads_over_rounds(observations, backend_names);
     learned = overheads;
     if (cache) learned.store(*cache, machine);
   }
