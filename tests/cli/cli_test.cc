@@ -297,6 +297,15 @@ TEST_F(CliTest, CompareEstimatesFromPartitionsTimedAgainAndShowsTheSearchsEstima
   EXPECT_TRUE(std::regex_search(text, std::regex("\"search_estimated_ms\": [0-9]"))) << text;
 }
 
+TEST_F(CliTest, CompareWithACacheTimesThePartitionsBeforeAndAfterTheRuns) {
+  Outcome outcome =
+      run_collage({"compare", write_relu_model(), "--backends", "onednn", "--threads", "1",
+                   "--cache", path("cache.sqlite"), "--repeat", "2", "-q"});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("timed just before and after the runs"), std::string::npos)
+      << outcome.out;
+}
+
 TEST_F(CliTest, ShowWithAFileThatIsNotATraceIsOneLineAndExitCodeTwo) {
   std::string model = write_relu_model();
   Outcome tuned = run_collage({"tune", model, "--backends", "native", "--threads", "1", "--cache",

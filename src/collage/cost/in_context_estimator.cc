@@ -8,8 +8,8 @@ namespace {
 // The version of the rule that learns the overheads (plan_profile.h,
 // overheads_from_profile): overheads learned by another rule are not reused.
 constexpr const char* kLearningRule =
-    "median excess of trimmed means over parts timed again with the profile, lower median "
-    "over the model's profiles, tracing left out";
+    "median excess of trimmed means over parts timed again with the profile, median over "
+    "the model's profiles, tracing left out";
 
 std::string overhead_key(const std::string& backend, const std::string& machine,
                          const std::string& model) {

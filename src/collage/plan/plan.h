@@ -65,6 +65,9 @@ struct PlanSearchStats {
   // partitions were timed again afterwards (SearchSettings::retime_estimate)
   // and Plan::estimated_ms sums the new times.
   std::optional<double> search_estimated_ms;
+  // Plan::estimated_ms is the mean of the partitions timed again before and
+  // after the runs `compare` made (not saved with the plan).
+  bool timed_around_runs = false;
 };
 
 struct Plan {

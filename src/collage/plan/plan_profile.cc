@@ -322,11 +322,10 @@ PartitionOverheads overheads_over_rounds(const std::vector<PartitionOverheads>& 
       result.seconds[backend] = 0.0;
       continue;
     }
-    // The lower median: a profile taken while the machine slowed down
-    // between its runs and the timing of its parts reads high, and one
-    // such round must not set the charge.
-    std::sort(values.begin(), values.end());
-    result.seconds[backend] = values[(values.size() - 1) / 2];
+    // The median: a profile taken while the machine slowed down between
+    // its runs and the timing of its parts reads high, and once there are
+    // three, one such profile does not set the charge.
+    result.seconds[backend] = median(std::move(values));
   }
   return result;
 }

@@ -135,8 +135,8 @@ PartitionOverheads overheads_from_profile(const PlanProfile& profile,
 
 // The overheads of one model's tune from what each of its profiles
 // observed (observed_overheads, one entry per profile): per backend of
-// `backends`, the lower median over the profiles whose plan used it; 0 for
-// a backend none used. One profile taken while the machine changed speed
+// `backends`, the median over the profiles whose plan used it; 0 for a
+// backend none used. One profile taken while the machine changed speed
 // (its runs slow, its parts timed fast a moment later) reads a charge
 // several times too high, and the next plans would pay it on every
 // partition; the median over profiles leaves it out once there are three.

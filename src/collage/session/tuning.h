@@ -52,8 +52,9 @@ struct CompareOutcome {
 };
 
 // `repeat` interleaved rounds, one run of each strategy per round. The
-// collage plan's estimate sums its partitions timed again just before the
-// rounds (SearchSettings::retime_estimate); the search's own is in its
+// collage plan's estimate sums its partitions timed again
+// (SearchSettings::retime_estimate), the mean of their times just before
+// and just after the rounds; the search's own is in its
 // PlanSearchStats::search_estimated_ms.
 CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& options, int repeat);
 
