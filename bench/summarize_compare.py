@@ -83,7 +83,7 @@ print(f"Machine: {cpu_model()}, {os.cpu_count()} cores. Threads: {threads}. "
       f"each round's median (ms); the collage column is the searched plan before any fallback, "
       f"with the min-max of round medians (where it is a baseline's plan, `compare` ran that plan "
       f"once and both rows share its timing); its estimate sums its partitions as the search "
-      f"measures them, timed again just before and after each round's runs (the mean of the two), and the additive error is "
+      f"measures them, timed again in between each round's runs (twice each, half the runs apart), and the additive error is "
       f"(measured - estimate) / measured; the search's estimate is the same sum from the "
       f"measurements the search used (the measurement cache's, made when the model was tuned).\n")
 print("| model | native | best single backend | greedy | collage | collage estimate | additive error | search's estimate (error) | ONNX Runtime | collage vs best single | collage vs greedy | ORT / collage |")

@@ -5,9 +5,8 @@
 // then runs them interleaved (A B C A B C ...) on the same inputs and prints
 // latency, speedups and collage's estimated vs measured latency (the
 // additive error of summing partition costs: its partitions timed again
-// just before and after the runs (before only without a measurement
-// cache), and the search's estimate from the measurements it
-// used, which may be minutes or days old).
+// in between the runs (with a measurement cache), and the search's estimate from the measurements
+// it used, which may be minutes or days old).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -75,11 +74,8 @@ void run_compare(const CompareArgs& args) {
     const auto& searched = collage.plan.search.search_estimated_ms;
     fmt::print("collage: estimated {:.3f} ms{}, measured {:.3f} ms (additive error {:+.1f}%)\n",
                *collage.plan.estimated_ms,
-               !searched ? ""
-               : collage.plan.search.timed_around_runs
-                   ? " (its partitions timed just before and after the runs)"
-                   : " (its partitions timed just before the runs)",
-               measured, error(*collage.plan.estimated_ms));
+               searched ? " (its partitions timed again in between the runs)" : "", measured,
+               error(*collage.plan.estimated_ms));
     if (searched) {
       fmt::print(
           "         the search's estimate, from the measurements it used: {:.3f} ms ({:+.1f}%)\n",

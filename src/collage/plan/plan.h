@@ -62,12 +62,10 @@ struct PlanSearchStats {
   // (docs/partitioning.md, "Search").
   int routes_dropped = 0;
   // The plan's estimate from the measurements the search used, when its
-  // partitions were timed again afterwards (SearchSettings::retime_estimate)
-  // and Plan::estimated_ms sums the new times.
+  // partitions were timed again afterwards (in a tune's profile rounds, or
+  // between compare's runs: session/planning.h, PartsTimer) and
+  // Plan::estimated_ms sums the new times.
   std::optional<double> search_estimated_ms;
-  // Plan::estimated_ms is the mean of the partitions timed again before and
-  // after the runs `compare` made (not saved with the plan).
-  bool timed_around_runs = false;
 };
 
 struct Plan {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cassert>
 #include <functional>
 
@@ -22,7 +23,8 @@ constexpr double kSettleSeconds = 0.02;
 }  // namespace
 
 std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<Plan>& plans,
-                                          int threads, int rounds, int warmup) {
+                                          int threads, int rounds, int warmup, int chunks,
+                                          const std::function<void(int)>& between) {
   std::map<std::string, Tensor> inputs = random_inputs(graph);
   // For each plan, the first plan with its partitions (itself when none
   // before), and its executor's index: one executor per distinct plan.
@@ -68,7 +70,22 @@ std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<
   for (Executor& executor : executors) {
     variants.push_back([&executor, &inputs] { executor.run(inputs); });
   }
-  std::vector<TimingResult> timings = time_interleaved(variants, rounds, warmup, 1, kSettleSeconds);
+  chunks = between ? std::clamp(chunks, 1, rounds) : 1;
+  std::vector<std::vector<double>> samples(variants.size());
+  for (int chunk = 0; chunk < chunks; ++chunk) {
+    if (between) between(chunk);
+    const int chunk_rounds = rounds * (chunk + 1) / chunks - rounds * chunk / chunks;
+    // Settling before each timed run (kSettleSeconds) brings a plan back to
+    // its steady state after whatever ran between the chunks.
+    std::vector<TimingResult> part =
+        time_interleaved(variants, chunk_rounds, chunk == 0 ? warmup : 0, 1, kSettleSeconds);
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      samples[v].insert(samples[v].end(), part[v].sample_seconds.begin(),
+                        part[v].sample_seconds.end());
+    }
+  }
+  std::vector<TimingResult> timings;
+  for (std::vector<double>& taken : samples) timings.push_back(summarize(std::move(taken)));
   for (std::size_t i = 0; i < results.size(); ++i) {
     results[i].timing = timings[slot[i]];
     results[i].plan.measured_ms = results[i].timing.median_seconds * 1e3;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,8 +37,12 @@ struct EvaluatedPlan {
 // partitions are compiled and timed once: timed twice, the same plan would
 // differ by the machine's noise, and a table would call one of them faster.
 // Throws Error if a plan does not compile.
+// With `between`, the rounds are split into `chunks` runs of rounds, and
+// `between(chunk)` is called before each (0 .. chunks - 1), untimed: work
+// to spread over the time the plans run (compare's timing of parts).
 std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<Plan>& plans,
-                                          int threads, int rounds, int warmup);
+                                          int threads, int rounds, int warmup, int chunks = 1,
+                                          const std::function<void(int)>& between = {});
 
 // "single:onednn        12.345 ms", with "(outputs differ: why)" when they
 // do and "(same plan as X)" when it is another strategy's plan.

@@ -112,11 +112,10 @@ Plan with_estimates_in_context(Plan plan, const PartitionOverheads& charged,
 }
 
 // `plan`, made of `cover` (in its order), with each partition's isolated
-// time measured again now in place of the one the search used
-// (SearchSettings::retime_estimate); the searched estimate is kept in
-// plan.search.search_estimated_ms. Charges on top of the isolated times
-// (overheads, conversions at boundaries) stay as they were. A plan whose
-// partitions do not all have an estimate is returned as it is.
+// time measured again now in place of the one the search used; the
+// searched estimate is kept in plan.search.search_estimated_ms. Charges on top of the isolated
+// times (overheads, conversions at boundaries) stay as they were. A plan whose partitions do not
+// all have an estimate is returned as it is.
 Plan with_parts_timed_now(const Plan& plan, const DataflowGraph& dfg,
                           const std::vector<ChosenPartition>& cover,
                           MeasuringEstimator& estimator) {
@@ -202,6 +201,44 @@ std::vector<MoveStart> baseline_starts(const DataflowGraph& dfg,
   return starts;
 }
 
+// What measures candidates for a collage plan: the measurer (a worker
+// process unless options.isolate is off), the measurement cache (none
+// with cache_path "none") and the estimator over them, keyed by `machine`.
+struct Measuring {
+  std::unique_ptr<Measurer> measurer;
+  std::unique_ptr<MeasurementCache> cache;
+  std::string machine;
+  std::unique_ptr<MeasuringEstimator> estimator;
+};
+
+Measuring open_measuring(const PlanningOptions& options) {
+  Measuring measuring;
+  MeasureOptions measure_options;
+  measure_options.threads = options.threads;
+  if (options.isolate) {
+    measuring.measurer = std::make_unique<WorkerMeasurer>(worker_command(options), measure_options);
+  } else {
+    measuring.measurer =
+        std::make_unique<InProcessMeasurer>(BackendRegistry::global().native(), measure_options);
+  }
+  if (options.cache_path != "none") {
+    measuring.cache = MeasurementCache::open(options.cache_path.empty() ? default_cache_path()
+                                                                        : options.cache_path);
+  }
+  // Measurements and overheads are keyed by the machine and how it measures.
+  // The graph optimization level is part of it too, so that plans and
+  // measurements made at different levels never mix.
+  measuring.machine = measurement_context(machine_text(options.threads), measure_options) +
+                      " graph-opt=" + std::string(to_string(options.graph_opt));
+  measuring.estimator = std::make_unique<MeasuringEstimator>(
+      *measuring.measurer, measuring.cache.get(), measuring.machine);
+  ProgressCallback progress = options.progress;
+  measuring.estimator->prepare_with(options.threads, [progress](const std::string& line) {
+    if (progress) progress(TuneProgress{.stage = TuneProgress::Stage::kCompile, .message = line});
+  });
+  return measuring;
+}
+
 Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& strategy,
                   const PlanningOptions& options) {
   std::vector<const Backend*> backends = resolve_backends(options.backends);
@@ -209,31 +246,10 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   std::vector<std::string> backend_names;
   for (const Backend* backend : backends) backend_names.push_back(backend->name());
 
-  MeasureOptions measure_options;
-  measure_options.threads = options.threads;
-  std::unique_ptr<Measurer> measurer;
-  if (options.isolate) {
-    measurer = std::make_unique<WorkerMeasurer>(worker_command(options), measure_options);
-  } else {
-    measurer =
-        std::make_unique<InProcessMeasurer>(BackendRegistry::global().native(), measure_options);
-  }
-  std::unique_ptr<MeasurementCache> cache;
-  if (options.cache_path != "none") {
-    cache = MeasurementCache::open(options.cache_path.empty() ? default_cache_path()
-                                                              : options.cache_path);
-  }
-  // Measurements and overheads are keyed by the machine and how it measures.
-  // The graph optimization level is part of it too, so that plans and
-  // measurements made at different levels never mix.
-  const std::string machine = measurement_context(machine_text(options.threads), measure_options) +
-                              " graph-opt=" + std::string(to_string(options.graph_opt));
-  MeasuringEstimator estimator(*measurer, cache.get(), machine);
-  estimator.prepare_with(measure_options.threads, [&](const std::string& line) {
-    if (options.progress) {
-      options.progress(TuneProgress{.stage = TuneProgress::Stage::kCompile, .message = line});
-    }
-  });
+  Measuring measuring = open_measuring(options);
+  std::unique_ptr<MeasurementCache>& cache = measuring.cache;
+  const std::string& machine = measuring.machine;
+  MeasuringEstimator& estimator = *measuring.estimator;
   // A model tuned before on this machine is searched once more with the
   // overheads its kept plan was found with (same cache, same plan); a new
   // model starts from the overheads this machine showed last and refines.
@@ -309,19 +325,10 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     plan.search.seconds = search_seconds;
     return plan;
   };
-  // The plan returned: its estimates with the overheads learned last, and
-  // its partitions timed again when asked (made of `cover`).
-  auto finish = [&](const Plan& plan, const std::vector<ChosenPartition>& cover,
+  // The plan returned: its estimates with the overheads learned last.
+  auto finish = [&](const Plan& plan, const std::vector<ChosenPartition>&,
                     const PartitionOverheads& charged) {
-    Plan done = with_estimates_in_context(plan, charged, learned);
-    if (!options.search.retime_estimate) return done;
-    if (options.progress) {
-      options.progress(TuneProgress{
-          .stage = TuneProgress::Stage::kRefine,
-          .message =
-              fmt::format("timing the plan's {} partitions again for its estimate", cover.size())});
-    }
-    return with_parts_timed_now(done, dfg, cover, estimator);
+    return with_estimates_in_context(plan, charged, learned);
   };
   for (int round = 0;; ++round) {
     InContextEstimator in_context(estimator, overheads);
@@ -589,6 +596,59 @@ Plan make_plan(const Graph& graph, const Strategy& strategy, const PlanningOptio
   }
   plan.backend_versions[native.name()] = native.version();
   return plan;
+}
+
+struct PartsTimer::State {
+  explicit State(const Graph& graph) : dfg(graph) {}
+  DataflowGraph dfg;
+  Measuring measuring;
+  // Per partition of the plan: its candidate, when its nodes are found.
+  std::vector<std::optional<CandidatePartition>> candidates;
+};
+
+PartsTimer::PartsTimer(const Graph& graph, const Plan& plan, const PlanningOptions& options)
+    : state_(std::make_unique<State>(graph)) {
+  state_->measuring = open_measuring(options);
+  std::vector<PartitionSpecPtr> specs =
+      make_backend_specs(resolve_backends(options.backends), spec_options(options.search));
+  std::vector<CandidatePartition> known;
+  for (const PlanPartition& partition : plan.partitions) {
+    auto spec = std::find_if(specs.begin(), specs.end(), [&](const PartitionSpecPtr& s) {
+      return s->name == partition.backend;
+    });
+    IndexSet inside = state_->dfg.empty_set();
+    bool found = spec != specs.end() && !partition.nodes.empty();
+    for (const std::string& name : partition.nodes) {
+      std::optional<NodeId> node = graph.find_node(name);
+      if (!node) {
+        found = false;
+        break;
+      }
+      inside.add(state_->dfg.index_of_node(*node));
+    }
+    if (!found) {
+      state_->candidates.emplace_back();
+      continue;
+    }
+    CandidatePartition candidate{SubGraph(state_->dfg, inside), *spec, partition.rule};
+    known.push_back(candidate);
+    state_->candidates.emplace_back(std::move(candidate));
+  }
+  state_->measuring.estimator->prepare(state_->dfg, known);
+}
+
+PartsTimer::~PartsTimer() = default;
+
+std::size_t PartsTimer::size() const { return state_->candidates.size(); }
+
+std::optional<double> PartsTimer::change_now(std::size_t index) {
+  const std::optional<CandidatePartition>& candidate = state_->candidates.at(index);
+  if (!candidate || candidate->spec->backend == nullptr) return std::nullopt;
+  MeasuringEstimator& estimator = *state_->measuring.estimator;
+  const Cost searched = estimator.estimate(state_->dfg, *candidate);
+  const Cost now = estimator.measure_now(state_->dfg, *candidate);
+  if (!searched.is_valid() || !now.is_valid()) return std::nullopt;
+  return (now.seconds() - searched.seconds()) * 1e3;
 }
 
 }  // namespace collage

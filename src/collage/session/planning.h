@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,14 +51,6 @@ struct SearchSettings {
   // After the rounds, improve the plan by local moves measured end to end
   // (session/move_refinement.h), within the budget.
   bool local_moves = true;
-  // Time the chosen plan's partitions again once it is found, and give the
-  // plan the estimate those times make (the cached ones it was searched
-  // with stay in PlanSearchStats::search_estimated_ms). The machine's speed
-  // drifts by a third and more over minutes (docs/partitioning.md, "Costs
-  // in context", point 6), and a cached measurement may be days old: so
-  // that an estimate compared with an end-to-end run right after it sums
-  // parts timed at the same speed. `compare` does; `tune` does not.
-  bool retime_estimate = false;
 };
 
 // Throws Error naming the flag (--refine-rounds, --budget, --max-depth,
@@ -101,6 +95,34 @@ std::vector<const Backend*> resolve_backends(const std::vector<std::string>& nam
 // Builds `strategy`'s plan for `graph` (the canonical graph of options.model_path).
 // For the collage strategy the plan's measured_ms is its in-context time.
 Plan make_plan(const Graph& graph, const Strategy& strategy, const PlanningOptions& options);
+
+// Times the partitions of a collage plan again, one at a time, the way the
+// search measured them (the worker, the backend's edge layouts, the
+// eviction); the new times are not kept. The machine's speed moves by a
+// third and more within minutes, and by 2x within seconds (docs/
+// partitioning.md, "Costs in context", points 6 and 12), and a cached
+// measurement may be days old: `compare` times the parts in between its
+// runs, so that the estimate it checks against them sums parts timed at
+// the runs' speed.
+class PartsTimer {
+ public:
+  // `plan` is the collage plan of `graph` made with `options`.
+  PartsTimer(const Graph& graph, const Plan& plan, const PlanningOptions& options);
+  ~PartsTimer();
+  PartsTimer(const PartsTimer&) = delete;
+  PartsTimer& operator=(const PartsTimer&) = delete;
+
+  // The plan's partitions.
+  std::size_t size() const;
+  // Times partition `index` again: how much longer (ms; negative: shorter)
+  // it took now than the measurement the search used. None when either is
+  // not a valid measurement or the partition is not a backend's.
+  std::optional<double> change_now(std::size_t index);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // The --backends value "native,onednn,xnnpack" as names; "all" is every backend of this build.
 std::vector<std::string> parse_backend_list(const std::string& text);

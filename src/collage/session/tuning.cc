@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <memory>
+#include <optional>
+
 #include "collage/ir/error.h"
 #include "collage/session/resources.h"
 
@@ -34,21 +38,16 @@ void report_verification(const PlanningOptions& options, const std::vector<Evalu
   }
 }
 
-// `before`'s estimates averaged with those of `after`, the same plan with
-// its parts timed again later; `before` as it is when the two differ.
-Plan with_estimates_averaged(Plan before, const Plan& after) {
-  if (!before.estimated_ms || !after.estimated_ms ||
-      before.partitions_signature() != after.partitions_signature()) {
-    return before;
-  }
-  for (std::size_t i = 0; i < before.partitions.size(); ++i) {
-    std::optional<double>& estimate = before.partitions[i].estimated_ms;
-    const std::optional<double>& later = after.partitions[i].estimated_ms;
-    if (estimate && later) *estimate = (*estimate + *later) / 2;
-  }
-  before.estimated_ms = (*before.estimated_ms + *after.estimated_ms) / 2;
-  before.search.timed_around_runs = true;
-  return before;
+// What a partition estimated at `estimate_ms` took beyond it (ms) over
+// the times it was timed again (`changes`): their mean, or the smallest
+// when one took its part 1.5 times as long as another, a burst of samples
+// that a stall of the machine held (interference only adds time).
+double settled_change(double estimate_ms, const std::vector<double>& changes) {
+  const auto [low, high] = std::minmax_element(changes.begin(), changes.end());
+  if (estimate_ms + *high > 1.5 * (estimate_ms + *low)) return *low;
+  double sum = 0;
+  for (double change : changes) sum += change;
+  return sum / static_cast<double>(changes.size());
 }
 
 }  // namespace
@@ -88,25 +87,63 @@ CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& opt
   }
   strategies.push_back("collage");
 
-  // The collage plan's partitions are timed again once it is found, and
-  // with a measurement cache once more after the runs (the search, from
-  // the same cache, finds the same plan; without one it would measure
-  // every candidate again): its estimate is the mean of the two, so that
-  // the machine's speed during the runs weighs on the estimate as on the
-  // runs.
-  PlanningOptions collage_options = options;
-  collage_options.search.retime_estimate = true;
   std::vector<Plan> plans;
   for (const std::string& name : strategies) {
-    plans.push_back(
-        make_plan(graph, Strategy::parse(name), name == "collage" ? collage_options : options));
+    plans.push_back(make_plan(graph, Strategy::parse(name), options));
   }
   CompareOutcome outcome;
-  outcome.results = evaluate_plans(graph, plans, options.threads, repeat, 3);
+  Plan& searched = plans.back();
+  // With a measurement cache, the collage plan's partitions are timed
+  // again in between the runs, a few before each chunk of rounds, so that
+  // its estimate sums parts timed at the speed the runs saw (without one,
+  // the search's measurements are not kept to compare with).
+  std::unique_ptr<PartsTimer> timer;
+  if (options.cache_path != "none" && searched.estimated_ms) {
+    timer = std::make_unique<PartsTimer>(graph, searched, options);
+  }
+  const int parts = timer ? static_cast<int>(timer->size()) : 0;
+  const int chunks = std::max(1, std::min(repeat, parts));
+  // Each partition is timed twice, half the runs apart.
+  std::vector<std::vector<double>> change_ms(static_cast<std::size_t>(parts));
+  std::vector<bool> invalid(static_cast<std::size_t>(parts), false);
+  auto time_parts = [&](int chunk) {
+    if (options.progress && chunk == 0) {
+      options.progress(TuneProgress{
+          .stage = TuneProgress::Stage::kRefine,
+          .message =
+              fmt::format("timing the plan's {} partitions again in between the runs", parts)});
+    }
+    // Every chunks-th partition from `chunk` on, and from half a cycle
+    // later: the large and small ones spread over the runs alike.
+    for (int first : {chunk, (chunk + chunks / 2) % chunks}) {
+      if (chunks == 1 && first != chunk) break;
+      for (int i = first; i < parts; i += chunks) {
+        const auto index = static_cast<std::size_t>(i);
+        std::optional<double> change = timer->change_now(index);
+        if (change) {
+          change_ms[index].push_back(*change);
+        } else {
+          invalid[index] = true;
+        }
+      }
+    }
+  };
+  outcome.results = evaluate_plans(graph, plans, options.threads, repeat, 3, chunks,
+                                   timer ? std::function<void(int)>(time_parts) : nullptr);
   Plan& collage = outcome.results.back().plan;
-  if (collage.search.search_estimated_ms && options.cache_path != "none") {
-    collage = with_estimates_averaged(
-        collage, make_plan(graph, Strategy::parse("collage"), collage_options));
+  const bool all_timed = timer && collage.partitions.size() == change_ms.size() &&
+                         std::none_of(invalid.begin(), invalid.end(), [](bool b) { return b; }) &&
+                         std::none_of(change_ms.begin(), change_ms.end(),
+                                      [](const std::vector<double>& c) { return c.empty(); });
+  if (all_timed) {
+    collage.search.search_estimated_ms = collage.estimated_ms;
+    double total = 0;
+    for (std::size_t i = 0; i < change_ms.size(); ++i) {
+      std::optional<double>& estimate = collage.partitions[i].estimated_ms;
+      if (estimate) *estimate += settled_change(*estimate, change_ms[i]);
+      total += estimate.value_or(0);
+    }
+    collage.estimated_ms = total;
   }
   outcome.decision = keep_faster_plan(outcome.results);
   return outcome;

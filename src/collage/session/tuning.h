@@ -51,10 +51,9 @@ struct CompareOutcome {
   KeptPlan decision;
 };
 
-// `repeat` interleaved rounds, one run of each strategy per round. The
-// collage plan's estimate sums its partitions timed again
-// (SearchSettings::retime_estimate), the mean of their times just before
-// and just after the rounds; the search's own is in its
+// `repeat` interleaved rounds, one run of each strategy per round. With a
+// measurement cache, the collage plan's estimate sums its partitions timed
+// again in between the rounds (PartsTimer); the search's own is in its
 // PlanSearchStats::search_estimated_ms.
 CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& options, int repeat);
 
