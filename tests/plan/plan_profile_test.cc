@@ -120,19 +120,23 @@ TEST(PlanProfileTest, TheMedianPartitionSetsTheOverheadNotTheLargestExcess) {
   EXPECT_NEAR(observed.of("onednn"), 3e-6, 1e-12);
 }
 
+// A partition estimated at `isolated_ms` that ran `slower` times that plus
+// `extra_ms` in context.
+void add_partition(PlanProfile& profile, const char* backend, double isolated_ms, double slower,
+                   double extra_ms) {
+  PartitionProfile row;
+  row.backend = backend;
+  row.estimated_ms = isolated_ms;
+  row.in_context_ms = slower * isolated_ms + extra_ms;
+  profile.partitions.push_back(row);
+}
+
 TEST(PlanProfileTest, AMachineRunningSlowerThanWhenMeasuringIsNotAnOverhead) {
   // The whole plan ran 1.3x slower than its candidates were measured; the
   // small native partitions also paid 4 us each beyond that.
   PlanProfile profile;
-  auto add = [&](const char* backend, double isolated_ms, double extra_ms) {
-    PartitionProfile row;
-    row.backend = backend;
-    row.estimated_ms = isolated_ms;
-    row.in_context_ms = 1.3 * isolated_ms + extra_ms;
-    profile.partitions.push_back(row);
-  };
-  for (double ms : {0.4, 1.0, 2.5}) add("onednn", ms, 0.0);
-  for (int i = 0; i < 3; ++i) add("native", 0.02, 0.004);
+  for (double ms : {0.4, 1.0, 2.5}) add_partition(profile, "onednn", ms, 1.3, 0.0);
+  for (int i = 0; i < 3; ++i) add_partition(profile, "native", 0.02, 1.3, 0.004);
   PartitionOverheads observed = overheads_from_profile(profile, PartitionOverheads{}, false);
   EXPECT_NEAR(observed.of("onednn"), 0.0, 1e-9);
   EXPECT_NEAR(observed.of("native"), 4e-6, 1e-9);
@@ -156,16 +160,9 @@ TEST(PlanProfileTest, PartsTimedWithTheProfileTeachTheirExcessAsItIs) {
   // timed again beside the runs: no scale is guessed, and the large ones,
   // which would tell nothing without a known speed, teach their excess.
   PlanProfile profile;
-  auto add = [&](const char* backend, double isolated_ms, double extra_ms) {
-    PartitionProfile row;
-    row.backend = backend;
-    row.estimated_ms = isolated_ms;
-    row.in_context_ms = isolated_ms + extra_ms;
-    profile.partitions.push_back(row);
-  };
-  add("xnnpack", 1.0, 0.010);
-  add("xnnpack", 1.5, 0.030);
-  add("native", 0.02, 0.004);
+  add_partition(profile, "xnnpack", 1.0, 1.0, 0.010);
+  add_partition(profile, "xnnpack", 1.5, 1.0, 0.030);
+  add_partition(profile, "native", 0.02, 1.0, 0.004);
   PartitionOverheads observed =
       overheads_from_profile(profile, PartitionOverheads{}, false, PartsTimed::kWithProfile);
   EXPECT_NEAR(observed.of("xnnpack"), 20e-6, 1e-9);
