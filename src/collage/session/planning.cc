@@ -111,11 +111,24 @@ Plan with_estimates_in_context(Plan plan, const PartitionOverheads& charged,
   return plan;
 }
 
+// How much longer (ms; negative: shorter) `candidate` takes when measured
+// again now than the measurement the search used. None when either is not
+// valid, or the candidate is not a backend's.
+std::optional<double> change_now_ms(MeasuringEstimator& estimator, const DataflowGraph& dfg,
+                                    const CandidatePartition& candidate) {
+  if (candidate.spec->backend == nullptr) return std::nullopt;
+  const Cost searched = estimator.estimate(dfg, candidate);
+  const Cost now = estimator.measure_now(dfg, candidate);
+  if (!searched.is_valid() || !now.is_valid()) return std::nullopt;
+  return (now.seconds() - searched.seconds()) * 1e3;
+}
+
 // `plan`, made of `cover` (in its order), with each partition's isolated
 // time measured again now in place of the one the search used; the
-// searched estimate is kept in plan.search.search_estimated_ms. Charges on top of the isolated
-// times (overheads, conversions at boundaries) stay as they were. A plan whose partitions do not
-// all have an estimate is returned as it is.
+// searched estimate is kept in plan.search.search_estimated_ms. Charges on
+// top of the isolated times (overheads, conversions at boundaries) stay as
+// they were. A plan whose partitions do not all have an estimate is
+// returned as it is.
 Plan with_parts_timed_now(const Plan& plan, const DataflowGraph& dfg,
                           const std::vector<ChosenPartition>& cover,
                           MeasuringEstimator& estimator) {
@@ -130,12 +143,8 @@ Plan with_parts_timed_now(const Plan& plan, const DataflowGraph& dfg,
         partition.nodes.front() != dfg.graph().node(nodes.front()).name) {
       return plan;
     }
-    if (candidate.spec->backend != nullptr) {
-      const Cost searched = estimator.estimate(dfg, candidate);
-      const Cost now = estimator.measure_now(dfg, candidate);
-      if (searched.is_valid() && now.is_valid()) {
-        *partition.estimated_ms += (now.seconds() - searched.seconds()) * 1e3;
-      }
+    if (std::optional<double> change = change_now_ms(estimator, dfg, candidate)) {
+      *partition.estimated_ms += *change;
     }
     total += *partition.estimated_ms;
   }
@@ -325,11 +334,6 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     plan.search.seconds = search_seconds;
     return plan;
   };
-  // The plan returned: its estimates with the overheads learned last.
-  auto finish = [&](const Plan& plan, const std::vector<ChosenPartition>&,
-                    const PartitionOverheads& charged) {
-    return with_estimates_in_context(plan, charged, learned);
-  };
   for (int round = 0;; ++round) {
     InContextEstimator in_context(estimator, overheads);
     auto report = [&](std::size_t done, std::size_t total, bool finished) {
@@ -360,16 +364,15 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
       if (cache && options.search.local_moves) {
         if (std::optional<CachedMeasurement> stored = cache->find(moves_key)) {
           if (auto cover = cover_from_text(dfg, specs, stored->reason, in_context)) {
-            std::vector<ChosenPartition> charged =
-                with_boundary_charges(dfg, *cover, boundaries_or_null);
-            return finish(plan_of(charged, result), charged, overheads);
+            plan = plan_of(with_boundary_charges(dfg, *cover, boundaries_or_null), result);
+            return with_estimates_in_context(plan, overheads, learned);
           }
         }
       }
       // A model tuned before without these moves (or by an older version of
       // them) gets them now, from the plan its stored overheads give.
       if (!known_model || !options.search.local_moves) {
-        return finish(plan, result.search.partitions, overheads);
+        return with_estimates_in_context(plan, overheads, learned);
       }
       refine_start = std::chrono::steady_clock::now();
       best = plan;
@@ -428,7 +431,7 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
                                  round + 1, remeasured, kContradictionRatio)});
     }
     // Each profile's observation replaces what other models taught; the
-    // charge is the lower median over this model's profiles.
+    // charge is the median over this model's profiles.
     observations.push_back(observed_overheads(
         profile, overheads, timed_now ? PartsTimed::kWithProfile : PartsTimed::kWhenSearched));
     overheads = overheads_over_rounds(observations, backend_names);
@@ -497,7 +500,7 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     best = std::move(again);
   }
   best->search.seconds = search_seconds;
-  return finish(*best, best_partitions, best_overheads);
+  return with_estimates_in_context(*best, best_overheads, learned);
 }
 
 // The native strategy: the whole model as one native partition, so the
@@ -643,12 +646,8 @@ std::size_t PartsTimer::size() const { return state_->candidates.size(); }
 
 std::optional<double> PartsTimer::change_now(std::size_t index) {
   const std::optional<CandidatePartition>& candidate = state_->candidates.at(index);
-  if (!candidate || candidate->spec->backend == nullptr) return std::nullopt;
-  MeasuringEstimator& estimator = *state_->measuring.estimator;
-  const Cost searched = estimator.estimate(state_->dfg, *candidate);
-  const Cost now = estimator.measure_now(state_->dfg, *candidate);
-  if (!searched.is_valid() || !now.is_valid()) return std::nullopt;
-  return (now.seconds() - searched.seconds()) * 1e3;
+  if (!candidate) return std::nullopt;
+  return change_now_ms(*state_->measuring.estimator, state_->dfg, *candidate);
 }
 
 }  // namespace collage

@@ -103,9 +103,10 @@ CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& opt
   }
   const int parts = timer ? static_cast<int>(timer->size()) : 0;
   const int chunks = std::max(1, std::min(repeat, parts));
-  // Each partition is timed twice, half the runs apart.
+  // Each partition is timed twice, half the runs apart (back to back
+  // before the runs when there is one chunk).
+  constexpr std::size_t kTimings = 2;
   std::vector<std::vector<double>> change_ms(static_cast<std::size_t>(parts));
-  std::vector<bool> invalid(static_cast<std::size_t>(parts), false);
   auto time_parts = [&](int chunk) {
     if (options.progress && chunk == 0) {
       options.progress(TuneProgress{
@@ -116,14 +117,10 @@ CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& opt
     // Every chunks-th partition from `chunk` on, and from half a cycle
     // later: the large and small ones spread over the runs alike.
     for (int first : {chunk, (chunk + chunks / 2) % chunks}) {
-      if (chunks == 1 && first != chunk) break;
       for (int i = first; i < parts; i += chunks) {
         const auto index = static_cast<std::size_t>(i);
-        std::optional<double> change = timer->change_now(index);
-        if (change) {
+        if (std::optional<double> change = timer->change_now(index)) {
           change_ms[index].push_back(*change);
-        } else {
-          invalid[index] = true;
         }
       }
     }
@@ -131,10 +128,12 @@ CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& opt
   outcome.results = evaluate_plans(graph, plans, options.threads, repeat, 3, chunks,
                                    timer ? std::function<void(int)>(time_parts) : nullptr);
   Plan& collage = outcome.results.back().plan;
-  const bool all_timed = timer && collage.partitions.size() == change_ms.size() &&
-                         std::none_of(invalid.begin(), invalid.end(), [](bool b) { return b; }) &&
-                         std::none_of(change_ms.begin(), change_ms.end(),
-                                      [](const std::vector<double>& c) { return c.empty(); });
+  // An invalid timing leaves its partition short, and the search's
+  // estimate stands.
+  const bool all_timed =
+      timer && collage.partitions.size() == change_ms.size() &&
+      std::all_of(change_ms.begin(), change_ms.end(),
+                  [&](const std::vector<double>& c) { return c.size() == kTimings; });
   if (all_timed) {
     collage.search.search_estimated_ms = collage.estimated_ms;
     double total = 0;
