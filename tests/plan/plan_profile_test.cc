@@ -198,6 +198,50 @@ TEST(PlanProfileTest, OneProfileReadingHighDoesNotSetTheCharge) {
   EXPECT_DOUBLE_EQ(charged.of("native"), 1.5e-6);
 }
 
+TEST(PlanProfileTest, FittedChargesSplitTheRunsExcessAsTheMediansDo) {
+  // Parts timed with the profile: onednn's two partitions run 6 and 8 us
+  // over their parts (median 7), xnnpack's 2 and 4 (median 3); 20 us of
+  // excess by the medians. The untraced runs show 40 us over the parts
+  // (tracing and the time between kernels spread over them), so both
+  // charges double. Charged 1 us per onednn partition already.
+  PlanProfile profile;
+  add_partition(profile, "onednn", 0.101, 1.0, 0.005);
+  add_partition(profile, "onednn", 0.051, 1.0, 0.007);
+  add_partition(profile, "xnnpack", 0.020, 1.0, 0.002);
+  add_partition(profile, "xnnpack", 0.030, 1.0, 0.004);
+  profile.run_median_ms = 0.100 + 0.050 + 0.020 + 0.030 + 0.040;
+  PartitionOverheads charged;
+  charged.seconds["onednn"] = 1e-6;
+  PartitionOverheads fitted = overheads_fitting_the_run(profile, charged);
+  EXPECT_NEAR(fitted.of("onednn"), 14e-6, 1e-9);
+  EXPECT_NEAR(fitted.of("xnnpack"), 6e-6, 1e-9);
+  EXPECT_EQ(fitted.seconds.size(), 2U);
+}
+
+TEST(PlanProfileTest, APlanRunningFasterThanItsPartsIsChargedNothing) {
+  PlanProfile profile;
+  add_partition(profile, "onednn", 0.100, 1.0, 0.010);
+  add_partition(profile, "xnnpack", 0.100, 1.0, 0.010);
+  profile.run_median_ms = 0.190;
+  PartitionOverheads fitted = overheads_fitting_the_run(profile, PartitionOverheads{});
+  EXPECT_DOUBLE_EQ(fitted.of("onednn"), 0.0);
+  EXPECT_DOUBLE_EQ(fitted.of("xnnpack"), 0.0);
+  EXPECT_EQ(fitted.seconds.size(), 2U);
+}
+
+TEST(PlanProfileTest, AnExcessNoPartitionShowsIsSharedPerPartition) {
+  // Every partition ran as its part; the 30 us the runs show beyond them
+  // fell between kernels, and the three partitions share it.
+  PlanProfile profile;
+  add_partition(profile, "onednn", 0.100, 1.0, 0.0);
+  add_partition(profile, "onednn", 0.100, 1.0, 0.0);
+  add_partition(profile, "xnnpack", 0.100, 1.0, 0.0);
+  profile.run_median_ms = 0.330;
+  PartitionOverheads fitted = overheads_fitting_the_run(profile, PartitionOverheads{});
+  EXPECT_NEAR(fitted.of("onednn"), 10e-6, 1e-9);
+  EXPECT_NEAR(fitted.of("xnnpack"), 10e-6, 1e-9);
+}
+
 TEST(PlanProfileTest, ASwitchOfBackendIsAnOverheadNotTheMachinesSpeed) {
   // Partitions that follow one of their own backend run as measured; the
   // ones right after another backend's run 1.5x slower. The machine's

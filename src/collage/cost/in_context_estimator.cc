@@ -9,7 +9,7 @@ namespace {
 // overheads_from_profile): overheads learned by another rule are not reused.
 constexpr const char* kLearningRule =
     "median excess of trimmed means over parts timed again with the profile, median over "
-    "the model's profiles, tracing left out";
+    "the model's profiles, tracing left out; the kept plan's charges fitted to its runs";
 
 std::string overhead_key(const std::string& backend, const std::string& machine,
                          const std::string& model) {

@@ -288,6 +288,32 @@ PartitionOverheads observed_overheads(const PlanProfile& profile,
   return result;
 }
 
+PartitionOverheads overheads_fitting_the_run(const PlanProfile& profile,
+                                             const PartitionOverheads& charged) {
+  PartitionOverheads observed = observed_overheads(profile, charged, PartsTimed::kWithProfile);
+  double parts_ms = 0;
+  double predicted_ms = 0;
+  std::map<std::string, int> partitions;
+  for (const PartitionProfile& row : profile.partitions) {
+    if (!row.estimated_ms) return observed;
+    parts_ms += *row.estimated_ms - charged.of(row.backend) * 1e3;
+    predicted_ms += observed.of(row.backend) * 1e3;
+    ++partitions[row.backend];
+  }
+  const double excess_ms = std::max(0.0, profile.run_median_ms - parts_ms);
+  PartitionOverheads fitted;
+  for (const auto& [backend, count] : partitions) {
+    const double seconds = observed.of(backend);
+    if (predicted_ms > 0) {
+      fitted.seconds[backend] = seconds * excess_ms / predicted_ms;
+    } else {
+      fitted.seconds[backend] =
+          excess_ms / static_cast<double>(profile.partitions.size()) / 1e3;
+    }
+  }
+  return fitted;
+}
+
 PartitionOverheads overheads_from_profile(const PlanProfile& profile,
                                           const PartitionOverheads& charged, bool damp,
                                           PartsTimed parts) {
