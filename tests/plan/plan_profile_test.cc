@@ -85,24 +85,22 @@ TEST(PlanProfileTest, OverheadsAreTheInContextExcessWithTheChargeTakenOff) {
   PlanProfile profile = profile_plan(two_partition_plan(), three_runs(), 1);
   PartitionOverheads charged;
   charged.seconds["native"] = 4e-6;  // already in native's 10 us estimate
-  PartitionOverheads observed = overheads_from_profile(profile, charged);
+  PartitionOverheads observed = observed_overheads(profile, charged);
   // Each partition also gets half of the 18 + 2 us between kernels.
-  // xnnpack: 165 - 100 + 10 us, first seen.
+  // xnnpack: 165 - 100 + 10 us.
   EXPECT_NEAR(observed.of("xnnpack"), 75e-6, 1e-12);
-  // native: 30 - (10 - 4) + 10 = 34 us observed, averaged with the 4 charged.
-  EXPECT_NEAR(observed.of("native"), 19e-6, 1e-12);
+  // native: 30 - (10 - 4) + 10 = 34 us.
+  EXPECT_NEAR(observed.of("native"), 34e-6, 1e-12);
 }
 
-TEST(PlanProfileTest, WithoutDampingTheObservedOverheadReplacesTheCharge) {
+TEST(PlanProfileTest, ABackendThePlanDoesNotUseIsNotObserved) {
   PlanProfile profile = profile_plan(two_partition_plan(), three_runs(), 1);
   PartitionOverheads charged;
   charged.seconds["native"] = 4e-6;
-  charged.seconds["onednn"] = 7e-6;  // not in the plan: dropped
-  PartitionOverheads observed = overheads_from_profile(profile, charged, false);
+  charged.seconds["onednn"] = 7e-6;  // not in the plan
+  PartitionOverheads observed = observed_overheads(profile, charged);
   EXPECT_NEAR(observed.of("native"), 34e-6, 1e-12);
-  EXPECT_NEAR(observed.of("onednn"), 0.0, 1e-12);
-  // Damped (a later profile of the same model): half is kept.
-  EXPECT_NEAR(overheads_from_profile(profile, charged).of("onednn"), 3.5e-6, 1e-12);
+  EXPECT_EQ(observed.seconds.count("onednn"), 0U);
 }
 
 TEST(PlanProfileTest, TheMedianPartitionSetsTheOverheadNotTheLargestExcess) {
@@ -116,7 +114,7 @@ TEST(PlanProfileTest, TheMedianPartitionSetsTheOverheadNotTheLargestExcess) {
     row.in_context_ms = 0.1 + excess_us / 1e3;
     profile.partitions.push_back(row);
   }
-  PartitionOverheads observed = overheads_from_profile(profile, PartitionOverheads{}, false);
+  PartitionOverheads observed = observed_overheads(profile, PartitionOverheads{});
   EXPECT_NEAR(observed.of("onednn"), 3e-6, 1e-12);
 }
 
@@ -137,7 +135,7 @@ TEST(PlanProfileTest, AMachineRunningSlowerThanWhenMeasuringIsNotAnOverhead) {
   PlanProfile profile;
   for (double ms : {0.4, 1.0, 2.5}) add_partition(profile, "onednn", ms, 1.3, 0.0);
   for (int i = 0; i < 3; ++i) add_partition(profile, "native", 0.02, 1.3, 0.004);
-  PartitionOverheads observed = overheads_from_profile(profile, PartitionOverheads{}, false);
+  PartitionOverheads observed = observed_overheads(profile, PartitionOverheads{});
   EXPECT_NEAR(observed.of("onednn"), 0.0, 1e-9);
   EXPECT_NEAR(observed.of("native"), 4e-6, 1e-9);
 
@@ -145,14 +143,9 @@ TEST(PlanProfileTest, AMachineRunningSlowerThanWhenMeasuringIsNotAnOverhead) {
   // speed, the large ones tell nothing (their 0.3 and 0.75 ms over are the
   // machine's), and the small ones' excess is taken as it is.
   profile.partitions.erase(profile.partitions.begin());
-  observed = overheads_from_profile(profile, PartitionOverheads{}, false);
+  observed = observed_overheads(profile, PartitionOverheads{});
   EXPECT_NEAR(observed.of("onednn"), 0.0, 1e-9);
   EXPECT_NEAR(observed.of("native"), 10e-6, 1e-9);
-  // A later profile of the same model keeps half of oneDNN's charge, as
-  // for a backend the plan does not use.
-  PartitionOverheads charged;
-  charged.seconds["onednn"] = 8e-6;
-  EXPECT_NEAR(overheads_from_profile(profile, charged).of("onednn"), 4e-6, 1e-12);
 }
 
 TEST(PlanProfileTest, PartsTimedWithTheProfileTeachTheirExcessAsItIs) {
@@ -164,11 +157,11 @@ TEST(PlanProfileTest, PartsTimedWithTheProfileTeachTheirExcessAsItIs) {
   add_partition(profile, "xnnpack", 1.5, 1.0, 0.030);
   add_partition(profile, "native", 0.02, 1.0, 0.004);
   PartitionOverheads observed =
-      overheads_from_profile(profile, PartitionOverheads{}, false, PartsTimed::kWithProfile);
+      observed_overheads(profile, PartitionOverheads{}, PartsTimed::kWithProfile);
   EXPECT_NEAR(observed.of("xnnpack"), 20e-6, 1e-9);
   EXPECT_NEAR(observed.of("native"), 4e-6, 1e-9);
   // Timed when searched, the same profile leaves the large ones out.
-  observed = overheads_from_profile(profile, PartitionOverheads{}, false);
+  observed = observed_overheads(profile, PartitionOverheads{});
   EXPECT_NEAR(observed.of("xnnpack"), 0.0, 1e-9);
   EXPECT_NEAR(observed.of("native"), 4e-6, 1e-9);
 }
@@ -262,23 +255,9 @@ TEST(PlanProfileTest, ASwitchOfBackendIsAnOverheadNotTheMachinesSpeed) {
     add("onednn", "xnnpack", 0.4, 1.5);
     add("xnnpack", "onednn", 0.4, 1.5);
   }
-  PartitionOverheads observed = overheads_from_profile(profile, PartitionOverheads{}, false);
+  PartitionOverheads observed = observed_overheads(profile, PartitionOverheads{});
   EXPECT_NEAR(observed.of("xnnpack"), 0.2e-3, 1e-9);
   EXPECT_NEAR(observed.of("onednn"), 0.2e-3, 1e-9);
-}
-
-TEST(PlanProfileTest, AChargeNoPlanRenewsFades) {
-  PlanProfile profile;
-  PartitionProfile row;
-  row.backend = "native";
-  row.estimated_ms = 0.1;
-  row.in_context_ms = 0.1;
-  profile.partitions.push_back(row);
-  PartitionOverheads charged;
-  charged.seconds["onednn"] = 600e-6;
-  for (int plan = 0; plan < 5; ++plan) charged = overheads_from_profile(profile, charged);
-  EXPECT_NEAR(charged.of("onednn"), 600e-6 / 32, 1e-12);
-  EXPECT_NEAR(charged.of("native"), 0.0, 1e-12);
 }
 
 TEST(PlanProfileTest, AnnotatingAPlanFillsEachPartitionsMeasuredTime) {

@@ -5,8 +5,9 @@
 namespace collage {
 namespace {
 
-// The version of the rule that learns the overheads (plan_profile.h,
-// overheads_from_profile): overheads learned by another rule are not reused.
+// The version of the rule that learns the overheads (plan_profile.h:
+// observed_overheads, overheads_over_rounds, overheads_fitting_the_run):
+// overheads learned by another rule are not reused.
 constexpr const char* kLearningRule =
     "median excess of trimmed means over parts timed again with the profile, median over "
     "the model's profiles, tracing left out; the kept plan's charges fitted to its runs";

@@ -314,27 +314,6 @@ PartitionOverheads overheads_fitting_the_run(const PlanProfile& profile,
   return fitted;
 }
 
-PartitionOverheads overheads_from_profile(const PlanProfile& profile,
-                                          const PartitionOverheads& charged, bool damp,
-                                          PartsTimed parts) {
-  PartitionOverheads result = observed_overheads(profile, charged, parts);
-  for (const auto& [backend, seconds] : charged.seconds) {
-    // Not in this plan, so not confirmed. A charge other models taught is
-    // dropped, so that the next search tries the backend and its own
-    // profile says what it costs here; one of this model's fades. Either
-    // way one bad profile cannot keep a backend out of every later plan.
-    auto observed = result.seconds.find(backend);
-    if (observed == result.seconds.end()) {
-      result.seconds[backend] = damp ? seconds / 2 : 0.0;
-    } else if (damp) {
-      // The excess a plan shows depends on which partitions it has:
-      // averaging with what was charged damps the swing between plans.
-      observed->second = (seconds + observed->second) / 2;
-    }
-  }
-  return result;
-}
-
 PartitionOverheads overheads_over_rounds(const std::vector<PartitionOverheads>& rounds,
                                          const std::vector<std::string>& backends) {
   PartitionOverheads result;

@@ -96,25 +96,21 @@ PlanProfile profile_in_context(const Graph& model, const Plan& plan,
                                const BackendRegistry& registry, int threads,
                                const std::map<std::string, Tensor>& inputs, int runs, int warmup);
 
-// The per-partition overhead of each backend that `profile` shows: the
-// median over the backend's partitions of (in context - scale x isolated),
-// plus an equal share of the executor's time between kernels, at least 0.
-// `scale` is how fast the machine ran the plan against when its candidates
-// were measured: the median of in context / isolated over the partitions of
+// What one profile shows, per backend with a partition in the plan (the
+// others are not listed): the median over the backend's partitions of
+// (in context - scale x isolated), plus an equal share of the executor's
+// time between kernels, at least 0. The plan's estimates were made with
+// `charged` added; it is taken off to get the isolated cost.
+//
+// With `parts` kWhenSearched, the estimates are the search's measurements,
+// taken at another moment: `scale` is how fast the machine ran the plan
+// against then, the median of in context / isolated over the partitions of
 // 0.2 ms and more, within [0.5, 2]. A machine that runs everything 30%
 // slower for a while is not a per-partition overhead: learned as one, it
 // was charged to every partition of every later plan, small ones most.
 // With fewer than three partitions that large the speed is unknown, and
-// only the partitions under 0.2 ms count (at a scale of 1); a backend
-// left without one is treated as absent from the plan (below). The
-// plan's estimates were made with `charged` added; it is taken off to get
-// the isolated cost. With `damp`, a backend that was charged before gets
-// the mean of the charged and the observed overhead (successive plans of
-// one model); without, the observed overhead replaces the charge (the
-// charge came from other models). Backends without a partition in the plan
-// keep half their charge with `damp`, and none without (what other models
-// taught says little about this one, and only a plan that uses the backend
-// can say more).
+// only the partitions under 0.2 ms count (at a scale of 1); a backend left
+// without one is not listed.
 //
 // With `parts` kWithProfile, the profile's estimates are of parts timed
 // again right after its runs, at the machine's speed of the runs: with
@@ -122,16 +118,9 @@ PlanProfile profile_in_context(const Graph& model, const Plan& plan,
 // partition counts, large or small.
 enum class PartsTimed { kWhenSearched, kWithProfile };
 
-// What one profile shows, per backend with a partition in it: the
-// overhead described below before any damping or charge of another
-// backend (backends without a partition in the plan are not listed).
 PartitionOverheads observed_overheads(const PlanProfile& profile,
                                       const PartitionOverheads& charged,
                                       PartsTimed parts = PartsTimed::kWhenSearched);
-
-PartitionOverheads overheads_from_profile(const PlanProfile& profile,
-                                          const PartitionOverheads& charged, bool damp = true,
-                                          PartsTimed parts = PartsTimed::kWhenSearched);
 
 // The overheads that make `profile`'s own plan cost what it ran: each
 // backend's observed overhead (observed_overheads, parts timed with the
@@ -142,8 +131,8 @@ PartitionOverheads overheads_from_profile(const PlanProfile& profile,
 // partitions, medians taken on a plan of few large partitions (mobilenet
 // v2's 15, 28.7 us per oneDNN partition) overcharged the 60 small ones of
 // the plan kept by 0.9 ms, 25% of its run. A plan that runs faster than
-// its parts gets no charges; a backend the medians leave at 0 while the
-// plan runs slower than its parts shares the excess per partition.
+// its parts gets no charges; one that runs slower while the medians leave
+// every backend at 0 shares the excess equally over its partitions.
 PartitionOverheads overheads_fitting_the_run(const PlanProfile& profile,
                                              const PartitionOverheads& charged);
 
