@@ -250,8 +250,8 @@ PlanProfile profile_in_context(const Graph& model, const Plan& plan,
   return profile;
 }
 
-PartitionOverheads observed_overheads(const PlanProfile& profile,
-                                      const PartitionOverheads& charged, PartsTimed parts) {
+PartitionOverheads observed_overheads(const PlanProfile& profile, const PartitionOverheads& charged,
+                                      PartsTimed parts) {
   double between_ms = 0;
   for (const BoundaryTotal& total : profile.boundaries) {
     if (total.kind == "between kernels (executor)" || total.kind == "allocation (executor)") {
@@ -307,8 +307,7 @@ PartitionOverheads overheads_fitting_the_run(const PlanProfile& profile,
     if (predicted_ms > 0) {
       fitted.seconds[backend] = seconds * excess_ms / predicted_ms;
     } else {
-      fitted.seconds[backend] =
-          excess_ms / static_cast<double>(profile.partitions.size()) / 1e3;
+      fitted.seconds[backend] = excess_ms / static_cast<double>(profile.partitions.size()) / 1e3;
     }
   }
   return fitted;

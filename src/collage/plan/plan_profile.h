@@ -118,8 +118,7 @@ PlanProfile profile_in_context(const Graph& model, const Plan& plan,
 // partition counts, large or small.
 enum class PartsTimed { kWhenSearched, kWithProfile };
 
-PartitionOverheads observed_overheads(const PlanProfile& profile,
-                                      const PartitionOverheads& charged,
+PartitionOverheads observed_overheads(const PlanProfile& profile, const PartitionOverheads& charged,
                                       PartsTimed parts = PartsTimed::kWhenSearched);
 
 // The overheads that make `profile`'s own plan cost what it ran: each

@@ -570,9 +570,8 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   }
   best->search.seconds = search_seconds;
   if (options.search.refine_rounds > 0) {
-    if (std::optional<PartitionOverheads> fitted =
-            charges_of_the_kept_plan(graph, dfg, *best, best_partitions, best_overheads, inputs,
-                                     estimator, options)) {
+    if (std::optional<PartitionOverheads> fitted = charges_of_the_kept_plan(
+            graph, dfg, *best, best_partitions, best_overheads, inputs, estimator, options)) {
       learned = *fitted;
     }
   }
