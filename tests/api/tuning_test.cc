@@ -136,6 +136,39 @@ TEST_F(TuningTest, LocalMovesAreMeasuredOnceAndTheirPlanIsReproduced) {
   EXPECT_EQ(without.search.moves_start, "");
 }
 
+TEST_F(TuningTest, TheKeptPlansChargesAreFittedToItsRunsAndStoredWithTheModel) {
+  TuneOptions options = quick_options();
+  options.isolate = false;
+  options.verify = false;
+  options.refine_rounds = 1;
+  options.cache_path = dir_.file("cache.sqlite");
+  std::vector<std::string> fitted;
+  options.progress = [&](const TuneProgress& p) {
+    if (p.message.find("charges fitted to its runs") != std::string::npos) {
+      fitted.push_back(p.message);
+    }
+  };
+  TuneResult first = tune(model_, options);
+  ASSERT_EQ(fitted.size(), 1U);
+  EXPECT_NE(fitted.front().find("the kept plan, profiled 3 times"), std::string::npos)
+      << fitted.front();
+  const double estimated = nlohmann::json::parse(first.plan_json)["estimated_ms"].get<double>();
+  EXPECT_GT(estimated, 0);
+
+  // Tuned again: the stored plan and its fitted charges, not fitted again.
+  fitted.clear();
+  TuneResult again = tune(model_, options);
+  EXPECT_TRUE(fitted.empty());
+  EXPECT_NEAR(nlohmann::json::parse(again.plan_json)["estimated_ms"].get<double>(), estimated,
+              1e-9);
+
+  // Without refinement nothing is profiled, so nothing is fitted.
+  options.refine_rounds = 0;
+  options.cache_path = "none";
+  tune(model_, options);
+  EXPECT_TRUE(fitted.empty());
+}
+
 TEST_F(TuningTest, BadOptionsAreErrorsNamingTheOption) {
   TuneOptions options = quick_options();
   options.backends = {"nosuch"};
