@@ -24,6 +24,17 @@ class TuningTest : public ::testing::Test {
     return options;
   }
 
+  // One refinement round, in this process, its measurements cached in the
+  // scratch directory: a second tune finds the first one's plan.
+  TuneOptions refining_options() const {
+    TuneOptions options = quick_options();
+    options.isolate = false;
+    options.verify = false;
+    options.refine_rounds = 1;
+    options.cache_path = dir_.file("cache.sqlite");
+    return options;
+  }
+
   ScratchDir dir_;
   std::string model_ = dir_.write("conv.onnx", conv_model_bytes());
 };
@@ -105,11 +116,7 @@ std::vector<std::string> partitions_of(const std::string& plan_json) {
 }
 
 TEST_F(TuningTest, LocalMovesAreMeasuredOnceAndTheirPlanIsReproduced) {
-  TuneOptions options = quick_options();
-  options.isolate = false;
-  options.verify = false;
-  options.refine_rounds = 1;
-  options.cache_path = dir_.file("cache.sqlite");
+  TuneOptions options = refining_options();
   TuneResult first = tune(model_, options);
   EXPECT_GE(first.search.moves_tried, first.search.moves_kept);
   nlohmann::json plan = nlohmann::json::parse(first.plan_json);
@@ -137,11 +144,7 @@ TEST_F(TuningTest, LocalMovesAreMeasuredOnceAndTheirPlanIsReproduced) {
 }
 
 TEST_F(TuningTest, TheKeptPlansChargesAreFittedToItsRunsAndStoredWithTheModel) {
-  TuneOptions options = quick_options();
-  options.isolate = false;
-  options.verify = false;
-  options.refine_rounds = 1;
-  options.cache_path = dir_.file("cache.sqlite");
+  TuneOptions options = refining_options();
   std::vector<std::string> fitted;
   options.progress = [&](const TuneProgress& p) {
     if (p.message.find("charges fitted to its runs") != std::string::npos) {

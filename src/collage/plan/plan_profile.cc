@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "collage/ir/error.h"
 #include "collage/plan/plan_compiler.h"
@@ -293,16 +294,16 @@ PartitionOverheads overheads_fitting_the_run(const PlanProfile& profile,
   PartitionOverheads observed = observed_overheads(profile, charged, PartsTimed::kWithProfile);
   double parts_ms = 0;
   double predicted_ms = 0;
-  std::map<std::string, int> partitions;
+  std::set<std::string> backends;
   for (const PartitionProfile& row : profile.partitions) {
     if (!row.estimated_ms) return observed;
     parts_ms += *row.estimated_ms - charged.of(row.backend) * 1e3;
     predicted_ms += observed.of(row.backend) * 1e3;
-    ++partitions[row.backend];
+    backends.insert(row.backend);
   }
   const double excess_ms = std::max(0.0, profile.run_median_ms - parts_ms);
   PartitionOverheads fitted;
-  for (const auto& [backend, count] : partitions) {
+  for (const std::string& backend : backends) {
     const double seconds = observed.of(backend);
     if (predicted_ms > 0) {
       fitted.seconds[backend] = seconds * excess_ms / predicted_ms;

@@ -155,6 +155,25 @@ Plan with_parts_timed_now(const Plan& plan, const DataflowGraph& dfg,
   return timed;
 }
 
+// Puts into `profile` (of `plan`, made of `cover`) the estimates of the
+// plan's parts timed again now (with_parts_timed_now), so that what its
+// runs show beyond them is the plan's overhead, not how much faster or
+// slower the machine runs now than when the candidates were measured.
+// Returns the plan so timed; none (and `profile` as it was) when its parts
+// could not be timed again.
+std::optional<Plan> estimate_with_parts_timed_now(PlanProfile& profile, const Plan& plan,
+                                                  const DataflowGraph& dfg,
+                                                  const std::vector<ChosenPartition>& cover,
+                                                  MeasuringEstimator& estimator) {
+  Plan timed = with_parts_timed_now(plan, dfg, cover, estimator);
+  if (!timed.search.search_estimated_ms) return std::nullopt;
+  for (PartitionProfile& row : profile.partitions) {
+    row.estimated_ms = timed.partitions[static_cast<std::size_t>(row.index)].estimated_ms;
+  }
+  profile.estimated_ms = timed.estimated_ms;
+  return timed;
+}
+
 // How many times the kept plan is profiled to fit its charges, and how
 // long each profile's untraced runs take at least.
 constexpr int kKeptPlanProfiles = 3;
@@ -180,6 +199,10 @@ std::optional<PartitionOverheads> charges_of_the_kept_plan(
   const int runs = std::clamp(
       static_cast<int>(std::ceil(kKeptPlanProfileSeconds * 1e3 / std::max(run_ms, 1e-3))),
       options.refine_runs, 100);
+  double charges_ms = 0;
+  for (const PlanPartition& partition : plan.partitions) {
+    charges_ms += charged.of(partition.backend) * 1e3;
+  }
   std::vector<PartitionOverheads> fits;
   std::vector<double> run_medians;
   std::vector<double> parts;
@@ -187,19 +210,12 @@ std::optional<PartitionOverheads> charges_of_the_kept_plan(
     for (int k = 0; k < kKeptPlanProfiles; ++k) {
       PlanProfile profile = profile_in_context(graph, plan, BackendRegistry::global(),
                                                options.threads, inputs, runs, 2);
-      const Plan timed = with_parts_timed_now(plan, dfg, cover, estimator);
-      if (!timed.search.search_estimated_ms) return std::nullopt;
-      for (PartitionProfile& row : profile.partitions) {
-        row.estimated_ms = timed.partitions[static_cast<std::size_t>(row.index)].estimated_ms;
-      }
-      profile.estimated_ms = timed.estimated_ms;
+      const std::optional<Plan> timed =
+          estimate_with_parts_timed_now(profile, plan, dfg, cover, estimator);
+      if (!timed) return std::nullopt;
       fits.push_back(overheads_fitting_the_run(profile, charged));
       run_medians.push_back(profile.run_median_ms);
-      double charges_ms = 0;
-      for (const PlanPartition& partition : plan.partitions) {
-        charges_ms += charged.of(partition.backend) * 1e3;
-      }
-      parts.push_back(timed.estimated_ms.value_or(0) - charges_ms);
+      parts.push_back(timed->estimated_ms.value_or(0) - charges_ms);
     }
   } catch (const Error& e) {
     if (options.progress) {
@@ -462,17 +478,9 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     PlanProfile profile = profile_in_context(graph, plan, BackendRegistry::global(),
                                              options.threads, inputs, options.refine_runs, 2);
     plan.measured_ms = profile.run_median_ms;
-    // The parts timed again right after the runs: what the runs show beyond
-    // them is then the plan's overhead, not how much faster or slower the
-    // machine runs now than when the candidates were measured.
-    const Plan timed = with_parts_timed_now(plan, dfg, result.search.partitions, estimator);
-    const bool timed_now = timed.search.search_estimated_ms.has_value();
-    if (timed_now) {
-      for (PartitionProfile& row : profile.partitions) {
-        row.estimated_ms = timed.partitions[static_cast<std::size_t>(row.index)].estimated_ms;
-      }
-      profile.estimated_ms = timed.estimated_ms;
-    }
+    const std::optional<Plan> timed =
+        estimate_with_parts_timed_now(profile, plan, dfg, result.search.partitions, estimator);
+    const bool timed_now = timed.has_value();
     if (options.progress) {
       options.progress(TuneProgress{
           .stage = TuneProgress::Stage::kRefine,
@@ -484,7 +492,7 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
               "(overheads charged: {})",
               round + 1, plan.partitions.size(), plan.estimated_ms.value_or(0),
               timed_now ? fmt::format(" ({:.3f} with its parts timed again)",
-                                      timed.estimated_ms.value_or(0))
+                                      timed->estimated_ms.value_or(0))
                         : "",
               profile.run_median_ms, overheads_text(overheads))});
     }
