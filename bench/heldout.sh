@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs bench/compare_zoo.sh on torchvision architectures outside the zoo:
-# each is exported to ONNX (random weights, seeded; opset 13; input x of
-# 1x3x224x224) with Debian's python3-torchvision, then tuned cold and timed
+# each is exported to ONNX as scripts/check_torchvision.py exports it (random
+# weights, seeded; opset 13; input x of 1x3x224x224), then tuned cold and timed
 # against its baselines and ONNX Runtime like the zoo models.
 # Usage: bench/heldout.sh [MODEL ...]   (torchvision.models constructor names;
 #   default: squeezenet1_0 mobilenet_v3_small shufflenet_v2_x1_0
@@ -23,21 +23,9 @@ models=()
 for name in "${names[@]}"; do
   if [ ! -f "$dir/$name.onnx" ]; then
     echo "== export $name"
-    /usr/bin/python3 - "$name" "$dir/$name.onnx" <<'PY'
-import sys
-import warnings
-
-import torch
-import torchvision
-
-warnings.filterwarnings("ignore")
-name, path = sys.argv[1], sys.argv[2]
-torch.manual_seed(0)
-extra = {"aux_logits": False, "init_weights": True} if name in ("googlenet", "inception_v3") else {}
-model = getattr(torchvision.models, name)(**extra).eval()
-torch.onnx.export(model, torch.rand(1, 3, 224, 224), path, opset_version=13,
-                  input_names=["x"], output_names=["y"])
-PY
+    /usr/bin/python3 -c "import sys, warnings; warnings.filterwarnings('ignore'); \
+sys.path.insert(0, sys.argv[1]); from check_torchvision import export; \
+export(sys.argv[2], 13, sys.argv[3])" "$root/scripts" "$name" "$dir" > /dev/null
   fi
   models+=("$dir/$name.onnx")
 done
