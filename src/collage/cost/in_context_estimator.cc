@@ -10,7 +10,8 @@ namespace {
 // overheads learned by another rule are not reused.
 constexpr const char* kLearningRule =
     "median excess of trimmed means over parts timed again with the profile, median over "
-    "the model's profiles, tracing left out; the kept plan's charges fitted to its runs";
+    "the model's profiles, tracing left out; the kept plan's charges fitted to five profiles, "
+    "parts timed before and after each";
 
 std::string overhead_key(const std::string& backend, const std::string& machine,
                          const std::string& model) {

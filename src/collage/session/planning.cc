@@ -155,34 +155,57 @@ Plan with_parts_timed_now(const Plan& plan, const DataflowGraph& dfg,
   return timed;
 }
 
+// Puts into `profile` the estimates of `timed`, its plan with its parts
+// timed again (with_parts_timed_now), so that what its runs show beyond
+// them is the plan's overhead, not how much faster or slower the machine
+// runs now than when the candidates were measured.
+void put_parts_timed(PlanProfile& profile, const Plan& timed) {
+  for (PartitionProfile& row : profile.partitions) {
+    row.estimated_ms = timed.partitions[static_cast<std::size_t>(row.index)].estimated_ms;
+  }
+  profile.estimated_ms = timed.estimated_ms;
+}
+
 // Puts into `profile` (of `plan`, made of `cover`) the estimates of the
-// plan's parts timed again now (with_parts_timed_now), so that what its
-// runs show beyond them is the plan's overhead, not how much faster or
-// slower the machine runs now than when the candidates were measured.
-// Returns the plan so timed; none (and `profile` as it was) when its parts
-// could not be timed again.
+// plan's parts timed again now (put_parts_timed). Returns the plan so
+// timed; none (and `profile` as it was) when its parts could not be timed
+// again.
 std::optional<Plan> estimate_with_parts_timed_now(PlanProfile& profile, const Plan& plan,
                                                   const DataflowGraph& dfg,
                                                   const std::vector<ChosenPartition>& cover,
                                                   MeasuringEstimator& estimator) {
   Plan timed = with_parts_timed_now(plan, dfg, cover, estimator);
   if (!timed.search.search_estimated_ms) return std::nullopt;
-  for (PartitionProfile& row : profile.partitions) {
-    row.estimated_ms = timed.partitions[static_cast<std::size_t>(row.index)].estimated_ms;
-  }
-  profile.estimated_ms = timed.estimated_ms;
+  put_parts_timed(profile, timed);
   return timed;
+}
+
+// The plan whose partitions cost the mean of what `before` and `after`
+// (the same plan, its parts timed at two moments) say.
+Plan mean_of_timings(const Plan& before, const Plan& after) {
+  Plan mean = before;
+  double total = 0;
+  for (std::size_t i = 0; i < mean.partitions.size(); ++i) {
+    std::optional<double>& estimate = mean.partitions[i].estimated_ms;
+    const std::optional<double>& later = after.partitions[i].estimated_ms;
+    if (estimate && later) *estimate = (*estimate + *later) / 2;
+    total += estimate.value_or(0);
+  }
+  mean.estimated_ms = total;
+  return mean;
 }
 
 // How many times the kept plan is profiled to fit its charges, and how
 // long each profile's untraced runs take at least.
-constexpr int kKeptPlanProfiles = 3;
+constexpr int kKeptPlanProfiles = 5;
 constexpr double kKeptPlanProfileSeconds = 0.2;
 
 // The charges that make the kept plan `plan` (made of `cover`, estimated
 // with `charged`) cost what it runs: it is profiled kKeptPlanProfiles
-// times, its parts timed again right after each profile, and each backend
-// is charged the median over the profiles of overheads_fitting_the_run().
+// times, its parts timed again right before and right after each profile
+// (the mean of the two: a machine that changes speed during the profile
+// moves both ends, not one), and each backend is charged the median over
+// the profiles of overheads_fitting_the_run().
 // The charges the search learned came from the plans of the refinement
 // rounds, which local moves may replace with one of other partitions: a
 // per-partition charge learned on 15 large partitions and charged to 60
@@ -208,14 +231,18 @@ std::optional<PartitionOverheads> charges_of_the_kept_plan(
   std::vector<double> parts;
   try {
     for (int k = 0; k < kKeptPlanProfiles; ++k) {
+      const Plan before = with_parts_timed_now(plan, dfg, cover, estimator);
       PlanProfile profile = profile_in_context(graph, plan, BackendRegistry::global(),
                                                options.threads, inputs, runs, 2);
-      const std::optional<Plan> timed =
-          estimate_with_parts_timed_now(profile, plan, dfg, cover, estimator);
-      if (!timed) return std::nullopt;
+      const Plan after = with_parts_timed_now(plan, dfg, cover, estimator);
+      if (!before.search.search_estimated_ms || !after.search.search_estimated_ms) {
+        return std::nullopt;
+      }
+      const Plan timed = mean_of_timings(before, after);
+      put_parts_timed(profile, timed);
       fits.push_back(overheads_fitting_the_run(profile, charged));
       run_medians.push_back(profile.run_median_ms);
-      parts.push_back(timed->estimated_ms.value_or(0) - charges_ms);
+      parts.push_back(timed.estimated_ms.value_or(0) - charges_ms);
     }
   } catch (const Error& e) {
     if (options.progress) {
