@@ -301,11 +301,11 @@ PartitionOverheads overheads_fitting_the_run(const PlanProfile& profile,
     predicted_ms += observed.of(row.backend) * 1e3;
     backends.insert(row.backend);
   }
-  const double excess_ms = profile.run_median_ms - parts_ms;
+  const double excess_ms = std::max(0.0, profile.run_median_ms - parts_ms);
   PartitionOverheads fitted;
   for (const std::string& backend : backends) {
     const double seconds = observed.of(backend);
-    if (excess_ms > 0 && predicted_ms > 0) {
+    if (predicted_ms > 0) {
       fitted.seconds[backend] = seconds * excess_ms / predicted_ms;
     } else {
       fitted.seconds[backend] = excess_ms / static_cast<double>(profile.partitions.size()) / 1e3;

@@ -129,13 +129,9 @@ PartitionOverheads observed_overheads(const PlanProfile& profile, const Partitio
 // backends; the total tells how much there is. Charged to a plan of other
 // partitions, medians taken on a plan of few large partitions (mobilenet
 // v2's 15, 28.7 us per oneDNN partition) overcharged the 60 small ones of
-// the plan kept by 0.9 ms, 25% of its run. A plan that runs slower than
-// its parts while the medians leave every backend at 0 shares the excess
-// equally over its partitions, and so does one that runs faster than its
-// parts, with charges below 0: timed alone, a partition of a few
-// microseconds reads a few more than it takes among its neighbours, and
-// mobilenet v3 small's 73 oneDNN partitions summed 1.99 ms against runs
-// of 1.72 ms, 27% over, with nothing charged.
+// the plan kept by 0.9 ms, 25% of its run. A plan that runs faster than
+// its parts gets no charges; one that runs slower while the medians leave
+// every backend at 0 shares the excess equally over its partitions.
 PartitionOverheads overheads_fitting_the_run(const PlanProfile& profile,
                                              const PartitionOverheads& charged);
 

@@ -105,11 +105,8 @@ Plan with_estimates_in_context(Plan plan, const PartitionOverheads& charged,
   double total = 0;
   for (PlanPartition& partition : plan.partitions) {
     if (!partition.estimated_ms) return plan;
-    // A charge below 0 (a plan that runs faster than its parts) takes a
-    // partition's estimate down to 0 at most.
-    *partition.estimated_ms =
-        std::max(0.0, *partition.estimated_ms +
-                          (learned.of(partition.backend) - charged.of(partition.backend)) * 1e3);
+    *partition.estimated_ms +=
+        (learned.of(partition.backend) - charged.of(partition.backend)) * 1e3;
     total += *partition.estimated_ms;
   }
   plan.estimated_ms = total;
