@@ -180,19 +180,23 @@ std::optional<Plan> estimate_with_parts_timed_now(PlanProfile& profile, const Pl
   return timed;
 }
 
-// The plan whose partitions cost the mean of what `before` and `after`
-// (the same plan, its parts timed at two moments) say.
-Plan mean_of_timings(const Plan& before, const Plan& after) {
-  Plan mean = before;
+// `plan` with each partition's estimate moved by what its two timings
+// again, `before` and `after` (with_parts_timed_now), settle on
+// (settled_change, as `compare` settles a part it times twice).
+Plan with_timings_settled(const Plan& plan, const Plan& before, const Plan& after) {
+  Plan settled = plan;
   double total = 0;
-  for (std::size_t i = 0; i < mean.partitions.size(); ++i) {
-    std::optional<double>& estimate = mean.partitions[i].estimated_ms;
-    const std::optional<double>& later = after.partitions[i].estimated_ms;
-    if (estimate && later) *estimate = (*estimate + *later) / 2;
+  for (std::size_t i = 0; i < settled.partitions.size(); ++i) {
+    std::optional<double>& estimate = settled.partitions[i].estimated_ms;
+    const std::optional<double>& first = before.partitions[i].estimated_ms;
+    const std::optional<double>& second = after.partitions[i].estimated_ms;
+    if (estimate && first && second) {
+      *estimate += settled_change(*estimate, {*first - *estimate, *second - *estimate});
+    }
     total += estimate.value_or(0);
   }
-  mean.estimated_ms = total;
-  return mean;
+  settled.estimated_ms = total;
+  return settled;
 }
 
 // How many times the kept plan is profiled to fit its charges, and how
@@ -203,9 +207,10 @@ constexpr double kKeptPlanProfileSeconds = 0.2;
 // The charges that make the kept plan `plan` (made of `cover`, estimated
 // with `charged`) cost what it runs: it is profiled kKeptPlanProfiles
 // times, its parts timed again right before and right after each profile
-// (the mean of the two: a machine that changes speed during the profile
-// moves both ends, not one), and each backend is charged the median over
-// the profiles of overheads_fitting_the_run().
+// and the two settled as `compare` settles them (settled_change: a machine
+// that changes speed during the profile moves both ends, not one), and
+// each backend is charged the median over the profiles of
+// overheads_fitting_the_run().
 // The charges the search learned came from the plans of the refinement
 // rounds, which local moves may replace with one of other partitions: a
 // per-partition charge learned on 15 large partitions and charged to 60
@@ -230,19 +235,21 @@ std::optional<PartitionOverheads> charges_of_the_kept_plan(
   std::vector<double> run_medians;
   std::vector<double> parts;
   try {
+    // The timing after one profile is the one before the next.
+    Plan before = with_parts_timed_now(plan, dfg, cover, estimator);
     for (int k = 0; k < kKeptPlanProfiles; ++k) {
-      const Plan before = with_parts_timed_now(plan, dfg, cover, estimator);
       PlanProfile profile = profile_in_context(graph, plan, BackendRegistry::global(),
                                                options.threads, inputs, runs, 2);
-      const Plan after = with_parts_timed_now(plan, dfg, cover, estimator);
+      Plan after = with_parts_timed_now(plan, dfg, cover, estimator);
       if (!before.search.search_estimated_ms || !after.search.search_estimated_ms) {
         return std::nullopt;
       }
-      const Plan timed = mean_of_timings(before, after);
+      const Plan timed = with_timings_settled(plan, before, after);
       put_parts_timed(profile, timed);
       fits.push_back(overheads_fitting_the_run(profile, charged));
       run_medians.push_back(profile.run_median_ms);
       parts.push_back(timed.estimated_ms.value_or(0) - charges_ms);
+      before = std::move(after);
     }
   } catch (const Error& e) {
     if (options.progress) {
@@ -755,6 +762,14 @@ PartsTimer::PartsTimer(const Graph& graph, const Plan& plan, const PlanningOptio
 }
 
 PartsTimer::~PartsTimer() = default;
+
+double settled_change(double estimate_ms, const std::vector<double>& changes) {
+  const auto [low, high] = std::minmax_element(changes.begin(), changes.end());
+  if (estimate_ms + *high > 1.5 * (estimate_ms + *low)) return *low;
+  double sum = 0;
+  for (double change : changes) sum += change;
+  return sum / static_cast<double>(changes.size());
+}
 
 std::size_t PartsTimer::size() const { return state_->candidates.size(); }
 

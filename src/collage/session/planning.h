@@ -124,6 +124,12 @@ class PartsTimer {
   std::unique_ptr<State> state_;
 };
 
+// What a partition estimated at `estimate_ms` took beyond it (ms) over
+// the times it was timed again (`changes`, not empty): their mean, or the
+// smallest when one took its part 1.5 times as long as another, a burst of
+// samples that a stall of the machine held (interference only adds time).
+double settled_change(double estimate_ms, const std::vector<double>& changes);
+
 // The --backends value "native,onednn,xnnpack" as names; "all" is every backend of this build.
 std::vector<std::string> parse_backend_list(const std::string& text);
 

@@ -38,18 +38,6 @@ void report_verification(const PlanningOptions& options, const std::vector<Evalu
   }
 }
 
-// What a partition estimated at `estimate_ms` took beyond it (ms) over
-// the times it was timed again (`changes`): their mean, or the smallest
-// when one took its part 1.5 times as long as another, a burst of samples
-// that a stall of the machine held (interference only adds time).
-double settled_change(double estimate_ms, const std::vector<double>& changes) {
-  const auto [low, high] = std::minmax_element(changes.begin(), changes.end());
-  if (estimate_ms + *high > 1.5 * (estimate_ms + *low)) return *low;
-  double sum = 0;
-  for (double change : changes) sum += change;
-  return sum / static_cast<double>(changes.size());
-}
-
 }  // namespace
 
 TuneOutcome tune_model(const Graph& graph, const PlanningOptions& options,
