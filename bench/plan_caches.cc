@@ -3,11 +3,13 @@
 //
 // For a saved plan, this profiles the plan in context (its partitions'
 // medians as the executor calls them), then times every partition alone
-// two ways, alternating, in each round: back to back (its weights stay in
-// cache) and after streaming what the rest of the model touches through
-// the caches (eviction_bytes(), as `collage tune` now measures). A row per
-// partition: its constant bytes, the eviction, the in-context median and
-// both isolated medians (median over rounds); then the sums. The isolated
+// three ways, alternating, in each round: back to back (its weights stay in
+// cache); after streaming what the rest of the model touches through the
+// caches (eviction_bytes()); and after that streaming and a run of a twin of
+// the partition (its code warm, its data not: as `collage tune` now
+// measures, MeasureOptions::twin_before). A row per partition: its constant
+// bytes, the eviction, the in-context median and the isolated medians
+// (median over rounds); then the sums. The isolated
 // times use the layouts each backend computes in (preferred_edges), as the
 // search's measurements do.
 //
@@ -70,50 +72,76 @@ int run(int argc, char** argv) {
   const Graph model = load_model(files[0], shapes, graph_opt_level(plan.graph_opt));
   const BackendRegistry& registry = BackendRegistry::global();
 
-  const PlanProfile profile =
-      profile_in_context(model, plan, registry, threads, random_inputs(model), 10 * rounds, 3);
   MeasureOptions options;
   options.threads = threads;
+  options.twin_before = false;
   InProcessMeasurer measurer(registry.native(), options);
+  options.twin_before = true;
+  InProcessMeasurer after_twin(registry.native(), options);
+  const std::map<std::string, Tensor> inputs = random_inputs(model);
 
-  fmt::print("{}: {} partitions, {} threads, {} rounds; end to end {:.3f} ms in context\n\n",
-             files[0], plan.partitions.size(), threads, rounds, profile.run_median_ms);
-  fmt::print(
-      "| # | backend | ops | constants MiB | evicted MiB | in context ms | back to back ms "
-      "| evicted ms |\n|---|---|---|---|---|---|---|---|\n");
-  double sum_context = 0;
-  double sum_hot = 0;
-  double sum_cold = 0;
-  for (std::size_t p = 0; p < plan.partitions.size(); ++p) {
-    const PlanPartition& partition = plan.partitions[p];
+  struct Row {
+    Graph graph;
+    const Backend* backend;
+    std::size_t evict;
+    std::vector<double> context, hot, cold, twin;
+  };
+  std::vector<Row> rows;
+  for (const PlanPartition& partition : plan.partitions) {
     std::vector<NodeId> nodes;
     for (const std::string& name : partition.nodes) {
       std::optional<NodeId> id = model.find_node(name);
       if (!id) throw Error("the plan names a node the model lacks: " + name);
       nodes.push_back(*id);
     }
-    const Graph graph = extract_subgraph(model, nodes);
-    const Backend& backend = registry.get(partition.backend);
-    const std::size_t evict = eviction_bytes(model, nodes);
-    std::vector<double> hot;
-    std::vector<double> cold;
-    for (int r = 0; r < rounds; ++r) {
-      hot.push_back(measurer.measure_partition(graph, backend, 0).seconds() * 1e3);
-      cold.push_back(measurer.measure_partition(graph, backend, evict).seconds() * 1e3);
-    }
-    const double context = profile.partitions[p].in_context_ms;
-    sum_context += context;
-    sum_hot += percentile(hot, 0.5);
-    sum_cold += percentile(cold, 0.5);
-    fmt::print("| {} | {} | {} | {:.2f} | {:.0f} | {:.3f} | {:.3f} | {:.3f} |\n", p,
-               partition.backend, profile.partitions[p].ops, megabytes(constant_bytes(graph)),
-               megabytes(evict), context, percentile(hot, 0.5), percentile(cold, 0.5));
+    rows.push_back(Row{extract_subgraph(model, nodes), &registry.get(partition.backend),
+                       eviction_bytes(model, nodes)});
   }
+  // Each round profiles the plan in context, then times every partition
+  // the three ways, so that a slow phase of the machine falls on all four.
+  std::vector<double> run_medians;
+  std::vector<std::string> ops(rows.size());
+  for (int r = 0; r < rounds; ++r) {
+    const PlanProfile profile = profile_in_context(model, plan, registry, threads, inputs, 10, 3);
+    run_medians.push_back(profile.run_median_ms);
+    for (std::size_t p = 0; p < rows.size(); ++p) {
+      Row& row = rows[p];
+      ops[p] = profile.partitions[p].ops;
+      row.context.push_back(profile.partitions[p].in_context_ms);
+      row.hot.push_back(measurer.measure_partition(row.graph, *row.backend, 0).seconds() * 1e3);
+      row.cold.push_back(measurer.measure_partition(row.graph, *row.backend, row.evict).seconds() *
+                         1e3);
+      row.twin.push_back(
+          after_twin.measure_partition(row.graph, *row.backend, row.evict).seconds() * 1e3);
+    }
+  }
+
+  fmt::print("{}: {} partitions, {} threads, {} rounds; end to end {:.3f} ms in context\n\n",
+             files[0], plan.partitions.size(), threads, rounds, percentile(run_medians, 0.5));
+  fmt::print(
+      "| # | backend | ops | constants MiB | evicted MiB | in context ms | back to back ms "
+      "| evicted ms | evicted, after a twin ms |\n|---|---|---|---|---|---|---|---|---|\n");
+  double sum_context = 0;
+  double sum_hot = 0;
+  double sum_cold = 0;
+  double sum_twin = 0;
+  for (std::size_t p = 0; p < rows.size(); ++p) {
+    const Row& row = rows[p];
+    const double context = percentile(row.context, 0.5);
+    sum_context += context;
+    sum_hot += percentile(row.hot, 0.5);
+    sum_cold += percentile(row.cold, 0.5);
+    sum_twin += percentile(row.twin, 0.5);
+    fmt::print("| {} | {} | {} | {:.2f} | {:.0f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} |\n", p,
+               row.backend->name(), ops[p], megabytes(constant_bytes(row.graph)),
+               megabytes(row.evict), context, percentile(row.hot, 0.5), percentile(row.cold, 0.5),
+               percentile(row.twin, 0.5));
+  }
+  auto off = [&](double sum) { return (sum / sum_context - 1) * 100; };
   fmt::print(
       "\nsums: in context {:.3f} ms, back to back {:.3f} ms ({:+.1f}%), evicted {:.3f} ms "
-      "({:+.1f}%)\n",
-      sum_context, sum_hot, (sum_hot / sum_context - 1) * 100, sum_cold,
-      (sum_cold / sum_context - 1) * 100);
+      "({:+.1f}%), evicted after a twin {:.3f} ms ({:+.1f}%)\n",
+      sum_context, sum_hot, off(sum_hot), sum_cold, off(sum_cold), sum_twin, off(sum_twin));
   return 0;
 }
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <memory>
+#include <utility>
 
 #include "collage/backends/registry.h"
 #include "collage/cost/measuring_estimator.h"
@@ -86,6 +88,86 @@ TEST(MeasurerTest, ACandidateWithPreferredEdgesIsStillCheckedAndTimed) {
     Cost cost = measurer.measure_partition(relu_graph(false), *backend);
     EXPECT_TRUE(cost.is_valid()) << backend->name() << ": " << cost.reason();
   }
+}
+
+// Compiles with the native backend and logs, per run, which compiled
+// kernel ran and into which output buffer.
+class LoggingBackend : public Backend {
+ public:
+  struct Call {
+    int kernel;
+    const void* output;
+  };
+  explicit LoggingBackend(const Backend& inner) : inner_(inner) {}
+  std::string name() const override { return "logging"; }
+  std::string version() const override { return "test"; }
+  BackendStyle style() const override { return BackendStyle::kGraph; }
+  bool supports(const Graph&, const Node&) const override { return true; }
+  std::string describe_support() const override { return "what native runs"; }
+  Result<std::unique_ptr<Kernel>> compile(const Graph& partition,
+                                          const CompileOptions& options) const override {
+    auto kernel = inner_.compile(partition, options);
+    if (!kernel) return Failure{kernel.error()};
+    return std::unique_ptr<Kernel>(
+        std::make_unique<Logged>(std::move(kernel.value()), compiled_++, calls_));
+  }
+  int compiled() const { return compiled_; }
+  const std::vector<Call>& calls() const { return *calls_; }
+
+ private:
+  class Logged : public Kernel {
+   public:
+    Logged(std::unique_ptr<Kernel> inner, int id, std::shared_ptr<std::vector<Call>> calls)
+        : inner_(std::move(inner)), id_(id), calls_(std::move(calls)) {}
+    void run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
+      calls_->push_back(Call{id_, outputs[0].raw()});
+      inner_->run(inputs, outputs);
+    }
+
+   private:
+    std::unique_ptr<Kernel> inner_;
+    int id_;
+    std::shared_ptr<std::vector<Call>> calls_;
+  };
+  const Backend& inner_;
+  mutable int compiled_ = 0;
+  std::shared_ptr<std::vector<Call>> calls_ = std::make_shared<std::vector<Call>>();
+};
+
+TEST(MeasurerTest, InAPlansCachesEachTimedCallFollowsARunOfATwinOnItsOwnBuffers) {
+  const Backend& native = *BackendRegistry::global().find("native");
+  MeasureOptions options;
+  options.timing.max_samples = 6;
+  LoggingBackend backend(native);
+  InProcessMeasurer measurer(native, options);
+  Cost cost = measurer.measure_partition(relu_graph(false), backend, std::size_t{1} << 20);
+  ASSERT_TRUE(cost.is_valid()) << cost.reason();
+  // Checked, then timed by a kernel of its own, with a twin compiled beside it.
+  ASSERT_EQ(backend.compiled(), 2);
+  const std::vector<LoggingBackend::Call>& calls = backend.calls();
+  ASSERT_GE(calls.size(), 3u);
+  EXPECT_EQ(calls[0].kernel, 0);
+  // After the check, the twin (kernel 1) and the timed kernel (0) take turns,
+  // the twin first, each on its own output.
+  std::size_t timed = 0;
+  for (std::size_t i = 1; i < calls.size(); i += 2) {
+    EXPECT_EQ(calls[i].kernel, 1) << i;
+    ASSERT_LT(i + 1, calls.size());
+    EXPECT_EQ(calls[i + 1].kernel, 0) << i;
+    EXPECT_NE(calls[i].output, calls[i + 1].output) << i;
+    ++timed;
+  }
+  EXPECT_GE(timed, static_cast<std::size_t>(options.timing.min_samples));
+
+  // Without the twin, only the checked kernel runs; the context says which.
+  MeasureOptions alone = options;
+  alone.twin_before = false;
+  LoggingBackend plain(native);
+  InProcessMeasurer without(native, alone);
+  ASSERT_TRUE(without.measure_partition(relu_graph(false), plain, std::size_t{1} << 20).is_valid());
+  EXPECT_EQ(plain.compiled(), 1);
+  for (const LoggingBackend::Call& call : plain.calls()) EXPECT_EQ(call.kernel, 0);
+  EXPECT_NE(measurement_context("m", options), measurement_context("m", alone));
 }
 
 }  // namespace

@@ -11,7 +11,7 @@ namespace {
 constexpr const char* kLearningRule =
     "median excess of trimmed means over parts timed again with the profile, median over "
     "the model's profiles, tracing left out; the kept plan's charges fitted to five profiles, "
-    "parts timed before and after each and settled";
+    "parts timed before and after each and settled; parts timed after a twin";
 
 std::string overhead_key(const std::string& backend, const std::string& machine,
                          const std::string& model) {

@@ -40,6 +40,12 @@ struct MeasureOptions {
   // rest of the model touches through them (cost/cache_state.h). Off, a
   // candidate is timed back to back, with its weights in cache.
   bool plan_caches = true;
+  // With plan_caches: after evicting and before each timed call, run a twin
+  // of the candidate (compiled again, with its own weights, inputs and
+  // outputs), as a partition in a plan runs right after another of its
+  // backend, usually of its own kind: the backend's code, the kernel's code
+  // and the thread pool are warm, the candidate's own data are not.
+  bool twin_before = true;
 
   // A tighter protocol than the end-to-end one: there are many candidates.
   static TimingOptions default_candidate_timing();
