@@ -11,9 +11,11 @@
 //
 // So a candidate is timed in the state a plan leaves: before every timed
 // call, a buffer as large as what the rest of the model touches in a run is
-// streamed through the caches (CacheEvictor), then the candidate's inputs
-// and outputs are read again (touch), as their producer would just have
-// written them.
+// streamed through the caches (CacheEvictor), a twin of the candidate runs
+// (the code warm again, as the partition before leaves it in a plan; the
+// measurer's MeasureOptions::twin_before), then the candidate's inputs and
+// outputs are read again (touch), as their producer would just have written
+// them.
 #pragma once
 
 #include <cstddef>
