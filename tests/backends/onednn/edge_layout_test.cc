@@ -70,6 +70,27 @@ TEST(OnednnEdgeLayoutTest, AMatMulReadsABlockedOrChannelsLastInputInPlainOrder) 
   }
 }
 
+// The reorders one run of `graph` makes, compiled with its one input and
+// output edge in `layout`.
+int reorders_in_a_run(const Graph& graph, EdgeLayout layout) {
+  CompileOptions options{1};
+  options.input_layouts = {layout};
+  options.output_layouts = {layout};
+  auto kernel = onednn_backend().compile(graph, options);
+  EXPECT_TRUE(kernel.ok()) << kernel.error();
+  if (!kernel.ok()) return -1;
+  std::vector<Tensor> inputs = random_inputs(graph, 1);
+  std::vector<Tensor> outputs = testing::allocate_outputs(graph);
+  TraceRecorder recorder;
+  {
+    TraceRecorder::Install install(&recorder);
+    (*kernel)->run(inputs, outputs);
+  }
+  int count = 0;
+  for (const TraceSpan& span : recorder.spans()) count += span.kind == SpanKind::kLayout;
+  return count;
+}
+
 TEST(OnednnEdgeLayoutTest, EdgesInTheLayoutOfItsConvolutionsNeedNoReorder) {
   const EdgeLayout preferred = onednn_backend().edge_layouts().front();
   if (preferred == EdgeLayout::kPlain) GTEST_SKIP() << "oneDNN convolves plain tensors here";
@@ -77,26 +98,9 @@ TEST(OnednnEdgeLayoutTest, EdgesInTheLayoutOfItsConvolutionsNeedNoReorder) {
   ValueId x = g.input({1, 32, 14, 14});
   Graph graph = g.finish(g.node("Conv", {x, g.weights({32, 32, 3, 3})}, {1, 32, 14, 14},
                                 attrs({{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}})));
-  auto reorders = [&](EdgeLayout layout) {
-    CompileOptions options{1};
-    options.input_layouts = {layout};
-    options.output_layouts = {layout};
-    auto kernel = onednn_backend().compile(graph, options);
-    EXPECT_TRUE(kernel.ok()) << kernel.error();
-    std::vector<Tensor> inputs = random_inputs(graph, 1);
-    std::vector<Tensor> outputs = testing::allocate_outputs(graph);
-    TraceRecorder recorder;
-    {
-      TraceRecorder::Install install(&recorder);
-      (*kernel)->run(inputs, outputs);
-    }
-    int count = 0;
-    for (const TraceSpan& span : recorder.spans()) count += span.kind == SpanKind::kLayout;
-    return count;
-  };
-  EXPECT_EQ(reorders(preferred), 0) << edge_layout_name(preferred);
+  EXPECT_EQ(reorders_in_a_run(graph, preferred), 0) << edge_layout_name(preferred);
   // Plain edges: into the convolution's layout and back out.
-  EXPECT_EQ(reorders(EdgeLayout::kPlain), 2);
+  EXPECT_EQ(reorders_in_a_run(graph, EdgeLayout::kPlain), 2);
 }
 
 // RegNet's grouped convolutions: 8 channels per group, stride 2. oneDNN's
@@ -123,22 +127,7 @@ TEST(OnednnEdgeLayoutTest, AGroupedConvolutionMatchesInEveryPairOfEdgeLayouts) {
 TEST(OnednnEdgeLayoutTest, AGroupedConvolutionReadsAndWritesTheLayoutItsInputArrivesIn) {
   const EdgeLayout preferred = onednn_backend().edge_layouts().front();
   if (preferred == EdgeLayout::kPlain) GTEST_SKIP() << "oneDNN convolves plain tensors here";
-  const Graph graph = grouped_convolution();
-  CompileOptions options{1};
-  options.input_layouts = {preferred};
-  options.output_layouts = {preferred};
-  auto kernel = onednn_backend().compile(graph, options);
-  ASSERT_TRUE(kernel.ok()) << kernel.error();
-  std::vector<Tensor> inputs = random_inputs(graph, 1);
-  std::vector<Tensor> outputs = testing::allocate_outputs(graph);
-  TraceRecorder recorder;
-  {
-    TraceRecorder::Install install(&recorder);
-    (*kernel)->run(inputs, outputs);
-  }
-  int reorders = 0;
-  for (const TraceSpan& span : recorder.spans()) reorders += span.kind == SpanKind::kLayout;
-  EXPECT_EQ(reorders, 0) << edge_layout_name(preferred);
+  EXPECT_EQ(reorders_in_a_run(grouped_convolution(), preferred), 0) << edge_layout_name(preferred);
 }
 
 TEST(OnednnEdgeLayoutTest, PerChannelAndScalarOperandsOfALaidOutInputMatch) {
