@@ -84,6 +84,7 @@ int run(int argc, char** argv) {
     Graph graph;
     const Backend* backend;
     std::size_t evict;
+    std::string ops;
     std::vector<double> context, hot, cold, twin;
   };
   std::vector<Row> rows;
@@ -100,13 +101,12 @@ int run(int argc, char** argv) {
   // Each round profiles the plan in context, then times every partition
   // the three ways, so that a slow phase of the machine falls on all four.
   std::vector<double> run_medians;
-  std::vector<std::string> ops(rows.size());
   for (int r = 0; r < rounds; ++r) {
     const PlanProfile profile = profile_in_context(model, plan, registry, threads, inputs, 10, 3);
     run_medians.push_back(profile.run_median_ms);
     for (std::size_t p = 0; p < rows.size(); ++p) {
       Row& row = rows[p];
-      ops[p] = profile.partitions[p].ops;
+      row.ops = profile.partitions[p].ops;
       row.context.push_back(profile.partitions[p].in_context_ms);
       row.hot.push_back(measurer.measure_partition(row.graph, *row.backend, 0).seconds() * 1e3);
       row.cold.push_back(measurer.measure_partition(row.graph, *row.backend, row.evict).seconds() *
@@ -133,7 +133,7 @@ int run(int argc, char** argv) {
     sum_cold += percentile(row.cold, 0.5);
     sum_twin += percentile(row.twin, 0.5);
     fmt::print("| {} | {} | {} | {:.2f} | {:.0f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} |\n", p,
-               row.backend->name(), ops[p], megabytes(constant_bytes(row.graph)),
+               row.backend->name(), row.ops, megabytes(constant_bytes(row.graph)),
                megabytes(row.evict), context, percentile(row.hot, 0.5), percentile(row.cold, 0.5),
                percentile(row.twin, 0.5));
   }

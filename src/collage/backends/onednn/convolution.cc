@@ -144,24 +144,23 @@ std::size_t emit_convolution(ProgramBuilder& builder, const ConvolutionSpec& spe
   const memory::dims bias_dims = {spec.out_channels};
   const memory::desc bias_md = spec.bias != kNoValue ? plain_desc(bias_dims) : memory::desc();
   const WindowDims& w = spec.window;
-  // Unset, oneDNN picks the layouts of the source and destination.
-  std::optional<memory::desc> src_layout;
-  std::optional<memory::desc> dst_layout;
-  auto build = [&](const dnnl::primitive_attr& attr) -> dnnl::primitive_desc {
-    const memory::desc src_md = src_layout.value_or(any_desc(spec.src_dims));
-    const memory::desc dst_md = dst_layout.value_or(any_desc(spec.dst_dims));
-    if (spec.transposed) {
-      dnnl::deconvolution_forward::desc desc(
-          prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, src_md,
-          any_desc(spec.weights_dims), bias_md, dst_md, w.strides, w.onednn_dilations(),
-          w.padding_l, w.padding_r);
-      return dnnl::deconvolution_forward::primitive_desc(desc, attr, builder.engine());
-    }
-    dnnl::convolution_forward::desc desc(prop_kind::forward_inference,
-                                         dnnl::algorithm::convolution_direct, src_md,
-                                         any_desc(spec.weights_dims), bias_md, dst_md, w.strides,
-                                         w.onednn_dilations(), w.padding_l, w.padding_r);
-    return dnnl::convolution_forward::primitive_desc(desc, attr, builder.engine());
+  // A primitive_attr -> primitive_desc builder for create_fused, with the
+  // source and destination in `src_md` and `dst_md` (any_desc: oneDNN picks).
+  auto build_in = [&](const memory::desc& src_md, const memory::desc& dst_md) {
+    return [&, src_md, dst_md](const dnnl::primitive_attr& attr) -> dnnl::primitive_desc {
+      if (spec.transposed) {
+        dnnl::deconvolution_forward::desc desc(
+            prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, src_md,
+            any_desc(spec.weights_dims), bias_md, dst_md, w.strides, w.onednn_dilations(),
+            w.padding_l, w.padding_r);
+        return dnnl::deconvolution_forward::primitive_desc(desc, attr, builder.engine());
+      }
+      dnnl::convolution_forward::desc desc(prop_kind::forward_inference,
+                                           dnnl::algorithm::convolution_direct, src_md,
+                                           any_desc(spec.weights_dims), bias_md, dst_md, w.strides,
+                                           w.onednn_dilations(), w.padding_l, w.padding_r);
+      return dnnl::convolution_forward::primitive_desc(desc, attr, builder.engine());
+    };
   };
   // oneDNN's own choice may differ from the layout the input arrives in: on
   // AVX-512 it computes a convolution of 8 channels per group blocked by 8
@@ -171,18 +170,19 @@ std::size_t emit_convolution(ProgramBuilder& builder, const ConvolutionSpec& spe
   // oneDNN has a generated kernel for the layout the input is in, with as
   // many post-ops fused, the convolution reads and writes that layout.
   auto choose = [&]() -> FusedPd<dnnl::primitive_desc> {
-    FusedPd<dnnl::primitive_desc> chosen =
-        create_fused<dnnl::primitive_desc>(builder, build, {}, chain, spec.dst_dims);
+    FusedPd<dnnl::primitive_desc> chosen = create_fused<dnnl::primitive_desc>(
+        builder, build_in(any_desc(spec.src_dims), any_desc(spec.dst_dims)), {}, chain,
+        spec.dst_dims);
     const memory::desc arrives = builder.desc(spec.input);
     const std::optional<EdgeLayout> layout = laid_out_edge_layout(arrives);
     if (!layout || arrives.dims() != spec.src_dims || chosen.pd.src_desc(0) == arrives) {
       return chosen;
     }
-    src_layout = arrives;
-    dst_layout = edge_desc(Shape(spec.dst_dims.begin(), spec.dst_dims.end()), *layout);
+    const memory::desc leaves =
+        edge_desc(Shape(spec.dst_dims.begin(), spec.dst_dims.end()), *layout);
     try {
-      FusedPd<dnnl::primitive_desc> in_place =
-          create_fused<dnnl::primitive_desc>(builder, build, {}, chain, spec.dst_dims);
+      FusedPd<dnnl::primitive_desc> in_place = create_fused<dnnl::primitive_desc>(
+          builder, build_in(arrives, leaves), {}, chain, spec.dst_dims);
       if (in_place.fused == chosen.fused && is_generated_kernel(in_place.pd)) return in_place;
     } catch (const dnnl::error&) {
       // No implementation for that layout: keep oneDNN's choice.
