@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/onednn/onednn_test_util.h"
+#include "collage/backends/onednn/lowering.h"
 
 namespace collage::onednn_test {
 namespace {
@@ -83,6 +84,57 @@ INSTANTIATE_TEST_SUITE_P(
         GemmCase{"RuntimeOperandsScaled", true, true, 0.25f, 1.f, {6, 9}, false, false},
         GemmCase{"RuntimeBWithRowBiasScaled", false, false, 3.f, 0.5f, {9}, false, true}),
     [](const ::testing::TestParamInfo<GemmCase>& info) { return info.param.name; });
+
+// The dims of the source of each matmul the lowered program of `graph` runs.
+std::vector<dnnl::memory::dims> matmul_source_dims(const Graph& graph) {
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  Result<onednn::Program> program =
+      onednn::lower_partition(graph, engine, stream, CompileOptions{});
+  EXPECT_TRUE(program.ok()) << (program.ok() ? "" : program.error());
+  std::vector<dnnl::memory::dims> dims;
+  if (!program.ok()) return dims;
+  for (const onednn::Step& step : program.value().steps) {
+    if (step.primitive.get_kind() != dnnl::primitive::kind::matmul) continue;
+    dims.push_back(step.args.at(DNNL_ARG_SRC).get_desc().dims());
+  }
+  return dims;
+}
+
+TEST(MatMulBatchTest, ALinearOverAnImageIsOneTallProductWithItsBiasAndResidualFused) {
+  GraphBuilder b;
+  ValueId x = b.input({1, 4, 5, 16});
+  ValueId mm = b.node("MatMul", {x, b.weights({16, 24})}, {1, 4, 5, 24});
+  ValueId biased = b.node("Add", {mm, b.weights({24})}, {1, 4, 5, 24});
+  ValueId residual = b.node("Add", {biased, b.input({1, 4, 5, 24})}, {1, 4, 5, 24});
+  b.output(b.node("Relu", {residual}, {1, 4, 5, 24}));
+  EXPECT_EQ(matmul_source_dims(b.graph()), (std::vector<dnnl::memory::dims>{{20, 16}}));
+  EXPECT_TRUE(matches_reference(b.graph()));
+}
+
+TEST(MatMulBatchTest, WeightsWithUnitBatchDimsAreSharedByEveryRow) {
+  GraphBuilder b;
+  ValueId mm = b.node("MatMul", {b.input({2, 3, 16}), b.weights({1, 16, 8})}, {2, 3, 8});
+  b.output(b.node("Mul", {mm, b.weights({2, 3, 1})}, {2, 3, 8}));
+  EXPECT_EQ(matmul_source_dims(b.graph()), (std::vector<dnnl::memory::dims>{{6, 16}}));
+  EXPECT_TRUE(matches_reference(b.graph()));
+}
+
+TEST(MatMulBatchTest, AnOperandThatTellsTheBatchesApartKeepsTheBatch) {
+  GraphBuilder b;
+  ValueId mm = b.node("MatMul", {b.input({2, 3, 16}), b.weights({16, 8})}, {2, 3, 8});
+  // Broadcast over the batch but not over the rows within one matrix.
+  b.output(b.node("Add", {mm, b.input({3, 8})}, {2, 3, 8}));
+  EXPECT_EQ(matmul_source_dims(b.graph()), (std::vector<dnnl::memory::dims>{{2, 3, 16}}));
+  EXPECT_TRUE(matches_reference(b.graph()));
+}
+
+TEST(MatMulBatchTest, WeightsThatDifferPerBatchKeepTheBatch) {
+  GraphBuilder b;
+  b.output(b.node("MatMul", {b.input({2, 3, 16}), b.weights({2, 16, 8})}, {2, 3, 8}));
+  EXPECT_EQ(matmul_source_dims(b.graph()), (std::vector<dnnl::memory::dims>{{2, 3, 16}}));
+  EXPECT_TRUE(matches_reference(b.graph()));
+}
 
 TEST(MatMulSupportTest, RejectsBatchDimsThatDoNotBroadcast) {
   GraphBuilder b;

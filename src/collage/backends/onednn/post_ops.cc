@@ -6,6 +6,29 @@
 
 namespace collage::onednn {
 
+namespace {
+
+// The dims a binary operand of `shape` is read with beside a destination
+// of `dst_dims`: rank-aligned to them, or, when the destination is a
+// product whose rows were collapsed into one dimension (a matmul over a
+// batch, collapse_batch in matmul.cc), with its leading dimensions
+// collapsed the same way; it must then broadcast over all rows or none.
+memory::dims operand_dims(const Shape& shape, const memory::dims& dst_dims) {
+  const int rank = static_cast<int>(dst_dims.size());
+  memory::dims dims = to_dims(shape);
+  if (static_cast<int>(dims.size()) <= rank) return align_rank(dims, rank);
+  const auto leading = static_cast<std::ptrdiff_t>(dims.size()) - rank + 1;
+  const memory::dim collapsed = dims_numel(memory::dims(dims.begin(), dims.begin() + leading));
+  dims.erase(dims.begin(), dims.begin() + leading);
+  dims.insert(dims.begin(), collapsed);
+  if (collapsed != 1 && collapsed != dst_dims[0]) {
+    throw LoweringError("binary post-op operand has a higher rank than the result");
+  }
+  return dims;
+}
+
+}  // namespace
+
 PostOpAttr::PostOpAttr(ProgramBuilder& builder, const std::vector<PostOp>& ops,
                        const memory::dims& dst_dims,
                        const std::optional<memory::desc>& full_layout) {
@@ -22,11 +45,7 @@ PostOpAttr::PostOpAttr(ProgramBuilder& builder, const std::vector<PostOp>& ops,
         sum_operand_ = op.operand;
         break;
       case PostOp::Kind::kBinary: {
-        const memory::dims dims =
-            align_rank(to_dims(builder.shape(op.operand)), static_cast<int>(dst_dims.size()));
-        if (dims.size() != dst_dims.size()) {
-          throw LoweringError("binary post-op operand has a higher rank than the result");
-        }
+        const memory::dims dims = operand_dims(builder.shape(op.operand), dst_dims);
         const memory::desc layout =
             dims == dst_dims && full_layout ? *full_layout : plain_desc(dims);
         list.append_binary(op.algorithm, layout);
