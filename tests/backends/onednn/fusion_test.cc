@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "backends/onednn/onednn_test_util.h"
-#include "collage/backends/onednn/lowering.h"
 
 namespace collage::onednn_test {
 namespace {
@@ -17,14 +16,8 @@ struct StepCounts {
 };
 
 StepCounts count_steps(const Graph& graph) {
-  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  dnnl::stream stream(engine);
-  Result<onednn::Program> program =
-      onednn::lower_partition(graph, engine, stream, CompileOptions{});
-  EXPECT_TRUE(program.ok()) << (program.ok() ? "" : program.error());
   StepCounts counts;
-  if (!program.ok()) return counts;
-  for (const onednn::Step& step : program.value().steps) {
+  for (const onednn::Step& step : lowered_steps(graph)) {
     (step.primitive.get_kind() == Kind::reorder ? counts.reorders : counts.compute) += 1;
   }
   return counts;

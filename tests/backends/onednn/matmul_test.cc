@@ -1,7 +1,6 @@
 #include <gtest/gtest.h>
 
 #include "backends/onednn/onednn_test_util.h"
-#include "collage/backends/onednn/lowering.h"
 
 namespace collage::onednn_test {
 namespace {
@@ -87,14 +86,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 // The dims of the source of each matmul the lowered program of `graph` runs.
 std::vector<dnnl::memory::dims> matmul_source_dims(const Graph& graph) {
-  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  dnnl::stream stream(engine);
-  Result<onednn::Program> program =
-      onednn::lower_partition(graph, engine, stream, CompileOptions{});
-  EXPECT_TRUE(program.ok()) << (program.ok() ? "" : program.error());
   std::vector<dnnl::memory::dims> dims;
-  if (!program.ok()) return dims;
-  for (const onednn::Step& step : program.value().steps) {
+  for (const onednn::Step& step : lowered_steps(graph)) {
     if (step.primitive.get_kind() != dnnl::primitive::kind::matmul) continue;
     dims.push_back(step.args.at(DNNL_ARG_SRC).get_desc().dims());
   }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/backend_test_util.h"
+#include "collage/backends/onednn/lowering.h"
 #include "collage/backends/onednn/onednn_backend.h"
 #include "collage/ir/graph.h"
 
@@ -35,6 +36,18 @@ inline std::vector<Tensor> run_onednn(const Graph& graph, const std::vector<Tens
   EXPECT_TRUE(kernel.ok()) << (kernel.ok() ? "" : kernel.error());
   if (!kernel.ok()) return {};
   return run(*kernel.value(), graph, inputs);
+}
+
+// The steps of the program `graph` lowers to, in the order they run; fails
+// the test (and returns none) when lowering fails.
+inline std::vector<onednn::Step> lowered_steps(const Graph& graph) {
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  Result<onednn::Program> program =
+      onednn::lower_partition(graph, engine, stream, CompileOptions{});
+  EXPECT_TRUE(program.ok()) << (program.ok() ? "" : program.error());
+  if (!program.ok()) return {};
+  return program.value().steps;
 }
 
 // Every element within `relative` of the largest magnitude in `expected`.

@@ -160,8 +160,8 @@ std::size_t emit_matmul(ProgramBuilder& builder, const MatMulSpec& input_spec,
                         const PostOpChain& chain) {
   // oneDNN keeps a constant B plain when it multiplies a batch of matrices,
   // and packs it once into its preferred blocked layout for a single
-  // product: a Linear over [1, 56, 56, 384] ran 2.6x slower as 56 products
-  // of 56 rows than as one of 3136 (docs/onednn.md).
+  // product: ConvNeXt-T's Linear over [1, 7, 7, 3072] took 4.5 ms as 7
+  // products of 7 rows and 1.39 ms as one of 49 (docs/onednn.md).
   MatMulSpec spec =
       is_batch_times_constant(builder, input_spec, chain) ? collapse_batch(input_spec) : input_spec;
   const int rank = static_cast<int>(spec.dst_dims.size());
