@@ -6,11 +6,16 @@
 #   - third-party PaddleOCR models (scripts/fetch_thirdparty.sh; opset 9/11,
 #     dynamic dimensions fixed with --input-shape) against ONNX Runtime.
 # Tolerance: max |ours - reference| <= 1e-5 + 1e-3 * max |reference|.
-# Exits 77 (skipped) when neither the zoo nor the third-party models exist.
-# Usage: check_strategies.sh COLLAGE_BINARY [CACHE_DIR]
+# Exits 77 (skipped) when none of the models asked for exists.
+# Usage: check_strategies.sh COLLAGE_BINARY [MODEL ...]
+#   MODEL: a zoo model (resnet18, ..., dcgan_generator) or paddleocr_det,
+#   paddleocr_rec, paddleocr_cls; none: all of them. The test suite runs one
+#   model per test, so that ctest spreads them over the cores and each has
+#   its own timeout.
 set -uo pipefail
 collage="$1"
-cache="${2:-${XDG_CACHE_HOME:-$HOME/.cache}/collage}"
+shift
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/collage"
 zoo="${COLLAGE_ZOO_DIR:-$cache/zoo}"
 paddle="$cache/thirdparty/paddleocr"
 modules="$cache/npm/node_modules"
@@ -79,29 +84,42 @@ PY
   done
 }
 
-for model in resnet18 resnet50 mobilenet_v2 squeezenet1_1 bert_encoder dcgan_generator; do
-  [ -f "$zoo/$model/model.onnx" ] || continue
+zoo_models=(resnet18 resnet50 mobilenet_v2 squeezenet1_1 bert_encoder dcgan_generator)
+paddle_models=(det:ch_PP-OCRv4_det_infer:1,3,320,320 rec:ch_PP-OCRv4_rec_infer:1,3,48,320
+               cls:ch_ppocr_mobile_v2.0_cls_infer:1,3,48,192)
+wanted=("$@")
+if [ ${#wanted[@]} -eq 0 ]; then
+  wanted=("${zoo_models[@]}")
+  for entry in "${paddle_models[@]}"; do wanted+=("paddleocr_${entry%%:*}"); done
+fi
+is_wanted() { local w; for w in "${wanted[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1; }
+
+for model in "${zoo_models[@]}"; do
+  is_wanted "$model" || continue
+  if [ ! -f "$zoo/$model/model.onnx" ]; then
+    echo "note: $model missing from the zoo ($zoo; make zoo); skipped"
+    continue
+  fi
   check "$model" "$zoo/$model/model.onnx" input "$zoo/$model/input.npy" "$zoo/$model/output.npy"
 done
 
-if [ -d "$modules/onnxruntime-node" ] && [ -f "$paddle/ch_PP-OCRv4_det_infer.onnx" ]; then
+for entry in "${paddle_models[@]}"; do
+  IFS=: read -r key file shape <<< "$entry"
+  is_wanted "paddleocr_$key" || continue
+  if [ ! -d "$modules/onnxruntime-node" ] || [ ! -f "$paddle/$file.onnx" ]; then
+    echo "note: paddleocr_$key or onnxruntime-node missing (scripts/fetch_thirdparty.sh); skipped"
+    continue
+  fi
+  # The reference: ONNX Runtime on the same pseudo-random input.
   /usr/bin/python3 -c "
 import numpy as np
-r = np.random.RandomState(0)
-np.save('$work/det.npy', r.rand(1, 3, 320, 320).astype(np.float32))
-np.save('$work/rec.npy', r.rand(1, 3, 48, 320).astype(np.float32))
-np.save('$work/cls.npy', r.rand(1, 3, 48, 192).astype(np.float32))"
-  for entry in det:ch_PP-OCRv4_det_infer:1,3,320,320 rec:ch_PP-OCRv4_rec_infer:1,3,48,320 \
-      cls:ch_ppocr_mobile_v2.0_cls_infer:1,3,48,192; do
-    IFS=: read -r key file shape <<< "$entry"
-    node "$here/../../scripts/ort_runner.js" "$paddle/$file.onnx" --input "x=$work/$key.npy" \
-      --threads 2 --repeat 0 --warmup 0 --save-outputs "$work/ort_$key" --modules "$modules" > /dev/null
-    check "paddleocr_$key" "$paddle/$file.onnx" x "$work/$key.npy" \
-      "$(ls "$work/ort_$key"/*.npy | head -1)" --input-shape "x=$shape"
-  done
-else
-  echo "note: PaddleOCR models or onnxruntime-node missing (scripts/fetch_thirdparty.sh); third-party checks skipped"
-fi
+shape = [int(d) for d in '$shape'.split(',')]
+np.save('$work/$key.npy', np.random.RandomState(0).rand(*shape).astype(np.float32))"
+  node "$here/../../scripts/ort_runner.js" "$paddle/$file.onnx" --input "x=$work/$key.npy" \
+    --threads 2 --repeat 0 --warmup 0 --save-outputs "$work/ort_$key" --modules "$modules" > /dev/null
+  check "paddleocr_$key" "$paddle/$file.onnx" x "$work/$key.npy" \
+    "$(ls "$work/ort_$key"/*.npy | head -1)" --input-shape "x=$shape"
+done
 
 echo "$((checked - failed)) passed, $failed failed"
 [ "$checked" -gt 0 ] || exit 77
