@@ -5,17 +5,20 @@
 // medians as the executor calls them), then times every partition alone
 // three ways, alternating, in each round: back to back (its weights stay in
 // cache); after streaming what the rest of the model touches through the
-// caches (eviction_bytes()); and after that streaming and a run of a twin of
-// the partition (its code warm, its data not: as `collage tune` now
-// measures, MeasureOptions::twin_before). A row per partition: its constant
-// bytes, the eviction, the in-context median and the isolated medians
-// (median over rounds); then the sums. The isolated
+// caches (up to kMaxEvictionBytes) and a run of a twin of the partition (its
+// code warm, its data not: MeasureOptions::twin_before); and the same with
+// the eviction `collage tune` uses (eviction_bytes(), which streams only a
+// few times the cores' private caches when the model fits in half the last
+// level). A row per partition: its constant bytes, the two evictions, the
+// in-context median and the isolated medians (median over rounds); then the
+// sums, and the seconds the measurements of each way took. The isolated
 // times use the layouts each backend computes in (preferred_edges), as the
 // search's measurements do.
 //
 //   bench_plan_caches [--threads N] [--rounds R] [--input-shape NAME=D,...] MODEL.onnx PLAN.json
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -74,18 +77,15 @@ int run(int argc, char** argv) {
 
   MeasureOptions options;
   options.threads = threads;
-  options.twin_before = false;
   InProcessMeasurer measurer(registry.native(), options);
-  options.twin_before = true;
-  InProcessMeasurer after_twin(registry.native(), options);
   const std::map<std::string, Tensor> inputs = random_inputs(model);
 
   struct Row {
     Graph graph;
     const Backend* backend;
-    std::size_t evict;
+    std::size_t evict_whole, evict;
     std::string ops;
-    std::vector<double> context, hot, cold, twin;
+    std::vector<double> context, hot, whole, twin;
   };
   std::vector<Row> rows;
   for (const PlanPartition& partition : plan.partitions) {
@@ -96,11 +96,22 @@ int run(int argc, char** argv) {
       nodes.push_back(*id);
     }
     rows.push_back(Row{extract_subgraph(model, nodes), &registry.get(partition.backend),
-                       eviction_bytes(model, nodes)});
+                       eviction_bytes(model, nodes, threads, CacheSizes{}),
+                       eviction_bytes(model, nodes, threads)});
   }
   // Each round profiles the plan in context, then times every partition
   // the three ways, so that a slow phase of the machine falls on all four.
   std::vector<double> run_medians;
+  double seconds_hot = 0;
+  double seconds_whole = 0;
+  double seconds_twin = 0;
+  // Times one measurement (ms), adding the seconds it took to `spent`.
+  auto timed = [&](const Row& row, std::size_t evict, double& spent) {
+    const auto start = std::chrono::steady_clock::now();
+    const double ms = measurer.measure_partition(row.graph, *row.backend, evict).seconds() * 1e3;
+    spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return ms;
+  };
   for (int r = 0; r < rounds; ++r) {
     const PlanProfile profile = profile_in_context(model, plan, registry, threads, inputs, 10, 3);
     run_medians.push_back(profile.run_median_ms);
@@ -108,40 +119,44 @@ int run(int argc, char** argv) {
       Row& row = rows[p];
       row.ops = profile.partitions[p].ops;
       row.context.push_back(profile.partitions[p].in_context_ms);
-      row.hot.push_back(measurer.measure_partition(row.graph, *row.backend, 0).seconds() * 1e3);
-      row.cold.push_back(measurer.measure_partition(row.graph, *row.backend, row.evict).seconds() *
-                         1e3);
-      row.twin.push_back(
-          after_twin.measure_partition(row.graph, *row.backend, row.evict).seconds() * 1e3);
+      row.hot.push_back(timed(row, 0, seconds_hot));
+      row.whole.push_back(timed(row, row.evict_whole, seconds_whole));
+      row.twin.push_back(timed(row, row.evict, seconds_twin));
     }
   }
 
   fmt::print("{}: {} partitions, {} threads, {} rounds; end to end {:.3f} ms in context\n\n",
              files[0], plan.partitions.size(), threads, rounds, percentile(run_medians, 0.5));
   fmt::print(
-      "| # | backend | ops | constants MiB | evicted MiB | in context ms | back to back ms "
-      "| evicted ms | evicted, after a twin ms |\n|---|---|---|---|---|---|---|---|---|\n");
+      "| # | backend | ops | constants MiB | rest MiB | evicted MiB | in context ms "
+      "| back to back ms | rest evicted, twin ms | as tune evicts, twin ms |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n");
   double sum_context = 0;
   double sum_hot = 0;
-  double sum_cold = 0;
+  double sum_whole = 0;
   double sum_twin = 0;
   for (std::size_t p = 0; p < rows.size(); ++p) {
     const Row& row = rows[p];
     const double context = percentile(row.context, 0.5);
     sum_context += context;
     sum_hot += percentile(row.hot, 0.5);
-    sum_cold += percentile(row.cold, 0.5);
+    sum_whole += percentile(row.whole, 0.5);
     sum_twin += percentile(row.twin, 0.5);
-    fmt::print("| {} | {} | {} | {:.2f} | {:.0f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} |\n", p,
-               row.backend->name(), row.ops, megabytes(constant_bytes(row.graph)),
-               megabytes(row.evict), context, percentile(row.hot, 0.5), percentile(row.cold, 0.5),
-               percentile(row.twin, 0.5));
+    fmt::print("| {} | {} | {} | {:.2f} | {:.0f} | {:.0f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} |\n",
+               p, row.backend->name(), row.ops, megabytes(constant_bytes(row.graph)),
+               megabytes(row.evict_whole), megabytes(row.evict), context,
+               percentile(row.hot, 0.5), percentile(row.whole, 0.5), percentile(row.twin, 0.5));
   }
   auto off = [&](double sum) { return (sum / sum_context - 1) * 100; };
   fmt::print(
-      "\nsums: in context {:.3f} ms, back to back {:.3f} ms ({:+.1f}%), evicted {:.3f} ms "
-      "({:+.1f}%), evicted after a twin {:.3f} ms ({:+.1f}%)\n",
-      sum_context, sum_hot, off(sum_hot), sum_cold, off(sum_cold), sum_twin, off(sum_twin));
+      "\nsums: in context {:.3f} ms, back to back {:.3f} ms ({:+.1f}%), rest evicted after a twin "
+      "{:.3f} ms ({:+.1f}%), as tune evicts after a twin {:.3f} ms ({:+.1f}%)\n",
+      sum_context, sum_hot, off(sum_hot), sum_whole, off(sum_whole), sum_twin, off(sum_twin));
+  fmt::print(
+      "seconds measuring: back to back {:.1f}, rest evicted {:.1f}, as tune evicts {:.1f} "
+      "(caches: {:.1f} MiB private per core, {:.0f} MiB last level)\n",
+      seconds_hot, seconds_whole, seconds_twin, megabytes(machine_caches().per_core),
+      megabytes(machine_caches().last_level));
   return 0;
 }
 

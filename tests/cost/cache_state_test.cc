@@ -39,12 +39,40 @@ TEST(CacheStateTest, TheRestOfTheModelTouchesItsInputsItsWeightsAndWhatItCompute
 }
 
 TEST(CacheStateTest, EvictionIsNoneForASmallModelAPowerOfTwoAboveAndCapped) {
+  // Caches unknown: the whole rest of the model is streamed.
+  const CacheSizes unknown;
   // 64x64 weights: 16 KiB each, the rest of the model fits in L2.
-  EXPECT_EQ(eviction_bytes(two_layers(64), {2}), 0u);
+  EXPECT_EQ(eviction_bytes(two_layers(64), {2}, 2, unknown), 0u);
   // 512x512 weights: 1 MiB and a little more, rounded up to 2 MiB.
-  EXPECT_EQ(eviction_bytes(two_layers(512), {2}), std::size_t{2} << 20);
+  EXPECT_EQ(eviction_bytes(two_layers(512), {2}, 2, unknown), std::size_t{2} << 20);
   // 8192x8192 weights: 256 MiB, more than the cap.
-  EXPECT_EQ(eviction_bytes(two_layers(8192), {2}), kMaxEvictionBytes);
+  EXPECT_EQ(eviction_bytes(two_layers(8192), {2}, 2, unknown), kMaxEvictionBytes);
+}
+
+TEST(CacheStateTest, AModelHalfTheLastLevelHoldsIsEvictedFromThePrivateCachesOnly) {
+  // 2048x2048 weights: 16 MiB each, the model a little over 32 MiB.
+  const Graph model = two_layers(2048);
+  const std::size_t rest = std::size_t{32} << 20;  // w1 and the rows, rounded up
+  // 1 MiB private per core, 256 MiB last level: the model stays in the last
+  // level, so a few times the private caches of the threads are streamed.
+  const CacheSizes large_last_level{std::size_t{1} << 20, std::size_t{256} << 20};
+  EXPECT_EQ(eviction_bytes(model, {2}, 2, large_last_level),
+            kPrivateCacheMultiple * (std::size_t{2} << 20));
+  EXPECT_EQ(eviction_bytes(model, {2}, 1, large_last_level),
+            kPrivateCacheMultiple * (std::size_t{1} << 20));
+  // 32 MiB last level: the rest of the model evicts the partition from it.
+  const CacheSizes small_last_level{std::size_t{1} << 20, std::size_t{32} << 20};
+  EXPECT_EQ(eviction_bytes(model, {2}, 2, small_last_level), rest);
+  // Never more than the rest of the model touches.
+  const CacheSizes large_private{std::size_t{64} << 20, std::size_t{1} << 30};
+  EXPECT_EQ(eviction_bytes(model, {2}, 2, large_private), rest);
+}
+
+TEST(CacheStateTest, TheMachinesCachesAreReadWhereLinuxTellsThem) {
+  const CacheSizes& caches = machine_caches();
+  if (caches.last_level == 0) GTEST_SKIP() << "no cache sizes in sysfs";
+  EXPECT_GT(caches.per_core, 0u);
+  EXPECT_GE(caches.last_level, caches.per_core);
 }
 
 TEST(CacheStateTest, CandidatesOfModelsOfDifferentSizeAreKeyedApartOnlyWhenCachesAreAsInAPlan) {

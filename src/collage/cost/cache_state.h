@@ -31,15 +31,36 @@ namespace collage {
 // outside reads, every value that an operator outside computes.
 std::size_t bytes_touched_outside(const Graph& model, const std::vector<NodeId>& nodes);
 
-// How much a candidate of `model` made of `nodes` is timed after evicting:
-// bytes_touched_outside() rounded up to a power of two (so that the cache
-// keys of measurements in models of similar size agree), none below
-// kMinEvictionBytes (the rest of the model fits beside the partition in L2),
-// at most kMaxEvictionBytes (more than any last-level cache a partition
-// shares with the rest of the model, and a bound on the time eviction adds).
+// The data caches of this machine, from Linux's sysfs (0 where unknown):
+// the largest cache private to one core (L2 on most x86 parts) and the
+// last-level cache.
+struct CacheSizes {
+  std::size_t per_core = 0;
+  std::size_t last_level = 0;
+};
+const CacheSizes& machine_caches();
+
+// How much a candidate of `model` made of `nodes`, run on `threads`
+// threads, is timed after evicting:
+//  - bytes_touched_outside() rounded up to a power of two (so that the cache
+//    keys of measurements in models of similar size agree), none below
+//    kMinEvictionBytes (the rest of the model fits beside the partition in
+//    L2), at most kMaxEvictionBytes (more than most last-level caches a
+//    partition shares with the rest of the model, and a bound on the time
+//    eviction adds);
+//  - and where the model's working set (its inputs and constants, and the
+//    most computed values alive at once) fits in half the last-level cache,
+//    at most kPrivateCacheMultiple times the private caches of the threads,
+//    rounded up to a power of two. In a plan, the rest of such a model then pushes
+//    the partition's data out of the cores' private caches into the last
+//    level, not out of it; streaming a few times the private caches leaves
+//    the same state, and takes a fraction of the time (streaming 128 MiB
+//    before each timed call was three quarters of a tune's time).
 inline constexpr std::size_t kMinEvictionBytes = std::size_t{256} << 10;
 inline constexpr std::size_t kMaxEvictionBytes = std::size_t{128} << 20;
-std::size_t eviction_bytes(const Graph& model, const std::vector<NodeId>& nodes);
+inline constexpr std::size_t kPrivateCacheMultiple = 4;
+std::size_t eviction_bytes(const Graph& model, const std::vector<NodeId>& nodes, int threads,
+                           const CacheSizes& caches = machine_caches());
 
 // Streams a buffer through the caches, on the OpenMP threads the kernels
 // use (so that the pool stays awake, as in a plan). One evictor serves

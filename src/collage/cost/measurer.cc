@@ -68,7 +68,7 @@ std::string measurement_context(const std::string& machine, const MeasureOptions
 std::string candidate_context(const Graph& model, const std::vector<NodeId>& nodes,
                               const MeasureOptions& options) {
   if (!options.plan_caches) return "";
-  return fmt::format("evict={}", eviction_bytes(model, nodes));
+  return fmt::format("evict={}", eviction_bytes(model, nodes, options.threads));
 }
 
 TimingOptions MeasureOptions::default_candidate_timing() {
@@ -135,7 +135,7 @@ InProcessMeasurer::InProcessMeasurer(const Backend& reference, MeasureOptions op
 Cost InProcessMeasurer::measure(const Graph& model, const std::vector<NodeId>& nodes,
                                 const Backend& backend) {
   return measure_partition(extract_subgraph(model, nodes), backend,
-                           options_.plan_caches ? eviction_bytes(model, nodes) : 0);
+                           options_.plan_caches ? eviction_bytes(model, nodes, options_.threads) : 0);
 }
 
 Cost InProcessMeasurer::measure_partition(const Graph& partition, const Backend& backend,
