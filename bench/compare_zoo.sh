@@ -42,8 +42,10 @@ for entry in "${available[@]}"; do
   [ -n "${shape:-}" ] && extra=(--input-shape "$shape")
   # Tune once (fills the cache) so the timed rounds measure plans, not tuning.
   echo "== $name tune"
+  start=$(date +%s.%N)
   "$collage" tune "$onnx" "${extra[@]}" --backends all --threads "$threads" -q --no-verify \
     -o "$work/$name.plan.json" > /dev/null
+  echo "$name $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')" >> "$work/tune_seconds.txt"
 done
 
 for r in $(seq 1 "$rounds"); do
@@ -62,6 +64,16 @@ for r in $(seq 1 "$rounds"); do
 done
 
 out="${OUT:-$root/bench/results/$(date +%Y-%m-%d).md}"
-/usr/bin/python3 "$root/bench/summarize_compare.py" "$work" "$threads" "$rounds" "$repeat" > "$out"
+{
+  /usr/bin/python3 "$root/bench/summarize_compare.py" "$work" "$threads" "$rounds" "$repeat"
+  # Cold when the measurement cache held nothing of these models, warm otherwise.
+  echo
+  echo "Tune times (\`collage tune --backends all --threads $threads\`, seconds):"
+  echo
+  echo "| model | tune s |"
+  echo "|---|---|"
+  while read -r name seconds; do printf '| %s | %.0f |\n' "$name" "$seconds"; done \
+    < "$work/tune_seconds.txt"
+} > "$out"
 cat "$out"
 echo "written to $out"
