@@ -12,29 +12,6 @@ namespace {
 constexpr std::size_t kLineBytes = 64;
 constexpr std::size_t kFloatsPerLine = kLineBytes / sizeof(float);
 
-}  // namespace
-
-std::size_t bytes_touched_outside(const Graph& model, const std::vector<NodeId>& nodes) {
-  std::vector<bool> inside(model.num_nodes(), false);
-  for (NodeId id : nodes) inside[static_cast<std::size_t>(id)] = true;
-  const std::vector<std::vector<NodeId>> consumers = model.consumers();
-  std::size_t bytes = 0;
-  for (std::size_t v = 0; v < model.num_values(); ++v) {
-    const Value& value = model.values()[v];
-    bool outside = false;
-    if (value.producer != kNoNode) {
-      outside = !inside[static_cast<std::size_t>(value.producer)];
-    } else {
-      // A graph input or a constant: touched when an operator outside reads it.
-      for (NodeId reader : consumers[v]) outside |= !inside[static_cast<std::size_t>(reader)];
-    }
-    if (outside) bytes += value.type.byte_size();
-  }
-  return bytes;
-}
-
-namespace {
-
 // A sysfs cache size ("2048K", "300M"), 0 when unreadable.
 std::size_t read_cache_size(const std::string& path) {
   std::ifstream in(path);
@@ -102,6 +79,25 @@ std::size_t working_set_bytes(const Graph& model) {
 }
 
 }  // namespace
+
+std::size_t bytes_touched_outside(const Graph& model, const std::vector<NodeId>& nodes) {
+  std::vector<bool> inside(model.num_nodes(), false);
+  for (NodeId id : nodes) inside[static_cast<std::size_t>(id)] = true;
+  const std::vector<std::vector<NodeId>> consumers = model.consumers();
+  std::size_t bytes = 0;
+  for (std::size_t v = 0; v < model.num_values(); ++v) {
+    const Value& value = model.values()[v];
+    bool outside = false;
+    if (value.producer != kNoNode) {
+      outside = !inside[static_cast<std::size_t>(value.producer)];
+    } else {
+      // A graph input or a constant: touched when an operator outside reads it.
+      for (NodeId reader : consumers[v]) outside |= !inside[static_cast<std::size_t>(reader)];
+    }
+    if (outside) bytes += value.type.byte_size();
+  }
+  return bytes;
+}
 
 const CacheSizes& machine_caches() {
   static const CacheSizes caches = read_machine_caches();

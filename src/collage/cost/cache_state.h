@@ -10,8 +10,10 @@
 // context", point 7).
 //
 // So a candidate is timed in the state a plan leaves: before every timed
-// call, a buffer as large as what the rest of the model touches in a run is
-// streamed through the caches (CacheEvictor), a twin of the candidate runs
+// call, a buffer as large as what the rest of the model touches in a run
+// (or, where the last-level cache holds the model, enough to clear the
+// cores' private caches: eviction_bytes()) is streamed through the caches
+// (CacheEvictor), a twin of the candidate runs
 // (the code warm again, as the partition before leaves it in a plan; the
 // measurer's MeasureOptions::twin_before), then the candidate's inputs and
 // outputs are read again (touch), as their producer would just have written
