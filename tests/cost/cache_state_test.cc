@@ -96,5 +96,31 @@ TEST(CacheStateTest, AnEvictorKeepsItsBufferAtTheLargestSizeAskedFor) {
   touch({Tensor::allocate(TensorType{DType::kFloat32, {1000}})}, 2);
 }
 
+TEST(CacheStateTest, RewritingInputsLeavesTheirValuesAsTheyWere) {
+  // Sizes off the cache line, one shorter than a line, and an empty one.
+  std::vector<Tensor> tensors;
+  for (std::int64_t n : {1000, 7, 0}) {
+    Tensor t = Tensor::allocate(TensorType{DType::kFloat32, {n}});
+    for (std::int64_t i = 0; i < n; ++i) t.data<float>()[i] = static_cast<float>(i) * 0.5f - 3.0f;
+    tensors.push_back(t);
+  }
+  std::vector<Tensor> before;
+  for (const Tensor& t : tensors) before.push_back(t.clone());
+  rewrite(tensors, 2);
+  for (std::size_t k = 0; k < tensors.size(); ++k) {
+    for (std::int64_t i = 0; i < tensors[k].numel(); ++i) {
+      EXPECT_EQ(tensors[k].data<float>()[i], before[k].data<float>()[i]) << k << " " << i;
+    }
+  }
+}
+
+TEST(CacheStateTest, HowTheEdgesAreLeftIsPartOfTheMeasurementContext) {
+  MeasureOptions written;
+  MeasureOptions read = written;
+  read.edges = MeasureOptions::Edges::kRead;
+  EXPECT_EQ(written.edges, MeasureOptions::Edges::kInputsWritten);
+  EXPECT_NE(measurement_context("m", written), measurement_context("m", read));
+}
+
 }  // namespace
 }  // namespace collage

@@ -82,8 +82,14 @@ class CacheEvictor {
 };
 
 // Reads every cache line of `tensors` on `threads` OpenMP threads, each a
-// contiguous share, as a partition finds the inputs its producer has just
-// written and the outputs the executor's arena has just handed back.
+// contiguous share.
 void touch(const std::vector<Tensor>& tensors, int threads);
+
+// Writes every cache line of `tensors` (a byte of each, stored back as it
+// was: the values do not change) on `threads` OpenMP threads, each a
+// contiguous share, as a producer writes the inputs of the partition after
+// it: the lines are left modified in the writers' private caches, where the
+// next partition's threads must fetch them from.
+void rewrite(std::vector<Tensor>& tensors, int threads);
 
 }  // namespace collage

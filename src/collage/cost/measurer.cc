@@ -54,8 +54,10 @@ std::string measurement_context(const std::string& machine, const MeasureOptions
       "rtol={:g} atol={:g} edges=preferred cost=trimmed-mean{}",
       machine, t.warmup_runs, t.warmup_seconds, t.min_samples, t.max_samples, t.budget_seconds,
       t.stable_fraction, t.min_sample_seconds, options.rtol, options.atol,
-      options.plan_caches ? (options.twin_before ? " caches=plan-after-twin" : " caches=plan")
-                          : "");
+      !options.plan_caches                                  ? ""
+      : !options.twin_before                                 ? " caches=plan"
+      : options.edges == MeasureOptions::Edges::kInputsWritten ? " caches=plan-after-twin-inputs-written"
+                                                             : " caches=plan-after-twin");
   context += "|env";
   for (const char* name :
        {"GOMP_SPINCOUNT", "OMP_WAIT_POLICY", "OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY"}) {
@@ -182,8 +184,12 @@ Cost InProcessMeasurer::measure_partition(const Graph& partition, const Backend&
       as_in_a_plan = [&, twin = std::move(twin)]() mutable {
         evictor_.evict(evict_bytes);
         twin.run();
-        touch(inputs, options_.threads);
-        touch(outputs, options_.threads);
+        if (options_.edges == MeasureOptions::Edges::kInputsWritten) {
+          rewrite(inputs, options_.threads);
+        } else {
+          touch(inputs, options_.threads);
+          touch(outputs, options_.threads);
+        }
       };
     }
     TimingResult timing =

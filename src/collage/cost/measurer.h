@@ -46,6 +46,21 @@ struct MeasureOptions {
   // backend, usually of its own kind: the backend's code, the kernel's code
   // and the thread pool are warm, the candidate's own data are not.
   bool twin_before = true;
+  // With plan_caches: the state the candidate's edges are left in right
+  // before each timed call, after the twin.
+  enum class Edges {
+    // Inputs and outputs read (the protocol before kInputsWritten).
+    kRead,
+    // Inputs written, as their producer in a plan has just written them
+    // (modified in the writers' private caches); outputs left as the
+    // eviction and the twin leave them. A read leaves an input's lines
+    // clean, and a partition's threads fetch clean lines sooner than
+    // lines another core holds modified: timed after reads, BERT's
+    // partitions summed 11 % under their time in a plan, after writes 1 %
+    // (docs/partitioning.md, "Costs in context", point 16).
+    kInputsWritten,
+  };
+  Edges edges = Edges::kInputsWritten;
 
   // A tighter protocol than the end-to-end one: there are many candidates.
   static TimingOptions default_candidate_timing();
