@@ -13,11 +13,11 @@
 // call, a buffer as large as what the rest of the model touches in a run
 // (or, where the last-level cache holds the model, enough to clear the
 // cores' private caches: eviction_bytes()) is streamed through the caches
-// (CacheEvictor), a twin of the candidate runs
-// (the code warm again, as the partition before leaves it in a plan; the
-// measurer's MeasureOptions::twin_before), then the candidate's inputs and
-// outputs are read again (touch), as their producer would just have written
-// them.
+// (CacheEvictor), a twin of the candidate runs (the code warm again, as the
+// partition before leaves it in a plan; the measurer's
+// MeasureOptions::twin_before), then the candidate's inputs are written
+// again (rewrite), as their producer has just written them in a plan
+// (MeasureOptions::Edges; docs/partitioning.md, point 16).
 #pragma once
 
 #include <cstddef>
