@@ -149,8 +149,8 @@ int run(int argc, char** argv) {
     sum_written += percentile(row.written, 0.5);
     fmt::print("| {} | {} | {} | {:.2f} | {:.0f} | {:.0f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} |\n",
                p, row.backend->name(), row.ops, megabytes(constant_bytes(row.graph)),
-               megabytes(row.evict_whole), megabytes(row.evict), context,
-               percentile(row.hot, 0.5), percentile(row.read, 0.5), percentile(row.written, 0.5));
+               megabytes(row.evict_whole), megabytes(row.evict), context, percentile(row.hot, 0.5),
+               percentile(row.read, 0.5), percentile(row.written, 0.5));
   }
   auto off = [&](double sum) { return (sum / sum_context - 1) * 100; };
   fmt::print(

@@ -120,6 +120,10 @@ TEST(CacheStateTest, HowTheEdgesAreLeftIsPartOfTheMeasurementContext) {
   read.edges = MeasureOptions::Edges::kRead;
   EXPECT_EQ(written.edges, MeasureOptions::Edges::kInputsWritten);
   EXPECT_NE(measurement_context("m", written), measurement_context("m", read));
+  // With or without the twin.
+  written.twin_before = false;
+  read.twin_before = false;
+  EXPECT_NE(measurement_context("m", written), measurement_context("m", read));
 }
 
 }  // namespace

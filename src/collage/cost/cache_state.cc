@@ -109,7 +109,8 @@ std::size_t eviction_bytes(const Graph& model, const std::vector<NodeId>& nodes,
   const std::size_t bytes = bytes_touched_outside(model, nodes);
   if (bytes < kMinEvictionBytes) return 0;
   std::size_t evict = std::min(std::bit_ceil(bytes), kMaxEvictionBytes);
-  if (caches.per_core > 0 && caches.last_level > 0 && working_set_bytes(model) <= caches.last_level / 2) {
+  if (caches.per_core > 0 && caches.last_level > 0 &&
+      working_set_bytes(model) <= caches.last_level / 2) {
     const std::size_t cores = static_cast<std::size_t>(std::max(threads, 1));
     evict = std::min(evict, std::bit_ceil(kPrivateCacheMultiple * caches.per_core * cores));
   }

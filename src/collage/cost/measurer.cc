@@ -45,6 +45,16 @@ struct Twin {
   }
 };
 
+// How the caches are left before each timed call, for measurement_context:
+// "" back to back.
+std::string caches_protocol(const MeasureOptions& options) {
+  if (!options.plan_caches) return "";
+  std::string protocol = " caches=plan";
+  if (options.twin_before) protocol += "-after-twin";
+  if (options.edges == MeasureOptions::Edges::kInputsWritten) protocol += "-inputs-written";
+  return protocol;
+}
+
 }  // namespace
 
 std::string measurement_context(const std::string& machine, const MeasureOptions& options) {
@@ -54,10 +64,7 @@ std::string measurement_context(const std::string& machine, const MeasureOptions
       "rtol={:g} atol={:g} edges=preferred cost=trimmed-mean{}",
       machine, t.warmup_runs, t.warmup_seconds, t.min_samples, t.max_samples, t.budget_seconds,
       t.stable_fraction, t.min_sample_seconds, options.rtol, options.atol,
-      !options.plan_caches                                  ? ""
-      : !options.twin_before                                 ? " caches=plan"
-      : options.edges == MeasureOptions::Edges::kInputsWritten ? " caches=plan-after-twin-inputs-written"
-                                                             : " caches=plan-after-twin");
+      caches_protocol(options));
   context += "|env";
   for (const char* name :
        {"GOMP_SPINCOUNT", "OMP_WAIT_POLICY", "OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY"}) {
@@ -136,8 +143,9 @@ InProcessMeasurer::InProcessMeasurer(const Backend& reference, MeasureOptions op
 
 Cost InProcessMeasurer::measure(const Graph& model, const std::vector<NodeId>& nodes,
                                 const Backend& backend) {
-  return measure_partition(extract_subgraph(model, nodes), backend,
-                           options_.plan_caches ? eviction_bytes(model, nodes, options_.threads) : 0);
+  return measure_partition(
+      extract_subgraph(model, nodes), backend,
+      options_.plan_caches ? eviction_bytes(model, nodes, options_.threads) : 0);
 }
 
 Cost InProcessMeasurer::measure_partition(const Graph& partition, const Backend& backend,
