@@ -130,6 +130,24 @@ TEST(OnednnEdgeLayoutTest, AGroupedConvolutionReadsAndWritesTheLayoutItsInputArr
   EXPECT_EQ(reorders_in_a_run(grouped_convolution(), preferred), 0) << edge_layout_name(preferred);
 }
 
+// DCGAN's third transposed convolution, at half the channels.
+Graph transposed_convolution() {
+  GraphBuilder g;
+  ValueId x = g.input({1, 64, 16, 16});
+  return g.finish(g.node("ConvTranspose", {x, g.weights({64, 32, 4, 4})}, {1, 32, 32, 32},
+                         attrs({{"pads", std::vector<std::int64_t>{1, 1, 1, 1}},
+                                {"strides", std::vector<std::int64_t>{2, 2}}})));
+}
+
+TEST(OnednnEdgeLayoutTest, ATransposedConvolutionMatchesInEveryPairOfEdgeLayouts) {
+  const Graph graph = transposed_convolution();
+  for (EdgeLayout in : every_layout()) {
+    for (EdgeLayout out : every_layout()) {
+      expect_edge_layouts_match_reference(onednn_backend(), graph, in, out, 1);
+    }
+  }
+}
+
 TEST(OnednnEdgeLayoutTest, PerChannelAndScalarOperandsOfALaidOutInputMatch) {
   // A squeeze-excitation scale, a per-channel shift and a scalar factor:
   // the broadcast operands are plain constants beside an input in each
