@@ -56,8 +56,9 @@ struct MeasureOptions {
     // eviction and the twin leave them. A read leaves an input's lines
     // clean, and a partition's threads fetch clean lines sooner than
     // lines another core holds modified: timed after reads, BERT's
-    // partitions summed 11 % under their time in a plan, after writes 1 %
-    // (docs/partitioning.md, "Costs in context", point 16).
+    // partitions summed 3 to 7 % under their time in a plan, after writes
+    // within 2 % (bench/results/plan_caches-2026-11-27.md;
+    // docs/partitioning.md, "Costs in context", point 16).
     kInputsWritten,
   };
   Edges edges = Edges::kInputsWritten;
