@@ -7,6 +7,7 @@
 #include "collage/ir/passes/fuse_activations.h"
 #include "collage/ir/passes/fuse_layer_norm.h"
 #include "collage/ir/passes/fuse_matmul_add.h"
+#include "collage/ir/passes/lower_einsum.h"
 #include "collage/ir/passes/merge_common_subexpressions.h"
 #include "collage/ir/passes/remove_identity.h"
 
@@ -16,6 +17,9 @@ namespace {
 // Rounds of optimization before giving up on a fixed point; each rewrite
 // removes nodes or makes one node of several, so real graphs settle in two.
 constexpr int kMaxOptimizationRounds = 8;
+
+// The name `collage info` lists lowered Einsums under, at every level.
+constexpr const char* kLowerEinsum = "lower Einsum to MatMul";
 
 class RewriteLog {
  public:
@@ -93,11 +97,16 @@ CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options)
   // Constants first: a Dropout's training_mode may come from a Constant node.
   stats.constant_nodes_replaced = constant_nodes_to_constants(graph);
   stats.identities_removed = remove_identity_ops(graph);
+  int einsums_lowered = 0;
   while (true) {
     int folded = fold_constants(graph, options.evaluator, options.fold);
     ++stats.fold_rounds;
     stats.nodes_folded += folded;
-    if (folded == 0 || !options.infer_types) break;
+    // An Einsum lowers once its operands' shapes are known; the nodes it
+    // becomes let inference type what reads its output.
+    const int lowered = lower_einsums(graph);
+    einsums_lowered += lowered;
+    if (folded + lowered == 0 || !options.infer_types) break;
     // Each productive sweep erases at least one node, so this terminates.
     graph.prune();
     options.infer_types(graph);
@@ -106,6 +115,7 @@ CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options)
   graph.prune();
   stats.dead_nodes_removed = static_cast<int>(before_prune - graph.num_nodes());
   stats.ops_before_optimization = op_histogram(graph);
+  if (einsums_lowered > 0) stats.rewrites.emplace_back(kLowerEinsum, einsums_lowered);
   if (options.graph_opt == GraphOptLevel::kNone) return stats;
 
   RewriteLog log(stats);

@@ -6,10 +6,11 @@
 // from running an Identity another has to run. The pipeline first does what
 // import needs at every level: it removes pass-through ops
 // (remove_identity.h), turns Constant nodes into constants
-// (constant_nodes.h), and folds constant sub-graphs (fold_constants.h) until
-// nothing changes: folding a shape computation makes the shape of its
-// consumer (a Reshape) knowable, which the caller's type inference then
-// fills in, which may let more nodes fold. Dead nodes go.
+// (constant_nodes.h), and folds constant sub-graphs (fold_constants.h) and
+// lowers Einsums (lower_einsum.h) until nothing changes: folding a shape
+// computation makes the shape of its consumer (a Reshape) knowable, which
+// the caller's type inference then fills in, which may let more nodes fold
+// or an Einsum lower. Dead nodes go.
 //
 // Then the graph optimizations of the chosen level run, in rounds until a
 // round changes nothing (one rewrite enables another: a BatchNormalization
@@ -68,7 +69,8 @@ struct CanonicalizeStats {
   int dead_nodes_removed = 0;
   // Op counts after folding, before the graph optimizations.
   std::map<std::string, int> ops_before_optimization;
-  // Each graph rewrite that applied, with how many times, in pipeline order.
+  // Each graph rewrite that applied, with how many times, in pipeline order
+  // (Einsums lowered first, at every level).
   std::vector<std::pair<std::string, int>> rewrites;
   // Optimization rounds run, the last of which changed nothing.
   int optimization_rounds = 0;
