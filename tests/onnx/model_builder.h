@@ -52,6 +52,14 @@ inline onnx::AttributeProto attr(const std::string& name, const char* value) {
   return attr(name, std::string(value));
 }
 
+inline onnx::AttributeProto attr(const std::string& name, const std::vector<float>& values) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::FLOATS);
+  for (float v : values) a.add_floats(v);
+  return a;
+}
+
 inline onnx::AttributeProto attr(const std::string& name, const std::vector<std::int64_t>& values) {
   onnx::AttributeProto a;
   a.set_name(name);

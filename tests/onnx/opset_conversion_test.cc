@@ -335,6 +335,49 @@ TEST(OpsetConversionTest, OpsWhoseNewOpsetsOnlyAddTypesImportAsBefore) {
   EXPECT_EQ(floats(run_reference(g, {iota({2, 3})})[0]), (std::vector<float>{1, 4, 2, 5, 3, 6}));
 }
 
+TEST(OpsetConversionTest, Opset7ModelsReadAsOpset9WithUpsampleScalesAsAnAttribute) {
+  // The ONNX model zoo's older CNNs: BatchNormalization-7 with its default
+  // spatial = 1, Upsample-7 with scales as an attribute.
+  ModelBuilder m(7);
+  m.input("x", {1, 2, 1, 2})
+      .initializer("scale", f32s({1, 2}, {2}))
+      .initializer("bias", f32s({0, 1}, {2}))
+      .initializer("mean", f32s({0, 0}, {2}))
+      .initializer("var", f32s({1, 1}, {2}))
+      .node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"b"},
+            {attr("epsilon", 0.0f), attr("spatial", std::int64_t{1})})
+      .node("Upsample", {"b"}, {"y"},
+            {attr("mode", "nearest"), attr("scales", std::vector<float>{1, 1, 1, 2})})
+      .output("y");
+  Graph g = import_with_native(m);
+  EXPECT_EQ(g.opset, 7);
+  EXPECT_EQ(g.type(g.outputs()[0]).shape, (Shape{1, 2, 1, 4}));
+  // Channel 0: 0, 1 as they are; channel 1: 2, 3 doubled plus one; each twice.
+  EXPECT_EQ(floats(run_reference(g, {iota({1, 2, 1, 2})})[0]),
+            (std::vector<float>{0, 0, 1, 1, 5, 5, 7, 7}));
+}
+
+TEST(OpsetConversionTest, BatchNormalizationPerElementOfOpset7IsRefused) {
+  ModelBuilder m(7);
+  m.input("x", {1, 2})
+      .initializer("p", f32s({1, 1}, {2}))
+      .node("BatchNormalization", {"x", "p", "p", "p", "p"}, {"y"},
+            {attr("spatial", std::int64_t{0})})
+      .output("y");
+  std::string message = error_of([&] { import_with_native(m); });
+  EXPECT_TRUE(contains(message, "BatchNormalization of opset 7 with spatial = 0")) << message;
+}
+
+TEST(OpsetConversionTest, Opset6IsRefusedNamingTheSupportedRange) {
+  ModelBuilder m(6);
+  m.input("x", {2}).node("Relu", {"x"}, {"y"}).output("y");
+  std::string message = error_of([&] { import_with_native(m); });
+  EXPECT_TRUE(contains(message,
+                       "opset 6 of the default ONNX domain is not supported "
+                       "(supported: 7 to 21)"))
+      << message;
+}
+
 TEST(OpsetConversionTest, GeluStaysAGeluNodeOfItsInputsType) {
   ModelBuilder m(20);
   m.input("x", {2, 3})

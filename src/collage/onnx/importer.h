@@ -26,8 +26,11 @@
 namespace collage {
 
 // The oldest and newest opset of the default ONNX domain the importer reads;
-// opsets after 17 are converted to 17 (opset_conversion.h).
-inline constexpr std::int64_t kMinOpset = 9;
+// opsets after 17 are converted to 17 (opset_conversion.h). Opsets 7 and 8
+// (the ONNX model zoo's older CNNs) read as opset 9 does, but for
+// BatchNormalization's `spatial = 0`, which is refused. Opset 6 and older
+// broadcast differently (a `broadcast` attribute) and are refused.
+inline constexpr std::int64_t kMinOpset = 7;
 inline constexpr std::int64_t kMaxOpset = 21;
 
 struct ImportOptions {

@@ -322,9 +322,25 @@ class Converter {
   std::set<std::string> node_names_;
 };
 
+// Opsets 7 and 8 read as opset 9 but for BatchNormalization's `spatial`
+// (opset 9 dropped it; 0 meant statistics per element, not per channel),
+// which the kernels do not serve.
+void check_before_opset_9(const Graph& graph) {
+  for (const Node& node : graph.nodes()) {
+    if (!node.domain.empty() || node.op_type != "BatchNormalization") continue;
+    if (node.attributes.get_int("spatial", 1) != 1) {
+      throw Error(fmt::format("BatchNormalization of opset {} with spatial = 0 (statistics per "
+                              "element) is not supported",
+                              graph.opset),
+                  {.node = node.name, .field = "attribute 'spatial'"});
+    }
+  }
+}
+
 }  // namespace
 
 void convert_to_inference_opset(Graph& graph) {
+  if (graph.opset < 9) check_before_opset_9(graph);
   if (graph.opset <= kInferenceOpset) return;
   graph.source_opset = graph.opset;
   Converter(graph).run();
