@@ -1,5 +1,5 @@
-// BatchNormalization, LayerNormalization, InstanceNormalization, Softmax and
-// LogSoftmax against direct formulas evaluated in double.
+// BatchNormalization, LayerNormalization, InstanceNormalization, LRN, Softmax
+// and LogSoftmax against direct formulas evaluated in double.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -147,6 +147,37 @@ TEST(InstanceNormalizationTest, NormalizesEachPlaneWithItsOwnStatistics) {
     }
   }
   ComputeCase c{"InstanceNormalization", {x, scale, bias}, {f32_type({2, 3, 5, 7})}};
+  c.threads = 2;
+  expect_close(c.run_one(), expected, 1e-5f);
+}
+
+// An even size: the window is one channel before and two after (ONNX's
+// floor and ceil of (size - 1) / 2), clipped at the edges.
+TEST(LrnTest, EachElementOverItsChannelWindowsSumOfSquares) {
+  const Tensor x = random_tensor({2, 5, 3, 4}, 94);
+  const std::int64_t size = 4;
+  const double alpha = 0.02, beta = 0.75, bias = 2.0;
+  std::vector<float> expected;
+  for (std::int64_t n = 0; n < 2; ++n) {
+    for (std::int64_t c = 0; c < 5; ++c) {
+      for (std::int64_t i = 0; i < 12; ++i) {
+        double sum = 0.0;
+        for (std::int64_t k = std::max<std::int64_t>(0, c - 1);
+             k <= std::min<std::int64_t>(4, c + 2); ++k) {
+          const double v = x.data<float>()[(n * 5 + k) * 12 + i];
+          sum += v * v;
+        }
+        const double v = x.data<float>()[(n * 5 + c) * 12 + i];
+        expected.push_back(static_cast<float>(v / std::pow(bias + alpha / size * sum, beta)));
+      }
+    }
+  }
+  Attributes attributes;
+  attributes.set("size", size);
+  attributes.set("alpha", static_cast<float>(alpha));
+  attributes.set("beta", static_cast<float>(beta));
+  attributes.set("bias", static_cast<float>(bias));
+  ComputeCase c{"LRN", {x}, {f32_type({2, 5, 3, 4})}, attributes};
   c.threads = 2;
   expect_close(c.run_one(), expected, 1e-5f);
 }

@@ -65,6 +65,9 @@ void run_instance_normalization(const Graph& graph, const Node& node,
                                 std::span<const Tensor> inputs, std::span<Tensor> outputs,
                                 int threads);
 bool check_instance_normalization(const Graph& graph, const Node& node);
+void run_lrn(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+             std::span<Tensor> outputs, int threads);
+bool check_lrn(const Graph& graph, const Node& node);
 void run_softmax(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                  std::span<Tensor> outputs, int threads);
 void run_log_softmax(const Graph& graph, const Node& node, std::span<const Tensor> inputs,

@@ -24,6 +24,7 @@ constexpr OpEntry kComputeOps[] = {
     {"BatchNormalization", run_batch_normalization, check_batch_normalization},
     {"LayerNormalization", run_layer_normalization, check_layer_normalization},
     {"InstanceNormalization", run_instance_normalization, check_instance_normalization},
+    {"LRN", run_lrn, check_lrn},
     {"Softmax", run_softmax, check_softmax},
     {"LogSoftmax", run_log_softmax, check_softmax},
     {"ReduceSum", run_reduce_sum, check_reduce},

@@ -389,6 +389,58 @@ bool check_instance_normalization(const Graph& graph, const Node& node) {
   return float32_io(graph, node, 3) && graph.type(node.input(0)).rank() >= 3;
 }
 
+// LRN (AlexNet, GoogLeNet v1): each element over a power of the sum of
+// squares of its neighbours across channels, the window of `size` channels
+// from c - floor((size - 1) / 2) to c + ceil((size - 1) / 2), clipped.
+void run_lrn(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+             std::span<Tensor> outputs, int threads) {
+  const Tensor& x = inputs[0];
+  Tensor& y = outputs[0];
+  if (x.rank() < 3 || y.shape() != x.shape()) {
+    throw Error("LRN needs an input of rank >= 3 and an output of the same shape",
+                {.node = node.name});
+  }
+  const std::int64_t size = node.attributes.get_int("size");
+  const float alpha = node.attributes.get_float("alpha", 1e-4f);
+  const float beta = node.attributes.get_float("beta", 0.75f);
+  const float bias = node.attributes.get_float("bias", 1.0f);
+  const std::int64_t batch = x.shape()[0];
+  const std::int64_t channels = x.shape()[1];
+  const std::int64_t plane = product(x.shape(), 2, x.shape().size());
+  const std::int64_t before = (size - 1) / 2;
+  const std::int64_t after = size - 1 - before;
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+  const std::int64_t planes = batch * channels;
+#pragma omp parallel for num_threads(loop_threads(planes, plane* size * 2, threads)) \
+    schedule(static)
+  for (std::int64_t index = 0; index < planes; ++index) {
+    const std::int64_t n = index / channels;
+    const std::int64_t c = index % channels;
+    const std::int64_t first = std::max<std::int64_t>(0, c - before);
+    const std::int64_t last = std::min(channels - 1, c + after);
+    float* out = yd + index * plane;
+    std::fill(out, out + plane, 0.0f);
+    for (std::int64_t k = first; k <= last; ++k) {
+      const float* in = xd + (n * channels + k) * plane;
+#pragma omp simd
+      for (std::int64_t i = 0; i < plane; ++i) out[i] += in[i] * in[i];
+    }
+    const float* in = xd + index * plane;
+    const float scale = alpha / static_cast<float>(size);
+    for (std::int64_t i = 0; i < plane; ++i) {
+      out[i] = in[i] / std::pow(bias + scale * out[i], beta);
+    }
+  }
+}
+
+bool check_lrn(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 1 || node.outputs.size() != 1) return false;
+  if (!is_float32(graph, node.input(0)) || !float32_io(graph, node, 1)) return false;
+  return node.attributes.has("size") && node.attributes.get_int("size") >= 1 &&
+         graph.type(node.input(0)).rank() >= 3;
+}
+
 void run_softmax(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                  std::span<Tensor> outputs, int threads) {
   run_softmax_kind<false>(graph, node, inputs, outputs, threads);
