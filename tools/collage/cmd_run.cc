@@ -243,11 +243,20 @@ void run_run(const RunArgs& args) {
   for (int i = 0; i < args.warmup; ++i) executor.run(inputs);
   std::vector<double> samples;
   std::map<std::string, Tensor> outputs;
+  // With --profile, each timed run is followed by a traced one: tracing
+  // costs a few microseconds per partition, so the latency is of the
+  // untraced runs, and alternating them lets both sample the same seconds
+  // of a machine whose speed moves.
+  TraceRecorder recorder;
   for (int i = 0; i < args.repeat; ++i) {
     auto run_start = std::chrono::steady_clock::now();
     outputs = executor.run(inputs);
     samples.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count());
+    if (args.profile.empty()) continue;
+    executor.record_into(&recorder);
+    outputs = executor.run(inputs);
+    executor.record_into(nullptr);
   }
   TimingResult timing = summarize(samples);
   fmt::print("latency over {} run{}: median {}, min {}, max {}\n", args.repeat,
@@ -255,12 +264,6 @@ void run_run(const RunArgs& args) {
              milliseconds(timing.min_seconds), milliseconds(timing.max_seconds));
 
   if (!args.profile.empty()) {
-    // As many runs again, traced: tracing costs a few microseconds per
-    // partition, so the latency above is of the untraced runs.
-    TraceRecorder recorder;
-    executor.record_into(&recorder);
-    for (int i = 0; i < args.repeat; ++i) outputs = executor.run(inputs);
-    executor.record_into(nullptr);
     write_profile(plan, recorder.spans(), args.profile, timing.median_seconds * 1e3);
   }
 

@@ -234,18 +234,20 @@ PlanProfile profile_in_context(const Graph& model, const Plan& plan,
                                const std::map<std::string, Tensor>& inputs, int runs, int warmup) {
   Executor executor = compile_plan(model, plan, registry, threads);
   for (int i = 0; i < warmup; ++i) executor.run(inputs);
+  // Untraced and traced runs alternate, so that both sample the same
+  // seconds of a machine whose speed moves.
   std::vector<double> untraced_ms;
+  TraceRecorder recorder;
   for (int i = 0; i < runs; ++i) {
     const auto start = std::chrono::steady_clock::now();
     executor.run(inputs);
     untraced_ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
+    executor.record_into(&recorder);
+    executor.run(inputs);
+    executor.record_into(nullptr);
   }
-  TraceRecorder recorder;
-  executor.record_into(&recorder);
-  for (int i = 0; i < runs; ++i) executor.run(inputs);
-  executor.record_into(nullptr);
   PlanProfile profile = profile_plan(plan, recorder.spans());
   leave_out_tracing(profile, median(std::move(untraced_ms)));
   return profile;

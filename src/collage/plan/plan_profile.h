@@ -89,8 +89,8 @@ std::string profile_to_text(const PlanProfile& profile, int top = 10);
 void annotate_plan(Plan& plan, const PlanProfile& profile);
 
 // Compiles `plan`, runs it `warmup` times, then `runs` times timed without
-// tracing and `runs` times with, and profiles the traced runs with the
-// tracing left out (leave_out_tracing). Throws Error when the plan does not
+// tracing, each followed by a run with, and profiles the traced runs with
+// the tracing left out (leave_out_tracing). Throws Error when the plan does not
 // compile.
 PlanProfile profile_in_context(const Graph& model, const Plan& plan,
                                const BackendRegistry& registry, int threads,

@@ -142,7 +142,7 @@ void Executor::run_partitions(const std::map<std::string, Tensor>& inputs,
     slots_[input_slots_[i]] = it->second;
   }
   TraceRecorder::Install install(trace_);
-  const int run_index = traced_runs_++;
+  const int run_index = trace_ != nullptr ? traced_runs_++ : 0;
   auto run_start = std::chrono::steady_clock::now();
   if (trace_ != nullptr) trace_->set_position(run_index, -1);
   {

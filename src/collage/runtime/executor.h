@@ -60,10 +60,15 @@ class Executor {
 
   // Records every later run into `recorder` (nullptr: stop recording): a
   // span per run, per partition and per allocation, plus the spans kernels
-  // record inside. The recorder must outlive the runs.
+  // record inside. The recorder must outlive the runs. Traced runs are
+  // numbered from 0 for each new recorder; stopping and resuming the same
+  // one goes on numbering, so traced runs can alternate with untraced ones.
   void record_into(TraceRecorder* recorder) {
+    if (recorder != nullptr && recorder != numbered_for_) {
+      traced_runs_ = 0;
+      numbered_for_ = recorder;
+    }
     trace_ = recorder;
-    traced_runs_ = 0;
   }
 
   // Seconds each partition's kernel took in the last run, in partition order.
@@ -110,6 +115,8 @@ class Executor {
   std::vector<double> partition_seconds_;
   TraceRecorder* trace_ = nullptr;
   int traced_runs_ = 0;
+  // The recorder traced_runs_ counts for.
+  const TraceRecorder* numbered_for_ = nullptr;
 };
 
 // Compiles one partition Graph: a backend's compile() bound to its options.
