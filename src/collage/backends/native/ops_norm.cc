@@ -412,6 +412,7 @@ void run_lrn(const Graph& graph, const Node& node, std::span<const Tensor> input
   const float* xd = x.data<float>();
   float* yd = y.data<float>();
   const std::int64_t planes = batch * channels;
+  const float scale = alpha / static_cast<float>(size);
 #pragma omp parallel for num_threads(loop_threads(planes, plane* size * 2, threads)) \
     schedule(static)
   for (std::int64_t index = 0; index < planes; ++index) {
@@ -427,7 +428,6 @@ void run_lrn(const Graph& graph, const Node& node, std::span<const Tensor> input
       for (std::int64_t i = 0; i < plane; ++i) out[i] += in[i] * in[i];
     }
     const float* in = xd + index * plane;
-    const float scale = alpha / static_cast<float>(size);
     for (std::int64_t i = 0; i < plane; ++i) {
       out[i] = in[i] / std::pow(bias + scale * out[i], beta);
     }

@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
-#include <numeric>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -169,7 +167,7 @@ class Lowering {
       kept.push_back(x.labels[d]);
     }
     if (kept.size() == x.labels.size()) return x;
-    return reshape(x, kept);
+    return {emit_reshape(x.value, shape_of(kept)), kept};
   }
 
   // Sums out the indices of `x` that `keep` does not contain.
@@ -208,16 +206,10 @@ class Lowering {
     return {emit("Transpose", {x.value}, order, std::move(attributes)), order};
   }
 
-  // `x` reshaped to `shape`, its dimensions then named `labels` (one per
-  // dimension of `shape` where the shape is of the indices; merged axes are
-  // named by the caller and carry no meaning until reshaped back).
+  // `x` reshaped to `shape` (itself when it has that shape already).
   ValueId reshape_value(ValueId x, const Shape& shape) {
     if (graph_.type(x).shape == shape) return x;
     return emit_reshape(x, shape);
-  }
-
-  Operand reshape(const Operand& x, const Labels& labels) {
-    return {reshape_value(x.value, shape_of(labels)), labels};
   }
 
   // The product of `a` and `b` summed over their common indices that
@@ -363,14 +355,10 @@ ValueId lower(Graph& graph, const Node& einsum) {
     }
     result = lowering.contract(result, lowering.squeeze_broadcast(operands[k]), needed);
   }
+  // Every output index is still there: a dimension is squeezed away only
+  // where another operand has it larger, and that operand keeps it.
   result = lowering.reduce_to(result, equation.output);
-  // An output index of size 1 that every operand broadcast away.
-  Labels present;
-  for (Label label : equation.output) {
-    if (contains(result.labels, label)) present.push_back(label);
-  }
-  result = lowering.transpose_to(result, present);
-  if (present.size() != equation.output.size()) result = lowering.reshape(result, equation.output);
+  result = lowering.transpose_to(result, equation.output);
   return lowering.finish(result);
 }
 
