@@ -5,12 +5,14 @@
 
 #include <cmath>
 #include <random>
+#include <stdexcept>
 
 #include "collage/backends/native/native_backend.h"
 #include "collage/ir/passes/cancel_transposes.h"
 #include "collage/ir/passes/canonicalize.h"
 #include "collage/ir/passes/collapse_reshapes.h"
 #include "collage/ir/passes/fold_channel_affine.h"
+#include "collage/ir/passes/fold_pads.h"
 #include "collage/ir/passes/fuse_activations.h"
 #include "collage/ir/passes/fuse_layer_norm.h"
 #include "collage/ir/passes/fuse_matmul_add.h"
@@ -454,6 +456,123 @@ TEST(FuseHardActivationsTest, FusesBothHardSwishForms) {
   ValueId y = b.same("Mul", {x, b.same("HardSigmoid", {x}, hard)});
   Graph graph = rewritten(b.finish({y}), fuse_hard_swish, 1);
   EXPECT_EQ(count_ops(graph, "HardSwish"), 1);
+}
+
+// x[1,3,7,7] -> Pad(pads, value) -> one reader of the padded tensor.
+struct PadThen {
+  Builder b;
+  ValueId x = b.input("x", {1, 3, 7, 7});
+  ValueId padded;
+
+  PadThen(std::vector<std::int64_t> pads, float value = 0.0f) {
+    Shape shape = {1, 3, 7, 7};
+    for (std::size_t d = 0; d < 4; ++d) shape[d] += pads[d] + pads[d + 4];
+    padded = b.op("Pad", {x, b.ints(std::move(pads)), b.scalar(value)}, shape);
+  }
+};
+
+Attributes pool_attributes(std::vector<std::int64_t> kernel, std::vector<std::int64_t> strides) {
+  Attributes attributes = ints_attribute("kernel_shape", std::move(kernel));
+  attributes.set("strides", std::move(strides));
+  return attributes;
+}
+
+const Node& only(const Graph& graph, const std::string& op) {
+  for (const Node& node : graph.nodes()) {
+    if (node.op_type == op) return node;
+  }
+  throw std::runtime_error("no " + op);
+}
+
+TEST(FoldPadsTest, FoldsPyTorchsPaddedAveragePoolIntoOneThatCountsThePads) {
+  PadThen p({0, 0, 1, 1, 0, 0, 1, 1});
+  ValueId y = p.b.op("AveragePool", {p.padded}, {1, 3, 7, 7}, pool_attributes({3, 3}, {1, 1}));
+  Graph graph = rewritten(p.b.finish({y}), fold_pads, 1);
+  EXPECT_EQ(count_ops(graph, "Pad"), 0);
+  const Node& pool = only(graph, "AveragePool");
+  EXPECT_EQ(pool.attributes.get_int("count_include_pad"), 1);
+  EXPECT_EQ(pool.attributes.get_ints("pads"), (std::vector<std::int64_t>{1, 1, 1, 1}));
+}
+
+TEST(FoldPadsTest, AddsUnevenPadsToAStridedPoolsOwnCountedPads) {
+  PadThen p({0, 0, 2, 0, 0, 0, 1, 3});
+  Attributes attributes = pool_attributes({3, 2}, {2, 2});
+  attributes.set("pads", std::vector<std::int64_t>{1, 0, 0, 1});
+  attributes.set("count_include_pad", std::int64_t{1});
+  ValueId y = p.b.op("AveragePool", {p.padded}, {1, 3, 5, 5}, attributes);
+  Graph graph = rewritten(p.b.finish({y}), fold_pads, 1);
+  EXPECT_EQ(only(graph, "AveragePool").attributes.get_ints("pads"),
+            (std::vector<std::int64_t>{3, 0, 1, 4}));
+}
+
+TEST(FoldPadsTest, AddsThePadsToAConvsOwn) {
+  PadThen p({0, 0, 1, 2, 0, 0, 0, 1});
+  Attributes attributes;
+  attributes.set("pads", std::vector<std::int64_t>{1, 0, 1, 0});
+  ValueId y = p.b.op("Conv", {p.padded, p.b.random({4, 3, 3, 3}), p.b.random({4})}, {1, 4, 8, 8},
+                     attributes);
+  Graph graph = rewritten(p.b.finish({y}), fold_pads, 1);
+  EXPECT_EQ(count_ops(graph, "Pad"), 0);
+  EXPECT_EQ(only(graph, "Conv").attributes.get_ints("pads"),
+            (std::vector<std::int64_t>{2, 2, 1, 1}));
+}
+
+TEST(FoldPadsTest, FoldsTheAttributeFormOfOpset10) {
+  Builder b;
+  ValueId x = b.input("x", {1, 2, 5, 5});
+  Attributes pad_attributes = ints_attribute("pads", {0, 0, 1, 1, 0, 0, 1, 1});
+  ValueId padded = b.op("Pad", {x}, {1, 2, 7, 7}, pad_attributes);
+  ValueId y = b.op("AveragePool", {padded}, {1, 2, 5, 5}, pool_attributes({3, 3}, {1, 1}));
+  Graph original = b.finish({y});
+  original.opset = 10;
+  Graph graph = rewritten(original, fold_pads, 1);
+  EXPECT_EQ(count_ops(graph, "Pad"), 0);
+}
+
+TEST(FoldPadsTest, KeepsThePadForItsOtherReaders) {
+  PadThen p({0, 0, 1, 1, 0, 0, 1, 1});
+  ValueId y = p.b.op("Conv", {p.padded, p.b.random({2, 3, 3, 3})}, {1, 2, 7, 7});
+  ValueId z = p.b.same("Relu", {p.padded});
+  Graph graph = rewritten(p.b.finish({y, z}), fold_pads, 1);
+  EXPECT_EQ(count_ops(graph, "Pad"), 1);
+  EXPECT_EQ(graph.value(only(graph, "Conv").inputs[0]).name, "x");
+}
+
+TEST(FoldPadsTest, LeavesPadsThatAreNotZeroSpatialPadding) {
+  {
+    PadThen p({0, 0, 1, 1, 0, 0, 1, 1}, 1.0f);  // a value other than 0
+    ValueId y = p.b.op("AveragePool", {p.padded}, {1, 3, 7, 7}, pool_attributes({3, 3}, {1, 1}));
+    rewritten(p.b.finish({y}), fold_pads, 0);
+  }
+  {
+    PadThen p({0, 1, 1, 1, 0, 0, 1, 1});  // the channels
+    ValueId y = p.b.op("AveragePool", {p.padded}, {1, 4, 7, 7}, pool_attributes({3, 3}, {1, 1}));
+    rewritten(p.b.finish({y}), fold_pads, 0);
+  }
+}
+
+TEST(FoldPadsTest, LeavesPoolsWhosePaddingMeansSomethingElse) {
+  {
+    // Its own pads left out of the count, the Pad's counted: no one setting.
+    PadThen p({0, 0, 1, 1, 0, 0, 1, 1});
+    Attributes attributes = pool_attributes({3, 3}, {1, 1});
+    attributes.set("pads", std::vector<std::int64_t>{1, 1, 1, 1});
+    ValueId y = p.b.op("AveragePool", {p.padded}, {1, 3, 9, 9}, attributes);
+    rewritten(p.b.finish({y}), fold_pads, 0);
+  }
+  {
+    // A ceil_mode window may start where the pads would be.
+    PadThen p({0, 0, 0, 0, 0, 0, 1, 1});
+    Attributes attributes = pool_attributes({2, 2}, {2, 2});
+    attributes.set("ceil_mode", std::int64_t{1});
+    ValueId y = p.b.op("AveragePool", {p.padded}, {1, 3, 4, 4}, attributes);
+    rewritten(p.b.finish({y}), fold_pads, 0);
+  }
+  {
+    PadThen p({0, 0, 1, 1, 0, 0, 1, 1});
+    ValueId y = p.b.op("MaxPool", {p.padded}, {1, 3, 7, 7}, pool_attributes({3, 3}, {1, 1}));
+    rewritten(p.b.finish({y}), fold_pads, 0);
+  }
 }
 
 TEST(CanonicalizeTest, AppliesOnlyTheRewritesOfItsLevel) {

@@ -4,6 +4,7 @@
 #include "collage/ir/passes/collapse_reshapes.h"
 #include "collage/ir/passes/constant_nodes.h"
 #include "collage/ir/passes/fold_channel_affine.h"
+#include "collage/ir/passes/fold_pads.h"
 #include "collage/ir/passes/fuse_activations.h"
 #include "collage/ir/passes/fuse_layer_norm.h"
 #include "collage/ir/passes/fuse_matmul_add.h"
@@ -55,6 +56,7 @@ void optimize_round(Graph& graph, GraphOptLevel level, RewriteLog& log) {
   log.add("fold BatchNormalization into weights", folds.batch_norms);
   log.add("fold per-channel Mul/Div into weights", folds.scales);
   log.add("fold per-channel Add/Sub into bias", folds.shifts);
+  log.add("fold zero Pad into Conv/AveragePool", fold_pads(graph));
   log.add("MatMul + Add -> Gemm", fuse_matmul_add(graph));
   if (level != GraphOptLevel::kAll) return;
   log.add("LayerNorm chain -> LayerNormalization", fuse_layer_norm(graph));
