@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/onednn/onednn_test_util.h"
+#include "collage/backends/onednn/convolution.h"
 
 namespace collage::onednn_test {
 namespace {
@@ -169,6 +170,28 @@ INSTANTIATE_TEST_SUITE_P(
         DeconvCase{
             "SameLower", {1, 4, 5, 6}, 3, {4, 3}, 1, {2, 2}, {}, {}, {}, false, "SAME_LOWER"}),
     [](const ::testing::TestParamInfo<DeconvCase>& info) { return info.param.name; });
+
+// oneDNN's Winograd kernels (on machines with AVX-512) transform 4x4 or 6x6
+// tiles; sizes that are not a multiple of the tile leave partial tiles at
+// the edges. Each case must match the reference when Winograd runs wherever
+// it can, with and without a fused Relu.
+TEST(ConvWinogradTest, MatchesTheReferenceWhereverItRuns) {
+  onednn::set_winograd_policy(onednn::WinogradPolicy::kWhenAvailable);
+  for (const ConvCase& c : {ConvCase{"Tiles", {1, 32, 16, 16}, 32, {3, 3}, 1, {}, {1, 1, 1, 1}},
+                            ConvCase{"PartialTiles", {1, 16, 13, 11}, 48, {3, 3}, 1, {}, {1, 1, 1, 1}},
+                            ConvCase{"Unpadded", {1, 64, 9, 9}, 16, {3, 3}},
+                            ConvCase{"NoBias", {1, 24, 10, 10}, 40, {3, 3}, 1, {}, {1, 1, 1, 1},
+                                     {}, "NOTSET", false}}) {
+    EXPECT_TRUE(matches_reference(conv_graph(c), 2)) << c.name;
+  }
+  GraphBuilder b;
+  ValueId x = b.input({1, 32, 12, 12});
+  ValueId y = b.node("Conv", {x, b.weights({32, 32, 3, 3}), b.weights({32})}, {1, 32, 12, 12},
+                     attrs({{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}}));
+  b.output(b.node("Relu", {y}, {1, 32, 12, 12}));
+  EXPECT_TRUE(matches_reference(b.graph(), 2)) << "with a Relu";
+  onednn::set_winograd_policy(onednn::WinogradPolicy::kWhenFaster);
+}
 
 TEST(ConvSupportTest, RejectsIntegerInputs) {
   GraphBuilder b;

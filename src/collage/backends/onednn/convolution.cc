@@ -1,9 +1,20 @@
 #include "collage/backends/onednn/convolution.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "collage/backends/onednn/layout.h"
 #include "collage/backends/onednn/node_checks.h"
@@ -136,7 +147,113 @@ bool is_generated_kernel(const dnnl::primitive_desc& pd) {
   return impl.rfind("jit", 0) == 0 || impl.rfind("brg", 0) == 0;
 }
 
+
+std::atomic<WinogradPolicy> winograd_policy{WinogradPolicy::kWhenFaster};
+
+// How much faster the Winograd kernel must be to be chosen: a tie keeps the
+// direct kernel, so that noise cannot flip the choice between processes.
+constexpr double kWinogradMargin = 0.9;
+
+// A convolution primitive ready to time on zeroed buffers, with the
+// reorders it needs from the layout its input arrives in (`arrives`) and to
+// the layout the direct kernel would leave (`leaves`).
+class TimedConvolution {
+ public:
+  TimedConvolution(const dnnl::engine& engine, const memory::desc& arrives,
+                   const memory::desc& leaves, const dnnl::primitive_desc& pd)
+      : engine_(engine), stream_(engine) {
+    memory in = zeroed(arrives);
+    memory src = zeroed(pd.src_desc(0));
+    memory dst = zeroed(pd.dst_desc(0));
+    if (arrives != pd.src_desc(0)) {
+      steps_.push_back({dnnl::reorder(in, src), {{DNNL_ARG_FROM, in}, {DNNL_ARG_TO, src}}});
+    }
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, zeroed(pd.weights_desc(0))}, {DNNL_ARG_DST, dst}};
+    if (const memory::desc bias = pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_BIAS);
+        bias.get_size() > 0) {
+      args[DNNL_ARG_BIAS] = zeroed(bias);
+    }
+    steps_.push_back({dnnl::primitive(pd), std::move(args)});
+    if (leaves != pd.dst_desc(0)) {
+      memory out = zeroed(leaves);
+      steps_.push_back({dnnl::reorder(dst, out), {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, out}}});
+    }
+  }
+
+  // Milliseconds of one run.
+  double run() {
+    const auto start = std::chrono::steady_clock::now();
+    for (auto& [primitive, args] : steps_) primitive.execute(stream_, args);
+    stream_.wait();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
+  }
+
+ private:
+  memory zeroed(const memory::desc& desc) {
+    memory mem(desc, engine_);
+    std::memset(mem.get_data_handle(), 0, desc.get_size());
+    return mem;
+  }
+
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  std::vector<std::pair<dnnl::primitive, std::unordered_map<int, memory>>> steps_;
+};
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+// The layout a descriptor has, as text for a memo key.
+std::string layout_name(const memory::desc& desc) {
+  if (std::optional<EdgeLayout> layout = laid_out_edge_layout(desc)) {
+    return std::to_string(static_cast<int>(*layout));
+  }
+  return is_plain(desc) ? "plain" : "other";
+}
+
+// Whether `winograd` (with its reorders) runs clearly faster than `direct`,
+// timed alternately; remembered per convolution shape, layouts and thread
+// count for the life of the process.
+bool winograd_wins(const dnnl::engine& engine, const memory::desc& arrives,
+                   const memory::desc& leaves, const dnnl::primitive_desc& direct,
+                   const dnnl::primitive_desc& winograd, const ConvolutionSpec& spec) {
+  if (winograd_policy.load() == WinogradPolicy::kWhenAvailable) return true;
+  const WindowDims& w = spec.window;
+  const std::string key = fmt::format(
+      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", fmt::join(spec.src_dims, ","),
+      fmt::join(spec.weights_dims, ","), fmt::join(w.strides, ","), fmt::join(w.padding_l, ","),
+      fmt::join(w.padding_r, ","), layout_name(arrives), layout_name(leaves),
+      layout_name(direct.src_desc(0)), spec.bias != kNoValue, omp_get_max_threads());
+  static std::mutex mutex;
+  static std::unordered_map<std::string, bool> decided;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = decided.find(key); it != decided.end()) return it->second;
+  }
+  // One warm-up run each, then alternate, so that a slow spell of the
+  // machine falls on both.
+  constexpr int kRuns = 7;
+  TimedConvolution timed_direct(engine, arrives, leaves, direct);
+  TimedConvolution timed_winograd(engine, arrives, leaves, winograd);
+  timed_direct.run();
+  timed_winograd.run();
+  std::vector<double> direct_ms, winograd_ms;
+  for (int run = 0; run < kRuns; ++run) {
+    direct_ms.push_back(timed_direct.run());
+    winograd_ms.push_back(timed_winograd.run());
+  }
+  const bool wins = median(winograd_ms) < kWinogradMargin * median(direct_ms);
+  const std::lock_guard<std::mutex> lock(mutex);
+  decided.emplace(key, wins);
+  return wins;
+}
 }  // namespace
+
+void set_winograd_policy(WinogradPolicy policy) { winograd_policy.store(policy); }
 
 std::size_t emit_convolution(ProgramBuilder& builder, const ConvolutionSpec& spec,
                              const PostOpChain& fusible) {
@@ -152,8 +269,10 @@ std::size_t emit_convolution(ProgramBuilder& builder, const ConvolutionSpec& spe
   const WindowDims& w = spec.window;
   // A primitive_attr -> primitive_desc builder for create_fused, with the
   // source and destination in `src_md` and `dst_md` (any_desc: oneDNN picks).
-  auto build_in = [&](const memory::desc& src_md, const memory::desc& dst_md) {
-    return [&, src_md, dst_md](const dnnl::primitive_attr& attr) -> dnnl::primitive_desc {
+  auto build_in = [&](const memory::desc& src_md, const memory::desc& dst_md,
+                      dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct) {
+    return [&, src_md, dst_md, algorithm](const dnnl::primitive_attr& attr)
+               -> dnnl::primitive_desc {
       if (spec.transposed) {
         dnnl::deconvolution_forward::desc desc(
             prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, src_md,
@@ -161,8 +280,7 @@ std::size_t emit_convolution(ProgramBuilder& builder, const ConvolutionSpec& spe
             w.padding_l, w.padding_r);
         return dnnl::deconvolution_forward::primitive_desc(desc, attr, builder.engine());
       }
-      dnnl::convolution_forward::desc desc(prop_kind::forward_inference,
-                                           dnnl::algorithm::convolution_direct, src_md,
+      dnnl::convolution_forward::desc desc(prop_kind::forward_inference, algorithm, src_md,
                                            any_desc(spec.weights_dims), bias_md, dst_md, w.strides,
                                            w.onednn_dilations(), w.padding_l, w.padding_r);
       return dnnl::convolution_forward::primitive_desc(desc, attr, builder.engine());
@@ -195,7 +313,49 @@ std::size_t emit_convolution(ProgramBuilder& builder, const ConvolutionSpec& spe
     }
     return chosen;
   };
-  auto [pd, post_ops, fused] = choose();
+  // Winograd's F(2x2, 3x3) and F(4x4, 3x3) do 2.25 to 4 times fewer
+  // multiplications than a direct 3x3 convolution of stride 1, within the
+  // same error of a double-precision result; oneDNN's own heuristic
+  // (convolution_auto) keeps the direct kernel for nearly every shape. Its
+  // Winograd kernels compute in the blocked layout only, so on a machine
+  // whose direct kernels work channels-last they cost two reorders, and
+  // which is faster depends on the shape (docs/onednn.md): both are timed
+  // once per process and the Winograd kernel runs where it wins clearly.
+  auto winograd = [&](FusedPd<dnnl::primitive_desc> direct) -> FusedPd<dnnl::primitive_desc> {
+    // oneDNN's Winograd kernels take 2-D 3x3 windows of stride 1, undilated
+    // and ungrouped; asking for any other throws after trying each kernel.
+    const memory::dims three = {3, 3};
+    const memory::dims one = {1, 1};
+    if (spec.transposed || spec.groups != 1 || w.kernel != three || w.strides != one ||
+        w.dilations != one) {
+      return direct;
+    }
+    const std::pair<memory::desc, memory::desc> layouts[] = {
+        {direct.pd.src_desc(0), direct.pd.dst_desc(0)},
+        {any_desc(spec.src_dims), any_desc(spec.dst_dims)}};
+    for (const auto& [src_md, dst_md] : layouts) {
+      try {
+        FusedPd<dnnl::primitive_desc> fast = create_fused<dnnl::primitive_desc>(
+            builder, build_in(src_md, dst_md, dnnl::algorithm::convolution_winograd), {}, chain,
+            spec.dst_dims);
+        if (fast.fused != direct.fused || !is_generated_kernel(fast.pd)) continue;
+        const memory::desc arrives = builder.desc(spec.input);
+        const dnnl::primitive_attr no_post_ops;
+        const bool wins = winograd_wins(
+            builder.engine(), arrives, direct.pd.dst_desc(0),
+            build_in(direct.pd.src_desc(0), direct.pd.dst_desc(0))(no_post_ops),
+            build_in(fast.pd.src_desc(0), fast.pd.dst_desc(0),
+                     dnnl::algorithm::convolution_winograd)(no_post_ops),
+            spec);
+        return wins ? fast : direct;
+      } catch (const dnnl::error&) {
+        // No Winograd kernel for this convolution in these layouts (not 3x3,
+        // strided, grouped, dilated, or not on this machine).
+      }
+    }
+    return direct;
+  };
+  auto [pd, post_ops, fused] = winograd(choose());
 
   const ValueId output = fused > 0 ? chain.outputs[fused - 1] : spec.output;
   const memory::desc weights_view = strided_desc(spec.weights_dims, spec.weights_strides);

@@ -40,6 +40,13 @@ struct ConvolutionSpec {
 // Decodes a Conv or ConvTranspose node, or says why oneDNN cannot run it.
 Result<ConvolutionSpec> convolution_spec(const Graph& graph, const Node& node);
 
+// Which 3x3 convolutions of stride 1 run oneDNN's Winograd kernel (where
+// this machine has one): those where it is timed clearly faster than the
+// direct kernel, with the reorders it needs (the default), or every one it
+// can run, so that tests reach its numerics whatever the timing says.
+enum class WinogradPolicy { kWhenFaster, kWhenAvailable };
+void set_winograd_policy(WinogradPolicy policy);
+
 // Adds the (de)convolution primitive with as many groups of `chain` fused
 // as oneDNN runs well; returns how many. The last fused group's value (or
 // spec.output, if none) holds the result; the caller runs the rest.
