@@ -1,11 +1,13 @@
-// The Reduce* family, ArgMax and ArgMin against a direct loop that visits
+// The Reduce* family, ArgMax, ArgMin and TopK against a direct loop that visits
 // every input element and accumulates in double.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/native/compute_op_harness.h"
@@ -219,6 +221,66 @@ TEST(ArgReduceTest, TiesResolveToFirstOrLastIndexOnEveryAxis) {
       }
     }
   }
+}
+
+// TopK against a stable sort of each line: value order (largest or
+// smallest first), equal values lowest index first.
+TEST(TopKTest, TakesTheFirstKOfAStableSortOfEachLineOnEveryAxis) {
+  Tensor x = random_tensor({3, 6, 4}, 142, 0.0f, 4.0f);
+  for (std::int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::floor(x.data<float>()[i]);
+  const Shape& shape = x.shape();
+  for (int axis : {0, 1, 2}) {
+    for (bool largest : {true, false}) {
+      SCOPED_TRACE(::testing::Message() << "axis=" << axis << " largest=" << largest);
+      const std::int64_t k = shape[axis] - 1;
+      Shape out = shape;
+      out[axis] = k;
+      Attributes attributes;
+      attributes.set("axis", std::int64_t{axis == 2 ? -1 : axis});
+      attributes.set("largest", std::int64_t{largest});
+      ComputeCase c{"TopK",
+                    {x, Tensor::from_vector<std::int64_t>({k}, {1})},
+                    {TensorType{DType::kFloat32, out}, TensorType{DType::kInt64, out}},
+                    attributes};
+      c.threads = 2;
+      const std::vector<Tensor> result = c.run();
+      std::int64_t outer = 1, inner = 1;
+      for (int d = 0; d < axis; ++d) outer *= shape[d];
+      for (int d = axis + 1; d < 3; ++d) inner *= shape[d];
+      const std::int64_t n = shape[axis];
+      for (std::int64_t o = 0; o < outer; ++o) {
+        for (std::int64_t i = 0; i < inner; ++i) {
+          std::vector<std::pair<float, std::int64_t>> line;
+          for (std::int64_t j = 0; j < n; ++j) {
+            line.emplace_back(x.data<float>()[(o * n + j) * inner + i], j);
+          }
+          std::stable_sort(line.begin(), line.end(), [&](const auto& p, const auto& q) {
+            return largest ? p.first > q.first : p.first < q.first;
+          });
+          for (std::int64_t j = 0; j < k; ++j) {
+            const std::int64_t at = (o * k + j) * inner + i;
+            EXPECT_EQ(result[0].data<float>()[at], line[static_cast<std::size_t>(j)].first);
+            EXPECT_EQ(result[1].data<std::int64_t>()[at], line[static_cast<std::size_t>(j)].second);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(TopKTest, ReadsKFromItsAttributeBeforeOpset10) {
+  Attributes attributes;
+  attributes.set("k", std::int64_t{2});
+  ComputeCase c{"TopK",
+                {f32_tensor({1, 4}, {3, 9, 1, 9})},
+                {TensorType{DType::kFloat32, {1, 2}}, TensorType{DType::kInt64, {1, 2}}},
+                attributes};
+  c.opset = 9;
+  const std::vector<Tensor> result = c.run();
+  EXPECT_EQ(result[0].data<float>()[0], 9.0f);
+  EXPECT_EQ(result[0].data<float>()[1], 9.0f);
+  EXPECT_EQ(result[1].data<std::int64_t>()[0], 1);
+  EXPECT_EQ(result[1].data<std::int64_t>()[1], 3);
 }
 
 TEST(ArgReduceTest, OnnxArgMaxExampleIsExact) {

@@ -2,6 +2,7 @@
 
 #include <limits>
 #include <numeric>
+#include <string>
 
 #include "tensor_op_harness.h"
 
@@ -30,6 +31,63 @@ TEST(TensorIndexTest, TransposeFollowsPerm) {
   const Tensor out = run_one(
       {"Transpose", {{f32({2, 2, 3}, iota(12))}}, {type(DType::kFloat32, {2, 3, 2})}, perm});
   EXPECT_EQ(values<float>(out), (std::vector<float>{0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11}));
+}
+
+// DepthToSpace and SpaceToDepth against ONNX's definitions written per
+// element: with block b and C' = C / b², DCR reads channel (i * b + j) * C' + c
+// and CRD channel c * b² + i * b + j for output (c, h * b + i, w * b + j);
+// SpaceToDepth writes input (c, h * b + i, w * b + j) to channel
+// (i * b + j) * C + c.
+Attributes block_attributes(std::int64_t blocksize, const std::string& mode = "") {
+  Attributes attributes;
+  attributes.set("blocksize", blocksize);
+  if (!mode.empty()) attributes.set("mode", mode);
+  return attributes;
+}
+
+TEST(TensorIndexTest, DepthToSpaceMovesEachChannelBlockToItsPixelsInBothModes) {
+  const std::int64_t n = 2, c = 3, h = 2, w = 3, b = 2, channels = c * b * b;
+  const std::vector<float> input = iota(static_cast<std::size_t>(n * channels * h * w));
+  for (const std::string mode : {"DCR", "CRD"}) {
+    const Tensor out = run_one({"DepthToSpace",
+                                {{f32({n, channels, h, w}, input)}},
+                                {type(DType::kFloat32, {n, c, h * b, w * b})},
+                                block_attributes(b, mode == "DCR" ? "" : mode)});
+    std::vector<float> expected;
+    for (std::int64_t in = 0; in < n; ++in) {
+      for (std::int64_t ic = 0; ic < c; ++ic) {
+        for (std::int64_t y = 0; y < h * b; ++y) {
+          for (std::int64_t x = 0; x < w * b; ++x) {
+            const std::int64_t i = y % b, j = x % b;
+            const std::int64_t source = mode == "DCR" ? (i * b + j) * c + ic : ic * b * b + i * b + j;
+            expected.push_back(input[static_cast<std::size_t>(
+                ((in * channels + source) * h + y / b) * w + x / b)]);
+          }
+        }
+      }
+    }
+    EXPECT_EQ(values<float>(out), expected) << mode;
+  }
+}
+
+TEST(TensorIndexTest, SpaceToDepthStacksEachBlocksPixelsAsChannels) {
+  const std::int64_t n = 1, c = 2, h = 4, w = 6, b = 2;
+  const std::vector<float> input = iota(static_cast<std::size_t>(n * c * h * w));
+  const Tensor out = run_one({"SpaceToDepth",
+                              {{f32({n, c, h, w}, input)}},
+                              {type(DType::kFloat32, {n, c * b * b, h / b, w / b})},
+                              block_attributes(b)});
+  std::vector<float> expected(input.size());
+  for (std::int64_t ic = 0; ic < c; ++ic) {
+    for (std::int64_t y = 0; y < h; ++y) {
+      for (std::int64_t x = 0; x < w; ++x) {
+        const std::int64_t channel = ((y % b) * b + x % b) * c + ic;
+        expected[static_cast<std::size_t>((channel * (h / b) + y / b) * (w / b) + x / b)] =
+            input[static_cast<std::size_t>((ic * h + y) * w + x)];
+      }
+    }
+  }
+  EXPECT_EQ(values<float>(out), expected);
 }
 
 TEST(TensorIndexTest, ConcatJoinsInt64AlongANegativeAxis) {
@@ -159,6 +217,37 @@ TEST(TensorIndexTest, GatherAlongAxisOneWithMatrixIndices) {
                               {type(DType::kFloat32, {2, 2, 2})},
                               axis});
   EXPECT_EQ(values<float>(out), (std::vector<float>{2, 0, 1, 1, 5, 3, 4, 4}));
+}
+
+// data[2,3,2] = 0..11. Tuples of 2 pick rows data[i][j] (2 elements each);
+// tuples of 3 pick single elements; a negative index counts from the end.
+TEST(TensorIndexTest, GatherNdPicksTheSliceEachIndexTupleNames) {
+  const Tensor rows = run_one({"GatherND",
+                               {{f32({2, 3, 2}, iota(12))}, {i64({2, 2}, {1, 2, 0, -3})}},
+                               {type(DType::kFloat32, {2, 2})}});
+  EXPECT_EQ(values<float>(rows), (std::vector<float>{10, 11, 0, 1}));
+  const Tensor elements = run_one({"GatherND",
+                                   {{f32({2, 3, 2}, iota(12))}, {i64({1, 2, 3}, {0, 1, 1, 1, 0, 0})}},
+                                   {type(DType::kFloat32, {1, 2})}});
+  EXPECT_EQ(values<float>(elements), (std::vector<float>{3, 6}));
+}
+
+// With batch_dims = 1, batch b's tuples index data[b].
+TEST(TensorIndexTest, GatherNdWithABatchDimensionIndexesEachBatchApart) {
+  Attributes batch;
+  batch.set("batch_dims", std::int64_t{1});
+  const Tensor out = run_one({"GatherND",
+                              {{f32({2, 3, 2}, iota(12))}, {i64({2, 1, 1}, {2, 0})}},
+                              {type(DType::kFloat32, {2, 1, 2})},
+                              batch});
+  EXPECT_EQ(values<float>(out), (std::vector<float>{4, 5, 6, 7}));
+}
+
+TEST(TensorIndexTest, GatherNdRefusesAnIndexOutOfRange) {
+  EXPECT_THROW(run_one({"GatherND",
+                        {{f32({2, 3}, iota(6))}, {i64({1, 2}, {0, 3})}},
+                        {type(DType::kFloat32, {1})}}),
+               Error);
 }
 
 TEST(TensorIndexTest, GatherOfAScalarIndexFromAShapeGivesAScalar) {

@@ -101,6 +101,9 @@ void run_arg_max(const Graph& graph, const Node& node, std::span<const Tensor> i
 void run_arg_min(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                  std::span<Tensor> outputs, int threads);
 bool check_arg_reduce(const Graph& graph, const Node& node);
+void run_top_k(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+               std::span<Tensor> outputs, int threads);
+bool check_top_k(const Graph& graph, const Node& node);
 
 // ops_resize.cc
 void run_resize(const Graph& graph, const Node& node, std::span<const Tensor> inputs,

@@ -39,6 +39,7 @@ constexpr OpEntry kComputeOps[] = {
     {"ReduceLogSumExp", run_reduce_log_sum_exp, check_reduce},
     {"ArgMax", run_arg_max, check_arg_reduce},
     {"ArgMin", run_arg_min, check_arg_reduce},
+    {"TopK", run_top_k, check_top_k},
     {"Resize", run_resize, check_resize},
     {"Upsample", run_upsample, check_upsample},
 };

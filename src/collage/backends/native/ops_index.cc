@@ -1,8 +1,10 @@
-// Data movement and indexing ops: Transpose, Concat, Split, Slice, Gather,
-// GatherElements, Expand, Tile, Pad and CumSum.
+// Data movement and indexing ops: Transpose, DepthToSpace, SpaceToDepth,
+// Concat, Split, Slice, Gather, GatherElements, GatherND, Expand, Tile, Pad
+// and CumSum.
 //
 // They move elements without looking at them, so (CumSum aside) they work on
-// every dtype by moving bytes. Transpose, Slice, Expand, Tile and Pad are
+// every dtype by moving bytes. Transpose, the block ops, Slice, Expand, Tile
+// and Pad are
 // axis-offset copies (axis_copy.h); Concat, Split and Gather copy contiguous
 // blocks.
 #include <cstring>
@@ -62,6 +64,63 @@ void run_transpose(const Graph& graph, const Node& node, std::span<const Tensor>
   check_output_shape(node, outputs[0], shape);
   axis_copy(inputs[0].raw(), outputs[0].raw(), dtype_size(inputs[0].dtype()), tables, nullptr,
             threads);
+}
+
+// --- DepthToSpace and SpaceToDepth -------------------------------------------
+
+// Both are a transpose of a 6-D view of the input whose result, read
+// row-major, is the output (ONNX's definitions):
+//   DepthToSpace DCR: [N, b, b, C/b², H, W] by [0, 3, 4, 1, 5, 2];
+//   DepthToSpace CRD: [N, C/b², b, b, H, W] by [0, 1, 4, 2, 5, 3];
+//   SpaceToDepth:     [N, C, H/b, b, W/b, b] by [0, 3, 5, 1, 2, 4].
+void run_block_op(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                  std::span<Tensor> outputs, int threads) {
+  const Shape& in = inputs[0].shape();
+  if (in.size() != 4) throw node_error(node, "the input must have rank 4");
+  const std::int64_t b = node.attributes.get_int("blocksize");
+  if (b < 1) throw node_error(node, "blocksize must be at least 1");
+  const std::int64_t n = in[0], c = in[1], h = in[2], w = in[3];
+  Shape view;
+  std::vector<std::size_t> perm;
+  Shape out;
+  if (node.op_type == "DepthToSpace") {
+    if (c % (b * b) != 0) throw node_error(node, "the channels are not a multiple of blocksize²");
+    const std::string mode = node.attributes.get_string("mode", "DCR");
+    if (mode == "DCR") {
+      view = {n, b, b, c / (b * b), h, w};
+      perm = {0, 3, 4, 1, 5, 2};
+    } else if (mode == "CRD") {
+      view = {n, c / (b * b), b, b, h, w};
+      perm = {0, 1, 4, 2, 5, 3};
+    } else {
+      throw node_error(node, "mode must be DCR or CRD, not '" + mode + "'");
+    }
+    out = {n, c / (b * b), h * b, w * b};
+  } else {
+    if (h % b != 0 || w % b != 0) {
+      throw node_error(node, "the height and width are not multiples of blocksize");
+    }
+    view = {n, c, h / b, b, w / b, b};
+    perm = {0, 3, 5, 1, 2, 4};
+    out = {n, c * b * b, h / b, w / b};
+  }
+  check_output_shape(node, outputs[0], out);
+  const std::vector<std::int64_t> strides = row_major_strides(view);
+  Tables tables;
+  for (std::size_t source : perm) {
+    std::vector<std::int64_t>& table = tables.emplace_back(static_cast<std::size_t>(view[source]));
+    for (std::int64_t i = 0; i < view[source]; ++i) {
+      table[static_cast<std::size_t>(i)] = i * strides[source];
+    }
+  }
+  axis_copy(inputs[0].raw(), outputs[0].raw(), dtype_size(inputs[0].dtype()), tables, nullptr,
+            threads);
+}
+
+bool check_block_op(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 1 || !check_data_and_output(graph, node)) return false;
+  if (!node.attributes.has("blocksize")) return false;
+  return graph.type(node.inputs[0]).rank() == 4;
 }
 
 // --- Concat and Split ------------------------------------------------------
@@ -301,6 +360,70 @@ void run_gather(const Graph& graph, const Node& node, std::span<const Tensor> in
 bool check_gather(const Graph& graph, const Node& node) {
   return node.inputs.size() == 2 && check_data_and_output(graph, node) &&
          input_is(graph, node, 1, {DType::kInt32, DType::kInt64});
+}
+
+// GatherND: each index tuple (the last axis of `indices`, after
+// batch_dims leading axes shared with `data`) picks one slice of `data`.
+//   output shape = indices.shape[:-1] + data.shape[batch_dims + m:]
+// where m = indices.shape[-1]; negative indices count from the end.
+void run_gather_nd(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                   std::span<Tensor> outputs, int threads) {
+  const Tensor& data = inputs[0];
+  const Tensor& indices = inputs[1];
+  const Shape& shape = data.shape();
+  const Shape& index_shape = indices.shape();
+  const std::int64_t batch_dims = node.attributes.get_int("batch_dims", 0);
+  if (index_shape.empty()) throw node_error(node, "indices must have rank 1 or more");
+  const auto batch = static_cast<std::size_t>(batch_dims);
+  const std::int64_t m = index_shape.back();
+  if (batch_dims < 0 || batch >= index_shape.size() || batch >= shape.size() ||
+      m < 1 || batch + static_cast<std::size_t>(m) > shape.size()) {
+    throw node_error(node, "batch_dims and the index tuples do not fit the data's rank");
+  }
+  for (std::size_t d = 0; d < batch; ++d) {
+    if (shape[d] != index_shape[d]) throw node_error(node, "batch dimensions differ");
+  }
+  const std::size_t tuple_end = batch + static_cast<std::size_t>(m);
+  Shape expected(index_shape.begin(), index_shape.end() - 1);
+  expected.insert(expected.end(), shape.begin() + static_cast<std::ptrdiff_t>(tuple_end),
+                  shape.end());
+  check_output_shape(node, outputs[0], expected);
+
+  const std::vector<std::int64_t> strides = row_major_strides(shape);
+  const std::size_t element = dtype_size(data.dtype());
+  const std::size_t slice =
+      static_cast<std::size_t>(dims_product(shape, tuple_end, shape.size())) * element;
+  const std::int64_t batches = dims_product(shape, 0, batch);
+  const std::int64_t batch_stride = batch > 0 ? strides[batch - 1] : 0;
+  // Tuples per batch.
+  const std::int64_t tuples = dims_product(index_shape, batch, index_shape.size() - 1);
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(batches * tuples));
+  for (std::int64_t b = 0; b < batches; ++b) {
+    for (std::int64_t t = 0; t < tuples; ++t) {
+      std::int64_t offset = b * batch_stride;
+      for (std::int64_t k = 0; k < m; ++k) {
+        const std::size_t axis = batch + static_cast<std::size_t>(k);
+        const std::int64_t index = indices.int_at((b * tuples + t) * m + k);
+        offset += wrap_index(index, shape[axis], node) * strides[axis];
+      }
+      offsets[static_cast<std::size_t>(b * tuples + t)] = offset;
+    }
+  }
+  const auto* source = static_cast<const unsigned char*>(data.raw());
+  auto* destination = static_cast<unsigned char*>(outputs[0].raw());
+  const auto count = static_cast<std::int64_t>(offsets.size());
+  const int team = threads_for(outputs[0].numel(), threads);
+#pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
+  for (std::int64_t i = 0; i < count; ++i) {
+    std::memcpy(destination + static_cast<std::size_t>(i) * slice,
+                source + static_cast<std::size_t>(offsets[static_cast<std::size_t>(i)]) * element,
+                slice);
+  }
+}
+
+bool check_gather_nd(const Graph& graph, const Node& node) {
+  return node.inputs.size() == 2 && check_data_and_output(graph, node) &&
+         input_is(graph, node, 1, {DType::kInt64});
 }
 
 template <typename T>
@@ -552,11 +675,14 @@ constexpr OpEntry kIndexOps[] = {
      [](const Graph& graph, const Node& node) {
        return node.inputs.size() == 1 && check_data_and_output(graph, node);
      }},
+    {"DepthToSpace", run_block_op, check_block_op},
+    {"SpaceToDepth", run_block_op, check_block_op},
     {"Concat", run_concat, check_concat},
     {"Split", run_split, check_split},
     {"Slice", run_slice, check_slice},
     {"Gather", run_gather, check_gather},
     {"GatherElements", run_gather_elements, check_gather},
+    {"GatherND", run_gather_nd, check_gather_nd},
     {"Expand", run_expand, check_shape_input_op},
     {"Tile", run_tile, check_shape_input_op},
     {"Pad", run_pad, check_pad},

@@ -1,4 +1,4 @@
-// The Reduce* family, ArgMax and ArgMin.
+// The Reduce* family, ArgMax, ArgMin and TopK.
 //
 // A reduction is described by what it does to each element (map: x, x^2,
 // |x|), how it combines (add, max, min, multiply) and how it finishes (the
@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <vector>
 
 #include "collage/backends/native/compute_kernels.h"
@@ -407,6 +408,89 @@ bool check_arg_reduce(const Graph& graph, const Node& node) {
   const int rank = graph.type(node.input(0)).rank();
   const std::int64_t axis = node.attributes.get_int("axis", 0);
   return rank >= 1 && axis >= -rank && axis < rank;
+}
+
+// TopK: the k largest (or smallest) elements along an axis, in order, and
+// their indices. Equal values come lowest index first, as in ONNX's
+// reference; NaN counts as larger than every number.
+void run_top_k(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+               std::span<Tensor> outputs, int threads) {
+  const Tensor& x = inputs[0];
+  const int rank = x.rank();
+  if (rank == 0) throw Error("TopK of a scalar", {.node = node.name});
+  const int axis = normalize_axis(node.attributes.get_int("axis", -1), rank, node, "axis");
+  std::int64_t k = 0;
+  if (graph.opset < 10) {
+    k = node.attributes.get_int("k");
+  } else {
+    if (inputs.size() < 2 || inputs[1].numel() != 1) {
+      throw Error("K must be a tensor of one element", {.node = node.name, .field = "input 1"});
+    }
+    k = inputs[1].int_at(0);
+  }
+  const Shape& shape = x.shape();
+  const auto a = static_cast<std::size_t>(axis);
+  if (k < 0 || k > shape[a]) {
+    throw Error(fmt::format("K = {} is outside [0, {}]", k, shape[a]), {.node = node.name});
+  }
+  Shape expected = shape;
+  expected[a] = k;
+  for (const Tensor& out : outputs) {
+    if (out.shape() != expected) {
+      throw Error(fmt::format("output {} does not match taking {} along axis {}",
+                              out.type().to_string(), k, axis),
+                  {.node = node.name});
+    }
+  }
+  const bool largest = node.attributes.get_int("largest", 1) != 0;
+  std::int64_t outer = 1, inner = 1;
+  for (std::size_t d = 0; d < a; ++d) outer *= shape[d];
+  for (std::size_t d = a + 1; d < shape.size(); ++d) inner *= shape[d];
+  const std::int64_t n = shape[a];
+  const float* in = x.data<float>();
+  float* values = outputs[0].data<float>();
+  auto* indices = outputs[1].data<std::int64_t>();
+  // a before b: a is NaN and b is not, or a > b.
+  auto greater = [](float lhs, float rhs) {
+    if (std::isnan(lhs)) return !std::isnan(rhs);
+    return !std::isnan(rhs) && lhs > rhs;
+  };
+  const std::int64_t lines = outer * inner;
+  const int team = lines * n >= (1 << 15) ? std::max(1, threads) : 1;
+#pragma omp parallel num_threads(team) if (team > 1)
+  {
+    std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+#pragma omp for schedule(static)
+    for (std::int64_t line = 0; line < lines; ++line) {
+      const std::int64_t o = line / inner, i = line % inner;
+      const float* base = in + o * n * inner + i;
+      std::iota(order.begin(), order.end(), std::int64_t{0});
+      auto before = [&](std::int64_t p, std::int64_t q) {
+        const float vp = base[p * inner], vq = base[q * inner];
+        const bool p_first = largest ? greater(vp, vq) : greater(vq, vp);
+        const bool q_first = largest ? greater(vq, vp) : greater(vp, vq);
+        return p_first || (!q_first && p < q);
+      };
+      std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+      for (std::int64_t j = 0; j < k; ++j) {
+        const std::int64_t at = (o * k + j) * inner + i;
+        const std::int64_t index = order[static_cast<std::size_t>(j)];
+        values[at] = base[index * inner];
+        indices[at] = index;
+      }
+    }
+  }
+}
+
+bool check_top_k(const Graph& graph, const Node& node) {
+  if (node.inputs.empty() || node.inputs.size() > 2 || node.outputs.size() != 2) return false;
+  if (!is_float32(graph, node.input(0)) || !is_float32(graph, node.outputs[0])) return false;
+  if (graph.type(node.outputs[1]).dtype != DType::kInt64) return false;
+  if (graph.opset >= 10) {
+    const ValueId k = node.input(1);
+    if (k == kNoValue || graph.type(k).dtype != DType::kInt64) return false;
+  }
+  return graph.type(node.input(0)).rank() >= 1;
 }
 
 }  // namespace collage::native
