@@ -68,7 +68,8 @@ void add_search_flags(CLI::App& command, SearchSettings& settings) {
   command
       .add_option("--budget", settings.budget_seconds,
                   "seconds after which refinement (re-search rounds, then local moves) starts "
-                  "nothing new (measuring the candidates is not counted)")
+                  "nothing new; the rounds start none after half of it (measuring the "
+                  "candidates is not counted)")
       ->capture_default_str();
   command.add_flag("!--no-local-moves", settings.local_moves,
                    "keep the searched plan as it is, without trying local moves (merge "

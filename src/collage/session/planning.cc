@@ -425,11 +425,17 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
   // The budget counts from the first profile: measuring the candidates is
   // not refinement.
   std::optional<std::chrono::steady_clock::time_point> refine_start;
-  auto over_budget = [&] {
+  auto over = [&](double share) {
     return refine_start &&
            std::chrono::duration<double>(std::chrono::steady_clock::now() - *refine_start).count() >
-               options.search.budget_seconds;
+               share * options.search.budget_seconds;
   };
+  auto over_budget = [&] { return over(1.0); };
+  // The rounds start no new round after half the budget, so that the local
+  // moves always get a share of it: on a large model (maxvit_t, 1500 nodes)
+  // three rounds of search and profiling took the whole default budget and
+  // no move was tried.
+  auto rounds_over_budget = [&] { return options.search.local_moves ? over(0.5) : over(1.0); };
   // Layout conversions at boundaries, measured once per machine and shape.
   ConversionCosts conversions(cache.get(), machine, options.threads);
   LayoutBoundaryCosts boundaries(backends, conversions);
@@ -506,7 +512,7 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
     }
 
     std::string signature = plan.partitions_signature();
-    if (best && (signature == previous_signature || over_budget())) break;
+    if (best && (signature == previous_signature || rounds_over_budget())) break;
     previous_signature = signature;
     if (!refine_start) refine_start = std::chrono::steady_clock::now();
     PlanProfile profile = profile_in_context(graph, plan, BackendRegistry::global(),
