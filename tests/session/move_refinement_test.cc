@@ -7,6 +7,42 @@ namespace {
 
 constexpr double kMargin = 0.015;
 
+// A start of one partition (the one node of a one-node graph) costing `ms`
+// milliseconds.
+MoveStart start_costing(const std::string& name, double ms) {
+  static const Graph graph = [] {
+    Graph g;
+    const TensorType type{DType::kFloat32, {4}};
+    const ValueId x = g.add_input("x", type);
+    const ValueId y = g.add_value("y", type);
+    g.add_node("Relu", {x}, {y});
+    g.add_output(y);
+    return g;
+  }();
+  static const DataflowGraph dfg(graph);
+  const SubGraph all(dfg, IndexSet(dfg.size(), {0}));
+  return MoveStart{name, {ChosenPartition{{all, nullptr, "op"}, Cost::value(ms * 1e-3)}}, true};
+}
+
+TEST(DropImplausibleStartsTest, DropsStartsEstimatedOverTheRatioTimesTheFirst) {
+  std::vector<MoveStart> starts = {start_costing("searched", 10), start_costing("a", 19),
+                                   start_costing("b", 21), start_costing("c", 20)};
+  const auto dropped = drop_implausible_starts(starts, 2.0);
+  ASSERT_EQ(starts.size(), 3u);
+  EXPECT_EQ(starts[0].name, "searched");
+  EXPECT_EQ(starts[1].name, "a");
+  EXPECT_EQ(starts[2].name, "c");
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_EQ(dropped[0].first, "b");
+  EXPECT_NEAR(dropped[0].second, 21.0, 1e-9);
+}
+
+TEST(DropImplausibleStartsTest, KeepsTheFirstStartAlways) {
+  std::vector<MoveStart> starts = {start_costing("searched", 50)};
+  EXPECT_TRUE(drop_implausible_starts(starts, 2.0).empty());
+  EXPECT_EQ(starts.size(), 1u);
+}
+
 TEST(ChooseStartTest, AnotherStartReplacesTheFirstOnlyWhenFasterByTheMargin) {
   // The searched cover first, then greedy (both mixed).
   EXPECT_EQ(choose_start({1.0, 0.99}, {false, false}, kMargin), 0u);

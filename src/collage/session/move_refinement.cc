@@ -94,6 +94,25 @@ std::size_t choose_start(const std::vector<double>& ratios, const std::vector<bo
   return chosen;
 }
 
+std::vector<std::pair<std::string, double>> drop_implausible_starts(std::vector<MoveStart>& starts,
+                                                                    double max_ratio) {
+  std::vector<std::pair<std::string, double>> dropped;
+  if (starts.empty()) return dropped;
+  const double first = total_cost(starts.front().partitions).seconds();
+  std::vector<MoveStart> kept;
+  kept.push_back(std::move(starts.front()));
+  for (std::size_t i = 1; i < starts.size(); ++i) {
+    const double estimate = total_cost(starts[i].partitions).seconds();
+    if (estimate > max_ratio * first) {
+      dropped.emplace_back(starts[i].name, estimate * 1e3);
+    } else {
+      kept.push_back(std::move(starts[i]));
+    }
+  }
+  starts = std::move(kept);
+  return dropped;
+}
+
 MoveRefinement refine_by_moves(
     const Graph& graph, const DataflowGraph& dfg, const std::vector<MoveStart>& starts,
     const std::vector<EstimatedCandidate>& candidates, CostEstimator& estimator,

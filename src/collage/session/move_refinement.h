@@ -85,6 +85,18 @@ struct MoveRefinement {
 std::size_t choose_start(const std::vector<double>& ratios, const std::vector<bool>& one_backend,
                          double margin);
 
+// A start estimated at more than this many times the first start is not
+// worth compiling and timing: estimates are off by tens of percent, not by
+// 2x. On maxvit_t, compiling and timing all six starts (the slowest
+// estimated at 6x the searched cover) spent the whole budget before a move.
+inline constexpr double kMaxStartEstimateRatio = 2.0;
+
+// Removes from `starts` (after the first, the searched cover) those whose
+// estimate (the sum of their partitions' costs) is more than `max_ratio`
+// times the first's; returns what each removed one was estimated at (ms).
+std::vector<std::pair<std::string, double>> drop_implausible_starts(std::vector<MoveStart>& starts,
+                                                                    double max_ratio);
+
 // Refines the start that choose_start() picks from `starts` (covers of
 // `dfg`, timed side by side; the first is the reference whose outputs the
 // others must match, and must compile) of

@@ -570,6 +570,15 @@ Plan collage_plan(const Graph& graph, const DataflowGraph& dfg, const Strategy& 
       for (MoveStart& start : baseline_starts(dfg, specs, in_context)) {
         starts.push_back(std::move(start));
       }
+      const double searched_ms = total_cost(starts.front().partitions).seconds() * 1e3;
+      for (const auto& [name, ms] : drop_implausible_starts(starts, kMaxStartEstimateRatio)) {
+        if (!options.progress) continue;
+        options.progress(TuneProgress{
+            .stage = TuneProgress::Stage::kRefine,
+            .message = fmt::format("start {} not timed: estimated {:.3f} ms, over {:g}x the "
+                                   "searched plan's {:.3f} ms",
+                                   name, ms, kMaxStartEstimateRatio, searched_ms)});
+      }
       MoveRefinementOptions move_options;
       move_options.threads = options.threads;
       move_options.out_of_time = over_budget;
