@@ -59,7 +59,8 @@ TEST(TensorIndexTest, DepthToSpaceMovesEachChannelBlockToItsPixelsInBothModes) {
         for (std::int64_t y = 0; y < h * b; ++y) {
           for (std::int64_t x = 0; x < w * b; ++x) {
             const std::int64_t i = y % b, j = x % b;
-            const std::int64_t source = mode == "DCR" ? (i * b + j) * c + ic : ic * b * b + i * b + j;
+            const std::int64_t source =
+                mode == "DCR" ? (i * b + j) * c + ic : ic * b * b + i * b + j;
             expected.push_back(input[static_cast<std::size_t>(
                 ((in * channels + source) * h + y / b) * w + x / b)]);
           }
@@ -226,9 +227,10 @@ TEST(TensorIndexTest, GatherNdPicksTheSliceEachIndexTupleNames) {
                                {{f32({2, 3, 2}, iota(12))}, {i64({2, 2}, {1, 2, 0, -3})}},
                                {type(DType::kFloat32, {2, 2})}});
   EXPECT_EQ(values<float>(rows), (std::vector<float>{10, 11, 0, 1}));
-  const Tensor elements = run_one({"GatherND",
-                                   {{f32({2, 3, 2}, iota(12))}, {i64({1, 2, 3}, {0, 1, 1, 1, 0, 0})}},
-                                   {type(DType::kFloat32, {1, 2})}});
+  const Tensor elements =
+      run_one({"GatherND",
+               {{f32({2, 3, 2}, iota(12))}, {i64({1, 2, 3}, {0, 1, 1, 1, 0, 0})}},
+               {type(DType::kFloat32, {1, 2})}});
   EXPECT_EQ(values<float>(elements), (std::vector<float>{3, 6}));
 }
 

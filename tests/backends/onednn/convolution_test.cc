@@ -1,7 +1,8 @@
+#include "collage/backends/onednn/convolution.h"
+
 #include <gtest/gtest.h>
 
 #include "backends/onednn/onednn_test_util.h"
-#include "collage/backends/onednn/convolution.h"
 
 namespace collage::onednn_test {
 namespace {
@@ -177,11 +178,12 @@ INSTANTIATE_TEST_SUITE_P(
 // it can, with and without a fused Relu.
 TEST(ConvWinogradTest, MatchesTheReferenceWhereverItRuns) {
   onednn::set_winograd_policy(onednn::WinogradPolicy::kWhenAvailable);
-  for (const ConvCase& c : {ConvCase{"Tiles", {1, 32, 16, 16}, 32, {3, 3}, 1, {}, {1, 1, 1, 1}},
-                            ConvCase{"PartialTiles", {1, 16, 13, 11}, 48, {3, 3}, 1, {}, {1, 1, 1, 1}},
-                            ConvCase{"Unpadded", {1, 64, 9, 9}, 16, {3, 3}},
-                            ConvCase{"NoBias", {1, 24, 10, 10}, 40, {3, 3}, 1, {}, {1, 1, 1, 1},
-                                     {}, "NOTSET", false}}) {
+  for (const ConvCase& c :
+       {ConvCase{"Tiles", {1, 32, 16, 16}, 32, {3, 3}, 1, {}, {1, 1, 1, 1}},
+        ConvCase{"PartialTiles", {1, 16, 13, 11}, 48, {3, 3}, 1, {}, {1, 1, 1, 1}},
+        ConvCase{"Unpadded", {1, 64, 9, 9}, 16, {3, 3}},
+        ConvCase{
+            "NoBias", {1, 24, 10, 10}, 40, {3, 3}, 1, {}, {1, 1, 1, 1}, {}, "NOTSET", false}}) {
     EXPECT_TRUE(matches_reference(conv_graph(c), 2)) << c.name;
   }
   GraphBuilder b;

@@ -376,8 +376,8 @@ void run_gather_nd(const Graph& graph, const Node& node, std::span<const Tensor>
   if (index_shape.empty()) throw node_error(node, "indices must have rank 1 or more");
   const auto batch = static_cast<std::size_t>(batch_dims);
   const std::int64_t m = index_shape.back();
-  if (batch_dims < 0 || batch >= index_shape.size() || batch >= shape.size() ||
-      m < 1 || batch + static_cast<std::size_t>(m) > shape.size()) {
+  if (batch_dims < 0 || batch >= index_shape.size() || batch >= shape.size() || m < 1 ||
+      batch + static_cast<std::size_t>(m) > shape.size()) {
     throw node_error(node, "batch_dims and the index tuples do not fit the data's rank");
   }
   for (std::size_t d = 0; d < batch; ++d) {

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-
 #include <omp.h>
 
 #include <algorithm>
@@ -147,7 +146,6 @@ bool is_generated_kernel(const dnnl::primitive_desc& pd) {
   return impl.rfind("jit", 0) == 0 || impl.rfind("brg", 0) == 0;
 }
 
-
 std::atomic<WinogradPolicy> winograd_policy{WinogradPolicy::kWhenFaster};
 
 // How much faster the Winograd kernel must be to be chosen: a tie keeps the
@@ -271,20 +269,20 @@ std::size_t emit_convolution(ProgramBuilder& builder, const ConvolutionSpec& spe
   // source and destination in `src_md` and `dst_md` (any_desc: oneDNN picks).
   auto build_in = [&](const memory::desc& src_md, const memory::desc& dst_md,
                       dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct) {
-    return [&, src_md, dst_md, algorithm](const dnnl::primitive_attr& attr)
-               -> dnnl::primitive_desc {
-      if (spec.transposed) {
-        dnnl::deconvolution_forward::desc desc(
-            prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, src_md,
-            any_desc(spec.weights_dims), bias_md, dst_md, w.strides, w.onednn_dilations(),
-            w.padding_l, w.padding_r);
-        return dnnl::deconvolution_forward::primitive_desc(desc, attr, builder.engine());
-      }
-      dnnl::convolution_forward::desc desc(prop_kind::forward_inference, algorithm, src_md,
-                                           any_desc(spec.weights_dims), bias_md, dst_md, w.strides,
-                                           w.onednn_dilations(), w.padding_l, w.padding_r);
-      return dnnl::convolution_forward::primitive_desc(desc, attr, builder.engine());
-    };
+    return
+        [&, src_md, dst_md, algorithm](const dnnl::primitive_attr& attr) -> dnnl::primitive_desc {
+          if (spec.transposed) {
+            dnnl::deconvolution_forward::desc desc(
+                prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, src_md,
+                any_desc(spec.weights_dims), bias_md, dst_md, w.strides, w.onednn_dilations(),
+                w.padding_l, w.padding_r);
+            return dnnl::deconvolution_forward::primitive_desc(desc, attr, builder.engine());
+          }
+          dnnl::convolution_forward::desc desc(
+              prop_kind::forward_inference, algorithm, src_md, any_desc(spec.weights_dims), bias_md,
+              dst_md, w.strides, w.onednn_dilations(), w.padding_l, w.padding_r);
+          return dnnl::convolution_forward::primitive_desc(desc, attr, builder.engine());
+        };
   };
   // oneDNN's own choice may differ from the layout the input arrives in: on
   // AVX-512 it computes a convolution of 8 channels per group blocked by 8
@@ -341,12 +339,12 @@ std::size_t emit_convolution(ProgramBuilder& builder, const ConvolutionSpec& spe
         if (fast.fused != direct.fused || !is_generated_kernel(fast.pd)) continue;
         const memory::desc arrives = builder.desc(spec.input);
         const dnnl::primitive_attr no_post_ops;
-        const bool wins = winograd_wins(
-            builder.engine(), arrives, direct.pd.dst_desc(0),
-            build_in(direct.pd.src_desc(0), direct.pd.dst_desc(0))(no_post_ops),
-            build_in(fast.pd.src_desc(0), fast.pd.dst_desc(0),
-                     dnnl::algorithm::convolution_winograd)(no_post_ops),
-            spec);
+        const bool wins =
+            winograd_wins(builder.engine(), arrives, direct.pd.dst_desc(0),
+                          build_in(direct.pd.src_desc(0), direct.pd.dst_desc(0))(no_post_ops),
+                          build_in(fast.pd.src_desc(0), fast.pd.dst_desc(0),
+                                   dnnl::algorithm::convolution_winograd)(no_post_ops),
+                          spec);
         return wins ? fast : direct;
       } catch (const dnnl::error&) {
         // No Winograd kernel for this convolution in these layouts (not 3x3,

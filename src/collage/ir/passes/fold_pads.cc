@@ -57,7 +57,8 @@ std::optional<std::vector<std::int64_t>> own_pads(const Node& reader, std::size_
   // would make padding, where no window starts; the output size changes.
   if (reader.attributes.get_int("ceil_mode", 0) != 0) return std::nullopt;
   const bool counts_pads = reader.attributes.get_int("count_include_pad", 0) != 0;
-  const bool has_pads = std::any_of(pads.begin(), pads.end(), [](std::int64_t p) { return p != 0; });
+  const bool has_pads =
+      std::any_of(pads.begin(), pads.end(), [](std::int64_t p) { return p != 0; });
   if (!counts_pads && has_pads) return std::nullopt;
   return pads;
 }
@@ -86,7 +87,8 @@ int fold_pads(Graph& graph) {
       reader.inputs[0] = data;
       reader.attributes.set("pads", std::move(*pads));
       reader.attributes.erase("auto_pad");
-      if (is_onnx_op(reader, "AveragePool")) reader.attributes.set("count_include_pad", std::int64_t{1});
+      if (is_onnx_op(reader, "AveragePool"))
+        reader.attributes.set("count_include_pad", std::int64_t{1});
       ++folded;
     }
   }
