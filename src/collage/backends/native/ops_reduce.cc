@@ -456,7 +456,7 @@ void run_top_k(const Graph& graph, const Node& node, std::span<const Tensor> inp
     return !std::isnan(rhs) && lhs > rhs;
   };
   const std::int64_t lines = outer * inner;
-  const int team = lines * n >= (1 << 15) ? std::max(1, threads) : 1;
+  const int team = loop_threads(lines, n, threads);
 #pragma omp parallel num_threads(team) if (team > 1)
   {
     std::vector<std::int64_t> order(static_cast<std::size_t>(n));

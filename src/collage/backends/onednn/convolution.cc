@@ -4,9 +4,7 @@
 #include <fmt/ranges.h>
 #include <omp.h>
 
-#include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -17,6 +15,7 @@
 
 #include "collage/backends/onednn/layout.h"
 #include "collage/backends/onednn/node_checks.h"
+#include "collage/runtime/interleaved_timing.h"
 
 namespace collage::onednn {
 namespace {
@@ -179,13 +178,9 @@ class TimedConvolution {
     }
   }
 
-  // Milliseconds of one run.
-  double run() {
-    const auto start = std::chrono::steady_clock::now();
+  void run() {
     for (auto& [primitive, args] : steps_) primitive.execute(stream_, args);
     stream_.wait();
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-        .count();
   }
 
  private:
@@ -199,11 +194,6 @@ class TimedConvolution {
   dnnl::stream stream_;
   std::vector<std::pair<dnnl::primitive, std::unordered_map<int, memory>>> steps_;
 };
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
 
 // The layout a descriptor has, as text for a memo key.
 std::string layout_name(const memory::desc& desc) {
@@ -232,19 +222,14 @@ bool winograd_wins(const dnnl::engine& engine, const memory::desc& arrives,
     const std::lock_guard<std::mutex> lock(mutex);
     if (auto it = decided.find(key); it != decided.end()) return it->second;
   }
-  // One warm-up run each, then alternate, so that a slow spell of the
-  // machine falls on both.
+  // One warm-up run each, then alternate (no settling runs), so that a slow
+  // spell of the machine falls on both.
   constexpr int kRuns = 7;
   TimedConvolution timed_direct(engine, arrives, leaves, direct);
   TimedConvolution timed_winograd(engine, arrives, leaves, winograd);
-  timed_direct.run();
-  timed_winograd.run();
-  std::vector<double> direct_ms, winograd_ms;
-  for (int run = 0; run < kRuns; ++run) {
-    direct_ms.push_back(timed_direct.run());
-    winograd_ms.push_back(timed_winograd.run());
-  }
-  const bool wins = median(winograd_ms) < kWinogradMargin * median(direct_ms);
+  const std::vector<TimingResult> timings = time_interleaved(
+      {[&] { timed_direct.run(); }, [&] { timed_winograd.run(); }}, kRuns, 1, /*settle=*/0);
+  const bool wins = timings[1].median_seconds < kWinogradMargin * timings[0].median_seconds;
   const std::lock_guard<std::mutex> lock(mutex);
   decided.emplace(key, wins);
   return wins;

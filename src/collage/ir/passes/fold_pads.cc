@@ -35,11 +35,12 @@ std::optional<std::vector<std::int64_t>> zero_spatial_pads(const Graph& graph, c
   if (std::any_of(all.begin(), all.end(), [](std::int64_t p) { return p < 0; })) {
     return std::nullopt;
   }
-  const std::size_t spatial = rank - 2;
+  // Begins then ends of the spatial axes: 2 * (rank - 2) values, since `all`
+  // has 2 * rank.
   std::vector<std::int64_t> pads;
   pads.insert(pads.end(), all.begin() + 2, all.begin() + static_cast<std::ptrdiff_t>(rank));
   pads.insert(pads.end(), all.begin() + static_cast<std::ptrdiff_t>(rank + 2), all.end());
-  return pads.size() == 2 * spatial ? std::optional(pads) : std::nullopt;
+  return pads;
 }
 
 // The reader's own pads when it can take more: nullopt when it cannot.
