@@ -52,9 +52,7 @@ const T& Attributes::get(const std::string& name) const {
   return *value;
 }
 
-std::int64_t Attributes::get_int(const std::string& name) const {
-  return get<std::int64_t>(name);
-}
+std::int64_t Attributes::get_int(const std::string& name) const { return get<std::int64_t>(name); }
 std::int64_t Attributes::get_int(const std::string& name, std::int64_t fallback) const {
   return has(name) ? get<std::int64_t>(name) : fallback;
 }
@@ -77,6 +75,9 @@ std::vector<std::int64_t> Attributes::get_ints(const std::string& name,
 }
 const std::vector<float>& Attributes::get_floats(const std::string& name) const {
   return get<std::vector<float>>(name);
+}
+const std::vector<std::string>& Attributes::get_strings(const std::string& name) const {
+  return get<std::vector<std::string>>(name);
 }
 const Tensor& Attributes::get_tensor(const std::string& name) const { return get<Tensor>(name); }
 

@@ -35,6 +35,7 @@ class Attributes {
   std::vector<std::int64_t> get_ints(const std::string& name,
                                      const std::vector<std::int64_t>& fallback) const;
   const std::vector<float>& get_floats(const std::string& name) const;
+  const std::vector<std::string>& get_strings(const std::string& name) const;
   const Tensor& get_tensor(const std::string& name) const;
 
   const std::map<std::string, AttributeValue>& all() const { return values_; }

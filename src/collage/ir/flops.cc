@@ -42,7 +42,7 @@ const std::set<std::string_view, std::less<>> kDataMovementOps = {
     "Expand",    "Flatten", "Gather",    "GatherElements",  "GatherND",     "Identity",
     "NonZero",   "OneHot",  "Pad",       "Range",           "Reshape",      "ScatterElements",
     "ScatterND", "Shape",   "Size",      "Slice",           "SpaceToDepth", "Split",
-    "Squeeze",   "Tile",    "Transpose", "Unsqueeze",
+    "Squeeze",   "Tile",    "Transpose", "Trilu",           "Unsqueeze",
 };
 
 // Ops that read every input element once and write fewer.
@@ -111,6 +111,19 @@ Count pool_flops(const Graph& graph, const Node& node) {
   return Count(numel_of(graph, node.outputs[0])) * window;
 }
 
+// RNN, GRU and LSTM: every step multiplies the input and the hidden state by
+// each gate's weights, in every direction; the gates' own arithmetic is
+// small beside it and not counted.
+Count recurrent_flops(const Graph& graph, const Node& node) {
+  if (node.input(0) == kNoValue || node.input(2) == kNoValue) return 0;
+  const Shape& x = shape_of(graph, node.input(0));
+  const Shape& r = shape_of(graph, node.input(2));
+  if (x.size() != 3 || r.size() != 3) return 0;
+  // X is [steps, batch, input] or [batch, steps, input]; R [directions,
+  // gates * hidden, hidden].
+  return 2 * Count(x[0]) * x[1] * r[0] * r[1] * (x[2] + r[2]);
+}
+
 // Gelu and Swish count the elementwise ops of the chains exporters write
 // for them, so that fusing a chain into one node leaves a model's count as it
 // was: x * 0.5 * (1 + erf(x / sqrt(2))) is five, the tanh form (x^3, four
@@ -132,6 +145,7 @@ Count flops_of(const Graph& graph, const Node& node) {
   if (op == "Gemm") return gemm_flops(graph, node);
   if (op == "MatMul") return matmul_flops(graph, node);
   if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") return pool_flops(graph, node);
+  if (op == "RNN" || op == "GRU" || op == "LSTM") return recurrent_flops(graph, node);
   if (kDataMovementOps.count(op) != 0) return 0;
   if (kReductionOps.count(op) != 0) return numel_of(graph, node.input(0));
   if (node.outputs.empty()) return 0;

@@ -92,6 +92,7 @@ constexpr auto kTable = std::to_array<Entry>({
     {"Reshape", OpKind::kInjective},
     {"Round", OpKind::kElementwise},
     {"Selu", OpKind::kElementwise},
+    {"Shrink", OpKind::kElementwise},
     {"Sigmoid", OpKind::kElementwise},
     {"Sign", OpKind::kElementwise},
     {"Sin", OpKind::kElementwise},

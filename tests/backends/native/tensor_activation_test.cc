@@ -135,5 +135,50 @@ TEST(TensorActivationTest, GeluAndSwishRejectNonFloatTensors) {
   }
 }
 
+// The trigonometric and hyperbolic functions and their inverses, and the
+// activations with a threshold, against double precision.
+TEST(TensorActivationTest, TrigonometricAndThresholdFunctionsMatchDoublePrecision) {
+  const std::vector<float> x = activation_samples();
+  const std::vector<std::pair<std::string, double (*)(double)>> functions = {
+      {"Tan", [](double v) { return std::tan(v); }},
+      {"Asin", [](double v) { return std::asin(v); }},
+      {"Acos", [](double v) { return std::acos(v); }},
+      {"Atan", [](double v) { return std::atan(v); }},
+      {"Sinh", [](double v) { return std::sinh(v); }},
+      {"Cosh", [](double v) { return std::cosh(v); }},
+      {"Asinh", [](double v) { return std::asinh(v); }},
+      {"Acosh", [](double v) { return std::acosh(v); }},
+      {"Atanh", [](double v) { return std::atanh(v); }},
+      {"ThresholdedRelu", [](double v) { return v > 1.0 ? v : 0.0; }},
+      {"Shrink", [](double v) { return v < -0.5  ? v
+                                       : v > 0.5 ? v
+                                                 : 0.0; }},
+      {"Celu", [](double v) { return v > 0 ? v : std::expm1(v); }},
+  };
+  for (const auto& [op, exact] : functions) {
+    SCOPED_TRACE(op);
+    // Tan of a float far from zero: float and double reduce the same value.
+    std::vector<float> samples;
+    for (float v : x) {
+      if (op != "Tan" || std::fabs(v) < 1e4f) samples.push_back(v);
+    }
+    // A value past float's range is infinity in float (Sinh, Cosh).
+    auto in_float = [f = exact](double v) { return static_cast<double>(static_cast<float>(f(v))); };
+    expect_matches_double(activation(op, samples, {}, 13), samples, in_float);
+  }
+  Attributes shrink;
+  shrink.set("lambd", 1.5f);
+  shrink.set("bias", 0.25f);
+  expect_matches_double(activation("Shrink", x, shrink, 13), x, [](double v) {
+    return v < -1.5 ? v + 0.25 : v > 1.5 ? v - 0.25 : 0.0;
+  });
+  Attributes alpha;
+  alpha.set("alpha", 2.0f);
+  expect_matches_double(activation("Celu", x, alpha, 13), x,
+                        [](double v) { return v > 0 ? v : 2.0 * std::expm1(v / 2.0); });
+  expect_matches_double(activation("ThresholdedRelu", x, alpha, 13), x,
+                        [](double v) { return v > 2.0 ? v : 0.0; });
+}
+
 }  // namespace
 }  // namespace collage::native_test

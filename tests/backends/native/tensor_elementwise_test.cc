@@ -219,6 +219,29 @@ TEST(TensorElementwiseTest, PowTakesFloatOrIntegerExponents) {
               {8.0f, 9.0f, 0.25f});
 }
 
+// Mod takes the divisor's sign (Python's %) unless fmod = 1 (C's fmod).
+TEST(TensorElementwiseTest, ModTakesTheDivisorsSignOrWithFmodTheDividends) {
+  const OpInput a{i64({6}, {7, -7, 7, -7, 0, std::numeric_limits<std::int64_t>::min()})};
+  const OpInput b{i64({6}, {3, 3, -3, -3, 5, -1})};
+  const TensorType out = type(DType::kInt64, {6});
+  EXPECT_EQ(values<std::int64_t>(run_one({"Mod", {a, b}, {out}})),
+            (std::vector<std::int64_t>{1, 2, -2, -1, 0, 0}));
+  Attributes fmod;
+  fmod.set("fmod", std::int64_t{1});
+  EXPECT_EQ(values<std::int64_t>(run_one({"Mod", {a, b}, {out}, fmod})),
+            (std::vector<std::int64_t>{1, -1, 1, -1, 0, 0}));
+  expect_near(run_one({"Mod",
+                       {{f32({4}, {5.5f, -5.5f, 5.5f, -5.5f})}, {f32({}, {2.0f})}},
+                       {type(DType::kFloat32, {4})},
+                       fmod}),
+              {1.5f, -1.5f, 1.5f, -1.5f});
+  // Floats need fmod = 1 (ONNX), and an integer divisor of 0 is an error.
+  EXPECT_FALSE(op_supported(
+      {"Mod", {{f32({1}, {1.0f})}, {f32({1}, {2.0f})}}, {type(DType::kFloat32, {1})}}));
+  EXPECT_THROW(run_one({"Mod", {{i64({1}, {1})}, {i64({1}, {0})}}, {type(DType::kInt64, {1})}}),
+               Error);
+}
+
 TEST(TensorElementwiseTest, VariadicSumMeanMinMaxFoldAllInputs) {
   const std::vector<OpInput> inputs = {{f32({2}, {1, 8})}, {f32({}, {3})}, {f32({2, 1}, {-1, 10})}};
   const TensorType out = type(DType::kFloat32, {2, 2});

@@ -2,6 +2,7 @@
 
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <string>
 
 #include "tensor_op_harness.h"
@@ -356,6 +357,38 @@ TEST(TensorIndexTest, CumSumExclusiveAndReverse) {
   const Tensor out = run_one(
       {"CumSum", {{i64({4}, {1, 2, 3, 4})}, {i32({}, {0})}}, {type(DType::kInt64, {4})}, flags});
   EXPECT_EQ(values<std::int64_t>(out), (std::vector<std::int64_t>{9, 7, 4, 0}));
+}
+
+// Trilu keeps one triangle of each matrix of the last two axes, shifted by k.
+TEST(TensorIndexTest, TriluKeepsTheUpperOrLowerTriangleOfEveryMatrix) {
+  const Tensor x = f32({2, 3, 4}, iota(24));
+  auto trilu = [&](bool upper, std::optional<std::int64_t> k) {
+    Attributes attributes;
+    attributes.set("upper", std::int64_t{upper});
+    std::vector<OpInput> inputs = {{x}};
+    if (k) inputs.push_back({i64({}, {*k})});
+    return values<float>(
+        run_one({"Trilu", inputs, {type(DType::kFloat32, {2, 3, 4})}, attributes}));
+  };
+  for (bool upper : {true, false}) {
+    for (std::optional<std::int64_t> k :
+         {std::optional<std::int64_t>{}, std::optional<std::int64_t>{-1},
+          std::optional<std::int64_t>{2}, std::optional<std::int64_t>{-9},
+          std::optional<std::int64_t>{9}}) {
+      SCOPED_TRACE(::testing::Message() << "upper=" << upper << " k=" << k.value_or(0));
+      const std::vector<float> got = trilu(upper, k);
+      for (std::int64_t m = 0; m < 2; ++m) {
+        for (std::int64_t i = 0; i < 3; ++i) {
+          for (std::int64_t j = 0; j < 4; ++j) {
+            const std::int64_t at = (m * 3 + i) * 4 + j;
+            const std::int64_t shift = k.value_or(0);
+            const bool kept = upper ? j - i >= shift : j - i <= shift;
+            EXPECT_EQ(got[at], kept ? static_cast<float>(at) : 0.0f) << "at " << at;
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

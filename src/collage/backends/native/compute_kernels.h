@@ -1,7 +1,7 @@
 // Compute kernels: the internal declarations behind compute_ops().
 //
 // The compute-heavy native ops (convolution, GEMM, pooling, normalization,
-// reductions, resize) each get a run function and a check function with the
+// reductions, resize, the recurrent layers) each get a run function and a check function with the
 // OpRun / OpCheck signatures of op_registry.h; compute_ops.cc lists them in
 // the table. The helpers below are shared by several op families: dtype
 // checks, axis normalization, the three-axis form of a convolution's or
@@ -101,10 +101,17 @@ void run_arg_max(const Graph& graph, const Node& node, std::span<const Tensor> i
 void run_arg_min(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                  std::span<Tensor> outputs, int threads);
 bool check_arg_reduce(const Graph& graph, const Node& node);
+void run_hardmax(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                 std::span<Tensor> outputs, int threads);
+bool check_hardmax(const Graph& graph, const Node& node);
 void run_top_k(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                std::span<Tensor> outputs, int threads);
 bool check_top_k(const Graph& graph, const Node& node);
 
+// ops_recurrent.cc: RNN, GRU and LSTM
+void run_recurrent(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                   std::span<Tensor> outputs, int threads);
+bool check_recurrent(const Graph& graph, const Node& node);
 // ops_resize.cc
 void run_resize(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                 std::span<Tensor> outputs, int threads);

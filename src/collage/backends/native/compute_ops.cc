@@ -39,9 +39,13 @@ constexpr OpEntry kComputeOps[] = {
     {"ReduceLogSumExp", run_reduce_log_sum_exp, check_reduce},
     {"ArgMax", run_arg_max, check_arg_reduce},
     {"ArgMin", run_arg_min, check_arg_reduce},
+    {"Hardmax", run_hardmax, check_hardmax},
     {"TopK", run_top_k, check_top_k},
     {"Resize", run_resize, check_resize},
     {"Upsample", run_upsample, check_upsample},
+    {"RNN", run_recurrent, check_recurrent},
+    {"GRU", run_recurrent, check_recurrent},
+    {"LSTM", run_recurrent, check_recurrent},
 };
 
 // Work (elementary operations) below which a parallel loop costs more in

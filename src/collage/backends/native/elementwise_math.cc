@@ -141,6 +141,62 @@ struct Cos {
   ScalarParams p;
   float operator()(float x) const { return std::cos(x); }
 };
+struct Tan {
+  ScalarParams p;
+  float operator()(float x) const { return std::tan(x); }
+};
+struct Asin {
+  ScalarParams p;
+  float operator()(float x) const { return std::asin(x); }
+};
+struct Acos {
+  ScalarParams p;
+  float operator()(float x) const { return std::acos(x); }
+};
+struct Atan {
+  ScalarParams p;
+  float operator()(float x) const { return std::atan(x); }
+};
+struct Sinh {
+  ScalarParams p;
+  float operator()(float x) const { return std::sinh(x); }
+};
+struct Cosh {
+  ScalarParams p;
+  float operator()(float x) const { return std::cosh(x); }
+};
+struct Asinh {
+  ScalarParams p;
+  float operator()(float x) const { return std::asinh(x); }
+};
+struct Acosh {
+  ScalarParams p;
+  float operator()(float x) const { return std::acosh(x); }
+};
+struct Atanh {
+  ScalarParams p;
+  float operator()(float x) const { return std::atanh(x); }
+};
+// x where x > alpha, else 0.
+struct ThresholdedRelu {
+  ScalarParams p;
+  float operator()(float x) const { return x > p.alpha ? x : 0.0f; }
+};
+// Shrink with lambd in alpha and bias in beta: x + bias below -lambd, x -
+// bias above lambd, 0 between.
+struct Shrink {
+  ScalarParams p;
+  float operator()(float x) const {
+    if (x < -p.alpha) return x + p.beta;
+    if (x > p.alpha) return x - p.beta;
+    return 0.0f;
+  }
+};
+// max(0, x) + min(0, alpha * (e^(x / alpha) - 1)).
+struct Celu {
+  ScalarParams p;
+  float operator()(float x) const { return x > 0.0f ? x : p.alpha * std::expm1(x / p.alpha); }
+};
 // log(1 + e^x), without overflow for large x.
 struct Softplus {
   ScalarParams p;
@@ -274,6 +330,18 @@ constexpr UnaryEntry kUnaryOps[] = {
     {"Sign", &unary_kernel<Sign>},
     {"Sin", &unary_kernel<Sin>},
     {"Cos", &unary_kernel<Cos>},
+    {"Tan", &unary_kernel<Tan>},
+    {"Asin", &unary_kernel<Asin>},
+    {"Acos", &unary_kernel<Acos>},
+    {"Atan", &unary_kernel<Atan>},
+    {"Sinh", &unary_kernel<Sinh>},
+    {"Cosh", &unary_kernel<Cosh>},
+    {"Asinh", &unary_kernel<Asinh>},
+    {"Acosh", &unary_kernel<Acosh>},
+    {"Atanh", &unary_kernel<Atanh>},
+    {"ThresholdedRelu", &unary_kernel<ThresholdedRelu>},
+    {"Shrink", &unary_kernel<Shrink>},
+    {"Celu", &unary_kernel<Celu>},
     {"Softplus", &unary_kernel<Softplus>},
     {"Softsign", &unary_kernel<Softsign>},
     {"Identity", &unary_kernel<Identity>},
@@ -319,6 +387,11 @@ std::optional<ScalarParams> unary_params(const Graph& graph, const Node& node) {
                         attributes.get_float("gamma", 1.05070102214813232421875f)};
   }
   if (op == "Swish") return ScalarParams{attributes.get_float("alpha", 1.0f), 0.0f};
+  if (op == "ThresholdedRelu") return ScalarParams{attributes.get_float("alpha", 1.0f), 0.0f};
+  if (op == "Celu") return ScalarParams{attributes.get_float("alpha", 1.0f), 0.0f};
+  if (op == "Shrink") {
+    return ScalarParams{attributes.get_float("lambd", 0.5f), attributes.get_float("bias", 0.0f)};
+  }
   if (op == "HardSwish") return ScalarParams{1.0f / 6.0f, 0.5f};
   if (op == "HardSigmoid") {
     return ScalarParams{attributes.get_float("alpha", 0.2f), attributes.get_float("beta", 0.5f)};

@@ -4,7 +4,7 @@
 // the reference executor and constant folding all go through this table, so
 // an op is implemented exactly once. Entries are grouped by the file that
 // implements them: compute_ops() (convolution, GEMM, pooling, normalization,
-// reductions, resize) and tensor_ops() (elementwise math, broadcasting, shape
+// reductions, resize, RNN/GRU/LSTM) and tensor_ops() (elementwise math, broadcasting, shape
 // and indexing ops).
 #pragma once
 

@@ -225,6 +225,48 @@ bool check_pow(const Graph& graph, const Node& node) {
   return input_is(graph, node, 1, kIntegers);
 }
 
+// Mod: the remainder of integer division with the divisor's sign (fmod = 0,
+// Python's %), or with the dividend's (fmod = 1, C's fmod; the only mode
+// ONNX allows for floats).
+void run_mod(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+             std::span<Tensor> outputs, int threads) {
+  (void)graph;
+  check_broadcast_output(node, inputs, outputs[0]);
+  const bool fmod = node.attributes.get_int("fmod", 0) != 0;
+  visit_dtype(outputs[0].dtype(), [&](auto type) {
+    using T = typename decltype(type)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      broadcast_apply<T, T, T>(inputs[0], inputs[1], outputs[0], threads,
+                               [](T a, T b) { return std::fmod(a, b); });
+    } else if constexpr (!std::is_same_v<T, bool>) {
+      check_no_zero_divisor<T>(node, inputs[1]);
+      broadcast_apply<T, T, T>(inputs[0], inputs[1], outputs[0], threads, [fmod](T a, T b) {
+        // MIN % -1 overflows in the division; every remainder by -1 is 0.
+        if constexpr (std::is_signed_v<T>) {
+          if (b == -1) return T{0};
+        }
+        auto r = static_cast<T>(a % b);
+        if constexpr (std::is_signed_v<T>) {
+          if (!fmod && r != 0 && (r < 0) != (b < 0)) r = static_cast<T>(r + b);
+        }
+        return r;
+      });
+    }
+  });
+}
+
+bool check_mod(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 2 || node.outputs.size() != 1) return false;
+  const DType dtype = output_dtype(graph, node, 0);
+  const bool is_float = dtype == DType::kFloat32 || dtype == DType::kFloat64;
+  if (is_float && node.attributes.get_int("fmod", 0) == 0) return false;
+  if (!is_float && !is_one_of(dtype, {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kInt32,
+                                      DType::kInt64})) {
+    return false;
+  }
+  return input_is(graph, node, 0, {dtype}) && input_is(graph, node, 1, {dtype});
+}
+
 // Float-only ops (Mean, PRelu, the activations): float_elementwise_fn decides.
 bool check_float(const Graph& graph, const Node& node) {
   return float_elementwise_fn(graph, node).has_value();
@@ -395,6 +437,18 @@ constexpr OpEntry kElementwiseOps[] = {
     {"Round", run_float, check_float},
     {"Sin", run_float, check_float},
     {"Cos", run_float, check_float},
+    {"Tan", run_float, check_float},
+    {"Asin", run_float, check_float},
+    {"Acos", run_float, check_float},
+    {"Atan", run_float, check_float},
+    {"Sinh", run_float, check_float},
+    {"Cosh", run_float, check_float},
+    {"Asinh", run_float, check_float},
+    {"Acosh", run_float, check_float},
+    {"Atanh", run_float, check_float},
+    {"ThresholdedRelu", run_float, check_float},
+    {"Shrink", run_float, check_float},
+    {"Celu", run_float, check_float},
     {"Softplus", run_float, check_float},
     {"Softsign", run_float, check_float},
     {"Neg", run_signed_unary, check_signed_unary},
@@ -410,6 +464,7 @@ constexpr OpEntry kElementwiseOps[] = {
     {"Mean", run_float, check_float},
     {"PRelu", run_float, check_float},
     {"Pow", run_pow, check_pow},
+    {"Mod", run_mod, check_mod},
     {"Equal", run_compare, check_compare},
     {"Less", run_compare, check_compare},
     {"Greater", run_compare, check_compare},

@@ -1,12 +1,13 @@
 // Data movement and indexing ops: Transpose, DepthToSpace, SpaceToDepth,
-// Concat, Split, Slice, Gather, GatherElements, GatherND, Expand, Tile, Pad
-// and CumSum.
+// Concat, Split, Slice, Gather, GatherElements, GatherND, Expand, Tile, Pad,
+// CumSum and Trilu.
 //
 // They move elements without looking at them, so (CumSum aside) they work on
 // every dtype by moving bytes. Transpose, the block ops, Slice, Expand, Tile
 // and Pad are
 // axis-offset copies (axis_copy.h); Concat, Split and Gather copy contiguous
 // blocks.
+#include <algorithm>
 #include <cstring>
 
 #include "collage/backends/native/axis_copy.h"
@@ -670,6 +671,50 @@ bool check_cumsum(const Graph& graph, const Node& node) {
          input_is(graph, node, 1, {DType::kInt32, DType::kInt64});
 }
 
+// --- Trilu --------------------------------------------------------------------
+
+// Trilu keeps the upper (column - row >= k) or the lower (column - row <= k)
+// triangle of every matrix of the last two axes and zeroes the rest. Zero
+// bytes are zero in every dtype, so the kernel copies and clears bytes.
+void run_trilu(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+               std::span<Tensor> outputs, int threads) {
+  (void)graph;
+  (void)threads;
+  const Shape& shape = inputs[0].shape();
+  if (shape.size() < 2) throw node_error(node, "the input must have rank 2 or more");
+  check_output_shape(node, outputs[0], shape);
+  std::int64_t k = 0;
+  if (inputs.size() > 1 && !inputs[1].empty()) {
+    if (inputs[1].numel() != 1) throw node_error(node, "k must hold one value");
+    k = inputs[1].int_at(0);
+  }
+  const bool upper = node.attributes.get_int("upper", 1) != 0;
+  const std::int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  const std::int64_t lines = dims_product(shape, 0, shape.size() - 1);
+  const std::size_t size = dtype_size(inputs[0].dtype());
+  std::memcpy(outputs[0].raw(), inputs[0].raw(), inputs[0].byte_size());
+  auto* out = static_cast<std::byte*>(outputs[0].raw());
+  for (std::int64_t line = 0; line < lines; ++line) {
+    const std::int64_t row = line % rows;
+    // Columns [first, last) are cleared; the bounds are clamped to the row
+    // so that a k past either corner clears everything or nothing.
+    const std::int64_t first = upper ? 0 : std::clamp<std::int64_t>(row + k + 1, 0, cols);
+    const std::int64_t last = upper ? std::clamp<std::int64_t>(row + k, 0, cols) : cols;
+    if (last > first) {
+      std::memset(out + (line * cols + first) * static_cast<std::int64_t>(size), 0,
+                  static_cast<std::size_t>(last - first) * size);
+    }
+  }
+}
+
+bool check_trilu(const Graph& graph, const Node& node) {
+  if (node.inputs.empty() || node.inputs.size() > 2 || !check_data_and_output(graph, node)) {
+    return false;
+  }
+  if (node.input(1) != kNoValue && !input_is(graph, node, 1, {DType::kInt64})) return false;
+  return graph.type(node.inputs[0]).rank() >= 2;
+}
+
 constexpr OpEntry kIndexOps[] = {
     {"Transpose", run_transpose,
      [](const Graph& graph, const Node& node) {
@@ -687,6 +732,7 @@ constexpr OpEntry kIndexOps[] = {
     {"Tile", run_tile, check_shape_input_op},
     {"Pad", run_pad, check_pad},
     {"CumSum", run_cumsum, check_cumsum},
+    {"Trilu", run_trilu, check_trilu},
 };
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The Reduce* family, ArgMax, ArgMin and TopK.
+// The Reduce* family, ArgMax, ArgMin, Hardmax and TopK.
 //
 // A reduction is described by what it does to each element (map: x, x^2,
 // |x|), how it combines (add, max, min, multiply) and how it finishes (the
@@ -407,6 +407,57 @@ bool check_arg_reduce(const Graph& graph, const Node& node) {
   if (graph.type(node.outputs[0]).dtype != DType::kInt64) return false;
   const int rank = graph.type(node.input(0)).rank();
   const std::int64_t axis = node.attributes.get_int("axis", 0);
+  return rank >= 1 && axis >= -rank && axis < rank;
+}
+
+// Hardmax: 1 at the first largest element of each line along `axis`, 0
+// elsewhere. Before opset 13 the line is every axis from `axis` on (the
+// input seen as a matrix), as Softmax's was.
+void run_hardmax(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                 std::span<Tensor> outputs, int threads) {
+  const Tensor& x = inputs[0];
+  const int rank = x.rank();
+  if (rank == 0) throw Error("Hardmax of a scalar", {.node = node.name});
+  if (outputs[0].shape() != x.shape()) {
+    throw Error("the output's shape differs from the input's", {.node = node.name});
+  }
+  const bool coerced = graph.opset < 13;
+  const int axis =
+      normalize_axis(node.attributes.get_int("axis", coerced ? 1 : -1), rank, node, "axis");
+  const Shape& shape = x.shape();
+  std::int64_t outer = 1, n = 1, inner = 1;
+  for (int d = 0; d < rank; ++d) {
+    const std::int64_t dim = shape[static_cast<std::size_t>(d)];
+    if (d < axis) {
+      outer *= dim;
+    } else if (d == axis || coerced) {
+      n *= dim;
+    } else {
+      inner *= dim;
+    }
+  }
+  const float* in = x.data<float>();
+  float* out = outputs[0].data<float>();
+  std::fill_n(out, outputs[0].numel(), 0.0f);
+  if (n == 0) return;
+  const std::int64_t lines = outer * inner;
+  const int team = loop_threads(lines, n, threads);
+#pragma omp parallel for num_threads(team) if (team > 1) schedule(static)
+  for (std::int64_t line = 0; line < lines; ++line) {
+    const std::int64_t base = (line / inner) * n * inner + line % inner;
+    std::int64_t best = 0;
+    for (std::int64_t j = 1; j < n; ++j) {
+      if (in[base + j * inner] > in[base + best * inner]) best = j;
+    }
+    out[base + best * inner] = 1.0f;
+  }
+}
+
+bool check_hardmax(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 1 || node.outputs.size() != 1) return false;
+  if (!float32_io(graph, node, 1) || !is_float32(graph, node.input(0))) return false;
+  const int rank = graph.type(node.input(0)).rank();
+  const std::int64_t axis = node.attributes.get_int("axis", graph.opset < 13 ? 1 : -1);
   return rank >= 1 && axis >= -rank && axis < rank;
 }
 
