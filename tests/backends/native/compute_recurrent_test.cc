@@ -204,6 +204,22 @@ TEST(RecurrentTest, LstmMatchesItsEquationsInEveryDirection) {
   }
 }
 
+// A batch of more than four entries multiplies by R with one GEMM a step
+// instead of a matrix-vector product per entry; hidden sizes that are not
+// multiples of eight leave tails to the scalar loops.
+TEST(RecurrentTest, LargeBatchesAndOddHiddenSizesMatchToo) {
+  for (const std::string op : {"RNN", "GRU", "LSTM"}) {
+    SCOPED_TRACE(op);
+    check(RecurrentCase{.op = op,
+                        .batch = 7,
+                        .hidden = 13,
+                        .direction = "bidirectional",
+                        .peepholes = op == "LSTM",
+                        .lengths = {5, 1, 4, 5, 0, 3, 2}});
+    check(RecurrentCase{.op = op, .batch = 2, .hidden = 21, .lengths = {4, 5}});
+  }
+}
+
 TEST(RecurrentTest, ShorterSequencesStopEarlyAndReverseFromTheirOwnEnd) {
   for (const std::string op : {"RNN", "GRU", "LSTM"}) {
     SCOPED_TRACE(op);

@@ -4,10 +4,9 @@
 // All of them reduce along some axes and then rescale, so each splits the
 // tensor into independent rows (a plane per (image, channel), a row per
 // normalized slice) and runs rows in parallel. Softmax needs exp on every
-// element, which libm computes one scalar at a time; exp8() below is a
-// vectorized exp (range reduction to [-ln2/2, ln2/2] and a degree-6
-// polynomial, about 2 ulp), which makes softmax memory bound instead of
-// exp bound.
+// element, which libm computes one scalar at a time; exp8() (vector_math.h)
+// is a vectorized exp, which makes softmax memory bound instead of exp
+// bound.
 #include <fmt/format.h>
 #include <immintrin.h>
 
@@ -17,38 +16,11 @@
 #include <vector>
 
 #include "collage/backends/native/compute_kernels.h"
+#include "collage/backends/native/vector_math.h"
 #include "collage/ir/error.h"
 
 namespace collage::native {
 namespace {
-
-// e^x for eight floats. Inputs below about -87.3 give 0 (libm would give a
-// denormal); inputs above 88.38, where e^x is within a factor of two of
-// FLT_MAX, give +inf.
-inline __m256 exp8(__m256 x) {
-  const __m256 log2e = _mm256_set1_ps(1.44269504088896341f);
-  // ln 2 split in two so that n * ln2_hi is exact.
-  const __m256 ln2_hi = _mm256_set1_ps(0.693359375f);
-  const __m256 ln2_lo = _mm256_set1_ps(-2.12194440e-4f);
-  x = _mm256_min_ps(x, _mm256_set1_ps(88.7228f));
-  x = _mm256_max_ps(x, _mm256_set1_ps(-88.0f));
-  const __m256 n =
-      _mm256_round_ps(_mm256_mul_ps(x, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, ln2_hi, x);
-  r = _mm256_fnmadd_ps(n, ln2_lo, r);
-  // Taylor series of e^r to degree 6; |r| <= 0.35 keeps the error below 2e-7.
-  __m256 p = _mm256_set1_ps(1.0f / 720.0f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  // 2^n from the exponent bits: n = -127 gives the bits of 0, n = 128 those of +inf.
-  const __m256i bits =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
-}
 
 float exp1(float x) {
   alignas(32) float lanes[8];

@@ -2,24 +2,28 @@
 //
 // Each direction runs on its own. The input's contribution to every gate at
 // every step is one GEMM over the whole sequence (X W^T plus the biases that
-// do not depend on the hidden state); each step then adds the recurrent GEMM
-// H(t-1) R^T and applies the gates. A batch entry with a shorter sequence
+// do not depend on the hidden state); each step then adds the recurrent
+// product H(t-1) R^T (for a small batch, a matrix-vector product per entry)
+// and applies the gates, eight hidden units at a time. A batch entry with a shorter sequence
 // (sequence_lens) stops early: its later outputs are zeros and its final
 // state is the one after its last step; in the reverse direction it starts
 // from its own last step.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <immintrin.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "collage/backends/native/compute_kernels.h"
 #include "collage/backends/native/sgemm.h"
+#include "collage/backends/native/vector_math.h"
 #include "collage/ir/error.h"
 
 namespace collage::native {
@@ -224,6 +228,79 @@ void expect_shape(const Tensor* tensor, const Shape& expected, const Node& node,
   }
 }
 
+// Applies `a` to n values in place, each first bounded to [-clip, clip]
+// when clip > 0. Sigmoid and Tanh, the defaults, run eight at a time.
+void activate(const Activation& a, float clip, float* x, std::int64_t n) {
+  std::int64_t i = 0;
+  if (a.kind == Activation::kSigmoid || a.kind == Activation::kTanh) {
+    const __m256 high = _mm256_set1_ps(clip > 0.0f ? clip : std::numeric_limits<float>::max());
+    const __m256 low = _mm256_sub_ps(_mm256_setzero_ps(), high);
+    const bool sigmoid = a.kind == Activation::kSigmoid;
+    for (; i + 8 <= n; i += 8) {
+      const __m256 v = _mm256_min_ps(_mm256_max_ps(_mm256_loadu_ps(x + i), low), high);
+      _mm256_storeu_ps(x + i, sigmoid ? sigmoid8(v) : tanh8(v));
+    }
+  }
+  for (; i < n; ++i) x[i] = a(clip > 0.0f ? std::clamp(x[i], -clip, clip) : x[i]);
+}
+
+// Batches up to this size multiply the state by R as matrix-vector
+// products: sgemm would pack all of R at every step, for one row of output.
+constexpr std::int64_t kMatrixVectorBatch = 4;
+
+float horizontal_sum(__m256 v) {
+  const __m128 quad = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 pair = _mm_add_ps(quad, _mm_movehl_ps(quad, quad));
+  return _mm_cvtss_f32(_mm_add_ss(pair, _mm_shuffle_ps(pair, pair, 1)));
+}
+
+// y[j] = sum_p a[j * k + p] x[p] for the n rows of a row-major matrix, four
+// rows at a time so that each load of x serves four products. Rows are
+// shared among the threads in blocks.
+void matrix_vector(const float* a, std::int64_t n, std::int64_t k, const float* x, float* y,
+                   int threads) {
+  constexpr std::int64_t kRowsPerBlock = 32;
+  const std::int64_t blocks = (n + kRowsPerBlock - 1) / kRowsPerBlock;
+  const int team = loop_threads(blocks, kRowsPerBlock * k, threads);
+#pragma omp parallel for num_threads(team) if (team > 1) schedule(static)
+  for (std::int64_t block = 0; block < blocks; ++block) {
+    const std::int64_t end = std::min(n, (block + 1) * kRowsPerBlock);
+    std::int64_t j = block * kRowsPerBlock;
+    for (; j + 4 <= end; j += 4) {
+      const float* r0 = a + j * k;
+      const float* r1 = r0 + k;
+      const float* r2 = r1 + k;
+      const float* r3 = r2 + k;
+      __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+      std::int64_t p = 0;
+      for (; p + 8 <= k; p += 8) {
+        const __m256 v = _mm256_loadu_ps(x + p);
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(r0 + p), v, s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(r1 + p), v, s1);
+        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(r2 + p), v, s2);
+        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(r3 + p), v, s3);
+      }
+      float t0 = horizontal_sum(s0), t1 = horizontal_sum(s1), t2 = horizontal_sum(s2),
+            t3 = horizontal_sum(s3);
+      for (; p < k; ++p) {
+        t0 += r0[p] * x[p];
+        t1 += r1[p] * x[p];
+        t2 += r2[p] * x[p];
+        t3 += r3[p] * x[p];
+      }
+      y[j] = t0;
+      y[j + 1] = t1;
+      y[j + 2] = t2;
+      y[j + 3] = t3;
+    }
+    for (; j < end; ++j) {
+      float t = 0.0f;
+      for (std::int64_t p = 0; p < k; ++p) t += a[j * k + p] * x[p];
+      y[j] = t;
+    }
+  }
+}
+
 // One direction of one recurrent layer, over every batch entry.
 class DirectionRun {
  public:
@@ -257,11 +334,21 @@ class DirectionRun {
         input_bias[j] = bias[j] + (inside_reset ? 0.0f : bias[width + j]);
       }
     }
-    xw_.assign(static_cast<std::size_t>(s_.steps * batch * width), 0.0f);
-    if (s_.steps * batch > 0) {
-      sgemm(s_.steps * batch, width, s_.input, SgemmMatrix{x, s_.input, false},
-            SgemmMatrix{w, s_.input, true},
-            SgemmOutput{xw_.data(), width, 1.0f, 0.0f, nullptr, input_bias.data()}, threads_);
+    // Computed as W X^T, [width, steps * batch], then transposed: sgemm
+    // packs its right-hand operand, and X is the small one.
+    const std::int64_t rows = s_.steps * batch;
+    xw_.assign(static_cast<std::size_t>(rows * width), 0.0f);
+    if (rows > 0) {
+      std::vector<float> transposed(xw_.size());
+      sgemm(width, rows, s_.input, SgemmMatrix{w, s_.input, false}, SgemmMatrix{x, s_.input, true},
+            SgemmOutput{transposed.data(), rows, 1.0f, 0.0f, input_bias.data(), nullptr}, threads_);
+      // Row by row of the result: written in order, read down columns of a
+      // block that stays in cache (writing down the columns of xw_, a
+      // whole page apart, would miss at every store).
+      for (std::int64_t i = 0; i < rows; ++i) {
+        float* row = xw_.data() + i * width;
+        for (std::int64_t j = 0; j < width; ++j) row[j] = transposed[j * rows + i];
+      }
     }
     h_.assign(static_cast<std::size_t>(batch * hidden), 0.0f);
     c_.assign(h_.size(), 0.0f);
@@ -269,6 +356,7 @@ class DirectionRun {
     if (c0 != nullptr) std::copy(c0, c0 + c_.size(), c_.begin());
     hr_.assign(static_cast<std::size_t>(batch * width), 0.0f);
     if (cell_ == Cell::kGru) reset_h_.assign(h_.size(), 0.0f);
+    gate_.assign(static_cast<std::size_t>(3 * hidden), 0.0f);
     // The bias of GRU's candidate gate inside the reset (linear_before_reset).
     const float* inner_bias = cell_ == Cell::kGru && linear_before_reset_ && bias != nullptr
                                   ? bias + width + 2 * hidden
@@ -286,7 +374,7 @@ class DirectionRun {
         float* c = c_.data() + b * hidden;
         switch (cell_) {
           case Cell::kRnn:
-            for (std::int64_t j = 0; j < hidden; ++j) h[j] = act_[0](clipped(in[j] + hr[j]));
+            rnn_step(in, hr, h);
             break;
           case Cell::kLstm:
             lstm_step(in, hr, peephole, h, c);
@@ -322,32 +410,59 @@ class DirectionRun {
   }
 
  private:
-  float clipped(float v) const { return clip_ > 0.0f ? std::clamp(v, -clip_, clip_) : v; }
-
   // hr_[:, first gate .. first + count) = state * R[those gates]^T.
   void recurrent_gemm(const float* r, int first, int count, const float* state) {
     const std::int64_t hidden = s_.hidden, width = gates_ * hidden;
+    const float* rows = r + first * hidden * hidden;
+    float* out = hr_.data() + first * hidden;
+    if (s_.batch <= kMatrixVectorBatch) {
+      for (std::int64_t b = 0; b < s_.batch; ++b) {
+        matrix_vector(rows, count * hidden, hidden, state + b * hidden, out + b * width, threads_);
+      }
+      return;
+    }
     sgemm(s_.batch, count * hidden, hidden, SgemmMatrix{state, hidden, false},
-          SgemmMatrix{r + first * hidden * hidden, hidden, true},
-          SgemmOutput{hr_.data() + first * hidden, width, 1.0f, 0.0f, nullptr, nullptr},
+          SgemmMatrix{rows, hidden, true}, SgemmOutput{out, width, 1.0f, 0.0f, nullptr, nullptr},
           loop_threads(count * hidden, s_.batch * hidden, threads_));
   }
 
-  // Gates i, o, f, c in ONNX's order; peepholes i, o, f.
+  // Gates i, o, f, c in ONNX's order; peepholes i, o, f. The gates are
+  // computed a pass at a time over the hidden units, so that the
+  // activations run eight units at once.
   void lstm_step(const float* in, const float* hr, const float* peephole, float* h, float* c) {
     const std::int64_t n = s_.hidden;
-    const Activation &f = act_[0], &g = act_[1], &hact = act_[2];
+    float* input_gate = gate_.data();
+    float* forget_gate = input_gate + n;
+    float* cell = forget_gate + n;
     for (std::int64_t j = 0; j < n; ++j) {
-      const float pi = peephole != nullptr ? peephole[j] * c[j] : 0.0f;
-      const float pf = peephole != nullptr ? peephole[2 * n + j] * c[j] : 0.0f;
-      const float i_gate = f(clipped(in[j] + hr[j] + pi));
-      const float f_gate = f(clipped(in[2 * n + j] + hr[2 * n + j] + pf));
-      const float cell = g(clipped(in[3 * n + j] + hr[3 * n + j]));
-      c[j] = f_gate * c[j] + i_gate * cell;
-      const float po = peephole != nullptr ? peephole[n + j] * c[j] : 0.0f;
-      const float o_gate = f(clipped(in[n + j] + hr[n + j] + po));
-      h[j] = o_gate * hact(c[j]);
+      input_gate[j] = in[j] + hr[j];
+      forget_gate[j] = in[2 * n + j] + hr[2 * n + j];
+      cell[j] = in[3 * n + j] + hr[3 * n + j];
     }
+    if (peephole != nullptr) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        input_gate[j] += peephole[j] * c[j];
+        forget_gate[j] += peephole[2 * n + j] * c[j];
+      }
+    }
+    activate(act_[0], clip_, input_gate, 2 * n);
+    activate(act_[1], clip_, cell, n);
+    for (std::int64_t j = 0; j < n; ++j) c[j] = forget_gate[j] * c[j] + input_gate[j] * cell[j];
+    float* output_gate = input_gate;
+    float* cell_out = forget_gate;
+    for (std::int64_t j = 0; j < n; ++j) {
+      output_gate[j] =
+          in[n + j] + hr[n + j] + (peephole != nullptr ? peephole[n + j] * c[j] : 0.0f);
+      cell_out[j] = c[j];
+    }
+    activate(act_[0], clip_, output_gate, n);
+    activate(act_[2], 0.0f, cell_out, n);
+    for (std::int64_t j = 0; j < n; ++j) h[j] = output_gate[j] * cell_out[j];
+  }
+
+  void rnn_step(const float* in, const float* hr, float* h) {
+    for (std::int64_t j = 0; j < s_.hidden; ++j) h[j] = in[j] + hr[j];
+    activate(act_[0], clip_, h, s_.hidden);
   }
 
   // GRU's update and reset gates (z, r, in ONNX's order z, r, h): z stays in
@@ -355,25 +470,25 @@ class DirectionRun {
   // goes to `reset_h` for the candidate's GEMM.
   void gru_gates(const float* in, float* hr, const float* h, float* reset_h) {
     const std::int64_t n = s_.hidden;
-    const Activation& f = act_[0];
-    for (std::int64_t j = 0; j < n; ++j) {
-      hr[j] = f(clipped(in[j] + hr[j]));
-      hr[n + j] = f(clipped(in[n + j] + hr[n + j]));
-      if (!linear_before_reset_) reset_h[j] = hr[n + j] * h[j];
+    for (std::int64_t j = 0; j < 2 * n; ++j) hr[j] += in[j];
+    activate(act_[0], clip_, hr, 2 * n);
+    if (!linear_before_reset_) {
+      for (std::int64_t j = 0; j < n; ++j) reset_h[j] = hr[n + j] * h[j];
     }
   }
 
   void gru_output(const float* in, const float* hr, const float* inner_bias, float* h) {
     const std::int64_t n = s_.hidden;
-    const Activation& g = act_[1];
+    float* candidate = gate_.data();
     for (std::int64_t j = 0; j < n; ++j) {
-      const float z = hr[j], reset = hr[n + j];
       float recurrent = hr[2 * n + j];
-      if (linear_before_reset_)
-        recurrent = reset * (recurrent + (inner_bias ? inner_bias[j] : 0.0f));
-      const float candidate = g(clipped(in[2 * n + j] + recurrent));
-      h[j] = (1.0f - z) * candidate + z * h[j];
+      if (linear_before_reset_) {
+        recurrent = hr[n + j] * (recurrent + (inner_bias != nullptr ? inner_bias[j] : 0.0f));
+      }
+      candidate[j] = in[2 * n + j] + recurrent;
     }
+    activate(act_[1], clip_, candidate, n);
+    for (std::int64_t j = 0; j < n; ++j) h[j] = (1.0f - hr[j]) * candidate[j] + hr[j] * h[j];
   }
 
   Cell cell_;
@@ -385,7 +500,7 @@ class DirectionRun {
   bool linear_before_reset_;
   int threads_;
   int gates_;
-  std::vector<float> xw_, h_, c_, hr_, reset_h_;
+  std::vector<float> xw_, h_, c_, hr_, reset_h_, gate_;
 };
 
 // Input positions: X, W, R, B, sequence_lens, initial_h, then LSTM's
@@ -469,27 +584,40 @@ void run_recurrent(const Graph& graph, const Node& node, std::span<const Tensor>
     }
     x_rows = x_time_major.data();
   }
-  auto state_of = [&](const Tensor* state, int d, std::vector<float>& scratch) -> const float* {
-    if (state == nullptr) return nullptr;
-    scratch.resize(static_cast<std::size_t>(s.batch * s.hidden));
-    for (std::int64_t b = 0; b < s.batch; ++b) {
-      std::copy_n(state->data<float>() + state_row(s, d, b) * s.hidden, s.hidden,
-                  scratch.data() + b * s.hidden);
+  // Each direction's initial states as [batch, hidden].
+  auto states_of = [&](const Tensor* state) {
+    std::vector<std::vector<float>> per_direction(static_cast<std::size_t>(s.directions));
+    if (state == nullptr) return per_direction;
+    for (int d = 0; d < s.directions; ++d) {
+      std::vector<float>& rows = per_direction[static_cast<std::size_t>(d)];
+      rows.resize(static_cast<std::size_t>(s.batch * s.hidden));
+      for (std::int64_t b = 0; b < s.batch; ++b) {
+        std::copy_n(state->data<float>() + state_row(s, d, b) * s.hidden, s.hidden,
+                    rows.data() + b * s.hidden);
+      }
     }
-    return scratch.data();
+    return per_direction;
   };
+  const std::vector<std::vector<float>> h_states = states_of(h0), c_states = states_of(c0);
   if (y != nullptr) std::fill_n(y->data<float>(), y->numel(), 0.0f);
-  std::vector<float> h_scratch, c_scratch;
+  // Two directions run side by side on two threads, each with half the
+  // team: the steps of one direction depend on each other, the directions
+  // do not, and a team per step would wake its threads at every step.
+  const int side_by_side = s.directions == 2 && threads >= 2 ? 2 : 1;
+  const int direction_threads = std::max(1, threads / side_by_side);
+#pragma omp parallel for num_threads(side_by_side) if (side_by_side > 1) schedule(static, 1)
   for (int d = 0; d < s.directions; ++d) {
+    const auto at = static_cast<std::size_t>(d);
     const bool reverse = d == 1 || reverse_only;
     DirectionRun run(
         cell, s, d, reverse,
         std::span<const Activation>(activations).subspan(d * per_direction, per_direction), clip,
-        linear_before_reset, threads);
+        linear_before_reset, direction_threads);
     run.run(x_rows, w.data<float>() + d * width * s.input, r.data<float>() + d * width * s.hidden,
             bias != nullptr ? bias->data<float>() + d * 2 * width : nullptr,
             peephole != nullptr ? peephole->data<float>() + d * 3 * s.hidden : nullptr,
-            state_of(h0, d, h_scratch), state_of(c0, d, c_scratch), lengths,
+            h_states[at].empty() ? nullptr : h_states[at].data(),
+            c_states[at].empty() ? nullptr : c_states[at].data(), lengths,
             y != nullptr ? y->data<float>() : nullptr,
             y_h != nullptr ? y_h->data<float>() : nullptr,
             y_c != nullptr ? y_c->data<float>() : nullptr);
