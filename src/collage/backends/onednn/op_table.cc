@@ -10,6 +10,7 @@
 #include "collage/backends/onednn/matmul.h"
 #include "collage/backends/onednn/normalization.h"
 #include "collage/backends/onednn/pooling.h"
+#include "collage/backends/onednn/recurrent.h"
 #include "collage/backends/onednn/softmax.h"
 
 namespace collage::onednn {
@@ -76,6 +77,11 @@ std::size_t emit_pooling_op(ProgramBuilder& builder, const FusedOp&, const Node&
   return 0;
 }
 
+std::size_t emit_recurrent_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {
+  emit_recurrent(builder, require(recurrent_spec(builder.graph(), node)));
+  return 0;
+}
+
 }  // namespace
 
 const std::vector<OpRow>& op_table() {
@@ -101,6 +107,9 @@ const std::vector<OpRow>& op_table() {
       {{"Softmax", "LogSoftmax"},
        [](const Graph& g, const Node& n) { return reason(softmax_spec(g, n)); },
        emit_softmax_op},
+      {{"LSTM", "GRU"},
+       [](const Graph& g, const Node& n) { return reason(recurrent_spec(g, n)); },
+       emit_recurrent_op},
       {binary_ops(), [](const Graph& g, const Node& n) { return reason(binary_spec(g, n)); },
        emit_binary_op},
       {activation_ops(), [](const Graph& g, const Node& n) { return reason(eltwise_steps(g, n)); },

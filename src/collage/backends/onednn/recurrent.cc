@@ -1,0 +1,294 @@
+#include "collage/backends/onednn/recurrent.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <string>
+#include <vector>
+
+#include "collage/backends/onednn/layout.h"
+#include "collage/backends/onednn/node_checks.h"
+
+namespace collage::onednn {
+namespace {
+
+using Cell = RecurrentSpec::Cell;
+
+bool same_name(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Whether the node's activations are the op's defaults (the only ones
+// oneDNN's cells compute), listed for one direction or for each.
+bool default_activations(const Node& node, std::int64_t directions) {
+  if (!node.attributes.has("activations")) return true;
+  const std::vector<std::string> defaults =
+      node.op_type == "LSTM" ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+                             : std::vector<std::string>{"Sigmoid", "Tanh"};
+  const std::vector<std::string>& names = node.attributes.get_strings("activations");
+  if (names.size() != defaults.size() &&
+      names.size() != defaults.size() * static_cast<std::size_t>(directions)) {
+    return false;
+  }
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (!same_name(names[i], defaults[i % defaults.size()])) return false;
+  }
+  return true;
+}
+
+// ONNX's gate of each oneDNN gate: LSTM's i f c o are ONNX's gates 0 2 3 1;
+// GRU's u r o are ONNX's z r h.
+std::vector<std::int64_t> onnx_gates(Cell cell) {
+  if (cell == Cell::kLstm) return {0, 2, 3, 1};
+  return {0, 1, 2};
+}
+
+// W [D, G * C, K] (ONNX) as oneDNN's ldigo [1, D, K, G, C].
+Tensor weights_ldigo(const Tensor& w, const std::vector<std::int64_t>& gates, std::int64_t hidden) {
+  const Shape& shape = w.shape();
+  const std::int64_t directions = shape[0], k = shape[2];
+  const auto g_count = static_cast<std::int64_t>(gates.size());
+  Tensor out = Tensor::allocate(TensorType{DType::kFloat32, {1, directions, k, g_count, hidden}});
+  const float* in = w.data<float>();
+  float* o = out.data<float>();
+  for (std::int64_t d = 0; d < directions; ++d) {
+    for (std::int64_t i = 0; i < k; ++i) {
+      for (std::int64_t g = 0; g < g_count; ++g) {
+        const float* row = in + (d * g_count + gates[g]) * hidden * k;
+        float* dst = o + ((d * k + i) * g_count + g) * hidden;
+        for (std::int64_t c = 0; c < hidden; ++c) dst[c] = row[c * k + i];
+      }
+    }
+  }
+  return out;
+}
+
+// oneDNN's bias ldgo [1, D, G', C]: Wb + Rb per gate, except that
+// linear_before_reset keeps the candidate's two apart (a fourth gate).
+Tensor bias_ldgo(const Tensor* b, Cell cell, std::int64_t directions, std::int64_t hidden) {
+  const std::vector<std::int64_t> gates = onnx_gates(cell);
+  const auto onnx_count = static_cast<std::int64_t>(gates.size());
+  const std::int64_t count = cell == Cell::kLinearBeforeResetGru ? 4 : onnx_count;
+  Tensor out = Tensor::allocate(TensorType{DType::kFloat32, {1, directions, count, hidden}});
+  float* o = out.data<float>();
+  std::fill(o, o + out.numel(), 0.0f);
+  if (b == nullptr) return out;
+  for (std::int64_t d = 0; d < directions; ++d) {
+    const float* wb = b->data<float>() + d * 2 * onnx_count * hidden;
+    const float* rb = wb + onnx_count * hidden;
+    float* dst = o + d * count * hidden;
+    for (std::int64_t g = 0; g < onnx_count; ++g) {
+      const bool split = cell == Cell::kLinearBeforeResetGru && g == 2;
+      for (std::int64_t c = 0; c < hidden; ++c) {
+        dst[g * hidden + c] =
+            wb[gates[g] * hidden + c] + (split ? 0.0f : rb[gates[g] * hidden + c]);
+      }
+    }
+    if (cell == Cell::kLinearBeforeResetGru) {
+      std::copy_n(rb + 2 * hidden, hidden, dst + 3 * hidden);
+    }
+  }
+  return out;
+}
+
+// P [D, 3C] (ONNX i o f) as oneDNN's ldgo [1, D, 3, C] (i f o).
+Tensor peephole_ldgo(const Tensor& p, std::int64_t directions, std::int64_t hidden) {
+  Tensor out = Tensor::allocate(TensorType{DType::kFloat32, {1, directions, 3, hidden}});
+  constexpr std::array<std::int64_t, 3> kOnnxGate = {0, 2, 1};
+  for (std::int64_t d = 0; d < directions; ++d) {
+    for (std::int64_t g = 0; g < 3; ++g) {
+      std::copy_n(p.data<float>() + (d * 3 + kOnnxGate[g]) * hidden, hidden,
+                  out.data<float>() + (d * 3 + g) * hidden);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<RecurrentSpec> recurrent_spec(const Graph& graph, const Node& node) {
+  if ((node.op_type != "LSTM" && node.op_type != "GRU") || !in_onnx_domain(node)) {
+    return Failure{fmt::format("{} is not LSTM or GRU", node.op_type)};
+  }
+  const bool lstm = node.op_type == "LSTM";
+  if (auto problem = tensor_problem(graph, node, lstm ? 8 : 6)) return Failure{*problem};
+  RecurrentSpec spec;
+  spec.x = node.input(0);
+  spec.w = node.input(1);
+  spec.r = node.input(2);
+  spec.bias = node.input(3);
+  spec.initial_h = node.input(5);
+  spec.initial_c = lstm ? node.input(6) : kNoValue;
+  spec.peephole = lstm ? node.input(7) : kNoValue;
+  auto output = [&](std::size_t i) { return i < node.outputs.size() ? node.outputs[i] : kNoValue; };
+  spec.y = output(0);
+  spec.y_h = output(1);
+  spec.y_c = lstm ? output(2) : kNoValue;
+  if (spec.x == kNoValue || spec.w == kNoValue || spec.r == kNoValue) {
+    return Failure{"X, W and R are required"};
+  }
+  if (node.input(4) != kNoValue) return Failure{"sequence_lens (oneDNN runs every sequence whole)"};
+  for (ValueId weights : {spec.w, spec.r, spec.bias, spec.peephole}) {
+    if (weights != kNoValue && !graph.value(weights).is_constant()) {
+      return Failure{"W, R, B and P must be constants"};
+    }
+  }
+  if (node.attributes.get_int("layout", 0) != 0) return Failure{"layout = 1 (batch first)"};
+  if (node.attributes.has("clip")) return Failure{"clip"};
+  if (node.attributes.has("activation_alpha") || node.attributes.has("activation_beta")) {
+    return Failure{"activation_alpha or activation_beta"};
+  }
+  if (lstm && node.attributes.get_int("input_forget", 0) != 0) return Failure{"input_forget"};
+  const std::string direction = node.attributes.get_string("direction", "forward");
+  if (direction != "forward" && direction != "reverse" && direction != "bidirectional") {
+    return Failure{fmt::format("direction '{}'", direction)};
+  }
+  spec.reverse = direction == "reverse";
+  spec.directions = direction == "bidirectional" ? 2 : 1;
+  if (!default_activations(node, spec.directions)) {
+    return Failure{"activations other than the defaults"};
+  }
+  spec.cell = lstm                                                     ? Cell::kLstm
+              : node.attributes.get_int("linear_before_reset", 0) != 0 ? Cell::kLinearBeforeResetGru
+                                                                       : Cell::kGru;
+  const Shape& x = graph.type(spec.x).shape;
+  const Shape& r = graph.type(spec.r).shape;
+  if (x.size() != 3 || r.size() != 3) return Failure{"X and R must have rank 3"};
+  spec.steps = x[0];
+  spec.batch = x[1];
+  spec.input = x[2];
+  spec.hidden = r[2];
+  const std::int64_t gates = lstm ? 4 : 3;
+  if (node.attributes.get_int("hidden_size", spec.hidden) != spec.hidden) {
+    return Failure{"hidden_size does not match R"};
+  }
+  const Shape state = {spec.directions, spec.batch, spec.hidden};
+  auto has_shape = [&](ValueId value, const Shape& shape) {
+    return value == kNoValue || graph.type(value).shape == shape;
+  };
+  if (!has_shape(spec.w, {spec.directions, gates * spec.hidden, spec.input}) ||
+      !has_shape(spec.r, {spec.directions, gates * spec.hidden, spec.hidden}) ||
+      !has_shape(spec.bias, {spec.directions, 2 * gates * spec.hidden}) ||
+      !has_shape(spec.peephole, {spec.directions, 3 * spec.hidden}) ||
+      !has_shape(spec.initial_h, state) || !has_shape(spec.initial_c, state) ||
+      !has_shape(spec.y, {spec.steps, spec.directions, spec.batch, spec.hidden}) ||
+      !has_shape(spec.y_h, state) || !has_shape(spec.y_c, state)) {
+    return Failure{"a tensor's shape does not match X, R and hidden_size"};
+  }
+  return spec;
+}
+
+void emit_recurrent(ProgramBuilder& builder, const RecurrentSpec& spec) {
+  const std::int64_t t = spec.steps, n = spec.batch, c = spec.hidden, d = spec.directions;
+  const std::vector<std::int64_t> gates = onnx_gates(spec.cell);
+  const auto g = static_cast<std::int64_t>(gates.size());
+  const memory::dims state = {1, d, n, c};
+  const memory::desc src_layer = plain_desc({t, n, spec.input});
+  const memory::desc dst_layer = plain_desc({t, n, d * c});
+  // Every state is given, as zeros or as a buffer nobody reads where the
+  // node leaves it out: oneDNN 2.6 refuses an LSTM whose iteration states
+  // are partly left out.
+  const memory::desc src_iter = plain_desc(state), src_iter_c = plain_desc(state);
+  const memory::desc dst_iter = plain_desc(state), dst_iter_c = plain_desc(state);
+  const memory::desc weights_layer = any_desc({1, d, spec.input, g, c});
+  const memory::desc weights_iter = any_desc({1, d, c, g, c});
+  const std::int64_t bias_gates = spec.cell == Cell::kLinearBeforeResetGru ? 4 : g;
+  const memory::desc bias = plain_desc({1, d, bias_gates, c});
+  const auto direction = d == 2         ? dnnl::rnn_direction::bidirectional_concat
+                         : spec.reverse ? dnnl::rnn_direction::unidirectional_right2left
+                                        : dnnl::rnn_direction::unidirectional_left2right;
+  constexpr auto kInference = dnnl::prop_kind::forward_inference;
+
+  dnnl::primitive primitive;
+  memory::desc weights_layer_desc, weights_iter_desc;
+  std::unordered_map<int, memory> args;
+  if (spec.cell == Cell::kLstm) {
+    // Without peepholes, the form that has none (a zero peephole
+    // descriptor is refused).
+    const dnnl::lstm_forward::desc desc =
+        spec.peephole != kNoValue
+            ? dnnl::lstm_forward::desc(kInference, direction, src_layer, src_iter, src_iter_c,
+                                       weights_layer, weights_iter, plain_desc({1, d, 3, c}), bias,
+                                       dst_layer, dst_iter, dst_iter_c)
+            : dnnl::lstm_forward::desc(kInference, direction, src_layer, src_iter, src_iter_c,
+                                       weights_layer, weights_iter, bias, dst_layer, dst_iter,
+                                       dst_iter_c);
+    dnnl::lstm_forward::primitive_desc pd(desc, builder.engine());
+    primitive = dnnl::lstm_forward(pd);
+    weights_layer_desc = pd.weights_layer_desc();
+    weights_iter_desc = pd.weights_iter_desc();
+    if (spec.peephole != kNoValue) {
+      const ValueId p = builder.add_constant(peephole_ldgo(builder.constant(spec.peephole), d, c));
+      args[DNNL_ARG_WEIGHTS_PEEPHOLE] = builder.read(p, pd.weights_peephole_desc());
+    }
+  } else if (spec.cell == Cell::kGru) {
+    dnnl::gru_forward::desc desc(kInference, direction, src_layer, src_iter, weights_layer,
+                                 weights_iter, bias, dst_layer, dst_iter);
+    dnnl::gru_forward::primitive_desc pd(desc, builder.engine());
+    primitive = dnnl::gru_forward(pd);
+    weights_layer_desc = pd.weights_layer_desc();
+    weights_iter_desc = pd.weights_iter_desc();
+  } else {
+    dnnl::lbr_gru_forward::desc desc(kInference, direction, src_layer, src_iter, weights_layer,
+                                     weights_iter, bias, dst_layer, dst_iter);
+    dnnl::lbr_gru_forward::primitive_desc pd(desc, builder.engine());
+    primitive = dnnl::lbr_gru_forward(pd);
+    weights_layer_desc = pd.weights_layer_desc();
+    weights_iter_desc = pd.weights_iter_desc();
+  }
+  const ValueId w = builder.add_constant(weights_ldigo(builder.constant(spec.w), gates, c));
+  const ValueId r = builder.add_constant(weights_ldigo(builder.constant(spec.r), gates, c));
+  const ValueId b = builder.add_constant(
+      bias_ldgo(spec.bias != kNoValue ? &builder.constant(spec.bias) : nullptr, spec.cell, d, c));
+  args[DNNL_ARG_SRC_LAYER] = builder.read(spec.x, src_layer);
+  args[DNNL_ARG_WEIGHTS_LAYER] = builder.read(w, weights_layer_desc);
+  args[DNNL_ARG_WEIGHTS_ITER] = builder.read(r, weights_iter_desc);
+  args[DNNL_ARG_BIAS] = builder.read(b, bias);
+  auto initial = [&](ValueId value) {
+    if (value != kNoValue) return builder.read(value, src_iter);
+    const ValueId zeros =
+        builder.add_constant(Tensor::zeros(TensorType{DType::kFloat32, {1, d, n, c}}));
+    return builder.read(zeros, src_iter);
+  };
+  args[DNNL_ARG_SRC_ITER] = initial(spec.initial_h);
+  if (spec.cell == Cell::kLstm) args[DNNL_ARG_SRC_ITER_C] = initial(spec.initial_c);
+  // The final states are ONNX's as they are; Y is too for one direction.
+  const memory::desc y_desc = plain_desc({t, d, n, c});
+  memory y_memory, dst_layer_memory;
+  if (d == 1 && spec.y != kNoValue) {
+    y_memory = builder.output_memory(spec.y, y_desc);
+    dst_layer_memory = builder.view_of(y_memory, dst_layer);
+  } else {
+    dst_layer_memory = memory(dst_layer, builder.engine());
+  }
+  args[DNNL_ARG_DST_LAYER] = dst_layer_memory;
+  memory h_memory, c_memory;
+  const memory::desc state_desc = plain_desc({d, n, c});
+  auto final_state = [&](ValueId value, memory& kept) {
+    if (value == kNoValue) return memory(dst_iter, builder.engine());
+    kept = builder.output_memory(value, state_desc);
+    return builder.view_of(kept, dst_iter);
+  };
+  args[DNNL_ARG_DST_ITER] = final_state(spec.y_h, h_memory);
+  if (spec.cell == Cell::kLstm) args[DNNL_ARG_DST_ITER_C] = final_state(spec.y_c, c_memory);
+  builder.add(primitive, std::move(args));
+  if (spec.y != kNoValue && d == 2) {
+    // [steps, batch, directions, hidden] as written, to [steps, directions,
+    // batch, hidden]: a reorder from a strided view of the same bytes.
+    const memory source =
+        builder.view_of(dst_layer_memory, strided_desc({t, d, n, c}, {n * d * c, c, d * c, 1}));
+    y_memory = builder.output_memory(spec.y, y_desc);
+    builder.add(dnnl::reorder(source, y_memory),
+                {{DNNL_ARG_FROM, source}, {DNNL_ARG_TO, y_memory}});
+  }
+  if (spec.y != kNoValue) builder.define(spec.y, y_memory);
+  if (spec.y_h != kNoValue) builder.define(spec.y_h, h_memory);
+  if (spec.y_c != kNoValue) builder.define(spec.y_c, c_memory);
+}
+
+}  // namespace collage::onednn
