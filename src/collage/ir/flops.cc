@@ -143,7 +143,7 @@ Count flops_of(const Graph& graph, const Node& node) {
   if (op == "Conv") return conv_flops(graph, node);
   if (op == "ConvTranspose") return conv_transpose_flops(graph, node);
   if (op == "Gemm") return gemm_flops(graph, node);
-  if (op == "MatMul") return matmul_flops(graph, node);
+  if (op == "MatMul" || op == "MatMulInteger") return matmul_flops(graph, node);
   if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") return pool_flops(graph, node);
   if (op == "RNN" || op == "GRU" || op == "LSTM") return recurrent_flops(graph, node);
   if (kDataMovementOps.count(op) != 0) return 0;

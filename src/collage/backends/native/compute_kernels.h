@@ -1,13 +1,12 @@
 // Compute kernels: the internal declarations behind compute_ops().
 //
 // The compute-heavy native ops (convolution, GEMM, pooling, normalization,
-// reductions, resize, the recurrent layers) each get a run function and a check function with the
-// OpRun / OpCheck signatures of op_registry.h; compute_ops.cc lists them in
-// the table. The helpers below are shared by several op families: dtype
-// checks, axis normalization, the three-axis form of a convolution's or
-// pool's window (resolved by ir/window.h), how many threads a loop of a
-// given size deserves, the padded plane copies of direct convolution and
-// pooling, and vectorized row loops.
+// reductions, resize, the recurrent layers, quantization) each get a run function and a check
+// function with the OpRun / OpCheck signatures of op_registry.h; compute_ops.cc lists them in the
+// table. The helpers below are shared by several op families: dtype checks, axis normalization, the
+// three-axis form of a convolution's or pool's window (resolved by ir/window.h), how many threads a
+// loop of a given size deserves, the padded plane copies of direct convolution and pooling, and
+// vectorized row loops.
 #pragma once
 
 #include <array>
@@ -112,6 +111,23 @@ bool check_top_k(const Graph& graph, const Node& node);
 void run_recurrent(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                    std::span<Tensor> outputs, int threads);
 bool check_recurrent(const Graph& graph, const Node& node);
+// ops_quantize.cc
+void run_quantize_linear(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                         std::span<Tensor> outputs, int threads);
+bool check_quantize_linear(const Graph& graph, const Node& node);
+void run_dequantize_linear(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                           std::span<Tensor> outputs, int threads);
+bool check_dequantize_linear(const Graph& graph, const Node& node);
+void run_dynamic_quantize_linear(const Graph& graph, const Node& node,
+                                 std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                                 int threads);
+bool check_dynamic_quantize_linear(const Graph& graph, const Node& node);
+void run_matmul_integer(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                        std::span<Tensor> outputs, int threads);
+bool check_matmul_integer(const Graph& graph, const Node& node);
+void run_qlinear_matmul(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                        std::span<Tensor> outputs, int threads);
+bool check_qlinear_matmul(const Graph& graph, const Node& node);
 // ops_resize.cc
 void run_resize(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                 std::span<Tensor> outputs, int threads);

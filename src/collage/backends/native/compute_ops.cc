@@ -46,6 +46,11 @@ constexpr OpEntry kComputeOps[] = {
     {"RNN", run_recurrent, check_recurrent},
     {"GRU", run_recurrent, check_recurrent},
     {"LSTM", run_recurrent, check_recurrent},
+    {"QuantizeLinear", run_quantize_linear, check_quantize_linear},
+    {"DequantizeLinear", run_dequantize_linear, check_dequantize_linear},
+    {"DynamicQuantizeLinear", run_dynamic_quantize_linear, check_dynamic_quantize_linear},
+    {"MatMulInteger", run_matmul_integer, check_matmul_integer},
+    {"QLinearMatMul", run_qlinear_matmul, check_qlinear_matmul},
 };
 
 // Work (elementary operations) below which a parallel loop costs more in
