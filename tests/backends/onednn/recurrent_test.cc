@@ -40,16 +40,18 @@ Graph layer_graph(const Layer& l) {
     inputs.push_back(l.peepholes ? b.weights({d, 3 * l.hidden}) : none);
   }
   while (inputs.back() == kNoValue) inputs.pop_back();
-  auto output = [&](bool wanted, const char* name, const Shape& shape) {
-    if (!wanted) return kNoValue;
-    const ValueId value = graph.add_value(name, f32(shape));
-    graph.add_output(value);
-    return value;
-  };
-  std::vector<ValueId> outputs = {output(l.y, "y", {l.steps, d, l.batch, l.hidden}),
-                                  output(l.y_h, "y_h", state)};
-  if (l.op == "LSTM") outputs.push_back(output(l.y_c, "y_c", state));
-  while (outputs.back() == kNoValue) outputs.pop_back();
+  // As the importer reads them: outputs left out at the end are dropped,
+  // and one left out before another gets a value that nothing reads.
+  std::vector<std::pair<bool, Shape>> wanted = {{l.y, {l.steps, d, l.batch, l.hidden}},
+                                                {l.y_h, state}};
+  if (l.op == "LSTM") wanted.push_back({l.y_c, state});
+  while (!wanted.empty() && !wanted.back().first) wanted.pop_back();
+  std::vector<ValueId> outputs;
+  for (std::size_t i = 0; i < wanted.size(); ++i) {
+    const ValueId value = graph.add_value("out" + std::to_string(i), f32(wanted[i].second));
+    if (wanted[i].first) graph.add_output(value);
+    outputs.push_back(value);
+  }
   Attributes attributes = attrs({{"hidden_size", l.hidden}, {"direction", l.direction}});
   if (l.linear_before_reset) attributes.set("linear_before_reset", std::int64_t{1});
   for (const auto& [name, value] : l.extra.all()) attributes.set(name, value);

@@ -32,7 +32,13 @@ struct QuantAxis {
   std::int64_t index(std::int64_t i) const { return count == 1 ? 0 : (i / inner) % count; }
 };
 
-QuantAxis quant_axis(const Node& node, const Shape& shape, const Tensor& scale) {
+// The axis of `scale` (and `zero_point`, when given, of the same size) for a
+// tensor of `shape`.
+QuantAxis quant_axis(const Node& node, const Shape& shape, const Tensor& scale,
+                     const Tensor* zero_point) {
+  if (zero_point != nullptr && zero_point->numel() != scale.numel()) {
+    throw Error("the zero point and the scale differ in size", {.node = node.name});
+  }
   QuantAxis q;
   if (scale.numel() == 1) return q;
   const int rank = static_cast<int>(shape.size());
@@ -89,10 +95,7 @@ void run_quantize_linear(const Graph& graph, const Node& node, std::span<const T
   const Tensor& x = inputs[0];
   const Tensor& scale = inputs[1];
   const Tensor* zero_point = optional_input(inputs, 2);
-  const QuantAxis axis = quant_axis(node, x.shape(), scale);
-  if (zero_point != nullptr && zero_point->numel() != scale.numel()) {
-    throw Error("the zero point and the scale differ in size", {.node = node.name});
-  }
+  const QuantAxis axis = quant_axis(node, x.shape(), scale, zero_point);
   Tensor& y = outputs[0];
   if (y.dtype() == DType::kInt8) {
     quantize(x.data<float>(), x.numel(), scale.data<float>(), zero_point, axis,
@@ -116,10 +119,7 @@ void run_dequantize_linear(const Graph& graph, const Node& node, std::span<const
   const Tensor& x = inputs[0];
   const Tensor& scale = inputs[1];
   const Tensor* zero_point = optional_input(inputs, 2);
-  const QuantAxis axis = quant_axis(node, x.shape(), scale);
-  if (zero_point != nullptr && zero_point->numel() != scale.numel()) {
-    throw Error("the zero point and the scale differ in size", {.node = node.name});
-  }
+  const QuantAxis axis = quant_axis(node, x.shape(), scale, zero_point);
   float* y = outputs[0].data<float>();
   switch (x.dtype()) {
     case DType::kInt8:

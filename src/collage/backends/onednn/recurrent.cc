@@ -226,20 +226,22 @@ void emit_recurrent(ProgramBuilder& builder, const RecurrentSpec& spec) {
       const ValueId p = builder.add_constant(peephole_ldgo(builder.constant(spec.peephole), d, c));
       args[DNNL_ARG_WEIGHTS_PEEPHOLE] = builder.read(p, pd.weights_peephole_desc());
     }
-  } else if (spec.cell == Cell::kGru) {
-    dnnl::gru_forward::desc desc(kInference, direction, src_layer, src_iter, weights_layer,
-                                 weights_iter, bias, dst_layer, dst_iter);
-    dnnl::gru_forward::primitive_desc pd(desc, builder.engine());
-    primitive = dnnl::gru_forward(pd);
-    weights_layer_desc = pd.weights_layer_desc();
-    weights_iter_desc = pd.weights_iter_desc();
   } else {
-    dnnl::lbr_gru_forward::desc desc(kInference, direction, src_layer, src_iter, weights_layer,
-                                     weights_iter, bias, dst_layer, dst_iter);
-    dnnl::lbr_gru_forward::primitive_desc pd(desc, builder.engine());
-    primitive = dnnl::lbr_gru_forward(pd);
-    weights_layer_desc = pd.weights_layer_desc();
-    weights_iter_desc = pd.weights_iter_desc();
+    // The two GRU primitives take the same descriptors.
+    auto gru = [&](auto kind) {
+      using Primitive = decltype(kind);
+      typename Primitive::desc desc(kInference, direction, src_layer, src_iter, weights_layer,
+                                    weights_iter, bias, dst_layer, dst_iter);
+      typename Primitive::primitive_desc pd(desc, builder.engine());
+      primitive = Primitive(pd);
+      weights_layer_desc = pd.weights_layer_desc();
+      weights_iter_desc = pd.weights_iter_desc();
+    };
+    if (spec.cell == Cell::kGru) {
+      gru(dnnl::gru_forward());
+    } else {
+      gru(dnnl::lbr_gru_forward());
+    }
   }
   const ValueId w = builder.add_constant(weights_ldigo(builder.constant(spec.w), gates, c));
   const ValueId r = builder.add_constant(weights_ldigo(builder.constant(spec.r), gates, c));
