@@ -20,6 +20,19 @@ TEST(FlopsTest, ConvCountsTwoFlopsPerMultiplyAccumulatePlusBias) {
   EXPECT_EQ(node_flops(g, g.node(0)), 1024 * 27 * 2 + 1024);
 }
 
+// Every step multiplies the input and the state by every gate's weights,
+// in each direction: 2 * steps * batch * directions * gates * hidden *
+// (input + hidden).
+TEST(FlopsTest, RecurrentLayersCountBothProductsOfEveryStepAndDirection) {
+  Graph g;
+  ValueId x = g.add_input("x", f32({7, 3, 5}));
+  ValueId w = g.add_constant("w", Tensor::zeros(f32({2, 4 * 6, 5})));
+  ValueId r = g.add_constant("r", Tensor::zeros(f32({2, 4 * 6, 6})));
+  ValueId y = g.add_value("y", f32({7, 2, 3, 6}));
+  g.add_node("LSTM", {x, w, r}, {y});
+  EXPECT_EQ(node_flops(g, g.node(0)), 2 * 7 * 3 * 2 * 24 * (5 + 6));
+}
+
 TEST(FlopsTest, GroupedConvCountsOnlyItsGroupsChannels) {
   Graph g;
   ValueId x = g.add_input("x", f32({1, 8, 4, 4}));
