@@ -23,7 +23,7 @@ struct Layer {
 Graph layer_graph(const Layer& l) {
   GraphBuilder b;
   const std::int64_t d = l.direction == "bidirectional" ? 2 : 1;
-  const std::int64_t g = l.op == "LSTM" ? 4 : 3;
+  const std::int64_t g = l.op == "LSTM" ? 4 : l.op == "RNN" ? 1 : 3;
   const ValueId none = kNoValue;
   std::vector<ValueId> inputs = {b.input({l.steps, l.batch, l.input}),
                                  b.weights({d, g * l.hidden, l.input}),
@@ -76,6 +76,23 @@ TEST(OnednnRecurrentTest, GruMatchesTheReferenceWithTheResetBeforeOrAfterTheProd
           {.op = "GRU", .direction = direction, .linear_before_reset = linear_before_reset})));
     }
   }
+}
+
+TEST(OnednnRecurrentTest, RnnMatchesTheReferenceWithEachActivationOnednnComputes) {
+  for (const std::string activation : {"Tanh", "Relu", "Sigmoid"}) {
+    for (const std::string direction : {"forward", "reverse", "bidirectional"}) {
+      SCOPED_TRACE(activation + " " + direction);
+      Layer layer{.op = "RNN", .direction = direction};
+      layer.extra.set("activations", std::vector<std::string>{activation});
+      EXPECT_TRUE(matches_reference(layer_graph(layer), 2));
+    }
+  }
+  EXPECT_TRUE(matches_reference(layer_graph({.op = "RNN", .initial_state = false, .y = false})));
+  // One primitive runs both directions, so they must share the activation.
+  Layer mixed{.op = "RNN", .direction = "bidirectional"};
+  mixed.extra.set("activations", std::vector<std::string>{"Tanh", "Relu"});
+  const Graph graph = layer_graph(mixed);
+  EXPECT_FALSE(onednn_backend().supports(graph, graph.node(0)));
 }
 
 TEST(OnednnRecurrentTest, WithoutBiasStatesOrSomeOutputs) {

@@ -107,7 +107,7 @@ const std::vector<OpRow>& op_table() {
       {{"Softmax", "LogSoftmax"},
        [](const Graph& g, const Node& n) { return reason(softmax_spec(g, n)); },
        emit_softmax_op},
-      {{"LSTM", "GRU"},
+      {{"LSTM", "GRU", "RNN"},
        [](const Graph& g, const Node& n) { return reason(recurrent_spec(g, n)); },
        emit_recurrent_op},
       {binary_ops(), [](const Graph& g, const Node& n) { return reason(binary_spec(g, n)); },

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,23 @@ bool default_activations(const Node& node, std::int64_t directions) {
 // GRU's u r o are ONNX's z r h.
 std::vector<std::int64_t> onnx_gates(Cell cell) {
   if (cell == Cell::kLstm) return {0, 2, 3, 1};
+  if (cell == Cell::kRnn) return {0};
   return {0, 1, 2};
+}
+
+// RNN's activation as oneDNN's algorithm: one of the three its cell
+// computes, the same for every direction (one primitive runs them all).
+std::optional<dnnl::algorithm> rnn_activation(const Node& node) {
+  if (!node.attributes.has("activations")) return dnnl::algorithm::eltwise_tanh;
+  const std::vector<std::string>& names = node.attributes.get_strings("activations");
+  if (names.empty()) return std::nullopt;
+  for (const std::string& name : names) {
+    if (!same_name(name, names[0])) return std::nullopt;
+  }
+  if (same_name(names[0], "Tanh")) return dnnl::algorithm::eltwise_tanh;
+  if (same_name(names[0], "Relu")) return dnnl::algorithm::eltwise_relu;
+  if (same_name(names[0], "Sigmoid")) return dnnl::algorithm::eltwise_logistic;
+  return std::nullopt;
 }
 
 // W [D, G * C, K] (ONNX) as oneDNN's ldigo [1, D, K, G, C].
@@ -112,10 +129,12 @@ Tensor peephole_ldgo(const Tensor& p, std::int64_t directions, std::int64_t hidd
 }  // namespace
 
 Result<RecurrentSpec> recurrent_spec(const Graph& graph, const Node& node) {
-  if ((node.op_type != "LSTM" && node.op_type != "GRU") || !in_onnx_domain(node)) {
-    return Failure{fmt::format("{} is not LSTM or GRU", node.op_type)};
+  if ((node.op_type != "LSTM" && node.op_type != "GRU" && node.op_type != "RNN") ||
+      !in_onnx_domain(node)) {
+    return Failure{fmt::format("{} is not LSTM, GRU or RNN", node.op_type)};
   }
   const bool lstm = node.op_type == "LSTM";
+  const bool rnn = node.op_type == "RNN";
   if (auto problem = tensor_problem(graph, node, lstm ? 8 : 6)) return Failure{*problem};
   RecurrentSpec spec;
   spec.x = node.input(0);
@@ -150,12 +169,19 @@ Result<RecurrentSpec> recurrent_spec(const Graph& graph, const Node& node) {
   }
   spec.reverse = direction == "reverse";
   spec.directions = direction == "bidirectional" ? 2 : 1;
-  if (!default_activations(node, spec.directions)) {
+  if (rnn) {
+    const std::optional<dnnl::algorithm> activation = rnn_activation(node);
+    if (!activation) return Failure{"RNN activations other than one of Tanh, Relu and Sigmoid"};
+    spec.activation = *activation;
+    spec.cell = Cell::kRnn;
+  } else if (!default_activations(node, spec.directions)) {
     return Failure{"activations other than the defaults"};
-  }
-  spec.cell = lstm                                                     ? Cell::kLstm
-              : node.attributes.get_int("linear_before_reset", 0) != 0 ? Cell::kLinearBeforeResetGru
+  } else if (lstm) {
+    spec.cell = Cell::kLstm;
+  } else {
+    spec.cell = node.attributes.get_int("linear_before_reset", 0) != 0 ? Cell::kLinearBeforeResetGru
                                                                        : Cell::kGru;
+  }
   const Shape& x = graph.type(spec.x).shape;
   const Shape& r = graph.type(spec.r).shape;
   if (x.size() != 3 || r.size() != 3) return Failure{"X and R must have rank 3"};
@@ -163,7 +189,7 @@ Result<RecurrentSpec> recurrent_spec(const Graph& graph, const Node& node) {
   spec.batch = x[1];
   spec.input = x[2];
   spec.hidden = r[2];
-  const std::int64_t gates = lstm ? 4 : 3;
+  const std::int64_t gates = lstm ? 4 : rnn ? 1 : 3;
   if (node.attributes.get_int("hidden_size", spec.hidden) != spec.hidden) {
     return Failure{"hidden_size does not match R"};
   }
@@ -226,6 +252,14 @@ void emit_recurrent(ProgramBuilder& builder, const RecurrentSpec& spec) {
       const ValueId p = builder.add_constant(peephole_ldgo(builder.constant(spec.peephole), d, c));
       args[DNNL_ARG_WEIGHTS_PEEPHOLE] = builder.read(p, pd.weights_peephole_desc());
     }
+  } else if (spec.cell == Cell::kRnn) {
+    dnnl::vanilla_rnn_forward::desc desc(kInference, spec.activation, direction, src_layer,
+                                         src_iter, weights_layer, weights_iter, bias, dst_layer,
+                                         dst_iter);
+    dnnl::vanilla_rnn_forward::primitive_desc pd(desc, builder.engine());
+    primitive = dnnl::vanilla_rnn_forward(pd);
+    weights_layer_desc = pd.weights_layer_desc();
+    weights_iter_desc = pd.weights_iter_desc();
   } else {
     // The two GRU primitives take the same descriptors.
     auto gru = [&](auto kind) {

@@ -1,5 +1,6 @@
-// Recurrent layers: ONNX LSTM and GRU as oneDNN's lstm_forward, gru_forward
-// and lbr_gru_forward (GRU with linear_before_reset, what PyTorch exports).
+// Recurrent layers: ONNX LSTM, GRU and RNN as oneDNN's lstm_forward,
+// gru_forward, lbr_gru_forward (GRU with linear_before_reset, what PyTorch
+// exports) and vanilla_rnn_forward (RNN with Tanh, Relu or Sigmoid).
 //
 // One primitive runs every direction: ONNX's initial and final states
 // [directions, batch, hidden] are oneDNN's [layers = 1, directions, batch,
@@ -24,8 +25,10 @@
 namespace collage::onednn {
 
 struct RecurrentSpec {
-  enum class Cell { kLstm, kGru, kLinearBeforeResetGru };
+  enum class Cell { kRnn, kLstm, kGru, kLinearBeforeResetGru };
   Cell cell = Cell::kLstm;
+  // RNN's activation (eltwise_tanh, eltwise_relu or eltwise_logistic).
+  dnnl::algorithm activation = dnnl::algorithm::eltwise_tanh;
   ValueId x = kNoValue, w = kNoValue, r = kNoValue, bias = kNoValue;
   ValueId initial_h = kNoValue, initial_c = kNoValue, peephole = kNoValue;
   // Outputs; kNoValue for those the node leaves out.
