@@ -68,5 +68,21 @@ TEST(TensorCompareTest, DtypeMismatchIsReported) {
   EXPECT_TRUE(compare_tensors(a, b));
 }
 
+// float16 values are decoded and compared within one unit in the last place.
+TEST(TensorCompareTest, Float16ComparesItsValuesWithinOneUnitInTheLastPlace) {
+  auto half = [](std::vector<std::uint16_t> bits) {
+    Tensor tensor =
+        Tensor::allocate(TensorType{DType::kFloat16, {static_cast<std::int64_t>(bits.size())}});
+    std::copy(bits.begin(), bits.end(), static_cast<std::uint16_t*>(tensor.raw()));
+    return tensor;
+  };
+  // 1.0, 2.0 and 1.0 + 2^-10 (the next float16 after 1.0), then 1.0 + 2^-8.
+  EXPECT_FALSE(compare_tensors(half({0x3C00, 0x4000}), half({0x3C00, 0x4000})));
+  EXPECT_FALSE(compare_tensors(half({0x3C01}), half({0x3C00})));
+  const auto difference = compare_tensors(half({0x3C04, 0x4000}), half({0x3C00, 0x4000}));
+  ASSERT_TRUE(difference);
+  EXPECT_NE(difference->find("1 of 2 elements differ"), std::string::npos) << *difference;
+}
+
 }  // namespace
 }  // namespace collage::testing

@@ -6,6 +6,8 @@
 // compute the shape their attributes and inputs say and compare it with the
 // static one, so that a wrong shape inference shows up as an Error here
 // instead of as silently scrambled data downstream.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -16,9 +18,9 @@
 namespace collage::native {
 namespace {
 
-constexpr std::initializer_list<DType> kCastable = {DType::kFloat32, DType::kFloat64, DType::kInt8,
-                                                    DType::kUInt8,   DType::kInt16,   DType::kInt32,
-                                                    DType::kInt64,   DType::kBool};
+constexpr std::initializer_list<DType> kCastable = {
+    DType::kFloat32, DType::kFloat64, DType::kInt8, DType::kUInt8,  DType::kInt16,
+    DType::kInt32,   DType::kInt64,   DType::kBool, DType::kFloat16};
 
 // Copies `in` to `out` unchanged after checking that the op's own idea of
 // the output shape matches the static one.
@@ -168,7 +170,8 @@ bool dropout_is_inference(const Graph& graph, const Node& node) {
   ValueId training = node.input(2);
   if (training == kNoValue) return true;
   const Value& mode = graph.value(training);
-  if (mode.is_constant() && mode.constant->numel() == 1 && mode.constant->int_at(0) == 0) return true;
+  if (mode.is_constant() && mode.constant->numel() == 1 && mode.constant->int_at(0) == 0)
+    return true;
   ValueId ratio = node.input(1);
   if (ratio == kNoValue) return false;
   const Value& r = graph.value(ratio);
@@ -339,11 +342,47 @@ To convert(From value) {
     return static_cast<To>(value);
 }
 
+// A cast from or to float16 goes through float32, converted by the F16C
+// instructions the build targets (round to nearest even, as ONNX's Cast).
+void cast_half(const Tensor& in, Tensor& out, int threads) {
+  const std::int64_t n = in.numel();
+  const int team = threads_for(n, threads);
+  if (in.dtype() == DType::kFloat16 && out.dtype() == DType::kFloat16) {
+    std::memcpy(out.raw(), in.raw(), in.byte_size());
+    return;
+  }
+  if (in.dtype() == DType::kFloat16) {
+    const auto* x = static_cast<const std::uint16_t*>(in.raw());
+    visit_dtype(out.dtype(), [&](auto to_type) {
+      using To = typename decltype(to_type)::type;
+      To* y = out.data<To>();
+#pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
+      for (std::int64_t i = 0; i < n; ++i) y[i] = convert<float, To>(_cvtsh_ss(x[i]));
+    });
+    return;
+  }
+  auto* y = static_cast<std::uint16_t*>(out.raw());
+  visit_dtype(in.dtype(), [&](auto from_type) {
+    using From = typename decltype(from_type)::type;
+    const From* x = in.data<From>();
+#pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
+    for (std::int64_t i = 0; i < n; ++i) {
+      y[i] = _cvtss_sh(convert<From, float>(x[i]), _MM_FROUND_TO_NEAREST_INT);
+    }
+  });
+}
+
+// Cast, and CastLike (opset 15), whose second input only names the type
+// the graph already gives its output.
 void run_cast(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
               std::span<Tensor> outputs, int threads) {
   const Tensor& in = inputs[0];
   Tensor& out = outputs[0];
   if (in.shape() != out.shape()) throw node_error(node, "output shape differs");
+  if (in.dtype() == DType::kFloat16 || out.dtype() == DType::kFloat16) {
+    cast_half(in, out, threads);
+    return;
+  }
   visit_dtype(in.dtype(), [&](auto from_type) {
     using From = typename decltype(from_type)::type;
     visit_dtype(out.dtype(), [&](auto to_type) {
@@ -359,7 +398,8 @@ void run_cast(const Graph& graph, const Node& node, std::span<const Tensor> inpu
 }
 
 bool check_cast(const Graph& graph, const Node& node) {
-  return node.inputs.size() == 1 && input_is(graph, node, 0, kCastable) &&
+  const std::size_t inputs = node.op_type == "CastLike" ? 2 : 1;
+  return node.inputs.size() == inputs && input_is(graph, node, 0, kCastable) &&
          is_one_of(output_dtype(graph, node, 0), kCastable);
 }
 
@@ -380,6 +420,7 @@ constexpr OpEntry kShapeOps[] = {
     {"Constant", run_constant, check_constant},
     {"Range", run_range, check_range},
     {"Cast", run_cast, check_cast},
+    {"CastLike", run_cast, check_cast},
 };
 
 }  // namespace
