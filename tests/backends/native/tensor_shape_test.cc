@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <numeric>
 
 #include "tensor_op_harness.h"
@@ -152,8 +153,23 @@ TEST(TensorShapeTest, CastWidensAndNarrowsIntegers) {
       (std::vector<std::uint8_t>{7, 255}));
 }
 
-TEST(TensorShapeTest, CastToFloat16IsNotSupported) {
-  EXPECT_FALSE(op_supported({"Cast", {{f32({1}, {1})}}, {type(DType::kFloat16, {1})}}));
+// float16 keeps 11 significant bits; a float halfway between two of its
+// values rounds to the one with an even last bit, and the way back is exact.
+TEST(TensorShapeTest, CastToAndFromFloat16RoundsToNearestEven) {
+  const float ulp = 1.0f / 1024;  // of float16 at 1.0
+  const Tensor half = run_one({"Cast",
+                               {{f32({4}, {1.0f, 1.0f + ulp / 2, 1.0f + 3 * ulp / 2, 65536.0f})}},
+                               {type(DType::kFloat16, {4})}});
+  const auto* bits = static_cast<const std::uint16_t*>(half.raw());
+  EXPECT_EQ(std::vector<std::uint16_t>(bits, bits + 4),
+            (std::vector<std::uint16_t>{0x3C00, 0x3C00, 0x3C02, 0x7C00}));
+  const Tensor back = run_one({"Cast", {{half}}, {type(DType::kFloat32, {4})}});
+  EXPECT_EQ(values<float>(back), (std::vector<float>{1.0f, 1.0f, 1.0f + 2 * ulp,
+                                                     std::numeric_limits<float>::infinity()}));
+  // CastLike takes the type of its second input, which the graph gives.
+  const Tensor like =
+      run_one({"CastLike", {{half}, {f32({1}, {0.0f})}}, {type(DType::kFloat32, {4})}});
+  EXPECT_EQ(values<float>(like), values<float>(back));
 }
 
 TEST(TensorShapeTest, RangeCountsUpDownAndInFloat) {
