@@ -15,11 +15,13 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
 #include "collage/backends/native/broadcast.h"
 #include "collage/backends/native/compute_kernels.h"
+#include "collage/backends/native/tensor_kernels.h"
 #include "collage/ir/error.h"
 
 namespace collage::native {
@@ -82,11 +84,7 @@ void dequantize(const Q* x, std::int64_t n, const float* scale, const Tensor* ze
   }
 }
 
-bool is_8bit(DType dtype) { return dtype == DType::kInt8 || dtype == DType::kUInt8; }
-
-DType dtype_of(const Graph& graph, ValueId value) {
-  return value == kNoValue ? DType::kFloat16 : graph.type(value).dtype;
-}
+bool is_8bit(std::optional<DType> dtype) { return dtype == DType::kInt8 || dtype == DType::kUInt8; }
 
 }  // namespace
 
@@ -109,9 +107,9 @@ void run_quantize_linear(const Graph& graph, const Node& node, std::span<const T
 bool check_quantize_linear(const Graph& graph, const Node& node) {
   if (node.inputs.size() < 2 || node.inputs.size() > 3 || node.outputs.size() != 1) return false;
   if (!is_float32(graph, node.input(0)) || !is_float32(graph, node.input(1))) return false;
-  const DType out = dtype_of(graph, node.outputs[0]);
+  const DType out = output_dtype(graph, node, 0);
   if (!is_8bit(out)) return false;
-  return node.input(2) == kNoValue || dtype_of(graph, node.input(2)) == out;
+  return node.input(2) == kNoValue || input_dtype(graph, node, 2) == out;
 }
 
 void run_dequantize_linear(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
@@ -135,10 +133,10 @@ void run_dequantize_linear(const Graph& graph, const Node& node, std::span<const
 
 bool check_dequantize_linear(const Graph& graph, const Node& node) {
   if (node.inputs.size() < 2 || node.inputs.size() > 3 || node.outputs.size() != 1) return false;
-  const DType in = dtype_of(graph, node.input(0));
+  const std::optional<DType> in = input_dtype(graph, node, 0);
   if (!is_8bit(in) && in != DType::kInt32) return false;
   if (!is_float32(graph, node.input(1)) || !is_float32(graph, node.outputs[0])) return false;
-  return node.input(2) == kNoValue || dtype_of(graph, node.input(2)) == in;
+  return node.input(2) == kNoValue || input_dtype(graph, node, 2) == in;
 }
 
 // y = saturate(round(x / scale) + zero_point) in uint8, with the scale and
@@ -166,8 +164,8 @@ void run_dynamic_quantize_linear(const Graph& graph, const Node& node,
 
 bool check_dynamic_quantize_linear(const Graph& graph, const Node& node) {
   return node.inputs.size() == 1 && node.outputs.size() == 3 && is_float32(graph, node.input(0)) &&
-         is_float32(graph, node.outputs[1]) && dtype_of(graph, node.outputs[0]) == DType::kUInt8 &&
-         dtype_of(graph, node.outputs[2]) == DType::kUInt8;
+         is_float32(graph, node.outputs[1]) && output_dtype(graph, node, 0) == DType::kUInt8 &&
+         output_dtype(graph, node, 2) == DType::kUInt8;
 }
 
 namespace {
@@ -264,8 +262,8 @@ void run_matmul_integer(const Graph& graph, const Node& node, std::span<const Te
 
 bool check_matmul_integer(const Graph& graph, const Node& node) {
   if (node.inputs.size() < 2 || node.inputs.size() > 4 || node.outputs.size() != 1) return false;
-  const DType a = dtype_of(graph, node.input(0)), b = dtype_of(graph, node.input(1));
-  if (!is_8bit(a) || !is_8bit(b) || dtype_of(graph, node.outputs[0]) != DType::kInt32) {
+  const std::optional<DType> a = input_dtype(graph, node, 0), b = input_dtype(graph, node, 1);
+  if (!is_8bit(a) || !is_8bit(b) || output_dtype(graph, node, 0) != DType::kInt32) {
     return false;
   }
   if (graph.type(node.input(0)).rank() < 2 || graph.type(node.input(1)).rank() < 2) return false;
@@ -273,7 +271,7 @@ bool check_matmul_integer(const Graph& graph, const Node& node) {
   for (std::size_t i : {std::size_t{2}, std::size_t{3}}) {
     const ValueId zp = node.input(i);
     if (zp == kNoValue) continue;
-    if (dtype_of(graph, zp) != (i == 2 ? a : b) || graph.type(zp).rank() > 1) return false;
+    if (input_dtype(graph, node, i) != (i == 2 ? a : b) || graph.type(zp).rank() > 1) return false;
   }
   return true;
 }
@@ -320,11 +318,11 @@ void run_qlinear_matmul(const Graph& graph, const Node& node, std::span<const Te
 
 bool check_qlinear_matmul(const Graph& graph, const Node& node) {
   if (node.inputs.size() != 8 || node.outputs.size() != 1) return false;
-  const DType a = dtype_of(graph, node.input(0)), b = dtype_of(graph, node.input(3));
-  const DType y = dtype_of(graph, node.outputs[0]);
+  const std::optional<DType> a = input_dtype(graph, node, 0), b = input_dtype(graph, node, 3);
+  const DType y = output_dtype(graph, node, 0);
   if (!is_8bit(a) || !is_8bit(b) || !is_8bit(y)) return false;
-  if (dtype_of(graph, node.input(2)) != a || dtype_of(graph, node.input(5)) != b ||
-      dtype_of(graph, node.input(7)) != y) {
+  if (input_dtype(graph, node, 2) != a || input_dtype(graph, node, 5) != b ||
+      input_dtype(graph, node, 7) != y) {
     return false;
   }
   for (std::size_t i : {std::size_t{1}, std::size_t{4}, std::size_t{6}}) {
