@@ -40,3 +40,23 @@ def reference(x, path):
     c += b[None, :, None, None]
     y = np.maximum(c, 0)
     return y, y + 1 / (1 + np.exp(-y))
+
+
+def every_backend_strategy(backends):
+    """Each backend's single-backend plan ("native" for native): every backend
+    runs the ops it takes, native the rest."""
+    return ["native" if b["name"] == "native" else "single:" + b["name"] for b in backends]
+
+
+def check_against_pytorch(collage, torch, module, x, path, opset, tolerance):
+    """Exports `module` at `opset` to `path` and checks that every backend's
+    plan gives its output for input `x` within `tolerance` (rtol and atol)."""
+    torch.onnx.export(module, (x,), str(path), input_names=["x"], output_names=["y"],
+                      opset_version=opset)
+    with torch.no_grad():
+        want = module(x).numpy()
+    for strategy in every_backend_strategy(collage.backends()):
+        got = collage.Session(str(path), strategy=strategy, threads=2).run(
+            {"x": x.numpy()})["y"]
+        assert got.shape == want.shape, strategy
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance, err_msg=strategy)

@@ -31,8 +31,7 @@ def test_session_describes_inputs_and_outputs(model):
 def test_run_matches_numpy_on_every_backend(model):
     x = random_input(1)
     y, z = models.reference(x, model)
-    for backend in collage.backends():
-        strategy = "native" if backend["name"] == "native" else "single:" + backend["name"]
+    for strategy in models.every_backend_strategy(collage.backends()):
         outputs = collage.Session(model, strategy=strategy, threads=1).run({"x": x})
         assert outputs["y"].dtype == np.float32 and outputs["y"].shape == (1, 16, 12, 12)
         np.testing.assert_allclose(outputs["y"], y, rtol=1e-4, atol=1e-4, err_msg=strategy)

@@ -1,10 +1,10 @@
 """A fake-quantized network exported by PyTorch (ONNX QuantizeLinear and
 DequantizeLinear around every convolution's input and weights) against
 PyTorch."""
-import numpy as np
 import pytest
 
 import collage
+import models
 
 torch = pytest.importorskip("torch")
 
@@ -44,16 +44,5 @@ def test_fake_quantized_model_matches_pytorch(tmp_path):
     torch.manual_seed(5)
     module = FakeQuantized().eval()
     x = torch.rand(1, 3, 16, 16)
-    path = tmp_path / "fake_quantized.onnx"
-    torch.onnx.export(module, (x,), str(path), input_names=["x"], output_names=["y"],
-                      opset_version=13)
-    with torch.no_grad():
-        want = module(x).numpy()
-    # Every backend's single-backend plan: each takes the ops it runs (oneDNN
-    # the recurrent layers), native the rest.
-    strategies = ["native"] + ["single:" + b["name"] for b in collage.backends()
-                               if b["name"] != "native"]
-    for strategy in strategies:
-        got = collage.Session(str(path), strategy=strategy, threads=2).run(
-            {"x": x.numpy()})["y"]
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=strategy)
+    models.check_against_pytorch(collage, torch, module, x, tmp_path / "fake_quantized.onnx", 13,
+                                 1e-4)

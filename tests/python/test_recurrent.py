@@ -1,8 +1,8 @@
 """Recurrent layers exported by PyTorch (ONNX RNN, GRU and LSTM) against PyTorch."""
-import numpy as np
 import pytest
 
 import collage
+import models
 
 torch = pytest.importorskip("torch")
 
@@ -47,17 +47,4 @@ def test_exported_recurrent_model_matches_pytorch(name, tmp_path):
     torch.manual_seed(3)
     module = MODELS[name]().eval()
     x = torch.randn(7, 3, 12)
-    path = tmp_path / f"{name}.onnx"
-    torch.onnx.export(module, (x,), str(path), input_names=["x"], output_names=["y"],
-                      opset_version=14)
-    with torch.no_grad():
-        want = module(x).numpy()
-    # Every backend's single-backend plan: each takes the ops it runs (oneDNN
-    # the recurrent layers), native the rest.
-    strategies = ["native"] + ["single:" + b["name"] for b in collage.backends()
-                               if b["name"] != "native"]
-    for strategy in strategies:
-        got = collage.Session(str(path), strategy=strategy, threads=2).run(
-            {"x": x.numpy()})["y"]
-        assert got.shape == want.shape
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=strategy)
+    models.check_against_pytorch(collage, torch, module, x, tmp_path / f"{name}.onnx", 14, 1e-5)
