@@ -13,7 +13,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -25,6 +24,7 @@
 #include "collage/backends/native/sgemm.h"
 #include "collage/backends/native/vector_math.h"
 #include "collage/ir/error.h"
+#include "collage/ir/recurrent.h"
 
 namespace collage::native {
 namespace {
@@ -105,12 +105,7 @@ constexpr ActivationName kActivations[] = {
 
 const ActivationName* find_activation(std::string_view name) {
   for (const ActivationName& entry : kActivations) {
-    // ONNX's examples write the names in any case ("sigmoid", "Tanh").
-    if (entry.name.size() == name.size() &&
-        std::equal(name.begin(), name.end(), entry.name.begin(),
-                   [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
-      return &entry;
-    }
+    if (same_activation(entry.name, name)) return &entry;
   }
   return nullptr;
 }
@@ -138,18 +133,6 @@ int activations_per_direction(Cell cell) {
   return cell == Cell::kRnn ? 1 : cell == Cell::kGru ? 2 : 3;
 }
 
-std::vector<std::string> default_activations(Cell cell) {
-  switch (cell) {
-    case Cell::kRnn:
-      return {"Tanh"};
-    case Cell::kGru:
-      return {"Sigmoid", "Tanh"};
-    case Cell::kLstm:
-      return {"Sigmoid", "Tanh", "Tanh"};
-  }
-  return {};
-}
-
 int directions_of(const Node& node) {
   const std::string direction = node.attributes.get_string("direction", "forward");
   if (direction == "forward" || direction == "reverse") return 1;
@@ -157,23 +140,11 @@ int directions_of(const Node& node) {
   return 0;
 }
 
-// The activations of every direction, in order (forward's, then reverse's),
-// each taking the next of activation_alpha / activation_beta if it uses one.
-// A list of one direction's activations serves both directions.
-std::vector<Activation> activations_of(const Node& node, Cell cell, int directions) {
-  std::vector<std::string> names;
-  if (node.attributes.has("activations")) names = node.attributes.get_strings("activations");
-  const auto per_direction = static_cast<std::size_t>(activations_per_direction(cell));
-  if (names.empty()) names = default_activations(cell);
-  if (names.size() == per_direction && directions == 2) {
-    const std::vector<std::string> forward = names;
-    names.insert(names.end(), forward.begin(), forward.end());
-  }
-  if (names.size() != per_direction * static_cast<std::size_t>(directions)) {
-    throw Error(fmt::format("{} activations given, {} expected", names.size(),
-                            per_direction * static_cast<std::size_t>(directions)),
-                {.node = node.name, .field = "activations"});
-  }
+// The activations of every direction, in order (forward's, then reverse's;
+// ir/recurrent.h), each taking the next of activation_alpha /
+// activation_beta if it uses one.
+std::vector<Activation> activations_of(const Node& node, int directions) {
+  const std::vector<std::string> names = recurrent_activations(node, directions);
   std::vector<float> alphas, betas;
   if (node.attributes.has("activation_alpha"))
     alphas = node.attributes.get_floats("activation_alpha");
@@ -598,7 +569,7 @@ void run_recurrent(const Graph& graph, const Node& node, std::span<const Tensor>
       }
     }
   }
-  const std::vector<Activation> activations = activations_of(node, cell, s.directions);
+  const std::vector<Activation> activations = activations_of(node, s.directions);
   const auto per_direction = static_cast<std::size_t>(activations_per_direction(cell));
   const float clip = node.attributes.has("clip") ? node.attributes.get_float("clip") : 0.0f;
   const bool linear_before_reset = node.attributes.get_int("linear_before_reset", 0) != 0;
@@ -682,7 +653,7 @@ bool check_recurrent(const Graph& graph, const Node& node) {
   if (directions_of(node) == 0) return false;
   if (cell == Cell::kLstm && node.attributes.get_int("input_forget", 0) != 0) return false;
   try {
-    activations_of(node, cell, directions_of(node));
+    activations_of(node, directions_of(node));
   } catch (const Error&) {
     return false;
   }

@@ -4,40 +4,32 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "collage/backends/onednn/layout.h"
 #include "collage/backends/onednn/node_checks.h"
+#include "collage/ir/error.h"
+#include "collage/ir/recurrent.h"
 
 namespace collage::onednn {
 namespace {
 
 using Cell = RecurrentSpec::Cell;
 
-bool same_name(const std::string& a, const std::string& b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 // Whether the node's activations are the op's defaults (the only ones
-// oneDNN's cells compute), listed for one direction or for each.
+// oneDNN's LSTM and GRU cells compute).
 bool default_activations(const Node& node, std::int64_t directions) {
-  if (!node.attributes.has("activations")) return true;
-  const std::vector<std::string> defaults =
-      node.op_type == "LSTM" ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
-                             : std::vector<std::string>{"Sigmoid", "Tanh"};
-  const std::vector<std::string>& names = node.attributes.get_strings("activations");
-  if (names.size() != defaults.size() &&
-      names.size() != defaults.size() * static_cast<std::size_t>(directions)) {
+  const std::vector<std::string> defaults = default_recurrent_activations(node.op_type);
+  std::vector<std::string> names;
+  try {
+    names = recurrent_activations(node, static_cast<int>(directions));
+  } catch (const Error&) {
     return false;
   }
   for (std::size_t i = 0; i < names.size(); ++i) {
-    if (!same_name(names[i], defaults[i % defaults.size()])) return false;
+    if (!same_activation(names[i], defaults[i % defaults.size()])) return false;
   }
   return true;
 }
@@ -52,16 +44,19 @@ std::vector<std::int64_t> onnx_gates(Cell cell) {
 
 // RNN's activation as oneDNN's algorithm: one of the three its cell
 // computes, the same for every direction (one primitive runs them all).
-std::optional<dnnl::algorithm> rnn_activation(const Node& node) {
-  if (!node.attributes.has("activations")) return dnnl::algorithm::eltwise_tanh;
-  const std::vector<std::string>& names = node.attributes.get_strings("activations");
-  if (names.empty()) return std::nullopt;
-  for (const std::string& name : names) {
-    if (!same_name(name, names[0])) return std::nullopt;
+std::optional<dnnl::algorithm> rnn_activation(const Node& node, std::int64_t directions) {
+  std::vector<std::string> names;
+  try {
+    names = recurrent_activations(node, static_cast<int>(directions));
+  } catch (const Error&) {
+    return std::nullopt;
   }
-  if (same_name(names[0], "Tanh")) return dnnl::algorithm::eltwise_tanh;
-  if (same_name(names[0], "Relu")) return dnnl::algorithm::eltwise_relu;
-  if (same_name(names[0], "Sigmoid")) return dnnl::algorithm::eltwise_logistic;
+  for (const std::string& name : names) {
+    if (!same_activation(name, names[0])) return std::nullopt;
+  }
+  if (same_activation(names[0], "Tanh")) return dnnl::algorithm::eltwise_tanh;
+  if (same_activation(names[0], "Relu")) return dnnl::algorithm::eltwise_relu;
+  if (same_activation(names[0], "Sigmoid")) return dnnl::algorithm::eltwise_logistic;
   return std::nullopt;
 }
 
@@ -170,7 +165,7 @@ Result<RecurrentSpec> recurrent_spec(const Graph& graph, const Node& node) {
   spec.reverse = direction == "reverse";
   spec.directions = direction == "bidirectional" ? 2 : 1;
   if (rnn) {
-    const std::optional<dnnl::algorithm> activation = rnn_activation(node);
+    const std::optional<dnnl::algorithm> activation = rnn_activation(node, spec.directions);
     if (!activation) return Failure{"RNN activations other than one of Tanh, Relu and Sigmoid"};
     spec.activation = *activation;
     spec.cell = Cell::kRnn;
