@@ -1,7 +1,7 @@
 // Parameters of Pad, Slice, Expand, Tile, Resize, ConstantOfShape and Range
 // that exporters compute from the input's shape, with arithmetic (Mod,
-// ScatterND) that no backend runs: with static input shapes they fold into
-// constants at import.
+// ScatterND) on it: with static input shapes they fold into constants at
+// import.
 #include <gtest/gtest.h>
 
 #include "collage/backends/native/native_backend.h"

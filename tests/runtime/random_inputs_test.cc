@@ -96,6 +96,28 @@ TEST(RandomInputsTest, GatherIndicesStayWithinTheGatheredAxis) {
   }
 }
 
+// Index tuples address as many axes as they are long: each stays under the
+// smallest of those (ScatterND's over data [7, 5, 9]: 5), and a scatter
+// along an axis under that axis.
+TEST(RandomInputsTest, ScatterAndTupleIndicesStayWithinTheAxesTheyAddress) {
+  Graph g;
+  ValueId data = g.add_input("data", TensorType{DType::kFloat32, {7, 5, 9}});
+  ValueId tuples = g.add_input("tuples", TensorType{DType::kInt64, {3, 2}});
+  ValueId rows = g.add_input("rows", TensorType{DType::kFloat32, {3, 9}});
+  ValueId scattered = g.add_value("scattered", TensorType{DType::kFloat32, {7, 5, 9}});
+  g.add_node("ScatterND", {data, tuples, rows}, {scattered});
+  ValueId along = g.add_input("along", TensorType{DType::kInt64, {7, 5, 2}});
+  ValueId updates = g.add_input("updates", TensorType{DType::kFloat32, {7, 5, 2}});
+  ValueId elements = g.add_value("elements", TensorType{DType::kFloat32, {7, 5, 9}});
+  Attributes last_axis;
+  last_axis.set("axis", std::int64_t{-1});
+  g.add_node("ScatterElements", {scattered, along, updates}, {elements}, last_axis);
+  g.add_output(elements);
+  EXPECT_EQ(index_bound(g, tuples, 100), 5);
+  EXPECT_EQ(index_bound(g, along, 100), 9);
+  EXPECT_EQ(index_bound(g, data, 100), 100);
+}
+
 TEST(RandomInputsTest, RandomInputsCoverEveryGraphInputWithItsType) {
   Graph g = embedding_lookup();
   auto inputs = random_inputs(g);

@@ -12,7 +12,6 @@
 #include "collage/ir/passes/partial_type.h"
 #include "collage/onnx/opset_conversion.h"
 #include "collage/onnx/proto_file.h"
-#include "collage/onnx/shape_arithmetic.h"
 #include "collage/onnx/tensor_proto.h"
 #include "collage/onnx/type_inference.h"
 
@@ -82,9 +81,8 @@ class Importer {
     graph_.prune();
     infer_types(graph_);
     if (options_.canonicalize) {
-      ShapeArithmeticEvaluator evaluator(options_.evaluator);
       CanonicalizeOptions canonical;
-      canonical.evaluator = &evaluator;
+      canonical.evaluator = options_.evaluator;
       canonical.infer_types = infer_types;
       canonical.graph_opt = options_.graph_opt;
       CanonicalizeStats stats = canonicalize(graph_, canonical);

@@ -38,7 +38,7 @@ struct ImportOptions {
   // of) the model's; the rank must match the model's.
   std::map<std::string, Shape> input_shapes;
   // Computes folded constants during canonicalization; without one only
-  // Shape, Size and the shape arithmetic of shape_arithmetic.h fold.
+  // Shape and Size fold.
   const OpEvaluator* evaluator = nullptr;
   // Which nodes can run at all (after canonicalization); unset accepts every
   // node whose types are known.

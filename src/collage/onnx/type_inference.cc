@@ -85,14 +85,49 @@ void register_elementwise_schemas() {
   (void)registered;
 }
 
-}  // namespace
+// OneHot's new axis is `depth` long, a value ONNX 1.12's inference does not
+// read: where depth is a constant, the axis gets its length. Returns whether
+// a length was set.
+bool settle_one_hot_depths(Graph& graph) {
+  bool settled = false;
+  for (const Node& node : graph.nodes()) {
+    if (!node.domain.empty() || node.op_type != "OneHot" || node.inputs.size() != 3 ||
+        node.outputs.size() != 1 || node.input(1) == kNoValue) {
+      continue;
+    }
+    const Value& depth = graph.value(node.input(1));
+    Value& output = graph.value(node.outputs[0]);
+    if (!depth.is_constant() || depth.constant->numel() != 1 || !has_known_rank(output.type)) {
+      continue;
+    }
+    const auto rank = static_cast<std::int64_t>(output.type.shape.size());
+    std::int64_t axis = node.attributes.get_int("axis", -1);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) continue;
+    auto& dim = output.type.shape[static_cast<std::size_t>(axis)];
+    if (dim >= 0) continue;
+    dim = static_cast<std::int64_t>(depth.constant->number_at(0));
+    settled = true;
+  }
+  return settled;
+}
 
-void infer_types(Graph& graph) {
-  register_elementwise_schemas();
+// One run of ONNX's inference over the graph, its types written back.
+void infer_types_once(Graph& graph) {
   // ONNX's inference trusts these attributes (a zero stride is a SIGFPE).
   check_node_attributes(graph);
   onnx::ModelProto model =
       export_onnx(graph, {.max_initializer_elements = kInferenceDataElements, .value_info = false});
+  // Outputs settled here that ONNX's inference cannot type (OneHot's) are
+  // told to it, so that what follows them is typed from them.
+  for (const Node& node : graph.nodes()) {
+    if (node.op_type != "OneHot" || node.outputs.size() != 1) continue;
+    const Value& value = graph.value(node.outputs[0]);
+    if (!is_static(value.type)) continue;
+    onnx::ValueInfoProto& info = *model.mutable_graph()->add_value_info();
+    info.set_name(value.name);
+    type_to_proto(value.type, *info.mutable_type());
+  }
   // An output whose type is not settled may not even have its element type
   // right yet (see unknown_type()); a declared type would clash with the
   // inferred one, so such outputs go without.
@@ -123,6 +158,15 @@ void infer_types(Graph& graph) {
   }
   for (const auto& info : model.graph().value_info()) apply(graph, info);
   for (const auto& info : model.graph().output()) apply(graph, info);
+}
+
+}  // namespace
+
+void infer_types(Graph& graph) {
+  register_elementwise_schemas();
+  infer_types_once(graph);
+  // What follows a OneHot learns its shape from the one settled here.
+  if (settle_one_hot_depths(graph)) infer_types_once(graph);
 }
 
 }  // namespace collage

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 #include <numbers>
+#include <optional>
+#include <string>
 
 #include "collage/ir/structural_hash.h"
 
@@ -135,18 +137,48 @@ Tensor random_tensor(const TensorType& type, const std::string& name,
   return random_tensor_bounded(type, name, options.int_bound, options);
 }
 
+namespace {
+
+// The extent an index read by `node` as its input 1 must stay under, or
+// nullopt when the node reads no indices there: the gathered or scattered
+// axis, or for tuples of length k (GatherND, ScatterND) the smallest of the
+// k axes they address.
+std::optional<std::int64_t> indexed_extent(const Graph& graph, const Node& node) {
+  if (!node.domain.empty() || node.input(0) == kNoValue || node.inputs.size() < 2) {
+    return std::nullopt;
+  }
+  const Shape& data = graph.type(node.input(0)).shape;
+  const auto rank = static_cast<std::int64_t>(data.size());
+  const std::string& op = node.op_type;
+  if (op == "Gather" || op == "GatherElements" || op == "ScatterElements" || op == "Scatter") {
+    std::int64_t axis = node.attributes.get_int("axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return std::nullopt;
+    return data[static_cast<std::size_t>(axis)];
+  }
+  if (op == "GatherND" || op == "ScatterND") {
+    const Shape& indices = graph.type(node.input(1)).shape;
+    if (indices.empty() || indices.back() < 1) return std::nullopt;
+    const std::int64_t first = op == "GatherND" ? node.attributes.get_int("batch_dims", 0) : 0;
+    const std::int64_t last = first + indices.back();
+    if (first < 0 || last > rank) return std::nullopt;
+    std::int64_t extent = data[static_cast<std::size_t>(first)];
+    for (std::int64_t d = first; d < last; ++d) {
+      extent = std::min(extent, data[static_cast<std::size_t>(d)]);
+    }
+    return extent;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::int64_t index_bound(const Graph& graph, ValueId value, std::int64_t fallback) {
   std::int64_t bound = fallback;
   for (const Node& node : graph.nodes()) {
-    if (!node.domain.empty()) continue;
-    if (node.op_type != "Gather" && node.op_type != "GatherElements") continue;
-    if (node.input(1) != value || node.input(0) == kNoValue) continue;
-    const Shape& data = graph.type(node.input(0)).shape;
-    auto rank = static_cast<std::int64_t>(data.size());
-    std::int64_t axis = node.attributes.get_int("axis", 0);
-    if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank || data[static_cast<std::size_t>(axis)] <= 0) continue;
-    bound = std::min(bound, data[static_cast<std::size_t>(axis)]);
+    if (node.input(1) != value) continue;
+    const std::optional<std::int64_t> extent = indexed_extent(graph, node);
+    if (extent && *extent > 0) bound = std::min(bound, *extent);
   }
   return bound;
 }

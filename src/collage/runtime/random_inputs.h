@@ -8,8 +8,9 @@
 //   - floating types: uniform in [-1, 1) by default, or standard normal;
 //   - integer types: uniform in [0, 100), which is a valid index for the
 //     small tables and positions tests use; an integer graph input that feeds
-//     the indices of a Gather or GatherElements is drawn in [0, n) instead,
-//     where n is the size of the gathered axis, so lookups stay in range;
+//     the indices of a gather or a scatter is drawn in [0, n) instead, where
+//     n is the size of the axis it indexes (the smallest of them for the
+//     tuples of GatherND and ScatterND), so lookups stay in range;
 //   - bool: 0 or 1 with equal probability.
 #pragma once
 
@@ -40,8 +41,8 @@ Tensor random_tensor_bounded(const TensorType& type, const std::string& name, st
                              const RandomOptions& options = {});
 
 // For an integer value of `graph`: the exclusive bound under which its
-// elements are valid indices for every Gather/GatherElements that reads it
-// as indices; `fallback` when nothing constrains it.
+// elements are valid indices for every gather and scatter that reads it as
+// indices; `fallback` when nothing constrains it.
 std::int64_t index_bound(const Graph& graph, ValueId value, std::int64_t fallback);
 
 // One tensor per graph input, by name.

@@ -270,7 +270,9 @@ TEST(PoolTest, OnnxAveragePoolCountingPaddingIsExact) {
                1e-6f);
 }
 
-TEST(PoolTest, CheckRejectsIndicesOutputAndIntegerInputs) {
+// MaxPool's Indices output is int64 and of the values' shape (its values:
+// TensorScatterTest); AveragePool has none.
+TEST(PoolTest, CheckRejectsIndicesOtherThanMaxPoolsAndIntegerInputs) {
   Attributes attributes;
   attributes.set("kernel_shape", Ints{2, 2});
   const Tensor x = random_tensor({1, 1, 4, 4}, 1);
@@ -278,7 +280,17 @@ TEST(PoolTest, CheckRejectsIndicesOutputAndIntegerInputs) {
                            {x},
                            {f32_type({1, 1, 3, 3}), TensorType{DType::kInt64, {1, 1, 3, 3}}},
                            attributes};
-  EXPECT_FALSE(with_indices.supported());
+  EXPECT_TRUE(with_indices.supported());
+  ComputeCase narrow_indices{"MaxPool",
+                             {x},
+                             {f32_type({1, 1, 3, 3}), TensorType{DType::kInt32, {1, 1, 3, 3}}},
+                             attributes};
+  EXPECT_FALSE(narrow_indices.supported());
+  ComputeCase average_indices{"AveragePool",
+                              {x},
+                              {f32_type({1, 1, 3, 3}), TensorType{DType::kInt64, {1, 1, 3, 3}}},
+                              attributes};
+  EXPECT_FALSE(average_indices.supported());
   ComputeCase bytes{"MaxPool",
                     {Tensor::zeros(TensorType{DType::kUInt8, {1, 1, 4, 4}})},
                     {TensorType{DType::kUInt8, {1, 1, 3, 3}}},

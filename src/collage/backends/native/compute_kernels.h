@@ -135,6 +135,10 @@ bool check_resize(const Graph& graph, const Node& node);
 void run_upsample(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                   std::span<Tensor> outputs, int threads);
 bool check_upsample(const Graph& graph, const Node& node);
+// ops_grid_sample.cc
+void run_grid_sample(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                     std::span<Tensor> outputs, int threads);
+bool check_grid_sample(const Graph& graph, const Node& node);
 
 // --- Shared helpers (compute_ops.cc) ---
 

@@ -43,6 +43,7 @@ constexpr OpEntry kComputeOps[] = {
     {"TopK", run_top_k, check_top_k},
     {"Resize", run_resize, check_resize},
     {"Upsample", run_upsample, check_upsample},
+    {"GridSample", run_grid_sample, check_grid_sample},
     {"RNN", run_recurrent, check_recurrent},
     {"GRU", run_recurrent, check_recurrent},
     {"LSTM", run_recurrent, check_recurrent},

@@ -373,6 +373,39 @@ bool check_logic(const Graph& graph, const Node& node) {
   return true;
 }
 
+// IsNaN, and IsInf with its detect_negative / detect_positive switches.
+template <typename T>
+void classify_typed(const Node& node, const Tensor& x, Tensor& out) {
+  const T* values = x.data<T>();
+  bool* flags = out.data<bool>();
+  if (node.op_type == "IsNaN") {
+    for (std::int64_t i = 0; i < x.numel(); ++i) flags[i] = std::isnan(values[i]);
+    return;
+  }
+  const bool negative = node.attributes.get_int("detect_negative", 1) != 0;
+  const bool positive = node.attributes.get_int("detect_positive", 1) != 0;
+  for (std::int64_t i = 0; i < x.numel(); ++i) {
+    const T v = values[i];
+    flags[i] = std::isinf(v) && ((v > 0 && positive) || (v < 0 && negative));
+  }
+}
+
+void run_classify(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                  std::span<Tensor> outputs, int threads) {
+  if (outputs[0].shape() != inputs[0].shape()) {
+    throw node_error(node, "the output's shape differs from the input's");
+  }
+  if (inputs[0].dtype() == DType::kFloat64) {
+    return classify_typed<double>(node, inputs[0], outputs[0]);
+  }
+  classify_typed<float>(node, inputs[0], outputs[0]);
+}
+
+bool check_classify(const Graph& graph, const Node& node) {
+  return node.inputs.size() == 1 && output_dtype(graph, node, 0) == DType::kBool &&
+         input_is(graph, node, 0, {DType::kFloat32, DType::kFloat64});
+}
+
 // Where selects whole elements, so it moves them as words of their size and
 // works for every dtype.
 template <typename T>
@@ -474,6 +507,8 @@ constexpr OpEntry kElementwiseOps[] = {
     {"And", run_logic, check_logic},
     {"Or", run_logic, check_logic},
     {"Xor", run_logic, check_logic},
+    {"IsNaN", run_classify, check_classify},
+    {"IsInf", run_classify, check_classify},
     {"Where", run_where, check_where},
 };
 

@@ -19,12 +19,6 @@ namespace {
 
 using Tables = std::vector<std::vector<std::int64_t>>;
 
-void check_output_shape(const Node& node, const Tensor& out, const Shape& expected) {
-  if (out.shape() == expected) return;
-  throw node_error(node, "computed output shape " + shape_to_string(expected) +
-                             " differs from the graph's " + shape_to_string(out.shape()));
-}
-
 bool check_data_and_output(const Graph& graph, const Node& node) {
   const std::optional<DType> dtype = input_dtype(graph, node, 0);
   return dtype && dtype_size(*dtype) <= 8 && output_dtype(graph, node, 0) == *dtype;
@@ -313,15 +307,6 @@ bool check_slice(const Graph& graph, const Node& node) {
 
 // --- Gather and GatherElements ---------------------------------------------
 
-// An index in [-dim, dim) as an offset in [0, dim).
-std::int64_t wrap_index(std::int64_t index, std::int64_t dim, const Node& node) {
-  if (index < -dim || index >= dim) {
-    throw node_error(node, "index " + std::to_string(index) +
-                               " is out of range for a dimension of " + std::to_string(dim));
-  }
-  return index < 0 ? index + dim : index;
-}
-
 void run_gather(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                 std::span<Tensor> outputs, int threads) {
   const Tensor& data = inputs[0];
@@ -428,27 +413,12 @@ bool check_gather_nd(const Graph& graph, const Node& node) {
 }
 
 template <typename T>
-void gather_elements_typed(const Node& node, const Tensor& data, const Tensor& indices,
-                           std::size_t axis, Tensor& out) {
-  const Shape& shape = data.shape();
-  const Shape& index_shape = indices.shape();
-  const std::vector<std::int64_t> strides = row_major_strides(shape);
+void gather_elements_typed(const std::vector<std::int64_t>& offsets, const Tensor& data,
+                           Tensor& out) {
   const T* source = static_cast<const T*>(data.raw());
   T* destination = static_cast<T*>(out.raw());
-  std::vector<std::int64_t> coordinate(index_shape.size(), 0);
-  for (std::int64_t i = 0; i < indices.numel(); ++i) {
-    std::int64_t offset = 0;
-    for (std::size_t d = 0; d < shape.size(); ++d) {
-      const std::int64_t at =
-          d == axis ? wrap_index(indices.int_at(i), shape[d], node) : coordinate[d];
-      offset += at * strides[d];
-    }
-    destination[i] = source[offset];
-    // Advance the coordinate in row-major order.
-    for (std::size_t d = index_shape.size(); d-- > 0;) {
-      if (++coordinate[d] < index_shape[d]) break;
-      coordinate[d] = 0;
-    }
+  for (std::size_t i = 0; i < offsets.size(); ++i) {
+    destination[i] = source[static_cast<std::size_t>(offsets[i])];
   }
 }
 
@@ -458,22 +428,17 @@ void run_gather_elements(const Graph& graph, const Node& node, std::span<const T
   const Tensor& indices = inputs[1];
   const auto axis =
       static_cast<std::size_t>(resolve_axis(node.attributes.get_int("axis", 0), data.rank(), node));
-  if (indices.rank() != data.rank()) throw node_error(node, "indices and data differ in rank");
-  for (std::size_t d = 0; d < data.shape().size(); ++d) {
-    if (d != axis && indices.shape()[d] > data.shape()[d]) {
-      throw node_error(node, "indices are larger than data outside the axis");
-    }
-  }
+  const std::vector<std::int64_t> offsets = offsets_along_axis(node, data.shape(), indices, axis);
   check_output_shape(node, outputs[0], indices.shape());
   switch (dtype_size(data.dtype())) {
     case 1:
-      return gather_elements_typed<std::uint8_t>(node, data, indices, axis, outputs[0]);
+      return gather_elements_typed<std::uint8_t>(offsets, data, outputs[0]);
     case 2:
-      return gather_elements_typed<std::uint16_t>(node, data, indices, axis, outputs[0]);
+      return gather_elements_typed<std::uint16_t>(offsets, data, outputs[0]);
     case 4:
-      return gather_elements_typed<std::uint32_t>(node, data, indices, axis, outputs[0]);
+      return gather_elements_typed<std::uint32_t>(offsets, data, outputs[0]);
     default:
-      gather_elements_typed<std::uint64_t>(node, data, indices, axis, outputs[0]);
+      gather_elements_typed<std::uint64_t>(offsets, data, outputs[0]);
   }
 }
 

@@ -177,13 +177,80 @@ void run_pool(const Node& node, std::span<const Tensor> inputs, std::span<Tensor
   }
 }
 
+// MaxPool's values and, in `indices`, where each maximum is: its flat index
+// in the whole input (planes included, padding not), its spatial axes in
+// row-major order (storage_order 0) or column-major (1). A tie keeps the
+// first tap in window order.
+void max_pool_with_indices(const Node& node, const Tensor& x, Tensor& y, Tensor& indices,
+                           int threads) {
+  const PoolShape shape = pool_shape(node, x, y);
+  if (indices.shape() != y.shape()) {
+    throw Error("the Indices output's shape differs from the values'", {.node = node.name});
+  }
+  const bool column_major = node.attributes.get_int("storage_order", 0) == 1;
+  const Window3d& w = shape.window;
+  const std::int64_t in_plane = shape.input_plane();
+  const std::int64_t out_plane = shape.output_plane();
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+  std::int64_t* id_out = indices.data<std::int64_t>();
+  // The spatial axes of the input as the node has them (1 to 3), innermost
+  // last; Window3d pads the front with axes of one.
+  const int spatial = x.rank() - 2;
+  const auto flat = [&](std::int64_t d, std::int64_t h, std::int64_t v) {
+    if (!column_major) return (d * w[1].input + h) * w[2].input + v;
+    const std::int64_t at[3] = {d, h, v};
+    const std::int64_t extent[3] = {w[0].input, w[1].input, w[2].input};
+    std::int64_t index = 0;
+    for (int axis = 2; axis >= 3 - spatial; --axis) index = index * extent[axis] + at[axis];
+    return index;
+  };
+#pragma omp parallel for num_threads(loop_threads(shape.planes, out_plane, threads)) \
+    schedule(static)
+  for (std::int64_t plane = 0; plane < shape.planes; ++plane) {
+    const float* input = xd + plane * in_plane;
+    std::int64_t position = plane * out_plane;
+    for (std::int64_t od = 0; od < w[0].output; ++od) {
+      for (std::int64_t oh = 0; oh < w[1].output; ++oh) {
+        for (std::int64_t ow = 0; ow < w[2].output; ++ow, ++position) {
+          float best = -std::numeric_limits<float>::infinity();
+          std::int64_t where = -1;
+          for (std::int64_t kd = 0; kd < w[0].kernel; ++kd) {
+            const std::int64_t id = od * w[0].stride - w[0].pad_begin + kd * w[0].dilation;
+            if (id < 0 || id >= w[0].input) continue;
+            for (std::int64_t kh = 0; kh < w[1].kernel; ++kh) {
+              const std::int64_t ih = oh * w[1].stride - w[1].pad_begin + kh * w[1].dilation;
+              if (ih < 0 || ih >= w[1].input) continue;
+              for (std::int64_t kw = 0; kw < w[2].kernel; ++kw) {
+                const std::int64_t iw = ow * w[2].stride - w[2].pad_begin + kw * w[2].dilation;
+                if (iw < 0 || iw >= w[2].input) continue;
+                const float value = input[(id * w[1].input + ih) * w[2].input + iw];
+                if (where < 0 || value > best) {
+                  best = value;
+                  where = flat(id, ih, iw);
+                }
+              }
+            }
+          }
+          yd[position] = best;
+          id_out[position] = where < 0 ? -1 : plane * in_plane + where;
+        }
+      }
+    }
+  }
+}
+
 bool check_window_pool(const Graph& graph, const Node& node) {
-  // MaxPool's optional Indices output is not implemented.
   if (node.inputs.size() != 1 || node.outputs.empty() || node.outputs[0] == kNoValue) return false;
   for (std::size_t i = 1; i < node.outputs.size(); ++i) {
-    if (node.outputs[i] != kNoValue) return false;
+    // MaxPool's Indices output, as int64 and of the values' shape.
+    if (node.outputs[i] == kNoValue) continue;
+    if (node.op_type != "MaxPool" || i != 1 || graph.type(node.outputs[i]).dtype != DType::kInt64 ||
+        graph.type(node.outputs[i]).shape != graph.type(node.outputs[0]).shape) {
+      return false;
+    }
   }
-  if (!is_float32(graph, node.input(0)) || !float32_io(graph, node, 1)) return false;
+  if (!is_float32(graph, node.input(0)) || !is_float32(graph, node.outputs[0])) return false;
   const int rank = graph.type(node.input(0)).rank();
   if (rank < 3 || rank > 5 || graph.type(node.outputs[0]).rank() != rank) return false;
   const auto kernel = node.attributes.all().find("kernel_shape");
@@ -224,12 +291,15 @@ void run_global_pool(const Node& node, std::span<const Tensor> inputs, std::span
 
 void run_max_pool(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                   std::span<Tensor> outputs, int threads) {
+  if (outputs.size() > 1 && !outputs[1].empty()) {
+    return max_pool_with_indices(node, inputs[0], outputs[0], outputs[1], threads);
+  }
   run_pool<PoolKind::kMax>(node, inputs, outputs, threads);
 }
 
 bool check_max_pool(const Graph& graph, const Node& node) {
-  // Column-major indices only matter for the Indices output.
-  if (node.attributes.get_int("storage_order", 0) != 0) return false;
+  const std::int64_t storage_order = node.attributes.get_int("storage_order", 0);
+  if (storage_order != 0 && storage_order != 1) return false;
   return check_window_pool(graph, node);
 }
 

@@ -8,6 +8,50 @@ Error node_error(const Node& node, const std::string& message) {
   return Error(node.op_type + ": " + message, {.node = node.name});
 }
 
+void check_output_shape(const Node& node, const Tensor& out, const Shape& expected) {
+  if (out.shape() == expected) return;
+  throw node_error(node, "computed output shape " + shape_to_string(expected) +
+                             " differs from the graph's " + shape_to_string(out.shape()));
+}
+
+std::int64_t wrap_index(std::int64_t index, std::int64_t dim, const Node& node) {
+  if (index < -dim || index >= dim) {
+    throw node_error(node, "index " + std::to_string(index) +
+                               " is out of range for a dimension of " + std::to_string(dim));
+  }
+  return index < 0 ? index + dim : index;
+}
+
+std::vector<std::int64_t> offsets_along_axis(const Node& node, const Shape& data,
+                                             const Tensor& indices, std::size_t axis) {
+  const Shape& index_shape = indices.shape();
+  if (index_shape.size() != data.size()) throw node_error(node, "indices and data differ in rank");
+  for (std::size_t d = 0; d < data.size(); ++d) {
+    if (d != axis && index_shape[d] > data[d]) {
+      throw node_error(node, "indices are larger than data outside the axis");
+    }
+  }
+  std::vector<std::int64_t> strides(data.size(), 1);
+  for (std::size_t d = data.size(); d-- > 1;) strides[d - 1] = strides[d] * data[d];
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(indices.numel()));
+  std::vector<std::int64_t> coordinate(index_shape.size(), 0);
+  for (std::int64_t i = 0; i < indices.numel(); ++i) {
+    std::int64_t offset = 0;
+    for (std::size_t d = 0; d < data.size(); ++d) {
+      const std::int64_t at =
+          d == axis ? wrap_index(indices.int_at(i), data[d], node) : coordinate[d];
+      offset += at * strides[d];
+    }
+    offsets[static_cast<std::size_t>(i)] = offset;
+    // Advance the coordinate in row-major order.
+    for (std::size_t d = index_shape.size(); d-- > 0;) {
+      if (++coordinate[d] < index_shape[d]) break;
+      coordinate[d] = 0;
+    }
+  }
+  return offsets;
+}
+
 std::optional<DType> input_dtype(const Graph& graph, const Node& node, std::size_t i) {
   const ValueId value = node.input(i);
   if (value == kNoValue) return std::nullopt;

@@ -1,8 +1,9 @@
 // The shared vocabulary of the native tensor op files.
 //
-// tensor_ops() is assembled from three tables, one per file: elementwise
-// math and logic (ops_elementwise.cc), shape and type ops (ops_shape.cc), and
-// data movement and indexing (ops_index.cc). The helpers here are what those
+// tensor_ops() is assembled from four tables, one per file: elementwise
+// math and logic (ops_elementwise.cc), shape and type ops (ops_shape.cc),
+// data movement and indexing (ops_index.cc), and writing by index
+// (ops_scatter.cc). The helpers here are what those
 // ops all need: errors that name the node, reading shape and axis inputs, an
 // opset-dependent "input or attribute" lookup, and dispatch on dtype.
 #pragma once
@@ -23,6 +24,7 @@ namespace collage::native {
 std::span<const OpEntry> elementwise_ops();
 std::span<const OpEntry> shape_ops();
 std::span<const OpEntry> index_ops();
+std::span<const OpEntry> scatter_ops();
 
 // An Error about `node`, named by its name and op type.
 Error node_error(const Node& node, const std::string& message);
@@ -34,6 +36,20 @@ bool is_one_of(DType dtype, std::initializer_list<DType> allowed);
 // Whether the node's i-th input is present and one of `allowed`.
 bool input_is(const Graph& graph, const Node& node, std::size_t i,
               std::initializer_list<DType> allowed);
+
+// Throws an Error naming the node when the output's shape is not `expected`.
+void check_output_shape(const Node& node, const Tensor& out, const Shape& expected);
+
+// An index in [-dim, dim) as an offset in [0, dim); throws an Error naming
+// the node otherwise.
+std::int64_t wrap_index(std::int64_t index, std::int64_t dim, const Node& node);
+
+// For GatherElements and ScatterElements: per element of `indices` (of the
+// data's rank, no larger outside `axis`), the row-major offset in `data` of
+// the element it addresses, its own coordinates with `axis` replaced by its
+// value. Throws an Error naming the node for indices that do not fit.
+std::vector<std::int64_t> offsets_along_axis(const Node& node, const Shape& data,
+                                             const Tensor& indices, std::size_t axis);
 
 // All elements of an integer tensor (shape, axes, indices inputs) as int64.
 std::vector<std::int64_t> read_ints(const Tensor& tensor);

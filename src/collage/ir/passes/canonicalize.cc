@@ -100,6 +100,9 @@ CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options)
   stats.constant_nodes_replaced = constant_nodes_to_constants(graph);
   stats.identities_removed = remove_identity_ops(graph);
   int einsums_lowered = 0;
+  // Types read from what were Constant nodes (OneHot's depth) are inferred
+  // again once those are constants, even when nothing folds.
+  bool constants_new = stats.constant_nodes_replaced > 0;
   while (true) {
     int folded = fold_constants(graph, options.evaluator, options.fold);
     ++stats.fold_rounds;
@@ -108,7 +111,8 @@ CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options)
     // becomes let inference type what reads its output.
     const int lowered = lower_einsums(graph);
     einsums_lowered += lowered;
-    if (folded + lowered == 0 || !options.infer_types) break;
+    if ((folded + lowered == 0 && !constants_new) || !options.infer_types) break;
+    constants_new = false;
     // Each productive sweep erases at least one node, so this terminates.
     graph.prune();
     options.infer_types(graph);
