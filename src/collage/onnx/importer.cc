@@ -1,6 +1,8 @@
 #include "collage/onnx/importer.h"
 
 #include <fmt/format.h>
+#include <onnx/shape_inference/implementation.h>
+#include <onnx/version_converter/convert.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -399,9 +401,154 @@ class Importer {
 
 }  // namespace
 
+namespace {
+
+// The version of the default domain the model imports; 0 when none.
+std::int64_t default_opset(const onnx::ModelProto& model) {
+  for (const auto& opset : model.opset_import()) {
+    if (normalized_domain(opset.domain()).empty()) return opset.version();
+  }
+  return 0;
+}
+
+// The description of `name` in `model` (a graph input or what ONNX's
+// inference or describe_initializers added), or null.
+const onnx::ValueInfoProto* description(const onnx::ModelProto& model, const std::string& name) {
+  for (const auto* list : {&model.graph().input(), &model.graph().value_info()}) {
+    for (const auto& info : *list) {
+      if (info.name() == name) return &info;
+    }
+  }
+  return nullptr;
+}
+
+// The rank ONNX's inference gave `name` in `model`, or -1.
+int inferred_rank(const onnx::ModelProto& model, const std::string& name) {
+  const onnx::ValueInfoProto* info = description(model, name);
+  if (info == nullptr || !info->type().tensor_type().has_shape()) return -1;
+  return info->type().tensor_type().shape().dim_size();
+}
+
+// Before opset 7 a binary op with `broadcast = 1` and an `axis` lined its
+// second input up with the first from that axis; from opset 7 inputs line
+// up from the right, and ONNX 1.12's converter fails on the first form. So
+// the second input gets trailing axes of one (an Unsqueeze, typed for the
+// converter) and the `axis` goes.
+void align_axis_broadcasts(onnx::ModelProto& model) {
+  static const std::set<std::string> kBinary = {"Add", "Sub", "Mul",   "Div",     "Pow", "And",
+                                                "Or",  "Xor", "Equal", "Greater", "Less"};
+  onnx::GraphProto& graph = *model.mutable_graph();
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (int n = 0; n < graph.node_size(); ++n) {
+    onnx::NodeProto node = graph.node(n);
+    const auto axis_attribute =
+        std::find_if(node.attribute().begin(), node.attribute().end(),
+                     [](const onnx::AttributeProto& a) { return a.name() == "axis"; });
+    const int first = node.input_size() == 2 ? inferred_rank(model, node.input(0)) : -1;
+    const int second = node.input_size() == 2 ? inferred_rank(model, node.input(1)) : -1;
+    if (kBinary.count(node.op_type()) == 0 || axis_attribute == node.attribute().end() ||
+        first < 0 || second < 0) {
+      *nodes.Add() = std::move(node);
+      continue;
+    }
+    std::int64_t axis = axis_attribute->i();
+    if (axis < 0) axis += first;
+    const std::int64_t trailing = first - axis - second;
+    node.mutable_attribute()->erase(axis_attribute);
+    if (trailing > 0) {
+      const std::string aligned = node.input(1) + "_aligned_" + std::to_string(n);
+      onnx::NodeProto& unsqueeze = *nodes.Add();
+      unsqueeze.set_op_type("Unsqueeze");
+      unsqueeze.set_name(aligned);
+      unsqueeze.add_input(node.input(1));
+      unsqueeze.add_output(aligned);
+      onnx::AttributeProto& axes = *unsqueeze.add_attribute();
+      axes.set_name("axes");
+      axes.set_type(onnx::AttributeProto::INTS);
+      for (std::int64_t a = 0; a < trailing; ++a) axes.add_ints(second + a);
+      onnx::ValueInfoProto typed = *description(model, node.input(1));
+      typed.set_name(aligned);
+      auto& shape = *typed.mutable_type()->mutable_tensor_type()->mutable_shape();
+      for (std::int64_t a = 0; a < trailing; ++a) shape.add_dim()->set_dim_value(1);
+      *graph.add_value_info() = std::move(typed);
+      node.set_input(1, aligned);
+    }
+    *nodes.Add() = std::move(node);
+  }
+  graph.mutable_node()->Swap(&nodes);
+}
+
+// PRelu before opset 7 applied a slope of C values per channel (axis 1);
+// from opset 7 the slope broadcasts from the right. A constant slope of C
+// values gets trailing axes of one, so that it still lands on axis 1.
+void keep_prelu_slopes_per_channel(onnx::ModelProto& model) {
+  onnx::GraphProto& graph = *model.mutable_graph();
+  for (const auto& node : graph.node()) {
+    if (node.op_type() != "PRelu" || node.input_size() != 2) continue;
+    const int rank = inferred_rank(model, node.input(0));
+    if (rank < 3) continue;
+    for (auto& initializer : *graph.mutable_initializer()) {
+      if (initializer.name() != node.input(1) || initializer.dims_size() != 1 ||
+          initializer.dims(0) <= 1) {
+        continue;
+      }
+      for (int axis = 2; axis < rank; ++axis) initializer.add_dims(1);
+    }
+  }
+}
+
+// The converter reads the shapes of values from their descriptions only,
+// which initializers that are not also graph inputs (IR version 4 on) lack.
+void describe_initializers(onnx::ModelProto& model) {
+  onnx::GraphProto& graph = *model.mutable_graph();
+  std::set<std::string> described;
+  for (const auto* list : {&graph.input(), &graph.value_info()}) {
+    for (const auto& info : *list) described.insert(info.name());
+  }
+  for (const auto& initializer : graph.initializer()) {
+    if (described.count(initializer.name()) != 0) continue;
+    onnx::ValueInfoProto& info = *graph.add_value_info();
+    info.set_name(initializer.name());
+    auto& tensor = *info.mutable_type()->mutable_tensor_type();
+    tensor.set_elem_type(initializer.data_type());
+    for (const std::int64_t dim : initializer.dims())
+      tensor.mutable_shape()->add_dim()->set_dim_value(dim);
+  }
+}
+
+// A model of opset 1 to 6 as ONNX's version converter writes it in opset 7,
+// the first the importer reads: the ops whose form changed since (Add's
+// `broadcast` attribute, BatchNormalization's `spatial`, Reshape's shape as
+// an attribute, ...) in their newer form. The converter needs the shapes
+// of what it rewrites (an Add with `axis` gains an Unsqueeze), so ONNX's
+// inference types the model first. Other models as they are.
+std::shared_ptr<const onnx::ModelProto> in_readable_opset(
+    std::shared_ptr<const onnx::ModelProto> model) {
+  const std::int64_t opset = default_opset(*model);
+  if (opset < 1 || opset >= kMinOpset) return model;
+  try {
+    onnx::ModelProto typed = *model;
+    onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
+                                        /*data_prop_val=*/false);
+    onnx::shape_inference::InferShapes(typed, onnx::OpSchemaRegistry::Instance(), options);
+    keep_prelu_slopes_per_channel(typed);
+    describe_initializers(typed);
+    align_axis_broadcasts(typed);
+    return std::make_shared<const onnx::ModelProto>(
+        onnx::version_conversion::ConvertVersion(typed, static_cast<int>(kMinOpset)));
+  } catch (const std::exception& error) {
+    throw Error(fmt::format("opset {} of the default ONNX domain could not be converted to opset "
+                            "{}: {}",
+                            opset, kMinOpset, error.what()),
+                {.field = "opset_import"});
+  }
+}
+
+}  // namespace
+
 Graph import_onnx_model(std::shared_ptr<const onnx::ModelProto> model, const ImportOptions& options,
                         const std::string& model_dir) {
-  Graph graph = Importer(std::move(model), options, model_dir).run();
+  Graph graph = Importer(in_readable_opset(std::move(model)), options, model_dir).run();
   return graph;
 }
 

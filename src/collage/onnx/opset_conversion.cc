@@ -57,7 +57,6 @@ class Converter {
     if (op == "Split") return split(id);
     if (op == "Pad") return pad(id);
     if (op == "Resize") return resize(id);
-    if (op == "ScatterElements" || op == "ScatterND") return scatter(id);
     if (op == "GroupNormalization") return group_normalization(id);
     if (op == "AveragePool") return average_pool(id);
     // Opset 19's saturate only concerns float8 types, which import refuses.
@@ -180,14 +179,6 @@ class Converter {
       const ValueId shape = add(id, "Shape", {x}, DType::kInt64);
       const ValueId full = scatter_into(id, shape, axis, sizes, DType::kInt64);
       graph_.node(id).inputs[3] = full;
-    }
-  }
-
-  void scatter(NodeId id) {
-    const std::string reduction = graph_.node(id).attributes.get_string("reduction", "none");
-    if (reduction == "max" || reduction == "min") {
-      throw unsupported(id, "reduction '" + reduction + "' is not supported",
-                        "attribute 'reduction'");
     }
   }
 

@@ -6,6 +6,7 @@
 // int64), comparisons, logic and Where are typed loops over a BroadcastPlan.
 #include <cassert>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <type_traits>
 
@@ -20,6 +21,10 @@ namespace {
 constexpr std::initializer_list<DType> kIntegers = {DType::kInt32, DType::kInt64};
 constexpr std::initializer_list<DType> kArithmetic = {DType::kFloat32, DType::kInt32,
                                                       DType::kInt64};
+// The element types Add, Sub, Mul, Div, Sum, Min and Max compute on.
+constexpr std::initializer_list<DType> kBinaryArithmetic = {
+    DType::kFloat32, DType::kFloat64, DType::kInt8, DType::kUInt8,
+    DType::kInt16,   DType::kInt32,   DType::kInt64};
 constexpr std::initializer_list<DType> kComparable = {
     DType::kFloat32, DType::kFloat64, DType::kInt8, DType::kUInt8, DType::kInt32, DType::kInt64};
 
@@ -145,12 +150,24 @@ T wrapping_div(T a, T b) {
   return b == -1 ? wrapping_neg(a) : static_cast<T>(a / b);
 }
 
-// Integer arithmetic on int32/int64.
-void run_integer_arithmetic(const Node& node, std::span<const Tensor> inputs, Tensor& out,
-                            int threads) {
-  auto run = [&](auto type) {
-    using T = typename decltype(type)::type;
-    const std::string& op = node.op_type;
+// Arithmetic on the types other than float32 (which run_float fuses and
+// vectorizes): float64 as IEEE does it, the integers wrapping around.
+template <typename T>
+void typed_arithmetic(const Node& node, std::span<const Tensor> inputs, Tensor& out, int threads) {
+  const std::string& op = node.op_type;
+  if (op == "Min") {
+    return fold_apply<T>(node, inputs, out, threads, [](T a, T b) { return std::min(a, b); });
+  }
+  if (op == "Max") {
+    return fold_apply<T>(node, inputs, out, threads, [](T a, T b) { return std::max(a, b); });
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    if (op == "Add" || op == "Sum")
+      return fold_apply<T>(node, inputs, out, threads, std::plus<T>());
+    if (op == "Sub") return fold_apply<T>(node, inputs, out, threads, std::minus<T>());
+    if (op == "Mul") return fold_apply<T>(node, inputs, out, threads, std::multiplies<T>());
+    if (op == "Div") return fold_apply<T>(node, inputs, out, threads, std::divides<T>());
+  } else {
     if (op == "Add" || op == "Sum") {
       return fold_apply<T>(node, inputs, out, threads, [](T a, T b) { return wrapping_add(a, b); });
     }
@@ -160,34 +177,28 @@ void run_integer_arithmetic(const Node& node, std::span<const Tensor> inputs, Te
     if (op == "Mul") {
       return fold_apply<T>(node, inputs, out, threads, [](T a, T b) { return wrapping_mul(a, b); });
     }
-    if (op == "Min") {
-      return fold_apply<T>(node, inputs, out, threads, [](T a, T b) { return std::min(a, b); });
-    }
-    if (op == "Max") {
-      return fold_apply<T>(node, inputs, out, threads, [](T a, T b) { return std::max(a, b); });
-    }
     if (op == "Div") {
       check_no_zero_divisor<T>(node, inputs[1]);
       return fold_apply<T>(node, inputs, out, threads, [](T a, T b) { return wrapping_div(a, b); });
     }
-    throw node_error(node, "no integer kernel");
-  };
-  if (out.dtype() == DType::kInt32) return run(std::type_identity<std::int32_t>{});
-  run(std::type_identity<std::int64_t>{});
+  }
+  throw node_error(node, "no kernel for " + std::string(dtype_name(out.dtype())));
 }
 
 void run_arithmetic(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                     std::span<Tensor> outputs, int threads) {
   if (outputs[0].dtype() == DType::kFloat32)
     return run_float(graph, node, inputs, outputs, threads);
-  run_integer_arithmetic(node, inputs, outputs[0], threads);
+  visit_dtype(outputs[0].dtype(), [&]<typename T>(std::type_identity<T>) {
+    if constexpr (!std::is_same_v<T, bool>) typed_arithmetic<T>(node, inputs, outputs[0], threads);
+  });
 }
 
 bool check_arithmetic(const Graph& graph, const Node& node) {
   const bool variadic = node.op_type == "Sum" || node.op_type == "Min" || node.op_type == "Max";
   if (variadic ? node.inputs.empty() : node.inputs.size() != 2) return false;
   const DType dtype = output_dtype(graph, node, 0);
-  if (!is_one_of(dtype, kArithmetic)) return false;
+  if (!is_one_of(dtype, kBinaryArithmetic)) return false;
   for (std::size_t i = 0; i < node.inputs.size(); ++i) {
     if (!input_is(graph, node, i, {dtype})) return false;
   }
