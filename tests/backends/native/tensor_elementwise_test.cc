@@ -351,11 +351,44 @@ TEST(TensorElementwiseTest, LargeBroadcastAddIsCorrectOnManyThreads) {
   expect_near(out, expected);
 }
 
+// Add and its kin on float64 and the narrow integers: IEEE for the one,
+// wrapping around for the others (int8: 100 + 100 = -56, uint8: 3 - 5 = 254).
+TEST(TensorElementwiseTest, ArithmeticOnFloat64AndNarrowIntegers) {
+  const Tensor sum =
+      run_one({"Add",
+               {{Tensor::from_vector<double>({0.1, 1e300}, {2})},
+                {Tensor::from_vector<double>({0.2, 1e300}, {2})}},
+               {type(DType::kFloat64, {2})}});
+  EXPECT_EQ(values<double>(sum), (std::vector<double>{0.1 + 0.2, 2e300}));
+  const Tensor wrapped = run_one({"Add",
+                                  {{Tensor::from_vector<std::int8_t>({100, -7}, {2})},
+                                   {Tensor::from_vector<std::int8_t>({100, 3}, {2})}},
+                                  {type(DType::kInt8, {2})}});
+  EXPECT_EQ(values<std::int8_t>(wrapped), (std::vector<std::int8_t>{-56, -4}));
+  const Tensor difference = run_one({"Sub",
+                                     {{Tensor::from_vector<std::uint8_t>({3}, {1})},
+                                      {Tensor::from_vector<std::uint8_t>({5}, {1})}},
+                                     {type(DType::kUInt8, {1})}});
+  EXPECT_EQ(values<std::uint8_t>(difference), (std::vector<std::uint8_t>{254}));
+  const Tensor largest =
+      run_one({"Max",
+               {{Tensor::from_vector<std::int16_t>({-300, 7}, {2})},
+                {Tensor::from_vector<std::int16_t>({-200, 5}, {2})},
+                {Tensor::from_vector<std::int16_t>({-400, 9}, {2})}},
+               {type(DType::kInt16, {2})}});
+  EXPECT_EQ(values<std::int16_t>(largest), (std::vector<std::int16_t>{-200, 9}));
+  const OpCase by_zero{"Div",
+                       {{Tensor::from_vector<std::int8_t>({4}, {1})},
+                        {Tensor::from_vector<std::int8_t>({0}, {1})}},
+                       {type(DType::kInt8, {1})}};
+  EXPECT_THROW(run_one(by_zero), Error);
+}
+
 TEST(TensorElementwiseTest, CheckRejectsDtypesWithoutKernels) {
   EXPECT_FALSE(op_supported(
       {"Add",
-       {{Tensor::zeros(type(DType::kFloat64, {2}))}, {Tensor::zeros(type(DType::kFloat64, {2}))}},
-       {type(DType::kFloat64, {2})}}));
+       {{Tensor::zeros(type(DType::kFloat16, {2}))}, {Tensor::zeros(type(DType::kFloat16, {2}))}},
+       {type(DType::kFloat16, {2})}}));
   EXPECT_FALSE(op_supported({"Relu", {{i64({2}, {1, 2})}}, {type(DType::kInt64, {2})}}));
   EXPECT_FALSE(
       op_supported({"And", {{f32({1}, {1})}, {f32({1}, {1})}}, {type(DType::kBool, {1})}}));
