@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -32,6 +33,57 @@ TEST(TensorIndexTest, TransposeFollowsPerm) {
   const Tensor out = run_one(
       {"Transpose", {{f32({2, 2, 3}, iota(12))}}, {type(DType::kFloat32, {2, 3, 2})}, perm});
   EXPECT_EQ(values<float>(out), (std::vector<float>{0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11}));
+}
+
+// Every permutation of shapes up to rank 4 whose axes (sizes 1, 3, 16, 17
+// and 40 among them) make the tiled 2-D turns meet partial and full tiles,
+// for elements of 1, 2, 4 and 8 bytes, against out[i] = in[perm applied].
+template <typename T>
+void check_transposes_of(DType dtype) {
+  const std::vector<Shape> shapes = {{5},           {17, 40},       {16, 16},      {1, 33, 9},
+                                     {3, 1, 19, 8}, {2, 17, 3, 24}, {40, 1, 1, 3}, {0, 4, 5}};
+  for (const Shape& shape : shapes) {
+    std::vector<std::int64_t> perm(shape.size());
+    std::iota(perm.begin(), perm.end(), 0);
+    std::int64_t count = 1;
+    for (std::int64_t d : shape) count *= d;
+    std::vector<T> data(static_cast<std::size_t>(count));
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<T>(i * 7 + 3);
+    const Tensor x = Tensor::from_vector<T>(data, shape);
+    const std::vector<std::int64_t> strides = [&] {
+      std::vector<std::int64_t> s(shape.size(), 1);
+      for (std::size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
+      return s;
+    }();
+    do {
+      SCOPED_TRACE(::testing::Message() << dtype_name(dtype) << " " << shape_to_string(shape)
+                                        << " perm " << ::testing::PrintToString(perm));
+      Shape out_shape;
+      for (std::int64_t axis : perm) out_shape.push_back(shape[static_cast<std::size_t>(axis)]);
+      Attributes attributes;
+      attributes.set("perm", perm);
+      const Tensor out = run_one({"Transpose", {{x}}, {type(dtype, out_shape)}, attributes});
+      std::vector<std::int64_t> coordinate(shape.size(), 0);
+      for (std::int64_t i = 0; i < count; ++i) {
+        std::int64_t source = 0;
+        for (std::size_t d = 0; d < perm.size(); ++d) {
+          source += coordinate[d] * strides[static_cast<std::size_t>(perm[d])];
+        }
+        ASSERT_EQ(out.data<T>()[i], data[static_cast<std::size_t>(source)]) << "at " << i;
+        for (std::size_t d = out_shape.size(); d-- > 0;) {
+          if (++coordinate[d] < out_shape[d]) break;
+          coordinate[d] = 0;
+        }
+      }
+    } while (std::next_permutation(perm.begin(), perm.end()));
+  }
+}
+
+TEST(TensorIndexTest, TransposeMatchesItsDefinitionForEveryPermutationAndElementSize) {
+  check_transposes_of<std::uint8_t>(DType::kUInt8);
+  check_transposes_of<std::int16_t>(DType::kInt16);
+  check_transposes_of<float>(DType::kFloat32);
+  check_transposes_of<std::int64_t>(DType::kInt64);
 }
 
 // DepthToSpace and SpaceToDepth against ONNX's definitions written per

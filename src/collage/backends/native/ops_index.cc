@@ -13,6 +13,7 @@
 #include "collage/backends/native/axis_copy.h"
 #include "collage/backends/native/broadcast.h"
 #include "collage/backends/native/tensor_kernels.h"
+#include "collage/backends/native/transpose.h"
 
 namespace collage::native {
 namespace {
@@ -43,22 +44,18 @@ void run_transpose(const Graph& graph, const Node& node, std::span<const Tensor>
   perm = node.attributes.get_ints("perm", perm);
   if (static_cast<std::int64_t>(perm.size()) != rank)
     throw node_error(node, "perm has the wrong length");
-  const std::vector<std::int64_t> strides = row_major_strides(in);
   std::vector<bool> seen(in.size(), false);
+  std::vector<std::size_t> axes;
   Shape shape;
-  Tables tables;
   for (std::int64_t axis : perm) {
     const auto source = static_cast<std::size_t>(resolve_axis(axis, rank, node));
     if (seen[source]) throw node_error(node, "perm repeats an axis");
     seen[source] = true;
+    axes.push_back(source);
     shape.push_back(in[source]);
-    std::vector<std::int64_t>& table = tables.emplace_back(static_cast<std::size_t>(in[source]));
-    for (std::int64_t i = 0; i < in[source]; ++i)
-      table[static_cast<std::size_t>(i)] = i * strides[source];
   }
   check_output_shape(node, outputs[0], shape);
-  axis_copy(inputs[0].raw(), outputs[0].raw(), dtype_size(inputs[0].dtype()), tables, nullptr,
-            threads);
+  transpose(inputs[0].raw(), outputs[0].raw(), dtype_size(inputs[0].dtype()), in, axes, threads);
 }
 
 // --- DepthToSpace and SpaceToDepth -------------------------------------------
@@ -100,16 +97,7 @@ void run_block_op(const Graph& graph, const Node& node, std::span<const Tensor> 
     out = {n, c * b * b, h / b, w / b};
   }
   check_output_shape(node, outputs[0], out);
-  const std::vector<std::int64_t> strides = row_major_strides(view);
-  Tables tables;
-  for (std::size_t source : perm) {
-    std::vector<std::int64_t>& table = tables.emplace_back(static_cast<std::size_t>(view[source]));
-    for (std::int64_t i = 0; i < view[source]; ++i) {
-      table[static_cast<std::size_t>(i)] = i * strides[source];
-    }
-  }
-  axis_copy(inputs[0].raw(), outputs[0].raw(), dtype_size(inputs[0].dtype()), tables, nullptr,
-            threads);
+  transpose(inputs[0].raw(), outputs[0].raw(), dtype_size(inputs[0].dtype()), view, perm, threads);
 }
 
 bool check_block_op(const Graph& graph, const Node& node) {
