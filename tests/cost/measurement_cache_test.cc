@@ -18,9 +18,22 @@
 namespace collage {
 namespace {
 
+std::filesystem::path temp_cache_dir() {
+  return std::filesystem::temp_directory_path() /
+         ("collage_cache_test_" + std::to_string(::getpid()));
+}
+
+// Removes this process's cache directory when the test process exits (the
+// forked writers leave by _exit and remove nothing).
+struct TempCacheDirRemoval {
+  ~TempCacheDirRemoval() {
+    std::error_code ignored;
+    std::filesystem::remove_all(temp_cache_dir(), ignored);
+  }
+} temp_cache_dir_removal;
+
 std::string temp_cache_path(const std::string& name) {
-  auto dir =
-      std::filesystem::temp_directory_path() / ("collage_cache_test_" + std::to_string(::getpid()));
+  const std::filesystem::path dir = temp_cache_dir();
   std::filesystem::create_directories(dir);
   auto path = dir / name;
   std::filesystem::remove(path);

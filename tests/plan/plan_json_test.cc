@@ -1,6 +1,7 @@
 #include "collage/plan/plan_json.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -62,15 +63,29 @@ TEST(PlanJsonTest, AnotherFormatVersionIsRejected) {
   EXPECT_THROW(plan_from_json(json), Error);
 }
 
+// A file of this process in the temporary directory, removed when the test ends.
+struct TempFile {
+  std::filesystem::path path;
+  explicit TempFile(const std::string& name)
+      : path(std::filesystem::temp_directory_path() /
+             (name + "_" + std::to_string(::getpid()) + ".json")) {}
+  ~TempFile() {
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);
+  }
+};
+
 TEST(PlanJsonTest, LoadingAFileThatIsNotJsonIsAnError) {
-  auto path = std::filesystem::temp_directory_path() / "collage_plan_garbage.json";
+  const TempFile file("collage_plan_garbage");
+  const auto& path = file.path;
   std::ofstream(path) << "{ not json";
   EXPECT_THROW(load_plan(path.string()), Error);
   EXPECT_THROW(load_plan("/nonexistent/plan.json"), Error);
 }
 
 TEST(PlanJsonTest, SaveThenLoadGivesThePlanBack) {
-  auto path = std::filesystem::temp_directory_path() / "collage_plan_roundtrip.json";
+  const TempFile file("collage_plan_roundtrip");
+  const auto& path = file.path;
   save_plan(sample_plan(), path.string());
   Plan loaded = load_plan(path.string());
   EXPECT_EQ(loaded.partitions.size(), 2u);
