@@ -83,6 +83,16 @@ TEST(SgemmTest, MatchesNaiveProductOverShapesAndTransposes) {
   }
 }
 
+// Up to 32 columns of B, a row-major A is read where it lies (rows past
+// the last in a tile read the last row): tall, across k blocks, on two
+// threads, with the store's scaling and biases, and at the 32/33 border.
+TEST(SgemmTest, NarrowProductsReadingAUnpackedMatchNaiveProducts) {
+  expect_gemm_matches_naive({1030, 32, 520, false, false, 2}, 1.0f, 0.0f, false);
+  expect_gemm_matches_naive({61, 9, 300, false, true, 2}, 0.5f, 2.0f, true);
+  expect_gemm_matches_naive({25, 33, 17, false, false, 2}, 1.0f, 1.0f, true);
+  expect_gemm_matches_naive({5, 2, 7, false, false, 1}, -1.0f, 0.0f, true);
+}
+
 TEST(SgemmTest, AppliesAlphaBetaAndBothBiases) {
   expect_gemm_matches_naive({19, 45, 33, false, false, 1}, 0.5f, 2.0f, true);
   expect_gemm_matches_naive({19, 45, 300, true, true, 1}, -1.5f, 1.0f, true);

@@ -27,6 +27,11 @@ constexpr std::int64_t kPanelGroup = 8;
 // Rows of A packed at once, which bounds the packed-A buffer for tall
 // operands (batched MatMul folded into one GEMM).
 constexpr std::int64_t kMChunk = 4096;
+// Up to this many columns of B, A is read where it lies instead of packed:
+// each of its elements then serves at most two B panels, and packing it
+// (one more read and a write of all of A) cost as much as the products
+// (an LSTM's input product, W [1024 x 512] by 32 steps).
+constexpr std::int64_t kDirectAMaxColumns = 32;
 // Below this many multiply-adds a GEMV is not worth waking up threads.
 constexpr std::int64_t kParallelGemvWork = 1 << 15;
 // Below this many multiply-adds (a few microseconds on one core) a GEMM is
@@ -165,11 +170,15 @@ struct TileStore {
   const float* col_bias;
 };
 
-// C tile (mr x nr, at `c`) <- store(packed A panel * packed B panel).
+// C tile (mr x nr, at `c`) <- store(A panel * packed B panel). The A panel
+// is packed (kDirect false: kc groups of kMr floats at `pa`) or read where
+// it lies (kDirect true: row r at pa + r * lda, rows past mr reading row
+// mr - 1, whose results are not stored).
 // The twelve accumulators are named variables, not an array: GCC keeps an
 // array of vectors in memory across the loop, which halves the speed.
-void micro_kernel(std::int64_t kc, const float* pa, const float* pb, float* c, std::int64_t ldc,
-                  std::int64_t mr, std::int64_t nr, const TileStore& store) {
+template <bool kDirect>
+void micro_kernel(std::int64_t kc, const float* pa, std::int64_t lda, const float* pb, float* c,
+                  std::int64_t ldc, std::int64_t mr, std::int64_t nr, const TileStore& store) {
   __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
   __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
   __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
@@ -182,30 +191,50 @@ void micro_kernel(std::int64_t kc, const float* pa, const float* pb, float* c, s
     _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + kNr - 1), _MM_HINT_T0);
   }
+  // Where row r's element p is: packed, pa[p * kMr + r]; direct, row_r[p].
+  const float* row_0 = pa;
+  const float* row_1 = pa;
+  const float* row_2 = pa;
+  const float* row_3 = pa;
+  const float* row_4 = pa;
+  const float* row_5 = pa;
+  if constexpr (kDirect) {
+    const auto row = [&](std::int64_t r) { return pa + std::min(r, mr - 1) * lda; };
+    row_1 = row(1);
+    row_2 = row(2);
+    row_3 = row(3);
+    row_4 = row(4);
+    row_5 = row(5);
+  }
   for (std::int64_t p = 0; p < kc; ++p) {
-    // The A panel streams from L2; fetch a few steps ahead.
-    _mm_prefetch(reinterpret_cast<const char*>(pa + 8 * kMr), _MM_HINT_T0);
     const __m256 b0 = _mm256_load_ps(pb);
     const __m256 b1 = _mm256_load_ps(pb + 8);
-    __m256 a = _mm256_broadcast_ss(pa + 0);
+    __m256 a;
+    if constexpr (kDirect) {
+      a = _mm256_broadcast_ss(row_0 + p);
+    } else {
+      // The A panel streams from L2; fetch a few steps ahead.
+      _mm_prefetch(reinterpret_cast<const char*>(pa + 8 * kMr), _MM_HINT_T0);
+      a = _mm256_broadcast_ss(pa + 0);
+    }
     c00 = _mm256_fmadd_ps(a, b0, c00);
     c01 = _mm256_fmadd_ps(a, b1, c01);
-    a = _mm256_broadcast_ss(pa + 1);
+    a = _mm256_broadcast_ss(kDirect ? row_1 + p : pa + 1);
     c10 = _mm256_fmadd_ps(a, b0, c10);
     c11 = _mm256_fmadd_ps(a, b1, c11);
-    a = _mm256_broadcast_ss(pa + 2);
+    a = _mm256_broadcast_ss(kDirect ? row_2 + p : pa + 2);
     c20 = _mm256_fmadd_ps(a, b0, c20);
     c21 = _mm256_fmadd_ps(a, b1, c21);
-    a = _mm256_broadcast_ss(pa + 3);
+    a = _mm256_broadcast_ss(kDirect ? row_3 + p : pa + 3);
     c30 = _mm256_fmadd_ps(a, b0, c30);
     c31 = _mm256_fmadd_ps(a, b1, c31);
-    a = _mm256_broadcast_ss(pa + 4);
+    a = _mm256_broadcast_ss(kDirect ? row_4 + p : pa + 4);
     c40 = _mm256_fmadd_ps(a, b0, c40);
     c41 = _mm256_fmadd_ps(a, b1, c41);
-    a = _mm256_broadcast_ss(pa + 5);
+    a = _mm256_broadcast_ss(kDirect ? row_5 + p : pa + 5);
     c50 = _mm256_fmadd_ps(a, b0, c50);
     c51 = _mm256_fmadd_ps(a, b1, c51);
-    pa += kMr;
+    if constexpr (!kDirect) pa += kMr;
     pb += kNr;
   }
   const __m256 acc[kMr][2] = {{c00, c01}, {c10, c11}, {c20, c21},
@@ -279,6 +308,7 @@ void scale_and_bias(std::int64_t m, std::int64_t n, const SgemmOutput& c) {
 
 void sgemm_packed(std::int64_t m, std::int64_t n, std::int64_t k, const SgemmMatrix& a,
                   const SgemmPanelSource& b, const SgemmOutput& c, int threads) {
+  const bool direct_a = !a.transposed && n <= kDirectAMaxColumns;
   const std::int64_t m_chunk = std::min(m, kMChunk);
   const std::int64_t n_block = std::min(n, kNc);
   const std::int64_t k_block = std::min(k, kKc);
@@ -304,10 +334,12 @@ void sgemm_packed(std::int64_t m, std::int64_t n, std::int64_t k, const SgemmMat
     for (std::int64_t pc = 0; pc < k; pc += kKc) {
       const std::int64_t kc = std::min(kKc, k - pc);
       const bool first_block = pc == 0;
+      if (!direct_a) {
 #pragma omp for schedule(static)
-      for (std::int64_t ip = 0; ip < a_panels; ++ip) {
-        pack_a_panel(a, ic + ip * kMr, std::min(kMr, m_cur - ip * kMr), pc, kc,
-                     packed_a + ip * kMr * kc);
+        for (std::int64_t ip = 0; ip < a_panels; ++ip) {
+          pack_a_panel(a, ic + ip * kMr, std::min(kMr, m_cur - ip * kMr), pc, kc,
+                       packed_a + ip * kMr * kc);
+        }
       }
       for (std::int64_t jc = 0; jc < n; jc += kNc) {
         const std::int64_t n_cur = std::min(kNc, n - jc);
@@ -335,8 +367,16 @@ void sgemm_packed(std::int64_t m, std::int64_t n, std::int64_t k, const SgemmMat
                 TileStore store{c.alpha, first_block ? c.beta : 1.0f, nullptr, nullptr};
                 if (first_block && c.row_bias != nullptr) store.row_bias = c.row_bias + row;
                 if (first_block && c.col_bias != nullptr) store.col_bias = c.col_bias + col;
-                micro_kernel(kc, packed_a + (ir / kMr) * kMr * kc, pb, c.data + row * c.ld + col,
-                             c.ld, std::min(kMr, i_end - ir), std::min(kNr, j_end - jr), store);
+                float* tile = c.data + row * c.ld + col;
+                const std::int64_t mr = std::min(kMr, i_end - ir);
+                const std::int64_t nr = std::min(kNr, j_end - jr);
+                if (direct_a) {
+                  micro_kernel<true>(kc, a.data + row * a.ld + pc, a.ld, pb, tile, c.ld, mr, nr,
+                                     store);
+                } else {
+                  micro_kernel<false>(kc, packed_a + (ir / kMr) * kMr * kc, 0, pb, tile, c.ld, mr,
+                                      nr, store);
+                }
               }
             }
           }
