@@ -57,7 +57,8 @@ for r in $(seq 1 "$rounds"); do
     "$collage" compare "$onnx" "${extra[@]}" --backends all --threads "$threads" --repeat "$repeat" \
       -q --json "$work/$name.collage.$r.json" > /dev/null
     if [ -d "$modules/onnxruntime-node" ]; then
-      node "$root/scripts/ort_runner.js" "$onnx" --input "$input_name=$input_npy" \
+      read -r -a more_inputs <<< "$(ort_more_inputs "$name" | tr '\n' ' ')"
+      node "$root/scripts/ort_runner.js" "$onnx" --input "$input_name=$input_npy" "${more_inputs[@]}" \
         --threads "$threads" --repeat "$repeat" --modules "$modules" > "$work/$name.ort.$r.json"
     fi
   done

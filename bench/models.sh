@@ -4,9 +4,9 @@
 # scratch directory). Models: the zoo and the three PaddleOCR models.
 default_models="resnet18 resnet50 mobilenet_v2 squeezenet1_1 bert_encoder dcgan_generator ocr_det ocr_rec ocr_cls"
 
-# A model is a zoo or PaddleOCR name, or any ONNX file with one float input:
-# PATH.onnx, or PATH.onnx:DIMS (e.g. m.onnx:1,3,224,224) to fix its input
-# shape (dims the file leaves open are 1 otherwise).
+# A model is a zoo or PaddleOCR name, or any ONNX file of float inputs:
+# PATH.onnx, or PATH.onnx:DIMS (e.g. m.onnx:1,3,224,224) to fix its first
+# input's shape (dims the file leaves open are 1 otherwise).
 
 # The name a model's results go under: its file name for an ONNX file.
 model_name() {
@@ -17,7 +17,9 @@ model_name() {
 
 # MODEL -> "ONNX_FILE INPUT_NAME INPUT_NPY [NAME=DIMS]"; empty when the model
 # is missing. A PaddleOCR or ONNX-file input (seeded random data of its
-# shape) is written to $work/NAME.npy; a zoo model brings its own.
+# shape) is written to $work/NAME.npy; a zoo model brings its own. An ONNX
+# file's further inputs go to $work/NAME.K.npy, each listed as
+# "--input NAME=FILE" in $work/NAME.more_inputs (ort_inputs reads them).
 model_args() {
   case "$1" in
     *.onnx|*.onnx:*)
@@ -32,12 +34,19 @@ import numpy as np
 import onnx
 model = onnx.load(sys.argv[1], load_external_data=False)
 constants = {i.name for i in model.graph.initializer}
-first = [i for i in model.graph.input if i.name not in constants][0]
-dims = [d.dim_value if d.HasField("dim_value") else 1 for d in first.type.tensor_type.shape.dim]
+inputs = [i for i in model.graph.input if i.name not in constants]
+def declared(value):
+    return [d.dim_value if d.HasField("dim_value") else 1 for d in value.type.tensor_type.shape.dim]
+dims = declared(inputs[0])
 if sys.argv[2]:
     dims = [int(d) for d in sys.argv[2].split(",")]
 np.save(sys.argv[3], np.random.RandomState(0).rand(*dims).astype(np.float32))
-print(first.name, ",".join(map(str, dims)))
+stem = sys.argv[3][:-len(".npy")]
+with open(stem + ".more_inputs", "w") as listing:
+    for k, value in enumerate(inputs[1:], start=1):
+        np.save(f"{stem}.{k}.npy", np.random.RandomState(k).rand(*declared(value)).astype(np.float32))
+        listing.write(f"--input {value.name}={stem}.{k}.npy\n")
+print(inputs[0].name, ",".join(map(str, dims)))
 PY
 )" || return 0
       local input_name="${input%% *}"
@@ -87,4 +96,12 @@ replay_alternating() {
 #   replayed_median MODEL VARIANT
 replayed_median() {
   awk -v m="$1" -v v="$2" '$1 == m && $2 == v {print $4}' "$work/runs" | median
+}
+
+# The ort_runner.js arguments of a model's inputs after the first (see
+# model_args), one per line; nothing for a model of one input.
+ort_more_inputs() {
+  local listing="$work/$1.more_inputs"
+  [ -f "$listing" ] && cat "$listing"
+  return 0
 }
