@@ -354,11 +354,10 @@ TEST(TensorElementwiseTest, LargeBroadcastAddIsCorrectOnManyThreads) {
 // Add and its kin on float64 and the narrow integers: IEEE for the one,
 // wrapping around for the others (int8: 100 + 100 = -56, uint8: 3 - 5 = 254).
 TEST(TensorElementwiseTest, ArithmeticOnFloat64AndNarrowIntegers) {
-  const Tensor sum =
-      run_one({"Add",
-               {{Tensor::from_vector<double>({0.1, 1e300}, {2})},
-                {Tensor::from_vector<double>({0.2, 1e300}, {2})}},
-               {type(DType::kFloat64, {2})}});
+  const Tensor sum = run_one({"Add",
+                              {{Tensor::from_vector<double>({0.1, 1e300}, {2})},
+                               {Tensor::from_vector<double>({0.2, 1e300}, {2})}},
+                              {type(DType::kFloat64, {2})}});
   EXPECT_EQ(values<double>(sum), (std::vector<double>{0.1 + 0.2, 2e300}));
   const Tensor wrapped = run_one({"Add",
                                   {{Tensor::from_vector<std::int8_t>({100, -7}, {2})},
@@ -370,18 +369,41 @@ TEST(TensorElementwiseTest, ArithmeticOnFloat64AndNarrowIntegers) {
                                       {Tensor::from_vector<std::uint8_t>({5}, {1})}},
                                      {type(DType::kUInt8, {1})}});
   EXPECT_EQ(values<std::uint8_t>(difference), (std::vector<std::uint8_t>{254}));
-  const Tensor largest =
-      run_one({"Max",
-               {{Tensor::from_vector<std::int16_t>({-300, 7}, {2})},
-                {Tensor::from_vector<std::int16_t>({-200, 5}, {2})},
-                {Tensor::from_vector<std::int16_t>({-400, 9}, {2})}},
-               {type(DType::kInt16, {2})}});
+  const Tensor largest = run_one({"Max",
+                                  {{Tensor::from_vector<std::int16_t>({-300, 7}, {2})},
+                                   {Tensor::from_vector<std::int16_t>({-200, 5}, {2})},
+                                   {Tensor::from_vector<std::int16_t>({-400, 9}, {2})}},
+                                  {type(DType::kInt16, {2})}});
   EXPECT_EQ(values<std::int16_t>(largest), (std::vector<std::int16_t>{-200, 9}));
-  const OpCase by_zero{"Div",
-                       {{Tensor::from_vector<std::int8_t>({4}, {1})},
-                        {Tensor::from_vector<std::int8_t>({0}, {1})}},
-                       {type(DType::kInt8, {1})}};
+  const OpCase by_zero{
+      "Div",
+      {{Tensor::from_vector<std::int8_t>({4}, {1})}, {Tensor::from_vector<std::int8_t>({0}, {1})}},
+      {type(DType::kInt8, {1})}};
   EXPECT_THROW(run_one(by_zero), Error);
+}
+
+// Clip beyond float32 (opset 11 on): an omitted bound is the type's limit.
+TEST(TensorElementwiseTest, ClipOnIntegersAndFloat64ClampsBetweenTheBoundsGiven) {
+  const Tensor low_only = run_one({"Clip",
+                                   {{Tensor::from_vector<std::int16_t>({-500, 7, 32767}, {3})},
+                                    {Tensor::from_vector<std::int16_t>({-3}, {})}},
+                                   {type(DType::kInt16, {3})}});
+  EXPECT_EQ(values<std::int16_t>(low_only), (std::vector<std::int16_t>{-3, 7, 32767}));
+  const Tensor high_only = run_one({"Clip",
+                                    {{Tensor::from_vector<std::uint8_t>({0, 200, 90}, {3})},
+                                     {Tensor()},
+                                     {Tensor::from_vector<std::uint8_t>({100}, {})}},
+                                    {type(DType::kUInt8, {3})}});
+  EXPECT_EQ(values<std::uint8_t>(high_only), (std::vector<std::uint8_t>{0, 100, 90}));
+  const Tensor both = run_one({"Clip",
+                               {{Tensor::from_vector<double>({-2.5, 0.25, 9}, {3})},
+                                {Tensor::from_vector<double>({-1}, {})},
+                                {Tensor::from_vector<double>({1}, {})}},
+                               {type(DType::kFloat64, {3})}});
+  EXPECT_EQ(values<double>(both), (std::vector<double>{-1, 0.25, 1}));
+  const OpCase old_opset{
+      "Clip", {{Tensor::from_vector<std::int32_t>({1}, {1})}}, {type(DType::kInt32, {1})}, {}, 10};
+  EXPECT_FALSE(op_supported(old_opset));
 }
 
 TEST(TensorElementwiseTest, CheckRejectsDtypesWithoutKernels) {

@@ -283,15 +283,41 @@ bool check_float(const Graph& graph, const Node& node) {
   return float_elementwise_fn(graph, node).has_value();
 }
 
-// Clip also accepts bounds that are not constants (read at run time).
+// Clip on float32 is an elementwise function (bounds that are not
+// constants are read at run time); on the other types (opset 11 on, whose
+// bounds are inputs) a loop clamps between the bounds given, or the type's
+// own limits where one is omitted.
+void run_clip(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+              std::span<Tensor> outputs, int threads) {
+  if (outputs[0].dtype() == DType::kFloat32)
+    return run_float(graph, node, inputs, outputs, threads);
+  if (inputs[0].shape() != outputs[0].shape()) throw node_error(node, "output shape differs");
+  visit_dtype(outputs[0].dtype(), [&]<typename T>(std::type_identity<T>) {
+    if constexpr (!std::is_same_v<T, bool>) {
+      const auto bound = [&](std::size_t i, T fallback) {
+        if (i >= inputs.size() || inputs[i].empty()) return fallback;
+        if (inputs[i].numel() != 1) throw node_error(node, "a bound must be one value");
+        return inputs[i].data<T>()[0];
+      };
+      const T low = bound(1, std::numeric_limits<T>::lowest());
+      const T high = bound(2, std::numeric_limits<T>::max());
+      const T* x = inputs[0].data<T>();
+      T* y = outputs[0].data<T>();
+      for (std::int64_t i = 0; i < inputs[0].numel(); ++i)
+        y[i] = std::min(std::max(x[i], low), high);
+    }
+  });
+}
+
 bool check_clip(const Graph& graph, const Node& node) {
   if (node.inputs.empty() || node.inputs.size() > 3 || node.outputs.size() != 1) return false;
-  if (!input_is(graph, node, 0, {DType::kFloat32}) ||
-      output_dtype(graph, node, 0) != DType::kFloat32) {
+  const std::optional<DType> dtype = input_dtype(graph, node, 0);
+  if (!dtype || output_dtype(graph, node, 0) != *dtype || !is_one_of(*dtype, kBinaryArithmetic)) {
     return false;
   }
+  if (*dtype != DType::kFloat32 && graph.opset < 11) return false;
   for (std::size_t i = 1; i < node.inputs.size(); ++i) {
-    if (node.inputs[i] != kNoValue && !input_is(graph, node, i, {DType::kFloat32})) return false;
+    if (node.inputs[i] != kNoValue && !input_is(graph, node, i, {*dtype})) return false;
   }
   return graph.opset >= 11 || node.inputs.size() == 1;
 }
@@ -469,7 +495,7 @@ constexpr OpEntry kElementwiseOps[] = {
     {"HardSwish", run_float, check_float},
     {"Swish", run_float, check_float},
     {"Gelu", run_float, check_float},
-    {"Clip", run_float, check_clip},
+    {"Clip", run_clip, check_clip},
     {"Tanh", run_float, check_float},
     {"Erf", run_float, check_float},
     {"Exp", run_float, check_float},
