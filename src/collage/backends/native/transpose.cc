@@ -1,13 +1,12 @@
 #include "collage/backends/native/transpose.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cassert>
 #include <vector>
 
 #include "collage/backends/native/axis_copy.h"
 #include "collage/backends/native/broadcast.h"
+#include "collage/ir/block_transpose.h"
 
 namespace collage::native {
 namespace {
@@ -65,51 +64,24 @@ std::vector<std::int64_t> strides_of(const std::vector<std::int64_t>& shape) {
   return strides;
 }
 
-// An 8 x 8 block of 4-byte elements turned in registers: input rows of 8
-// at `in` (`in_stride` apart) become output rows at `out` (`out_stride`
-// apart).
-void turn_8x8(const std::uint32_t* in, std::int64_t in_stride, std::uint32_t* out,
-              std::int64_t out_stride) {
-  const auto* source = reinterpret_cast<const float*>(in);
-  auto* destination = reinterpret_cast<float*>(out);
-  __m256 v[8];
-  for (int i = 0; i < 8; ++i) v[i] = _mm256_loadu_ps(source + i * in_stride);
-  // Pairs of rows interleaved, then pairs of pairs, then the 128-bit halves.
-  __m256 t[8];
-  for (int i = 0; i < 4; ++i) {
-    t[2 * i] = _mm256_unpacklo_ps(v[2 * i], v[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_ps(v[2 * i], v[2 * i + 1]);
-  }
-  __m256 s[8];
-  for (int half = 0; half < 2; ++half) {
-    const int base = 4 * half;
-    s[base + 0] = _mm256_shuffle_ps(t[base + 0], t[base + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    s[base + 1] = _mm256_shuffle_ps(t[base + 0], t[base + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    s[base + 2] = _mm256_shuffle_ps(t[base + 1], t[base + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    s[base + 3] = _mm256_shuffle_ps(t[base + 1], t[base + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  for (int i = 0; i < 4; ++i) {
-    _mm256_storeu_ps(destination + i * out_stride, _mm256_permute2f128_ps(s[i], s[i + 4], 0x20));
-    _mm256_storeu_ps(destination + (i + 4) * out_stride,
-                     _mm256_permute2f128_ps(s[i], s[i + 4], 0x31));
-  }
-}
-
 // One tile: input rows c0..c1 (each `row_in` apart, elements r0..r1 of
 // each) to output rows r0..r1 (each `column_out` apart, elements c0..c1).
 template <typename T>
 void turn_tile(const T* in, T* out, std::int64_t r0, std::int64_t r1, std::int64_t c0,
                std::int64_t c1, std::int64_t row_in, std::int64_t column_out) {
+#if defined(__AVX2__)
   if constexpr (sizeof(T) == 4) {
     if (r1 - r0 == kTile && c1 - c0 == kTile) {
       for (std::int64_t r = r0; r < r1; r += 8) {
         for (std::int64_t c = c0; c < c1; c += 8) {
-          turn_8x8(in + c * row_in + r, row_in, out + r * column_out + c, column_out);
+          transpose_8x8(reinterpret_cast<const float*>(in + c * row_in + r), row_in,
+                        reinterpret_cast<float*>(out + r * column_out + c), column_out);
         }
       }
       return;
     }
   }
+#endif
   for (std::int64_t r = r0; r < r1; ++r) {
     const T* source = in + r;
     T* destination = out + r * column_out;

@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <cassert>
 
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
+#include "collage/ir/block_transpose.h"
 
 namespace collage::xnnpack {
 namespace {
@@ -15,33 +13,6 @@ namespace {
 constexpr std::int64_t kTile = 32;
 // Below this many elements, waking the pool costs more than the copy.
 constexpr std::int64_t kParallelThreshold = 1 << 16;
-
-#if defined(__AVX2__)
-// Transposes the 8x8 block at `in` (rows `in_stride` apart) into `out`
-// (rows `out_stride` apart) in registers: scalar strided stores run at a
-// fraction of memory bandwidth.
-void transpose_8x8(const float* in, std::int64_t in_stride, float* out, std::int64_t out_stride) {
-  __m256 r[8];
-  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(in + i * in_stride);
-  __m256 t[8];
-  for (int i = 0; i < 4; ++i) {
-    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  __m256 q[8];
-  for (int half = 0; half < 2; ++half) {
-    const __m256 a = t[4 * half], b = t[4 * half + 1], c = t[4 * half + 2], d = t[4 * half + 3];
-    q[4 * half + 0] = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(1, 0, 1, 0));
-    q[4 * half + 1] = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(3, 2, 3, 2));
-    q[4 * half + 2] = _mm256_shuffle_ps(b, d, _MM_SHUFFLE(1, 0, 1, 0));
-    q[4 * half + 3] = _mm256_shuffle_ps(b, d, _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  for (int i = 0; i < 4; ++i) {
-    _mm256_storeu_ps(out + i * out_stride, _mm256_permute2f128_ps(q[i], q[4 + i], 0x20));
-    _mm256_storeu_ps(out + (4 + i) * out_stride, _mm256_permute2f128_ps(q[i], q[4 + i], 0x31));
-  }
-}
-#endif
 
 // Transposes `batches` dense [rows, cols] matrices to [cols, rows].
 struct Transpose {
