@@ -399,10 +399,6 @@ class Importer {
   std::map<std::string, TensorType> declared_;
 };
 
-}  // namespace
-
-namespace {
-
 // The version of the default domain the model imports; 0 when none.
 std::int64_t default_opset(const onnx::ModelProto& model) {
   for (const auto& opset : model.opset_import()) {

@@ -52,15 +52,29 @@ void combine(T* destination, const T* source, std::int64_t count, Reduction redu
   }
 }
 
-// `count` elements of `source` combined into `destination` (both of `dtype`).
-void combine_elements(DType dtype, void* destination, const void* source, std::int64_t count,
-                      Reduction reduction) {
+// Slice t of `updates` (`slice` elements, contiguous) combined into `out`
+// at element offset offsets[t], in order. Dispatches on the type once; a
+// plain write moves bytes (float16 among them).
+void scatter_slices(Tensor& out, const Tensor& updates, const std::vector<std::int64_t>& offsets,
+                    std::int64_t slice, Reduction reduction) {
   if (reduction == Reduction::kNone) {
-    std::memcpy(destination, source, static_cast<std::size_t>(count) * dtype_size(dtype));
+    const std::size_t element = dtype_size(out.dtype());
+    const std::size_t bytes = static_cast<std::size_t>(slice) * element;
+    auto* destination = static_cast<unsigned char*>(out.raw());
+    const auto* source = static_cast<const unsigned char*>(updates.raw());
+    for (std::size_t t = 0; t < offsets.size(); ++t) {
+      std::memcpy(destination + static_cast<std::size_t>(offsets[t]) * element, source + t * bytes,
+                  bytes);
+    }
     return;
   }
-  visit_dtype(dtype, [&]<typename T>(std::type_identity<T>) {
-    combine(static_cast<T*>(destination), static_cast<const T*>(source), count, reduction);
+  visit_dtype(out.dtype(), [&]<typename T>(std::type_identity<T>) {
+    T* destination = out.data<T>();
+    const T* source = updates.data<T>();
+    for (std::size_t t = 0; t < offsets.size(); ++t) {
+      combine(destination + offsets[t], source + static_cast<std::int64_t>(t) * slice, slice,
+              reduction);
+    }
   });
 }
 
@@ -96,14 +110,7 @@ void run_scatter_elements(const Graph& graph, const Node& node, std::span<const 
   check_output_shape(node, out, data.shape());
   std::memcpy(out.raw(), data.raw(), data.byte_size());
 
-  const Reduction reduction = *reduction_of(node);
-  const std::size_t element = dtype_size(data.dtype());
-  auto* destination = static_cast<unsigned char*>(out.raw());
-  const auto* source = static_cast<const unsigned char*>(updates.raw());
-  for (std::size_t i = 0; i < offsets.size(); ++i) {
-    combine_elements(data.dtype(), destination + static_cast<std::size_t>(offsets[i]) * element,
-                     source + i * element, 1, reduction);
-  }
+  scatter_slices(out, updates, offsets, 1, *reduction_of(node));
 }
 
 // --- ScatterND -------------------------------------------------------------
@@ -135,23 +142,18 @@ void run_scatter_nd(const Graph& graph, const Node& node, std::span<const Tensor
   check_output_shape(node, out, shape);
   std::memcpy(out.raw(), data.raw(), data.byte_size());
 
-  const Reduction reduction = *reduction_of(node);
   const std::vector<std::int64_t> strides = row_major_strides(shape);
-  std::int64_t slice = 1;
-  for (std::size_t d = static_cast<std::size_t>(k); d < shape.size(); ++d) slice *= shape[d];
-  const std::size_t element = dtype_size(data.dtype());
-  auto* destination = static_cast<unsigned char*>(out.raw());
-  const auto* source = static_cast<const unsigned char*>(updates.raw());
-  const std::int64_t tuples = k == 0 ? 0 : indices.numel() / k;
-  for (std::int64_t t = 0; t < tuples; ++t) {
-    std::int64_t offset = 0;
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(indices.numel() / k));
+  for (std::size_t t = 0; t < offsets.size(); ++t) {
     for (std::int64_t j = 0; j < k; ++j) {
       const auto axis = static_cast<std::size_t>(j);
-      offset += wrap_index(indices.int_at(t * k + j), shape[axis], node) * strides[axis];
+      const std::int64_t index = indices.int_at(static_cast<std::int64_t>(t) * k + j);
+      offsets[t] += wrap_index(index, shape[axis], node) * strides[axis];
     }
-    combine_elements(data.dtype(), destination + static_cast<std::size_t>(offset) * element,
-                     source + static_cast<std::size_t>(t * slice) * element, slice, reduction);
   }
+  // Elements per slice, data.shape[k:]: the stride of the last tuple axis.
+  const std::int64_t slice = strides[static_cast<std::size_t>(k) - 1];
+  scatter_slices(out, updates, offsets, slice, *reduction_of(node));
 }
 
 bool check_scatter_nd(const Graph& graph, const Node& node) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "collage/backends/native/broadcast.h"
+
 namespace collage::native {
 
 Error node_error(const Node& node, const std::string& message) {
@@ -31,8 +33,7 @@ std::vector<std::int64_t> offsets_along_axis(const Node& node, const Shape& data
       throw node_error(node, "indices are larger than data outside the axis");
     }
   }
-  std::vector<std::int64_t> strides(data.size(), 1);
-  for (std::size_t d = data.size(); d-- > 1;) strides[d - 1] = strides[d] * data[d];
+  const std::vector<std::int64_t> strides = row_major_strides(data);
   std::vector<std::int64_t> offsets(static_cast<std::size_t>(indices.numel()));
   std::vector<std::int64_t> coordinate(index_shape.size(), 0);
   for (std::int64_t i = 0; i < indices.numel(); ++i) {

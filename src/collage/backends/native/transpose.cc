@@ -1,7 +1,6 @@
 #include "collage/backends/native/transpose.h"
 
 #include <algorithm>
-#include <cassert>
 #include <vector>
 
 #include "collage/backends/native/axis_copy.h"
@@ -58,12 +57,6 @@ Reduced reduce(const Shape& in_shape, std::span<const std::size_t> perm) {
   return reduced;
 }
 
-std::vector<std::int64_t> strides_of(const std::vector<std::int64_t>& shape) {
-  std::vector<std::int64_t> strides(shape.size(), 1);
-  for (std::size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
-  return strides;
-}
-
 // One tile: input rows c0..c1 (each `row_in` apart, elements r0..r1 of
 // each) to output rows r0..r1 (each `column_out` apart, elements c0..c1).
 template <typename T>
@@ -102,8 +95,8 @@ void tiled(const T* in, T* out, const Reduced& t, int threads) {
       static_cast<std::size_t>(std::find(t.perm.begin(), t.perm.end(), inner_in) - t.perm.begin());
   std::vector<std::int64_t> out_shape(rank);
   for (std::size_t i = 0; i < rank; ++i) out_shape[i] = t.shape[t.perm[i]];
-  const std::vector<std::int64_t> in_strides = strides_of(t.shape);
-  const std::vector<std::int64_t> out_strides = strides_of(out_shape);
+  const std::vector<std::int64_t> in_strides = row_major_strides(t.shape);
+  const std::vector<std::int64_t> out_strides = row_major_strides(out_shape);
   // Outer output axes: all but the two the tiles turn.
   std::vector<std::size_t> outer_axes;
   for (std::size_t i = 0; i < rank; ++i) {
@@ -165,7 +158,7 @@ void transpose(const void* in, void* out, std::size_t element_size, const Shape&
     }
   }
   // The innermost axis stays innermost (or odd element sizes): row copies.
-  const std::vector<std::int64_t> strides = strides_of(t.shape);
+  const std::vector<std::int64_t> strides = row_major_strides(t.shape);
   std::vector<std::vector<std::int64_t>> tables;
   for (std::size_t axis : t.perm) {
     std::vector<std::int64_t>& table = tables.emplace_back(static_cast<std::size_t>(t.shape[axis]));

@@ -6,6 +6,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collage/backends/onednn/layout.h"
@@ -228,6 +229,12 @@ void emit_recurrent(ProgramBuilder& builder, const RecurrentSpec& spec) {
   dnnl::primitive primitive;
   memory::desc weights_layer_desc, weights_iter_desc;
   std::unordered_map<int, memory> args;
+  // What every cell's primitive descriptor gives the same way.
+  const auto adopt = [&](dnnl::primitive made, const auto& pd) {
+    primitive = std::move(made);
+    weights_layer_desc = pd.weights_layer_desc();
+    weights_iter_desc = pd.weights_iter_desc();
+  };
   if (spec.cell == Cell::kLstm) {
     // Without peepholes, the form that has none (a zero peephole
     // descriptor is refused).
@@ -240,9 +247,7 @@ void emit_recurrent(ProgramBuilder& builder, const RecurrentSpec& spec) {
                                        weights_layer, weights_iter, bias, dst_layer, dst_iter,
                                        dst_iter_c);
     dnnl::lstm_forward::primitive_desc pd(desc, builder.engine());
-    primitive = dnnl::lstm_forward(pd);
-    weights_layer_desc = pd.weights_layer_desc();
-    weights_iter_desc = pd.weights_iter_desc();
+    adopt(dnnl::lstm_forward(pd), pd);
     if (spec.peephole != kNoValue) {
       const ValueId p = builder.add_constant(peephole_ldgo(builder.constant(spec.peephole), d, c));
       args[DNNL_ARG_WEIGHTS_PEEPHOLE] = builder.read(p, pd.weights_peephole_desc());
@@ -252,9 +257,7 @@ void emit_recurrent(ProgramBuilder& builder, const RecurrentSpec& spec) {
                                          src_iter, weights_layer, weights_iter, bias, dst_layer,
                                          dst_iter);
     dnnl::vanilla_rnn_forward::primitive_desc pd(desc, builder.engine());
-    primitive = dnnl::vanilla_rnn_forward(pd);
-    weights_layer_desc = pd.weights_layer_desc();
-    weights_iter_desc = pd.weights_iter_desc();
+    adopt(dnnl::vanilla_rnn_forward(pd), pd);
   } else {
     // The two GRU primitives take the same descriptors.
     auto gru = [&](auto kind) {
@@ -262,9 +265,7 @@ void emit_recurrent(ProgramBuilder& builder, const RecurrentSpec& spec) {
       typename Primitive::desc desc(kInference, direction, src_layer, src_iter, weights_layer,
                                     weights_iter, bias, dst_layer, dst_iter);
       typename Primitive::primitive_desc pd(desc, builder.engine());
-      primitive = Primitive(pd);
-      weights_layer_desc = pd.weights_layer_desc();
-      weights_iter_desc = pd.weights_iter_desc();
+      adopt(Primitive(pd), pd);
     };
     if (spec.cell == Cell::kGru) {
       gru(dnnl::gru_forward());
