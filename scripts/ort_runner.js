@@ -4,13 +4,16 @@
 // compared against. Prints one JSON line:
 //   {"median_ms", "p10_ms", "p90_ms", "min_ms", "max_ms", "repeat", "threads", "outputs": [...]}
 // Usage: ort_runner.js MODEL --input NAME=FILE.npy ... [--threads N] [--repeat N]
-//        [--warmup N] [--save-outputs DIR] [--modules DIR]
+//        [--warmup N] [--save-outputs DIR] [--modules DIR] [--profile PREFIX]
+// --profile writes ONNX Runtime's own trace of the timed runs (PREFIX_<date>.json,
+// one event per node per run; summarize it with scripts/ort_profile.py).
 'use strict';
 const fs = require('fs');
 const path = require('path');
 
 function parseArgs(argv) {
-  const args = { inputs: {}, threads: 2, repeat: 20, warmup: 3, saveOutputs: null, modules: null };
+  const args = { inputs: {}, threads: 2, repeat: 20, warmup: 3, saveOutputs: null, modules: null,
+    profile: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -25,6 +28,7 @@ function parseArgs(argv) {
     else if (a === '--warmup') args.warmup = parseInt(next(), 10);
     else if (a === '--save-outputs') args.saveOutputs = next();
     else if (a === '--modules') args.modules = next();
+    else if (a === '--profile') args.profile = next();
     else if (!args.model) args.model = a;
     else throw new Error(`unexpected argument ${a}`);
   }
@@ -86,6 +90,11 @@ async function main() {
     intraOpNumThreads: args.threads, interOpNumThreads: 1,
     executionMode: 'sequential', graphOptimizationLevel: 'all',
   });
+  const profiled = args.profile ? await ort.InferenceSession.create(args.model, {
+    intraOpNumThreads: args.threads, interOpNumThreads: 1,
+    executionMode: 'sequential', graphOptimizationLevel: 'all',
+    enableProfiling: true, profileFilePrefix: args.profile,
+  }) : null;
   const feeds = {};
   for (const [name, file] of Object.entries(args.inputs)) {
     const t = readNpy(file);
@@ -100,6 +109,12 @@ async function main() {
     times.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
   if (!results) results = await session.run(feeds);
+  if (profiled) {
+    // Profiled apart from the timed runs, so that tracing does not slow them.
+    for (let i = 0; i < args.warmup; i++) await profiled.run(feeds);
+    for (let i = 0; i < Math.max(args.repeat, 1); i++) await profiled.run(feeds);
+    profiled.endProfiling();
+  }
   const outputs = [];
   for (const name of session.outputNames) {
     const t = results[name];
