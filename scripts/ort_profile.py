@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Summarizes ONNX Runtime's profile (ort_runner.js --profile): per node, the
-median of its kernel time over the runs, in execution order, and the total.
+median of its kernel time over the traced runs (the warm-up runs among them),
+in execution order, with the sum of those medians and the median run.
 
 Usage: ort_profile.py TRACE.json [--top N]
 """

@@ -5,8 +5,10 @@
 //   {"median_ms", "p10_ms", "p90_ms", "min_ms", "max_ms", "repeat", "threads", "outputs": [...]}
 // Usage: ort_runner.js MODEL --input NAME=FILE.npy ... [--threads N] [--repeat N]
 //        [--warmup N] [--save-outputs DIR] [--modules DIR] [--profile PREFIX]
-// --profile writes ONNX Runtime's own trace of the timed runs (PREFIX_<date>.json,
-// one event per node per run; summarize it with scripts/ort_profile.py).
+// --profile then runs the model as many times again (after as many warm-up runs)
+// in a session of its own with ONNX Runtime's profiler on, and writes its trace
+// (PREFIX_<date>.json, one event per node per run, the warm-up runs included;
+// scripts/ort_profile.py summarizes it). The timed runs are not traced.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -86,15 +88,11 @@ function percentile(sorted, p) {
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   const ort = require(args.modules ? path.join(args.modules, 'onnxruntime-node') : 'onnxruntime-node');
-  const session = await ort.InferenceSession.create(args.model, {
+  const options = {
     intraOpNumThreads: args.threads, interOpNumThreads: 1,
     executionMode: 'sequential', graphOptimizationLevel: 'all',
-  });
-  const profiled = args.profile ? await ort.InferenceSession.create(args.model, {
-    intraOpNumThreads: args.threads, interOpNumThreads: 1,
-    executionMode: 'sequential', graphOptimizationLevel: 'all',
-    enableProfiling: true, profileFilePrefix: args.profile,
-  }) : null;
+  };
+  const session = await ort.InferenceSession.create(args.model, options);
   const feeds = {};
   for (const [name, file] of Object.entries(args.inputs)) {
     const t = readNpy(file);
@@ -109,8 +107,11 @@ async function main() {
     times.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
   if (!results) results = await session.run(feeds);
-  if (profiled) {
-    // Profiled apart from the timed runs, so that tracing does not slow them.
+  if (args.profile) {
+    // A session of its own, made after the timed runs, so that tracing does
+    // not slow them.
+    const profiled = await ort.InferenceSession.create(
+      args.model, { ...options, enableProfiling: true, profileFilePrefix: args.profile });
     for (let i = 0; i < args.warmup; i++) await profiled.run(feeds);
     for (let i = 0; i < Math.max(args.repeat, 1); i++) await profiled.run(feeds);
     profiled.endProfiling();
