@@ -66,6 +66,41 @@ TEST(PlanProfileTest, TheTimeBetweenKernelsIsTheRunLessKernelsAndAllocations) {
   EXPECT_NEAR(total("in-context excess after xnnpack -> native"), 0.020, 1e-9);
 }
 
+double boundary_ms(const PlanProfile& profile, const std::string& kind) {
+  for (const BoundaryTotal& b : profile.boundaries) {
+    if (b.kind == kind) return b.ms_per_run;
+  }
+  ADD_FAILURE() << "no boundary kind " << kind;
+  return 0.0;
+}
+
+TEST(PlanProfileTest, UntracedKernelSumsSplitTheTimeBetweenKernelsFromTheirVariation) {
+  // The partitions' typical times sum to 195 us; the untraced runs take
+  // 240-260 us, of which 225-245 us in kernels: 15 us outside them (2 us of
+  // it allocating), and 40 us more in kernels than their typical times.
+  PlanProfile profile = profile_plan(two_partition_plan(), three_runs(), 1);
+  leave_out_tracing(
+      profile, UntracedRuns{.run_ms = {0.250, 0.260, 0.240}, .kernels_ms = {0.235, 0.245, 0.225}});
+  EXPECT_NEAR(profile.run_median_ms, 0.250, 1e-9);
+  EXPECT_NEAR(boundary_ms(profile, "between kernels (executor)"), 0.013, 1e-9);
+  EXPECT_NEAR(boundary_ms(profile, "kernels' run-to-run variation"), 0.040, 1e-9);
+  double beyond = 0;
+  for (const BoundaryTotal& b : profile.boundaries) {
+    if (is_beyond_partitions(b)) beyond += b.ms_per_run;
+  }
+  EXPECT_NEAR(beyond, 0.250 - 0.195, 1e-9);
+  EXPECT_NE(profile_to_text(profile).find("kernels' run-to-run variation"), std::string::npos);
+}
+
+TEST(PlanProfileTest, WithoutKernelSumsAllTheRunLeavesFallsBetweenKernels) {
+  PlanProfile profile = profile_plan(two_partition_plan(), three_runs(), 1);
+  leave_out_tracing(profile, 0.250);
+  EXPECT_NEAR(boundary_ms(profile, "between kernels (executor)"), 0.053, 1e-9);
+  for (const BoundaryTotal& b : profile.boundaries) {
+    EXPECT_NE(b.kind, "kernels' run-to-run variation");
+  }
+}
+
 TEST(PlanProfileTest, TheSummaryListsTheLargestGapFirst) {
   std::string text = profile_to_text(profile_plan(two_partition_plan(), three_runs(), 1), 1);
   std::size_t top = text.find("top 1 gaps");

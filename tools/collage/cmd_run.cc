@@ -138,10 +138,10 @@ std::vector<std::pair<InputFlag, Tensor>> read_input_files(const std::vector<std
 }
 
 // Writes the trace of the traced runs, with each partition's estimate, and
-// prints the profile summary, its end to end from the untraced runs'
-// median `untraced_ms`.
+// prints the profile summary, its end to end and the time between kernels
+// from the `untraced` runs.
 void write_profile(const Plan& plan, std::vector<TraceSpan> spans, const std::string& path,
-                   double untraced_ms) {
+                   const UntracedRuns& untraced) {
   for (TraceSpan& span : spans) {
     if (span.kind != SpanKind::kPartition || span.partition < 0) continue;
     const PlanPartition& partition = plan.partitions[static_cast<std::size_t>(span.partition)];
@@ -151,7 +151,7 @@ void write_profile(const Plan& plan, std::vector<TraceSpan> spans, const std::st
   }
   write_file_atomically(path, to_chrome_json(spans));
   PlanProfile profile = profile_plan(plan, spans);
-  leave_out_tracing(profile, untraced_ms);
+  leave_out_tracing(profile, untraced);
   fmt::print("{}", profile_to_text(profile));
   fmt::print("trace written to {} (open in Perfetto or chrome://tracing)\n", path);
 }
@@ -248,12 +248,15 @@ void run_run(const RunArgs& args) {
   // untraced runs, and alternating them lets both sample the same seconds
   // of a machine whose speed moves.
   TraceRecorder recorder;
+  UntracedRuns untraced;
   for (int i = 0; i < args.repeat; ++i) {
     auto run_start = std::chrono::steady_clock::now();
     outputs = executor.run(inputs);
     samples.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count());
     if (args.profile.empty()) continue;
+    untraced.run_ms.push_back(samples.back() * 1e3);
+    untraced.kernels_ms.push_back(executor.last_kernel_seconds() * 1e3);
     executor.record_into(&recorder);
     outputs = executor.run(inputs);
     executor.record_into(nullptr);
@@ -264,7 +267,7 @@ void run_run(const RunArgs& args) {
              milliseconds(timing.min_seconds), milliseconds(timing.max_seconds));
 
   if (!args.profile.empty()) {
-    write_profile(plan, recorder.spans(), args.profile, timing.median_seconds * 1e3);
+    write_profile(plan, recorder.spans(), args.profile, untraced);
   }
 
   for (const std::string& name : executor.output_names()) {

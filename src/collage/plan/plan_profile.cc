@@ -19,6 +19,10 @@ namespace {
 // Partitions measured at or above this (ms) tell the machine's speed.
 constexpr double kScaleFloorMs = 0.2;
 
+constexpr const char* kAllocationKind = "allocation (executor)";
+constexpr const char* kBetweenKind = "between kernels (executor)";
+constexpr const char* kVariationKind = "kernels' run-to-run variation";
+
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
@@ -141,8 +145,8 @@ PlanProfile profile_plan(const Plan& plan, const std::vector<TraceSpan>& spans, 
   profile.boundaries.push_back(
       {"staging copy (inside kernels)", median(copy_total), spans_of_kind[SpanKind::kCopy]});
   profile.boundaries.push_back(
-      {"allocation (executor)", median(allocate), spans_of_kind[SpanKind::kAllocate]});
-  profile.boundaries.push_back({"between kernels (executor)", median(between), 0});
+      {kAllocationKind, median(allocate), spans_of_kind[SpanKind::kAllocate]});
+  profile.boundaries.push_back({kBetweenKind, median(between), 0});
   // The in-context excess over the estimate, by backend pair: what a switch
   // from one backend to the next costs beyond the kernels timed alone.
   std::map<std::string, std::pair<double, int>> by_pair;
@@ -161,21 +165,47 @@ PlanProfile profile_plan(const Plan& plan, const std::vector<TraceSpan>& spans, 
   return profile;
 }
 
-void leave_out_tracing(PlanProfile& profile, double untraced_ms) {
-  if (profile.traced_run_median_ms) return;
+void leave_out_tracing(PlanProfile& profile, const UntracedRuns& untraced) {
+  if (profile.traced_run_median_ms || untraced.run_ms.empty()) return;
+  const double untraced_ms = median(untraced.run_ms);
   profile.traced_run_median_ms = profile.run_median_ms;
   double allocation_ms = 0;
   for (const BoundaryTotal& total : profile.boundaries) {
-    if (total.kind == "allocation (executor)") allocation_ms += total.ms_per_run;
+    if (total.kind == kAllocationKind) allocation_ms += total.ms_per_run;
+  }
+  // All the untraced median leaves beyond the partitions and allocations.
+  const double beyond_ms = std::max(0.0, untraced_ms - profile.partitions_ms - allocation_ms);
+  double between_ms = beyond_ms;
+  std::optional<double> variation_ms;
+  if (!untraced.kernels_ms.empty() && untraced.kernels_ms.size() == untraced.run_ms.size()) {
+    std::vector<double> outside(untraced.run_ms.size());
+    for (std::size_t i = 0; i < outside.size(); ++i) {
+      outside[i] = untraced.run_ms[i] - untraced.kernels_ms[i];
+    }
+    between_ms = std::clamp(median(std::move(outside)) - allocation_ms, 0.0, beyond_ms);
+    variation_ms = beyond_ms - between_ms;
   }
   for (BoundaryTotal& total : profile.boundaries) {
-    if (total.kind == "between kernels (executor)") {
-      total.ms_per_run = std::max(0.0, untraced_ms - profile.partitions_ms - allocation_ms);
-    }
+    if (total.kind == kBetweenKind) total.ms_per_run = between_ms;
+  }
+  if (variation_ms) {
+    auto at = std::find_if(profile.boundaries.begin(), profile.boundaries.end(),
+                           [](const BoundaryTotal& total) { return total.kind == kBetweenKind; });
+    if (at != profile.boundaries.end()) ++at;
+    profile.boundaries.insert(at, {kVariationKind, *variation_ms, 0});
   }
   profile.boundaries.push_back(
       {"tracing (left out)", std::max(0.0, profile.run_median_ms - untraced_ms), 0});
   profile.run_median_ms = untraced_ms;
+}
+
+void leave_out_tracing(PlanProfile& profile, double untraced_ms) {
+  leave_out_tracing(profile, UntracedRuns{.run_ms = {untraced_ms}, .kernels_ms = {}});
+}
+
+bool is_beyond_partitions(const BoundaryTotal& total) {
+  return total.kind == kBetweenKind || total.kind == kAllocationKind ||
+         total.kind == kVariationKind;
 }
 
 std::string profile_to_text(const PlanProfile& profile, int top) {
@@ -236,20 +266,21 @@ PlanProfile profile_in_context(const Graph& model, const Plan& plan,
   for (int i = 0; i < warmup; ++i) executor.run(inputs);
   // Untraced and traced runs alternate, so that both sample the same
   // seconds of a machine whose speed moves.
-  std::vector<double> untraced_ms;
+  UntracedRuns untraced;
   TraceRecorder recorder;
   for (int i = 0; i < runs; ++i) {
     const auto start = std::chrono::steady_clock::now();
     executor.run(inputs);
-    untraced_ms.push_back(
+    untraced.run_ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
+    untraced.kernels_ms.push_back(executor.last_kernel_seconds() * 1e3);
     executor.record_into(&recorder);
     executor.run(inputs);
     executor.record_into(nullptr);
   }
   PlanProfile profile = profile_plan(plan, recorder.spans());
-  leave_out_tracing(profile, median(std::move(untraced_ms)));
+  leave_out_tracing(profile, untraced);
   return profile;
 }
 
@@ -257,9 +288,7 @@ PartitionOverheads observed_overheads(const PlanProfile& profile, const Partitio
                                       PartsTimed parts) {
   double between_ms = 0;
   for (const BoundaryTotal& total : profile.boundaries) {
-    if (total.kind == "between kernels (executor)" || total.kind == "allocation (executor)") {
-      between_ms += total.ms_per_run;
-    }
+    if (is_beyond_partitions(total)) between_ms += total.ms_per_run;
   }
   const double share_ms = profile.partitions.empty()
                               ? 0.0

@@ -73,6 +73,8 @@ class Executor {
 
   // Seconds each partition's kernel took in the last run, in partition order.
   const std::vector<double>& last_partition_seconds() const { return partition_seconds_; }
+  // Their sum: the last run's time inside kernels.
+  double last_kernel_seconds() const;
 
   const std::vector<CompiledPartition>& partitions() const { return partitions_; }
   // The model's input and output names, in model order.
