@@ -51,27 +51,21 @@ TEST(PlanProfileTest, PartitionsGetTheirInContextMedianBesideTheirEstimate) {
   EXPECT_NEAR(profile.run_median_ms, 0.215, 1e-9);
 }
 
-TEST(PlanProfileTest, TheTimeBetweenKernelsIsTheRunLessKernelsAndAllocations) {
-  PlanProfile profile = profile_plan(two_partition_plan(), three_runs(), 1);
-  auto total = [&](const std::string& kind) {
-    for (const BoundaryTotal& b : profile.boundaries) {
-      if (b.kind == kind) return b.ms_per_run;
-    }
-    ADD_FAILURE() << "no boundary kind " << kind;
-    return 0.0;
-  };
-  // 215 - (165 + 30) - 2 us.
-  EXPECT_NEAR(total("between kernels (executor)"), 0.018, 1e-9);
-  EXPECT_NEAR(total("layout conversion (inside kernels)"), 0.040, 1e-9);
-  EXPECT_NEAR(total("in-context excess after xnnpack -> native"), 0.020, 1e-9);
-}
-
 double boundary_ms(const PlanProfile& profile, const std::string& kind) {
   for (const BoundaryTotal& b : profile.boundaries) {
     if (b.kind == kind) return b.ms_per_run;
   }
   ADD_FAILURE() << "no boundary kind " << kind;
   return 0.0;
+}
+
+TEST(PlanProfileTest, TheTimeBetweenKernelsIsTheRunLessKernelsAndAllocations) {
+  PlanProfile profile = profile_plan(two_partition_plan(), three_runs(), 1);
+  auto total = [&](const std::string& kind) { return boundary_ms(profile, kind); };
+  // 215 - (165 + 30) - 2 us.
+  EXPECT_NEAR(total("between kernels (executor)"), 0.018, 1e-9);
+  EXPECT_NEAR(total("layout conversion (inside kernels)"), 0.040, 1e-9);
+  EXPECT_NEAR(total("in-context excess after xnnpack -> native"), 0.020, 1e-9);
 }
 
 TEST(PlanProfileTest, UntracedKernelSumsSplitTheTimeBetweenKernelsFromTheirVariation) {

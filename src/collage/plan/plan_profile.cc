@@ -185,15 +185,14 @@ void leave_out_tracing(PlanProfile& profile, const UntracedRuns& untraced) {
     between_ms = std::clamp(median(std::move(outside)) - allocation_ms, 0.0, beyond_ms);
     variation_ms = beyond_ms - between_ms;
   }
-  for (BoundaryTotal& total : profile.boundaries) {
-    if (total.kind == kBetweenKind) total.ms_per_run = between_ms;
+  auto at = std::find_if(profile.boundaries.begin(), profile.boundaries.end(),
+                         [](const BoundaryTotal& total) { return total.kind == kBetweenKind; });
+  if (at != profile.boundaries.end()) {
+    at->ms_per_run = between_ms;
+    ++at;
   }
-  if (variation_ms) {
-    auto at = std::find_if(profile.boundaries.begin(), profile.boundaries.end(),
-                           [](const BoundaryTotal& total) { return total.kind == kBetweenKind; });
-    if (at != profile.boundaries.end()) ++at;
-    profile.boundaries.insert(at, {kVariationKind, *variation_ms, 0});
-  }
+  // The variation is listed right after the time between kernels.
+  if (variation_ms) profile.boundaries.insert(at, {kVariationKind, *variation_ms, 0});
   profile.boundaries.push_back(
       {"tracing (left out)", std::max(0.0, profile.run_median_ms - untraced_ms), 0});
   profile.run_median_ms = untraced_ms;
