@@ -124,6 +124,25 @@ class CliTest : public ::testing::Test {
     return file;
   }
 
+  // A float array of zeros of `shape`, saved as .npy under `name`.
+  std::string write_zero_npy(const std::string& name, const std::vector<std::int64_t>& shape) const {
+    std::string dims;
+    std::int64_t count = 1;
+    for (std::int64_t dim : shape) {
+      dims += (dims.empty() ? "" : ", ") + std::to_string(dim);
+      count *= dim;
+    }
+    if (shape.size() == 1) dims += ",";
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
+    header.append(128 - 10 - header.size() - 1, ' ');
+    header.push_back('\n');
+    std::string file = path(name);
+    std::ofstream out(file, std::ios::binary);
+    out << "\x93NUMPY" << '\x01' << '\x00' << static_cast<char>(header.size()) << '\x00' << header
+        << std::string(static_cast<std::size_t>(count) * 4, '\0');
+    return file;
+  }
+
   fs::path dir_;
 };
 
@@ -132,8 +151,15 @@ void add_tensor_info(onnx::ValueInfoProto* info, const std::string& name,
   info->set_name(name);
   auto* tensor = info->mutable_type()->mutable_tensor_type();
   tensor->set_elem_type(onnx::TensorProto::FLOAT);
-  // No dimensions: the shape is left to inference.
-  for (std::int64_t dim : dims) tensor->mutable_shape()->add_dim()->set_dim_value(dim);
+  // No dimensions: the shape is left to inference. A negative one is dynamic.
+  for (std::int64_t dim : dims) {
+    auto* added = tensor->mutable_shape()->add_dim();
+    if (dim < 0) {
+      added->set_dim_param("N");
+    } else {
+      added->set_dim_value(dim);
+    }
+  }
 }
 
 onnx::NodeProto* add_node(onnx::GraphProto& graph, const std::string& op,
@@ -205,16 +231,29 @@ TEST_F(CliTest, NonPositiveThreadCountIsOneLineAndExitCodeTwo) {
 
 TEST_F(CliTest, InputFileWithTheWrongShapeIsOneLineAndExitCodeTwo) {
   std::string model = write_relu_model();
-  // Save a float[4] array: the model wants float[2,3].
-  std::string npy = path("x.npy");
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }";
-  header.append(128 - 10 - header.size() - 1, ' ');
-  header.push_back('\n');
-  std::ofstream out(npy, std::ios::binary);
-  out << "\x93NUMPY" << '\x01' << '\x00' << static_cast<char>(header.size()) << '\x00' << header
-      << std::string(16, '\0');
-  out.close();
+  // A float[4] array: the model wants float[2,3].
+  std::string npy = write_zero_npy("x.npy", {4});
   expect_one_line_error(run_collage({"run", model, "--input", "x=" + npy}), "'x'");
+}
+
+TEST_F(CliTest, AnInputFileFixesTheDynamicDimensionsOfItsInput) {
+  std::string model = write_model("dynamic.onnx", [](onnx::GraphProto& graph) {
+    add_tensor_info(graph.add_input(), "x", {-1, 3});
+    add_tensor_info(graph.add_output(), "y", {});
+    add_node(graph, "Relu", {"x"}, "y");
+  });
+  expect_one_line_error(run_collage({"run", model}), "--input-shape");
+  Outcome outcome = run_collage(
+      {"run", model, "--input", write_zero_npy("x.npy", {5, 3}), "--repeat", "1", "--threads", "1"});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("output y  f32[5,3]"), std::string::npos) << outcome.out;
+  // A dimension the model fixes is not overridden by the file.
+  expect_one_line_error(run_collage({"run", model, "--input", "x=" + write_zero_npy("w.npy", {5, 4})}),
+                        "'x'");
+  // --input-shape wins over the file, whose shape is then checked against it.
+  expect_one_line_error(run_collage({"run", model, "--input-shape", "x=2,3", "--input",
+                                     "x=" + write_zero_npy("v.npy", {5, 3})}),
+                        "'x'");
 }
 
 TEST_F(CliTest, InfoDescribesAValidModel) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <utility>
 
@@ -168,6 +169,23 @@ TEST(MeasurerTest, InAPlansCachesEachTimedCallFollowsARunOfATwinOnItsOwnBuffers)
   EXPECT_EQ(plain.compiled(), 1);
   for (const LoggingBackend::Call& call : plain.calls()) EXPECT_EQ(call.kernel, 0);
   EXPECT_NE(measurement_context("m", options), measurement_context("m", alone));
+}
+
+TEST(MeasurerTest, InfinitiesMustMatchExactlyAndDoNotWidenTheTolerance) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor expected = Tensor::from_vector<float>({-inf, 1.0f, inf, nan}, {4});
+  EXPECT_EQ(compare_outputs(expected, expected, 1e-3, 1e-4), std::nullopt);
+  // 1.5 against 1.0 is far beyond 1e-3 of the largest finite value.
+  Tensor off = Tensor::from_vector<float>({-inf, 1.5f, inf, nan}, {4});
+  ASSERT_NE(compare_outputs(off, expected, 1e-3, 1e-4), std::nullopt);
+  EXPECT_NE(compare_outputs(off, expected, 1e-3, 1e-4)->find("element 1"), std::string::npos);
+  Tensor flipped = Tensor::from_vector<float>({inf, 1.0f, inf, nan}, {4});
+  EXPECT_NE(compare_outputs(flipped, expected, 1e-3, 1e-4), std::nullopt);
+  Tensor finite = Tensor::from_vector<float>({-1e30f, 1.0f, inf, nan}, {4});
+  EXPECT_NE(compare_outputs(finite, expected, 1e-3, 1e-4), std::nullopt);
+  Tensor number = Tensor::from_vector<float>({-inf, 1.0f, inf, 0.0f}, {4});
+  EXPECT_NE(compare_outputs(number, expected, 1e-3, 1e-4), std::nullopt);
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ std::string measurement_context(const std::string& machine, const MeasureOptions
   const TimingOptions& t = options.timing;
   std::string context = fmt::format(
       "{}|protocol warmup={},{:g}s samples={}..{} budget={:g}s stable={:g} min_sample={:g}s "
-      "rtol={:g} atol={:g} edges=preferred cost=trimmed-mean{}",
+      "rtol={:g} atol={:g} nonfinite=exact edges=preferred cost=trimmed-mean{}",
       machine, t.warmup_runs, t.warmup_seconds, t.min_samples, t.max_samples, t.budget_seconds,
       t.stable_fraction, t.min_sample_seconds, options.rtol, options.atol,
       caches_protocol(options));
@@ -98,9 +98,13 @@ std::optional<std::string> compare_outputs(const Tensor& actual, const Tensor& e
                        expected.type().to_string());
   }
   if (expected.dtype() == DType::kFloat16) return std::nullopt;
+  // Infinities are legitimate values (a -inf attention mask, a log of 0):
+  // they must match exactly and do not widen the tolerance. A NaN matches a
+  // NaN.
   double largest = 0;
   for (std::int64_t i = 0; i < expected.numel(); ++i) {
-    largest = std::max(largest, std::abs(element(expected, i)));
+    double e = std::abs(element(expected, i));
+    if (std::isfinite(e)) largest = std::max(largest, e);
   }
   double tolerance = atol + rtol * largest;
   double worst = 0;
@@ -108,9 +112,15 @@ std::optional<std::string> compare_outputs(const Tensor& actual, const Tensor& e
   for (std::int64_t i = 0; i < expected.numel(); ++i) {
     double a = element(actual, i);
     double e = element(expected, i);
-    double diff = std::abs(a - e);
-    if (std::isnan(a) != std::isnan(e)) diff = INFINITY;
-    if (diff > worst || (std::isnan(diff) && worst_at < 0)) {
+    double diff = 0;
+    if (std::isnan(a) || std::isnan(e)) {
+      diff = std::isnan(a) && std::isnan(e) ? 0 : INFINITY;
+    } else if (std::isinf(a) || std::isinf(e)) {
+      diff = a == e ? 0 : INFINITY;
+    } else {
+      diff = std::abs(a - e);
+    }
+    if (diff > worst) {
       worst = diff;
       worst_at = i;
     }

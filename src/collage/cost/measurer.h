@@ -155,7 +155,9 @@ std::string encode_measure_reply(const Cost& cost);
 // A malformed reply is an invalid cost saying so.
 Cost decode_measure_reply(const std::string& line);
 
-// How far `actual` is from `expected`, as a reason when it is too far.
+// How far `actual` is from `expected`, as a reason when it is too far:
+// beyond atol + rtol x the largest finite magnitude of `expected`. Infinities
+// must match exactly, and NaN matches only NaN.
 std::optional<std::string> compare_outputs(const Tensor& actual, const Tensor& expected,
                                            double rtol, double atol);
 

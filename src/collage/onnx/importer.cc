@@ -561,6 +561,28 @@ Graph import_onnx(const std::string& path, const ImportOptions& options) {
   }
 }
 
+std::vector<DeclaredInput> declared_inputs(const std::string& path) {
+  onnx::ModelProto model;
+  read_proto_file(path, model, "ONNX model");
+  std::set<std::string> initializers;
+  for (const auto& initializer : model.graph().initializer()) initializers.insert(initializer.name());
+  std::vector<DeclaredInput> inputs;
+  for (const auto& input : model.graph().input()) {
+    if (initializers.count(input.name()) != 0) continue;
+    DeclaredInput declared{.name = input.name()};
+    const auto& type = input.type();
+    if (type.has_tensor_type() && type.tensor_type().has_shape()) {
+      declared.has_shape = true;
+      for (const auto& dim : type.tensor_type().shape().dim()) {
+        bool fixed = dim.has_dim_value() && dim.dim_value() >= 0;
+        declared.dims.push_back(fixed ? std::optional<std::int64_t>(dim.dim_value()) : std::nullopt);
+      }
+    }
+    inputs.push_back(std::move(declared));
+  }
+  return inputs;
+}
+
 std::pair<std::string, Shape> parse_input_shape(std::string_view text) {
   auto malformed = [&]() {
     return Error(quote_untrusted(std::string(text)) + " is not NAME=D0,D1,...",
