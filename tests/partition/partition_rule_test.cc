@@ -1,8 +1,10 @@
 #include "collage/partition/partition_rule.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "collage/partition/standard_rules.h"
@@ -151,6 +153,55 @@ TEST(PartitionRuleTest, CombineRuleMergesAnOldUpstreamWithANewDownstream) {
   auto candidates = run_rule(dfg, make_fusing_rule(any_op, config), config);
   EXPECT_TRUE(node_sets(dfg, candidates).count({"add", "conv", "relu"}));
   EXPECT_FALSE(node_sets(dfg, candidates).count({"conv", "relu"}));
+}
+
+// Three chains of `length` Relus from x, joined by one Concat: every
+// combination of a suffix of each chain (or none) with the Concat is a
+// connected candidate, (length + 1)^3 of them, beside the chains' own.
+Graph three_chains_joined(int length) {
+  GraphBuilder b;
+  ValueId x = b.input("x");
+  std::vector<ValueId> ends;
+  for (int chain = 0; chain < 3; ++chain) {
+    ValueId v = x;
+    for (int i = 0; i < length; ++i) v = b.op("Relu", {v}, fmt::format("r{}{}", chain, i));
+    ends.push_back(v);
+  }
+  b.output(b.op("Concat", ends, "cat"));
+  return std::move(b.graph());
+}
+
+PartitionRulePtr pairwise_rule(std::size_t max_per_node) {
+  std::vector<std::shared_ptr<const CombinerRule>> combiners = {
+      std::make_shared<ByKindCombiner>(OpKind::kOpaque, OpKind::kOpaque)};
+  return std::make_shared<CombineRule>(std::make_shared<OpPredicateRule>(any_op), combiners,
+                                       CombineRule::kDefaultMaxRounds, "combine", max_per_node);
+}
+
+TEST(PartitionRuleTest, CombineRuleKeepsEveryCombinationBelowItsCapPerNode) {
+  // The Concat lies in 3^3 = 27 candidates, each chain of two in 3 more.
+  Graph graph = three_chains_joined(2);
+  DataflowGraph dfg(graph);
+  auto candidates = run_rule(dfg, pairwise_rule(CombineRule::kDefaultMaxPerNode));
+  EXPECT_EQ(candidates.size(), 27u + 3u * 3u);
+}
+
+TEST(PartitionRuleTest, CombineRuleStopsGrowingANodeThatLiesInItsCapOfCandidates) {
+  // Uncapped, the Concat would lie in 5^3 = 125 candidates.
+  Graph graph = three_chains_joined(4);
+  DataflowGraph dfg(graph);
+  const std::size_t cap = 8;
+  auto candidates = run_rule(dfg, pairwise_rule(cap));
+  std::map<std::string, std::size_t> per_node;
+  for (const CandidatePartition& candidate : candidates) {
+    for (const std::string& name : names_of(dfg, candidate.sub_graph.inside())) ++per_node[name];
+  }
+  // Every node keeps its own candidate, and none lies in more than the cap.
+  EXPECT_EQ(per_node.size(), 13u);
+  for (const auto& [name, count] : per_node) EXPECT_LE(count, cap) << name;
+  EXPECT_TRUE(node_sets(dfg, candidates).count({"cat"}));
+  // The smaller candidates come first: the Concat with one Relu is kept.
+  EXPECT_TRUE(node_sets(dfg, candidates).count({"cat", "r03"}));
 }
 
 TEST(PartitionRuleTest, FusingRuleNeverPutsTwoComplexOpsTogether) {

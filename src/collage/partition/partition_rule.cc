@@ -71,6 +71,16 @@ std::vector<CandidatePartition> CombineRule::candidates(const DataflowGraph& dfg
   };
   index_candidates(0);
 
+  // Candidates holding each node, those grown this round included.
+  std::vector<std::size_t> per_node(dfg.size(), 0);
+  for (std::size_t index = 0; index < dfg.size(); ++index) per_node[index] = containing[index].size();
+  auto full = [&](const IndexSet& inside) {
+    for (PostDfsIndex index : inside) {
+      if (per_node[index] >= max_per_node_) return true;
+    }
+    return false;
+  };
+
   std::size_t first_new = 0;
   for (std::size_t round = 0; round < max_rounds_ && first_new < all.size(); ++round) {
     CombineRound view(dfg, all, first_new, containing);
@@ -79,9 +89,10 @@ std::vector<CandidatePartition> CombineRule::candidates(const DataflowGraph& dfg
       std::vector<IndexSet> results;
       combiner->combine(view, results);
       for (IndexSet& inside : results) {
-        if (!seen.insert(inside).second) continue;
+        if (!seen.insert(inside).second || full(inside)) continue;
         SubGraph sub_graph(dfg, std::move(inside));
         if (!sub_graph.is_valid(dfg, spec->config)) continue;
+        for (PostDfsIndex index : sub_graph.inside()) ++per_node[index];
         grown.push_back({std::move(sub_graph), spec, combiner->name()});
       }
     }

@@ -94,16 +94,28 @@ class UnionRule : public PartitionRule {
 // round adds nothing or `max_rounds` rounds have run. Validity is checked as
 // candidates grow, which keeps the growth bounded by the config (depth above
 // all); the merged candidates carry the combiner's name as their rule name.
+//
+// Depth alone does not bound the count where branches meet: at a node that
+// joins k branches (a detector head's final Concat), every combination of
+// the branches' own candidates is a candidate, so the count is a product
+// over the branches (39,000 on a three-scale YOLO head, where a chain or a
+// residual block gives tens). So a merge is also dropped once a node in it
+// lies in `max_per_node` candidates already. Rounds grow candidates from
+// small to large, so the cap keeps the smaller ones and every candidate
+// that a model without such a join has (its nodes lie in at most 23).
 class CombineRule : public PartitionRule {
  public:
   static constexpr std::size_t kDefaultMaxRounds = 32;
+  static constexpr std::size_t kDefaultMaxPerNode = 64;
 
   CombineRule(PartitionRulePtr sub_rule, std::vector<std::shared_ptr<const CombinerRule>> combiners,
-              std::size_t max_rounds = kDefaultMaxRounds, std::string name = "combine")
+              std::size_t max_rounds = kDefaultMaxRounds, std::string name = "combine",
+              std::size_t max_per_node = kDefaultMaxPerNode)
       : PartitionRule(std::move(name)),
         sub_rule_(std::move(sub_rule)),
         combiners_(std::move(combiners)),
-        max_rounds_(max_rounds) {}
+        max_rounds_(max_rounds),
+        max_per_node_(max_per_node) {}
   std::vector<CandidatePartition> candidates(const DataflowGraph& dfg,
                                              const PartitionSpecPtr& spec) const override;
 
@@ -111,6 +123,7 @@ class CombineRule : public PartitionRule {
   PartitionRulePtr sub_rule_;
   std::vector<std::shared_ptr<const CombinerRule>> combiners_;
   std::size_t max_rounds_;
+  std::size_t max_per_node_;
 };
 
 // The sub-rule's candidates that are valid under `config`.
