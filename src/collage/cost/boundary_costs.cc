@@ -2,32 +2,40 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "collage/cost/measurer.h"
+#include "collage/ir/block_transpose.h"
 #include "collage/runtime/timing.h"
 
 namespace collage {
 namespace {
 
-// Copies a plain [N,C,H,W] tensor into `layout` (channels-last or blocked),
-// parallel over images and rows: the memory traffic of a library reorder.
+// Copies a plain [N,C,H,W] tensor into `layout` (channels-last or blocked)
+// as the backends' own conversions do (a library reorder, XNNPACK's tiled
+// transposes): each group of channels (all of them for channels-last, one
+// block for blocked) is a [channels, H*W] matrix transposed to [H*W,
+// channels], in square tiles, in parallel.
 void convert(const float* src, float* dst, const Shape& s, EdgeLayout layout, int threads) {
-  const std::int64_t n_images = s[0], channels = s[1], height = s[2], width = s[3];
-  const std::int64_t block =
+  constexpr std::int64_t kTile = 32;
+  const std::int64_t channels = s[1];
+  const std::int64_t rows =
       layout == EdgeLayout::kChannelsLast ? channels : edge_layout_block(layout);
-  const std::int64_t plane = height * width;
-#pragma omp parallel for collapse(2) num_threads(threads) schedule(static) if (threads > 1)
-  for (std::int64_t n = 0; n < n_images; ++n) {
-    for (std::int64_t h = 0; h < height; ++h) {
-      for (std::int64_t c0 = 0; c0 < channels; c0 += block) {
-        float* out = dst + ((n * (channels / block) + c0 / block) * plane + h * width) * block;
-        const float* in = src + (n * channels + c0) * plane + h * width;
-        for (std::int64_t w = 0; w < width; ++w) {
-          for (std::int64_t c = 0; c < block; ++c) out[w * block + c] = in[c * plane + w];
-        }
-      }
-    }
+  const std::int64_t cols = s[2] * s[3];
+  const std::int64_t groups = s[0] * (channels / rows);
+  const std::int64_t row_tiles = (rows + kTile - 1) / kTile;
+  const std::int64_t col_tiles = (cols + kTile - 1) / kTile;
+  const std::int64_t tasks = groups * row_tiles * col_tiles;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (std::int64_t task = 0; task < tasks; ++task) {
+    const std::int64_t col_tile = task % col_tiles;
+    const std::int64_t row_tile = (task / col_tiles) % row_tiles;
+    const std::int64_t group = task / (col_tiles * row_tiles);
+    const std::int64_t r_begin = row_tile * kTile;
+    const std::int64_t c_begin = col_tile * kTile;
+    transpose_tile(src + group * rows * cols, dst + group * rows * cols, rows, cols, r_begin,
+                   std::min(rows, r_begin + kTile), c_begin, std::min(cols, c_begin + kTile));
   }
 }
 
@@ -40,7 +48,7 @@ double ConversionCosts::seconds(const TensorType& type, EdgeLayout layout) {
   const auto memo_key = std::make_pair(type.to_string(), layout);
   if (auto it = known_.find(memo_key); it != known_.end()) return it->second;
   const std::string key =
-      fmt::format("layout conversion|{}|{}|t{}|trimmed-mean|{}", edge_layout_name(layout),
+      fmt::format("layout conversion|{}|{}|t{}|tiled|trimmed-mean|{}", edge_layout_name(layout),
                   type.to_string(), threads_, machine_);
   double result = 0.0;
   std::optional<CachedMeasurement> cached = cache_ ? cache_->find(key) : std::nullopt;

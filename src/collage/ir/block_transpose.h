@@ -9,8 +9,11 @@
 
 #if defined(__AVX2__)
 #include <immintrin.h>
+#endif
 
 namespace collage {
+
+#if defined(__AVX2__)
 
 // Rows of 8 floats at `in` (`in_stride` floats apart) become the columns of
 // the block at `out` (rows `out_stride` floats apart).
@@ -38,6 +41,35 @@ inline void transpose_8x8(const float* in, std::int64_t in_stride, float* out,
   }
 }
 
-}  // namespace collage
-
 #endif
+
+// Rows [r_begin, r_end) x columns [c_begin, c_end) of the row-major
+// rows x cols matrix at `in`, written transposed into the cols x rows matrix
+// at `out`: 8 x 8 blocks in registers (with AVX2), element by element at the
+// edges. Callers tile a whole transpose into such ranges, a few cache lines
+// wide on each side.
+inline void transpose_tile(const float* in, float* out, std::int64_t rows, std::int64_t cols,
+                           std::int64_t r_begin, std::int64_t r_end, std::int64_t c_begin,
+                           std::int64_t c_end) {
+  std::int64_t r_vector_end = r_begin;
+  std::int64_t c_vector_end = c_begin;
+#if defined(__AVX2__)
+  r_vector_end = r_begin + (r_end - r_begin) / 8 * 8;
+  c_vector_end = c_begin + (c_end - c_begin) / 8 * 8;
+  for (std::int64_t r = r_begin; r < r_vector_end; r += 8) {
+    for (std::int64_t c = c_begin; c < c_vector_end; c += 8) {
+      transpose_8x8(in + r * cols + c, cols, out + c * rows + r, rows);
+    }
+  }
+#endif
+  // The edges the 8 x 8 blocks leave: the last columns of the vector rows,
+  // then the last rows.
+  for (std::int64_t r = r_begin; r < r_vector_end; ++r) {
+    for (std::int64_t c = c_vector_end; c < c_end; ++c) out[c * rows + r] = in[r * cols + c];
+  }
+  for (std::int64_t r = r_vector_end; r < r_end; ++r) {
+    for (std::int64_t c = c_begin; c < c_end; ++c) out[c * rows + r] = in[r * cols + c];
+  }
+}
+
+}  // namespace collage

@@ -34,25 +34,7 @@ struct Transpose {
     const std::int64_t c_begin = col_tile * kTile;
     const std::int64_t r_end = std::min(rows, r_begin + kTile);
     const std::int64_t c_end = std::min(cols, c_begin + kTile);
-    std::int64_t r_vector_end = r_begin;
-    std::int64_t c_vector_end = c_begin;
-#if defined(__AVX2__)
-    r_vector_end = r_begin + (r_end - r_begin) / 8 * 8;
-    c_vector_end = c_begin + (c_end - c_begin) / 8 * 8;
-    for (std::int64_t r = r_begin; r < r_vector_end; r += 8) {
-      for (std::int64_t c = c_begin; c < c_vector_end; c += 8) {
-        transpose_8x8(in + r * cols + c, cols, out + c * rows + r, rows);
-      }
-    }
-#endif
-    // The edges the 8x8 blocks leave: the last columns of the vector rows,
-    // then the last rows.
-    for (std::int64_t r = r_begin; r < r_vector_end; ++r) {
-      for (std::int64_t c = c_vector_end; c < c_end; ++c) out[c * rows + r] = in[r * cols + c];
-    }
-    for (std::int64_t r = r_vector_end; r < r_end; ++r) {
-      for (std::int64_t c = c_begin; c < c_end; ++c) out[c * rows + r] = in[r * cols + c];
-    }
+    transpose_tile(in, out, rows, cols, r_begin, r_end, c_begin, c_end);
   }
 };
 
