@@ -43,11 +43,11 @@ void count(const std::string& path, const std::map<std::string, Shape>& shapes,
         if (dfg.is_operator(index)) ++per_node[static_cast<std::size_t>(index)];
       }
     }
-    int covered = static_cast<int>(std::count_if(per_node.begin(), per_node.end(),
-                                                 [](int n) { return n > 0; }));
+    int covered = static_cast<int>(
+        std::count_if(per_node.begin(), per_node.end(), [](int n) { return n > 0; }));
     int most = per_node.empty() ? 0 : *std::max_element(per_node.begin(), per_node.end());
-    fmt::print("| {} | {} | {} | {} | {} of {} | {} |\n", name, backend->name(),
-               candidates.size(), largest, covered, model.num_nodes(), most);
+    fmt::print("| {} | {} | {} | {} | {} of {} | {} |\n", name, backend->name(), candidates.size(),
+               largest, covered, model.num_nodes(), most);
   }
 }
 
@@ -60,7 +60,8 @@ int main(int argc, char** argv) {
     std::vector<std::string> models;
     for (int i = 1; i < argc; ++i) {
       std::string arg = argv[i];
-      if ((arg == "--max-depth" || arg == "--max-exits" || arg == "--input-shape") && i + 1 < argc) {
+      if ((arg == "--max-depth" || arg == "--max-exits" || arg == "--input-shape") &&
+          i + 1 < argc) {
         std::string value = argv[++i];
         if (arg == "--input-shape") {
           shapes.insert(parse_input_shape(value));
@@ -79,8 +80,9 @@ int main(int argc, char** argv) {
                  "[--input-shape NAME=D,...] MODEL.onnx...\n");
       return 2;
     }
-    fmt::print("| model | backend | candidates | largest (nodes) | nodes covered | most candidates "
-               "on one node |\n|---|---|---|---|---|---|\n");
+    fmt::print(
+        "| model | backend | candidates | largest (nodes) | nodes covered | most candidates "
+        "on one node |\n|---|---|---|---|---|---|\n");
     for (const std::string& model : models) count(model, shapes, options);
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_candidate_counts: {}\n", e.what());

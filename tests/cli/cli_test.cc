@@ -125,7 +125,8 @@ class CliTest : public ::testing::Test {
   }
 
   // A float array of zeros of `shape`, saved as .npy under `name`.
-  std::string write_zero_npy(const std::string& name, const std::vector<std::int64_t>& shape) const {
+  std::string write_zero_npy(const std::string& name,
+                             const std::vector<std::int64_t>& shape) const {
     std::string dims;
     std::int64_t count = 1;
     for (std::int64_t dim : shape) {
@@ -243,13 +244,13 @@ TEST_F(CliTest, AnInputFileFixesTheDynamicDimensionsOfItsInput) {
     add_node(graph, "Relu", {"x"}, "y");
   });
   expect_one_line_error(run_collage({"run", model}), "--input-shape");
-  Outcome outcome = run_collage(
-      {"run", model, "--input", write_zero_npy("x.npy", {5, 3}), "--repeat", "1", "--threads", "1"});
+  Outcome outcome = run_collage({"run", model, "--input", write_zero_npy("x.npy", {5, 3}),
+                                 "--repeat", "1", "--threads", "1"});
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
   EXPECT_NE(outcome.out.find("output y  f32[5,3]"), std::string::npos) << outcome.out;
   // A dimension the model fixes is not overridden by the file.
-  expect_one_line_error(run_collage({"run", model, "--input", "x=" + write_zero_npy("w.npy", {5, 4})}),
-                        "'x'");
+  expect_one_line_error(
+      run_collage({"run", model, "--input", "x=" + write_zero_npy("w.npy", {5, 4})}), "'x'");
   // --input-shape wins over the file, whose shape is then checked against it.
   expect_one_line_error(run_collage({"run", model, "--input-shape", "x=2,3", "--input",
                                      "x=" + write_zero_npy("v.npy", {5, 3})}),

@@ -565,7 +565,8 @@ std::vector<DeclaredInput> declared_inputs(const std::string& path) {
   onnx::ModelProto model;
   read_proto_file(path, model, "ONNX model");
   std::set<std::string> initializers;
-  for (const auto& initializer : model.graph().initializer()) initializers.insert(initializer.name());
+  for (const auto& initializer : model.graph().initializer())
+    initializers.insert(initializer.name());
   std::vector<DeclaredInput> inputs;
   for (const auto& input : model.graph().input()) {
     if (initializers.count(input.name()) != 0) continue;
@@ -575,7 +576,8 @@ std::vector<DeclaredInput> declared_inputs(const std::string& path) {
       declared.has_shape = true;
       for (const auto& dim : type.tensor_type().shape().dim()) {
         bool fixed = dim.has_dim_value() && dim.dim_value() >= 0;
-        declared.dims.push_back(fixed ? std::optional<std::int64_t>(dim.dim_value()) : std::nullopt);
+        declared.dims.push_back(fixed ? std::optional<std::int64_t>(dim.dim_value())
+                                      : std::nullopt);
       }
     }
     inputs.push_back(std::move(declared));

@@ -73,7 +73,8 @@ std::vector<CandidatePartition> CombineRule::candidates(const DataflowGraph& dfg
 
   // Candidates holding each node, those grown this round included.
   std::vector<std::size_t> per_node(dfg.size(), 0);
-  for (std::size_t index = 0; index < dfg.size(); ++index) per_node[index] = containing[index].size();
+  for (std::size_t index = 0; index < dfg.size(); ++index)
+    per_node[index] = containing[index].size();
   auto full = [&](const IndexSet& inside) {
     for (PostDfsIndex index : inside) {
       if (per_node[index] >= max_per_node_) return true;
