@@ -89,6 +89,25 @@ TEST(ImporterTest, InputShapesFixDynamicDimensions) {
   EXPECT_EQ(g.type(g.outputs()[0]), f32({5, 3}));
 }
 
+TEST(ImporterTest, DataShapesFixOnlyTheDimensionsTheModelLeavesOpen) {
+  ImportOptions options;
+  options.data_shapes[""] = {5, 4};
+  Graph g = import_onnx_model(dense_model({"batch", 4}).shared(), options);
+  EXPECT_EQ(g.type(g.inputs()[0]), f32({5, 4}));
+  // Data that contradicts a fixed dimension leaves the input as the model
+  // declares it, here with its dimension still open.
+  options.data_shapes[""] = {5, 7};
+  std::string message = error_of([&] {
+    import_onnx_model(dense_model({"batch", 4}).shared(), options);
+  });
+  EXPECT_TRUE(contains(message, "dimension 0 ('batch')")) << message;
+  // input_shapes win over the data.
+  options.input_shapes["x"] = {2, 4};
+  options.data_shapes = {{"x", {5, 4}}};
+  g = import_onnx_model(dense_model({"batch", 4}).shared(), options);
+  EXPECT_EQ(g.type(g.inputs()[0]), f32({2, 4}));
+}
+
 TEST(ImporterTest, AnOpenDynamicDimensionNamesTheInputAndTheFlag) {
   std::string message = error_of([] { import_onnx_model(dense_model({"batch", 4}).shared()); });
   EXPECT_TRUE(contains(message, "input 'x'")) << message;

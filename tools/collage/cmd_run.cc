@@ -21,7 +21,6 @@
 #include "collage/backends/registry.h"
 #include "collage/ir/error.h"
 #include "collage/ir/file_io.h"
-#include "collage/onnx/importer.h"
 #include "collage/plan/plan_compiler.h"
 #include "collage/plan/plan_json.h"
 #include "collage/plan/plan_profile.h"
@@ -138,52 +137,6 @@ std::vector<std::pair<InputFlag, Tensor>> read_input_files(const std::vector<std
   return files;
 }
 
-// The shape the --input file `tensor` gives the declared input `input`, when
-// it should pin the input's dynamic dimensions: the model leaves at least one
-// open (or gives no shape) and the file agrees with every one it fixes.
-// Otherwise nothing, and the usual check names the file.
-std::optional<Shape> shape_to_pin(const DeclaredInput& input, const Tensor& tensor) {
-  const Shape& shape = tensor.type().shape;
-  if (!input.has_shape) return shape;
-  if (input.dims.size() != shape.size()) return std::nullopt;
-  bool open = false;
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (!input.dims[i]) {
-      open = true;
-    } else if (*input.dims[i] != shape[i]) {
-      return std::nullopt;
-    }
-  }
-  if (!open) return std::nullopt;
-  return shape;
-}
-
-// An --input file pins the dynamic dimensions of its input, as --input-shape
-// would, unless --input-shape or the plan already gives that input's shape.
-void pin_shapes_from_files(const std::string& model,
-                           const std::vector<std::pair<InputFlag, Tensor>>& files,
-                           const std::optional<Plan>& plan, std::map<std::string, Shape>& shapes) {
-  auto shape_given = [&](const std::string& name) {
-    return shapes.count(name) != 0 || (plan && plan->input_shapes.count(name) != 0);
-  };
-  bool wanted = false;
-  for (const auto& [flag, tensor] : files) wanted |= flag.name.empty() || !shape_given(flag.name);
-  if (!wanted) return;
-  std::vector<DeclaredInput> declared = declared_inputs(model);
-  for (const auto& [flag, tensor] : files) {
-    const DeclaredInput* input = nullptr;
-    if (flag.name.empty()) {
-      if (declared.size() == 1) input = &declared[0];
-    } else {
-      for (const DeclaredInput& candidate : declared) {
-        if (candidate.name == flag.name) input = &candidate;
-      }
-    }
-    if (input == nullptr || shape_given(input->name)) continue;
-    if (std::optional<Shape> shape = shape_to_pin(*input, tensor)) shapes[input->name] = *shape;
-  }
-}
-
 // Writes the trace of the traced runs, with each partition's estimate, and
 // prints the profile summary, its end to end and the time between kernels
 // from the `untraced` runs.
@@ -219,7 +172,8 @@ void run_run(const RunArgs& args) {
     prepare.plan_source = args.plan;
   }
   std::vector<std::pair<InputFlag, Tensor>> files = read_input_files(args.inputs);
-  pin_shapes_from_files(args.model, files, prepare.plan, prepare.input_shapes);
+  // A file's shape fixes its input's dynamic dimensions.
+  for (const auto& [flag, tensor] : files) prepare.data_shapes.emplace(flag.name, tensor.shape());
 
   auto start = std::chrono::steady_clock::now();
   PreparedModel prepared = prepare_model(args.model, std::nullopt, prepare);

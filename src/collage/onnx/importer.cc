@@ -151,12 +151,7 @@ class Importer {
   // Names in --input-shape must be inputs; checked first, since a misspelt
   // name would otherwise surface as the dynamic dimension it failed to fix.
   void check_input_shape_names() const {
-    std::set<std::string> initializers;
-    for (const auto& initializer : proto_.initializer()) initializers.insert(initializer.name());
-    std::vector<std::string> names;
-    for (const auto& input : proto_.input()) {
-      if (initializers.count(input.name()) == 0) names.push_back(input.name());
-    }
+    const std::vector<std::string> names = input_names();
     for (const auto& [name, shape] : options_.input_shapes) {
       if (std::find(names.begin(), names.end(), name) != names.end()) continue;
       throw Error(fmt::format("'{}' is not an input of the model (inputs: {})", name,
@@ -165,7 +160,19 @@ class Importer {
     }
   }
 
+  // The graph inputs that are not initializers, in the model's order.
+  std::vector<std::string> input_names() const {
+    std::set<std::string> initializers;
+    for (const auto& initializer : proto_.initializer()) initializers.insert(initializer.name());
+    std::vector<std::string> names;
+    for (const auto& input : proto_.input()) {
+      if (initializers.count(input.name()) == 0) names.push_back(input.name());
+    }
+    return names;
+  }
+
   void read_inputs() {
+    const bool only_input = !options_.data_shapes.empty() && input_names().size() == 1;
     for (const auto& input : proto_.input()) {
       std::optional<ValueId> existing = graph_.find_value(input.name());
       // Since IR version 4 an initializer may also be listed as an input, to
@@ -173,11 +180,36 @@ class Importer {
       if (existing && graph_.value(*existing).is_constant()) continue;
       if (existing)
         throw Error("input " + quote_untrusted(input.name()) + " is listed more than once");
-      graph_.add_input(input.name(), input_type(input));
+      graph_.add_input(input.name(), input_type(input, only_input));
     }
   }
 
-  TensorType input_type(const onnx::ValueInfoProto& input) const {
+  // The shape of the data given for `input` (ImportOptions::data_shapes),
+  // where it should fix the input's dynamic dimensions: the model leaves
+  // at least one open (or gives no shape) and the data agrees with every
+  // one it fixes.
+  std::optional<Shape> data_shape(const onnx::ValueInfoProto& input, bool only_input) const {
+    auto found = options_.data_shapes.find(input.name());
+    if (found == options_.data_shapes.end() && only_input) found = options_.data_shapes.find("");
+    if (found == options_.data_shapes.end()) return std::nullopt;
+    const Shape& shape = found->second;
+    const auto& tensor = input.type().tensor_type();
+    if (!tensor.has_shape()) return shape;
+    if (tensor.shape().dim_size() != static_cast<int>(shape.size())) return std::nullopt;
+    bool open = false;
+    for (int i = 0; i < tensor.shape().dim_size(); ++i) {
+      const auto& dim = tensor.shape().dim(i);
+      if (!dim.has_dim_value() || dim.dim_value() < 0) {
+        open = true;
+      } else if (dim.dim_value() != shape[static_cast<std::size_t>(i)]) {
+        return std::nullopt;
+      }
+    }
+    if (!open) return std::nullopt;
+    return shape;
+  }
+
+  TensorType input_type(const onnx::ValueInfoProto& input, bool only_input) const {
     const std::string field = "input " + quote_untrusted(input.name());
     if (input.name().empty()) throw Error("graph input without a name");
     if (!input.type().has_tensor_type())
@@ -203,6 +235,11 @@ class Importer {
         }
       }
       TensorType type{*dtype, shape};
+      check_byte_size(type, {.field = field});
+      return type;
+    }
+    if (std::optional<Shape> shape = data_shape(input, only_input)) {
+      TensorType type{*dtype, *shape};
       check_byte_size(type, {.field = field});
       return type;
     }
@@ -559,30 +596,6 @@ Graph import_onnx(const std::string& path, const ImportOptions& options) {
   } catch (const Error& error) {
     throw error.in_file(path);
   }
-}
-
-std::vector<DeclaredInput> declared_inputs(const std::string& path) {
-  onnx::ModelProto model;
-  read_proto_file(path, model, "ONNX model");
-  std::set<std::string> initializers;
-  for (const auto& initializer : model.graph().initializer())
-    initializers.insert(initializer.name());
-  std::vector<DeclaredInput> inputs;
-  for (const auto& input : model.graph().input()) {
-    if (initializers.count(input.name()) != 0) continue;
-    DeclaredInput declared{.name = input.name()};
-    const auto& type = input.type();
-    if (type.has_tensor_type() && type.tensor_type().has_shape()) {
-      declared.has_shape = true;
-      for (const auto& dim : type.tensor_type().shape().dim()) {
-        bool fixed = dim.has_dim_value() && dim.dim_value() >= 0;
-        declared.dims.push_back(fixed ? std::optional<std::int64_t>(dim.dim_value())
-                                      : std::nullopt);
-      }
-    }
-    inputs.push_back(std::move(declared));
-  }
-  return inputs;
 }
 
 std::pair<std::string, Shape> parse_input_shape(std::string_view text) {

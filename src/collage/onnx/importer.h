@@ -15,11 +15,9 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 #include "collage/ir/evaluator.h"
 #include "collage/ir/graph.h"
@@ -39,6 +37,11 @@ struct ImportOptions {
   // Shapes for graph inputs, overriding (and pinning the dynamic dimensions
   // of) the model's; the rank must match the model's.
   std::map<std::string, Shape> input_shapes;
+  // Shapes of the data a caller holds for inputs ("" names a model's only
+  // input). One fixes the dynamic dimensions of an input that input_shapes
+  // leaves alone, where it agrees with every dimension the model fixes;
+  // otherwise the input keeps the model's shape.
+  std::map<std::string, Shape> data_shapes;
   // Computes folded constants during canonicalization; without one only
   // Shape and Size fold.
   const OpEvaluator* evaluator = nullptr;
@@ -62,20 +65,6 @@ Graph import_onnx(const std::string& path, const ImportOptions& options = {});
 // `model_dir`. Errors carry no file name.
 Graph import_onnx_model(std::shared_ptr<const onnx::ModelProto> model,
                         const ImportOptions& options = {}, const std::string& model_dir = ".");
-
-// A graph input as the model declares it: its name and dimensions, each
-// nullopt where it is dynamic (a named or missing size). `has_shape` is false
-// when the model gives no shape at all.
-struct DeclaredInput {
-  std::string name;
-  bool has_shape = false;
-  std::vector<std::optional<std::int64_t>> dims;
-};
-
-// The graph inputs of the model at `path` (initializers listed as inputs left
-// out), in the model's order, without importing it. Throws Error naming the
-// file when it cannot be read.
-std::vector<DeclaredInput> declared_inputs(const std::string& path);
 
 // Parses the value of an --input-shape flag: "NAME=D0,D1,..." ("NAME=" for a
 // scalar). The name ends at the last '='. Throws Error on malformed text.

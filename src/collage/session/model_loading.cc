@@ -14,9 +14,11 @@ namespace collage {
 namespace {
 
 ImportOptions import_options(const std::map<std::string, Shape>& input_shapes, GraphOptLevel level,
-                             CanonicalizeStats* stats) {
+                             CanonicalizeStats* stats,
+                             const std::map<std::string, Shape>& data_shapes) {
   ImportOptions options;
   options.input_shapes = input_shapes;
+  options.data_shapes = data_shapes;
   options.evaluator = &native_evaluator();
   options.graph_opt = level;
   options.canonicalize_stats = stats;
@@ -26,18 +28,20 @@ ImportOptions import_options(const std::map<std::string, Shape>& input_shapes, G
 }  // namespace
 
 Graph load_model(const std::string& path, const std::map<std::string, Shape>& input_shapes,
-                 GraphOptLevel level, CanonicalizeStats* stats) {
-  return import_onnx(path, import_options(input_shapes, level, stats));
+                 GraphOptLevel level, CanonicalizeStats* stats,
+                 const std::map<std::string, Shape>& data_shapes) {
+  return import_onnx(path, import_options(input_shapes, level, stats, data_shapes));
 }
 
 Graph load_model_bytes(const std::string& bytes, const std::map<std::string, Shape>& input_shapes,
-                       GraphOptLevel level) {
+                       GraphOptLevel level, const std::map<std::string, Shape>& data_shapes) {
   auto model = std::make_shared<onnx::ModelProto>();
   if (bytes.empty() || !model->ParseFromString(bytes)) {
     throw Error(
         fmt::format("{} bytes that are not an ONNX model (protobuf parse failed)", bytes.size()));
   }
-  return import_onnx_model(std::move(model), import_options(input_shapes, level, nullptr), ".");
+  return import_onnx_model(std::move(model),
+                           import_options(input_shapes, level, nullptr, data_shapes), ".");
 }
 
 GraphOptLevel graph_opt_level(const std::string& text) {

@@ -17,15 +17,19 @@ namespace collage {
 
 // Imports and canonicalizes the model at `path` with the native evaluator,
 // applying the graph optimizations of `level`; `stats`, when given, receives
-// what canonicalization did. Throws Error naming the file for anything the
-// importer rejects, and for an input_shapes name the model has no input for.
+// what canonicalization did; `data_shapes` are the shapes of data the caller
+// holds for inputs (ImportOptions::data_shapes). Throws Error naming the file
+// for anything the importer rejects, and for an input_shapes name the model
+// has no input for.
 Graph load_model(const std::string& path, const std::map<std::string, Shape>& input_shapes,
-                 GraphOptLevel level = GraphOptLevel::kAll, CanonicalizeStats* stats = nullptr);
+                 GraphOptLevel level = GraphOptLevel::kAll, CanonicalizeStats* stats = nullptr,
+                 const std::map<std::string, Shape>& data_shapes = {});
 
 // The same for a model held in memory (the bytes of an .onnx file). External
 // data is refused: there is no directory to resolve it against.
 Graph load_model_bytes(const std::string& bytes, const std::map<std::string, Shape>& input_shapes,
-                       GraphOptLevel level = GraphOptLevel::kAll);
+                       GraphOptLevel level = GraphOptLevel::kAll,
+                       const std::map<std::string, Shape>& data_shapes = {});
 
 // The level a --graph-opt value names ("none", "basic" or "all"); Error otherwise.
 GraphOptLevel graph_opt_level(const std::string& text);

@@ -66,8 +66,14 @@ PreparedModel prepare_model(const std::string& path, const std::optional<std::st
   const GraphOptLevel graph_opt = graph_opt_level(
       saved ? saved->graph_opt : (options.graph_opt.empty() ? "all" : options.graph_opt));
 
-  Graph graph =
-      bytes ? load_model_bytes(*bytes, shapes, graph_opt) : load_model(path, shapes, graph_opt);
+  Graph graph = bytes ? load_model_bytes(*bytes, shapes, graph_opt, options.data_shapes)
+                      : load_model(path, shapes, graph_opt, nullptr, options.data_shapes);
+  // The shapes the data fixed hold from here on: planning loads the model
+  // again, in worker processes. (Pinning an input that was static already
+  // changes nothing.)
+  if (!options.data_shapes.empty()) {
+    for (ValueId id : graph.inputs()) shapes.emplace(graph.value(id).name, graph.type(id).shape);
+  }
   require_native_support(graph, path);
   check_max_memory(graph, options.max_memory);
 

@@ -28,6 +28,10 @@ struct PrepareOptions {
   // 0: the plan's own count, or every core.
   int threads = 0;
   std::map<std::string, Shape> input_shapes;
+  // Shapes of the data the caller will run with, by input ("" for a model's
+  // only input): they fix the dynamic dimensions input_shapes and the plan
+  // leave open (ImportOptions::data_shapes).
+  std::map<std::string, Shape> data_shapes;
   // Empty: the plan's level, or "all".
   std::string graph_opt;
   // Empty: the default budget (see resources.h).
