@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <vector>
 
 #include "collage/cost/measurer.h"
@@ -18,25 +17,13 @@ namespace {
 // block for blocked) is a [channels, H*W] matrix transposed to [H*W,
 // channels], in square tiles, in parallel.
 void convert(const float* src, float* dst, const Shape& s, EdgeLayout layout, int threads) {
-  constexpr std::int64_t kTile = 32;
   const std::int64_t channels = s[1];
   const std::int64_t rows =
       layout == EdgeLayout::kChannelsLast ? channels : edge_layout_block(layout);
-  const std::int64_t cols = s[2] * s[3];
-  const std::int64_t groups = s[0] * (channels / rows);
-  const std::int64_t row_tiles = (rows + kTile - 1) / kTile;
-  const std::int64_t col_tiles = (cols + kTile - 1) / kTile;
-  const std::int64_t tasks = groups * row_tiles * col_tiles;
+  const BatchedTranspose job(src, dst, s[0] * (channels / rows), rows, s[2] * s[3]);
+  const std::int64_t tasks = job.tasks();
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-  for (std::int64_t task = 0; task < tasks; ++task) {
-    const std::int64_t col_tile = task % col_tiles;
-    const std::int64_t row_tile = (task / col_tiles) % row_tiles;
-    const std::int64_t group = task / (col_tiles * row_tiles);
-    const std::int64_t r_begin = row_tile * kTile;
-    const std::int64_t c_begin = col_tile * kTile;
-    transpose_tile(src + group * rows * cols, dst + group * rows * cols, rows, cols, r_begin,
-                   std::min(rows, r_begin + kTile), c_begin, std::min(cols, c_begin + kTile));
-  }
+  for (std::int64_t task = 0; task < tasks; ++task) job.tile(task);
 }
 
 }  // namespace

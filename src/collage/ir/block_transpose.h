@@ -5,6 +5,7 @@
 // fraction of memory bandwidth.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #if defined(__AVX2__)
@@ -71,5 +72,43 @@ inline void transpose_tile(const float* in, float* out, std::int64_t rows, std::
     for (std::int64_t c = c_begin; c < c_end; ++c) out[c * rows + r] = in[r * cols + c];
   }
 }
+
+// `batches` dense row-major [rows, cols] matrices transposed to [cols, rows],
+// cut into square tiles of kTile x kTile that keep both the reads and the
+// writes within a few cache lines each. Each tile is one task, so a caller
+// runs tile(0) .. tile(tasks() - 1) on whatever thread pool it has.
+struct BatchedTranspose {
+  static constexpr std::int64_t kTile = 32;
+
+  BatchedTranspose(const float* src, float* dst, std::int64_t batches, std::int64_t rows,
+                   std::int64_t cols)
+      : src(src),
+        dst(dst),
+        batches(batches),
+        rows(rows),
+        cols(cols),
+        row_tiles((rows + kTile - 1) / kTile),
+        col_tiles((cols + kTile - 1) / kTile) {}
+
+  std::int64_t tasks() const { return batches * row_tiles * col_tiles; }
+
+  void tile(std::int64_t task) const {
+    const std::int64_t col_tile = task % col_tiles;
+    const std::int64_t row_tile = (task / col_tiles) % row_tiles;
+    const std::int64_t batch = task / (col_tiles * row_tiles);
+    const std::int64_t r_begin = row_tile * kTile;
+    const std::int64_t c_begin = col_tile * kTile;
+    transpose_tile(src + batch * rows * cols, dst + batch * rows * cols, rows, cols, r_begin,
+                   std::min(rows, r_begin + kTile), c_begin, std::min(cols, c_begin + kTile));
+  }
+
+  const float* src;
+  float* dst;
+  std::int64_t batches;
+  std::int64_t rows;
+  std::int64_t cols;
+  std::int64_t row_tiles;
+  std::int64_t col_tiles;
+};
 
 }  // namespace collage

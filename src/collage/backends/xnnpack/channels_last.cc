@@ -8,47 +8,24 @@
 namespace collage::xnnpack {
 namespace {
 
-// Square tiles keep both the reads and the writes of a transpose within a
-// few cache lines each.
-constexpr std::int64_t kTile = 32;
 // Below this many elements, waking the pool costs more than the copy.
 constexpr std::int64_t kParallelThreshold = 1 << 16;
 
 // Transposes `batches` dense [rows, cols] matrices to [cols, rows].
-struct Transpose {
-  const float* src;
-  float* dst;
-  std::int64_t rows;
-  std::int64_t cols;
-  std::int64_t row_tiles;
-  std::int64_t col_tiles;
-
-  void tile(std::size_t task) const {
-    auto t = static_cast<std::int64_t>(task);
-    std::int64_t col_tile = t % col_tiles;
-    std::int64_t row_tile = (t / col_tiles) % row_tiles;
-    std::int64_t batch = t / (col_tiles * row_tiles);
-    const float* in = src + batch * rows * cols;
-    float* out = dst + batch * rows * cols;
-    const std::int64_t r_begin = row_tile * kTile;
-    const std::int64_t c_begin = col_tile * kTile;
-    const std::int64_t r_end = std::min(rows, r_begin + kTile);
-    const std::int64_t c_end = std::min(cols, c_begin + kTile);
-    transpose_tile(in, out, rows, cols, r_begin, r_end, c_begin, c_end);
-  }
-};
-
 void transpose_batches(const float* src, float* dst, std::int64_t batches, std::int64_t rows,
                        std::int64_t cols, pthreadpool_t pool) {
-  Transpose job{src, dst, rows, cols, (rows + kTile - 1) / kTile, (cols + kTile - 1) / kTile};
-  auto tasks = static_cast<std::size_t>(batches * job.row_tiles * job.col_tiles);
+  BatchedTranspose job(src, dst, batches, rows, cols);
+  auto tasks = static_cast<std::size_t>(job.tasks());
   if (pool != nullptr && batches * rows * cols >= kParallelThreshold) {
     pthreadpool_parallelize_1d(
-        pool, [](void* context, std::size_t task) { static_cast<Transpose*>(context)->tile(task); },
+        pool,
+        [](void* context, std::size_t task) {
+          static_cast<BatchedTranspose*>(context)->tile(static_cast<std::int64_t>(task));
+        },
         &job, tasks, 0);
     return;
   }
-  for (std::size_t task = 0; task < tasks; ++task) job.tile(task);
+  for (std::size_t task = 0; task < tasks; ++task) job.tile(static_cast<std::int64_t>(task));
 }
 
 }  // namespace
