@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <memory>
+#include <vector>
 
 #include "collage/ir/error.h"
 
@@ -31,26 +33,58 @@ class LayoutBackend : public Backend {
   std::vector<EdgeLayout> layouts_;
 };
 
-// Every conversion costs 1 second per million elements; counts measurements.
+// A conversion that counts its runs.
+class CountedConversion : public LayoutConversion {
+ public:
+  explicit CountedConversion(int* runs) : runs_(runs) {}
+  void run(const float*, float*) override { ++*runs_; }
+
+ private:
+  int* runs_;
+};
+
+// A layout backend that converts its own way.
+class ConvertingBackend : public LayoutBackend {
+ public:
+  using LayoutBackend::LayoutBackend;
+  mutable int runs = 0;
+  std::unique_ptr<LayoutConversion> layout_conversion(const TensorType&, EdgeLayout, bool,
+                                                      int) const override {
+    return std::make_unique<CountedConversion>(&runs);
+  }
+};
+
+// Every conversion costs 1 second per million elements; counts measurements
+// and keeps the conversions asked for.
 class CountingConversions : public ConversionCosts {
  public:
   using ConversionCosts::ConversionCosts;
   int measured = 0;
+  std::vector<LayoutChange> changes;
+
+  double seconds(const TensorType& type, const LayoutChange& change) override {
+    changes.push_back(change);
+    return ConversionCosts::seconds(type, change);
+  }
 
  protected:
-  double measure(const TensorType& type, EdgeLayout) override {
+  double measure(const TensorType& type, const LayoutChange&) override {
     ++measured;
     return static_cast<double>(type.numel()) / 1e6;
   }
 };
 
+LayoutChange into(EdgeLayout layout, const Backend* backend = nullptr) {
+  return LayoutChange{layout, false, backend};
+}
+
 TEST(ConversionCostsTest, PlainAndLayoutFreeTensorsCostNothing) {
   CountingConversions conversions(nullptr, "machine", 1);
-  EXPECT_EQ(conversions.seconds(f32({1, 16, 8, 8}), EdgeLayout::kPlain), 0.0);
-  EXPECT_EQ(conversions.seconds(f32({1, 16, 1, 1}), EdgeLayout::kChannelsLast), 0.0);
-  EXPECT_EQ(conversions.seconds(f32({1, 1, 8, 8}), EdgeLayout::kChannelsLast), 0.0);
-  EXPECT_EQ(conversions.seconds(f32({16, 64}), EdgeLayout::kChannelsLast), 0.0);
-  EXPECT_EQ(conversions.seconds(f32({1, 12, 8, 8}), EdgeLayout::kBlocked16), 0.0);
+  EXPECT_EQ(conversions.seconds(f32({1, 16, 8, 8}), into(EdgeLayout::kPlain)), 0.0);
+  EXPECT_EQ(conversions.seconds(f32({1, 16, 1, 1}), into(EdgeLayout::kChannelsLast)), 0.0);
+  EXPECT_EQ(conversions.seconds(f32({1, 1, 8, 8}), into(EdgeLayout::kChannelsLast)), 0.0);
+  EXPECT_EQ(conversions.seconds(f32({16, 64}), into(EdgeLayout::kChannelsLast)), 0.0);
+  EXPECT_EQ(conversions.seconds(f32({1, 12, 8, 8}), into(EdgeLayout::kBlocked16)), 0.0);
   EXPECT_EQ(conversions.measured, 0);
 }
 
@@ -61,17 +95,20 @@ TEST(ConversionCostsTest, EachShapeAndLayoutIsMeasuredOncePerMachineAndKept) {
   {
     auto cache = MeasurementCache::open(path);
     CountingConversions conversions(cache.get(), "machine", 2);
-    EXPECT_DOUBLE_EQ(conversions.seconds(f32({1, 16, 8, 8}), EdgeLayout::kChannelsLast), 1024e-6);
-    EXPECT_DOUBLE_EQ(conversions.seconds(f32({1, 16, 8, 8}), EdgeLayout::kChannelsLast), 1024e-6);
-    EXPECT_DOUBLE_EQ(conversions.seconds(f32({1, 16, 8, 8}), EdgeLayout::kBlocked16), 1024e-6);
+    EXPECT_DOUBLE_EQ(conversions.seconds(f32({1, 16, 8, 8}), into(EdgeLayout::kChannelsLast)),
+                     1024e-6);
+    EXPECT_DOUBLE_EQ(conversions.seconds(f32({1, 16, 8, 8}), into(EdgeLayout::kChannelsLast)),
+                     1024e-6);
+    EXPECT_DOUBLE_EQ(conversions.seconds(f32({1, 16, 8, 8}), into(EdgeLayout::kBlocked16)),
+                     1024e-6);
     EXPECT_EQ(conversions.measured, 2);
   }
   auto cache = MeasurementCache::open(path);
   CountingConversions again(cache.get(), "machine", 2);
-  EXPECT_DOUBLE_EQ(again.seconds(f32({1, 16, 8, 8}), EdgeLayout::kChannelsLast), 1024e-6);
+  EXPECT_DOUBLE_EQ(again.seconds(f32({1, 16, 8, 8}), into(EdgeLayout::kChannelsLast)), 1024e-6);
   EXPECT_EQ(again.measured, 0);
   CountingConversions other_machine(cache.get(), "another machine", 2);
-  other_machine.seconds(f32({1, 16, 8, 8}), EdgeLayout::kChannelsLast);
+  other_machine.seconds(f32({1, 16, 8, 8}), into(EdgeLayout::kChannelsLast));
   EXPECT_EQ(other_machine.measured, 1);
   cache.reset();
   std::filesystem::remove(path);
@@ -79,8 +116,31 @@ TEST(ConversionCostsTest, EachShapeAndLayoutIsMeasuredOncePerMachineAndKept) {
 
 TEST(ConversionCostsTest, AMeasuredConversionTakesTime) {
   ConversionCosts conversions(nullptr, "machine", 1);
-  EXPECT_GT(conversions.seconds(f32({1, 32, 28, 28}), EdgeLayout::kChannelsLast), 0.0);
-  EXPECT_GT(conversions.seconds(f32({1, 32, 28, 28}), EdgeLayout::kBlocked8), 0.0);
+  for (bool to_plain : {false, true}) {
+    for (EdgeLayout layout : {EdgeLayout::kChannelsLast, EdgeLayout::kBlocked8}) {
+      EXPECT_GT(conversions.seconds(f32({1, 32, 28, 28}), LayoutChange{layout, to_plain}), 0.0);
+    }
+  }
+}
+
+TEST(ConversionCostsTest, DirectionsAndConvertersAreMeasuredApart) {
+  CountingConversions conversions(nullptr, "machine", 1);
+  const LayoutBackend nhwc("nhwc", {EdgeLayout::kChannelsLast, EdgeLayout::kPlain});
+  const TensorType type = f32({1, 16, 8, 8});
+  conversions.seconds(type, into(EdgeLayout::kChannelsLast));
+  conversions.seconds(type, LayoutChange{EdgeLayout::kChannelsLast, true});
+  conversions.seconds(type, into(EdgeLayout::kChannelsLast, &nhwc));
+  conversions.seconds(type, LayoutChange{EdgeLayout::kChannelsLast, true, &nhwc});
+  EXPECT_EQ(conversions.measured, 4);
+  conversions.seconds(type, LayoutChange{EdgeLayout::kChannelsLast, true, &nhwc});
+  EXPECT_EQ(conversions.measured, 4);
+}
+
+TEST(ConversionCostsTest, ABackendsOwnConversionIsTheOneTimed) {
+  ConversionCosts conversions(nullptr, "machine", 1);
+  const ConvertingBackend own("own", {EdgeLayout::kChannelsLast, EdgeLayout::kPlain});
+  conversions.seconds(f32({1, 16, 8, 8}), into(EdgeLayout::kChannelsLast, &own));
+  EXPECT_GT(own.runs, 0);
 }
 
 // x[1,16,8,8] -> a Relu -> b Relu -> c Relu (graph output)
@@ -153,6 +213,20 @@ TEST_F(LayoutBoundaryCostsTest, TheSideTimedInAnotherLayoutThanTheAgreedOnePays)
   BoundaryCharge mixed = between("blocked", "nhwc");
   EXPECT_DOUBLE_EQ(mixed.producer_seconds, kOne);
   EXPECT_EQ(mixed.consumer_seconds, 0.0);
+}
+
+TEST_F(LayoutBoundaryCostsTest, EachSideConvertsItsOwnWayAndDirection) {
+  between("nhwc", "plain");
+  ASSERT_EQ(conversions_.changes.size(), 1u);
+  EXPECT_EQ(conversions_.changes[0].layout, EdgeLayout::kChannelsLast);
+  EXPECT_TRUE(conversions_.changes[0].to_plain);
+  EXPECT_EQ(conversions_.changes[0].backend, &nhwc_);
+  conversions_.changes.clear();
+  between("plain", "blocked");
+  ASSERT_EQ(conversions_.changes.size(), 1u);
+  EXPECT_EQ(conversions_.changes[0].layout, EdgeLayout::kBlocked16);
+  EXPECT_FALSE(conversions_.changes[0].to_plain);
+  EXPECT_EQ(conversions_.changes[0].backend, &blocked_);
 }
 
 TEST_F(LayoutBoundaryCostsTest, GraphInputsAndOutputsArePlain) {

@@ -124,6 +124,16 @@ inline bool edge_layout_free(const TensorType& type) {
   return type.shape[1] == 1 || type.shape[2] * type.shape[3] == 1;
 }
 
+// A layout conversion as a backend's kernels do it at a partition's edge: a
+// 4-D float32 tensor from plain into one of the backend's edge layouts, or
+// back. Boundary costs (cost/boundary_costs.h) time it.
+class LayoutConversion {
+ public:
+  virtual ~LayoutConversion() = default;
+  // Converts the tensor at `src` into `dst` (a separate buffer of its size).
+  virtual void run(const float* src, float* dst) = 0;
+};
+
 // A named multi-op entry of a library-style backend.
 struct NamedPattern {
   std::string name;
@@ -165,6 +175,17 @@ class Backend {
       if (accepted == layout) return true;
     }
     return false;
+  }
+
+  // The conversion this backend's kernels do where an edge of `type` is
+  // plain and they compute in `layout` (into it, or with `to_plain` back out
+  // of it), at `threads` threads. nullptr: the backend converts with the
+  // tiled transpose of ir/block_transpose.h, which is timed in its stead.
+  virtual std::unique_ptr<LayoutConversion> layout_conversion(const TensorType& /*type*/,
+                                                              EdgeLayout /*layout*/,
+                                                              bool /*to_plain*/,
+                                                              int /*threads*/) const {
+    return nullptr;
   }
 
   // Compiles a partition (a standalone Graph, see extract_subgraph). A

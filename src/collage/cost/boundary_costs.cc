@@ -11,53 +11,72 @@
 namespace collage {
 namespace {
 
-// Copies a plain [N,C,H,W] tensor into `layout` (channels-last or blocked)
-// as the backends' own conversions do (a library reorder, XNNPACK's tiled
-// transposes): each group of channels (all of them for channels-last, one
-// block for blocked) is a [channels, H*W] matrix transposed to [H*W,
-// channels], in square tiles, in parallel.
-void convert(const float* src, float* dst, const Shape& s, EdgeLayout layout, int threads) {
+// Converts a [N,C,H,W] tensor between plain and `layout` (channels-last or
+// blocked) as XNNPACK's kernels do: each group of channels (all of them for
+// channels-last, one block for blocked) is a [channels, H*W] matrix
+// transposed to [H*W, channels] (or back), in square tiles, in parallel.
+void tiled_convert(const float* src, float* dst, const Shape& s, const LayoutChange& change,
+                   int threads) {
   const std::int64_t channels = s[1];
-  const std::int64_t rows =
-      layout == EdgeLayout::kChannelsLast ? channels : edge_layout_block(layout);
-  const BatchedTranspose job(src, dst, s[0] * (channels / rows), rows, s[2] * s[3]);
+  const std::int64_t group =
+      change.layout == EdgeLayout::kChannelsLast ? channels : edge_layout_block(change.layout);
+  const std::int64_t batches = s[0] * (channels / group);
+  const std::int64_t pixels = s[2] * s[3];
+  const BatchedTranspose job = change.to_plain ? BatchedTranspose(src, dst, batches, pixels, group)
+                                               : BatchedTranspose(src, dst, batches, group, pixels);
   const std::int64_t tasks = job.tasks();
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (std::int64_t task = 0; task < tasks; ++task) job.tile(task);
 }
 
+// Who converts, as the cache key names it.
+std::string converter_name(const Backend* backend) {
+  if (backend == nullptr) return "tiled";
+  return fmt::format("{} {} {}", backend->name(), backend->version(), backend->code_version());
+}
+
 }  // namespace
 
-double ConversionCosts::seconds(const TensorType& type, EdgeLayout layout) {
-  if (layout == EdgeLayout::kPlain || edge_layout_free(type) || !edge_layout_fits(layout, type)) {
+double ConversionCosts::seconds(const TensorType& type, const LayoutChange& change) {
+  if (change.layout == EdgeLayout::kPlain || edge_layout_free(type) ||
+      !edge_layout_fits(change.layout, type)) {
     return 0.0;
   }
-  const auto memo_key = std::make_pair(type.to_string(), layout);
-  if (auto it = known_.find(memo_key); it != known_.end()) return it->second;
+  const std::string what = fmt::format("{}|{}|{}|{}", edge_layout_name(change.layout),
+                                       change.to_plain ? "to plain" : "from plain",
+                                       type.to_string(), converter_name(change.backend));
+  if (auto it = known_.find(what); it != known_.end()) return it->second;
   const std::string key =
-      fmt::format("layout conversion|{}|{}|t{}|tiled|trimmed-mean|{}", edge_layout_name(layout),
-                  type.to_string(), threads_, machine_);
+      fmt::format("layout conversion 2|{}|t{}|trimmed-mean|{}", what, threads_, machine_);
   double result = 0.0;
   std::optional<CachedMeasurement> cached = cache_ ? cache_->find(key) : std::nullopt;
   if (cached && cached->valid) {
     result = cached->seconds;
   } else {
-    result = measure(type, layout);
+    result = measure(type, change);
     if (cache_) cache_->store(key, CachedMeasurement::of_value(result));
   }
-  known_.emplace(memo_key, result);
+  known_.emplace(what, result);
   return result;
 }
 
-double ConversionCosts::measure(const TensorType& type, EdgeLayout layout) {
+double ConversionCosts::measure(const TensorType& type, const LayoutChange& change) {
   const auto count = static_cast<std::size_t>(type.numel());
   std::vector<float> src(count, 1.0f);
   std::vector<float> dst(count);
+  std::unique_ptr<LayoutConversion> own =
+      change.backend
+          ? change.backend->layout_conversion(type, change.layout, change.to_plain, threads_)
+          : nullptr;
   // The source is written first, as a producer would have just done.
   TimingResult timing = time_function(
       [&] {
         src[count / 2] += 1.0f;
-        convert(src.data(), dst.data(), type.shape, layout, threads_);
+        if (own) {
+          own->run(src.data(), dst.data());
+        } else {
+          tiled_convert(src.data(), dst.data(), type.shape, change, threads_);
+        }
       },
       MeasureOptions::default_candidate_timing());
   return timing.trimmed_mean_seconds;
@@ -101,15 +120,18 @@ BoundaryCharge LayoutBoundaryCosts::charge(const DataflowGraph& dfg, PostDfsInde
     const EdgeLayout agreed = producing && reading && !graph.is_output(value)
                                   ? agreed_edge_layout(*producing, {reading}, type)
                                   : EdgeLayout::kPlain;
-    // A conversion between two non-plain layouts is taken to cost one
-    // transpose, like a conversion from or to plain.
+    // Each side converts between the layout it was timed in and the agreed
+    // one, its own way. A conversion between two non-plain layouts is taken
+    // to cost one conversion from or to plain.
     if (timed_out != agreed) {
-      charge.producer_seconds +=
-          conversions_.seconds(type, timed_out != EdgeLayout::kPlain ? timed_out : agreed);
+      const bool to_plain = timed_out != EdgeLayout::kPlain;
+      charge.producer_seconds += conversions_.seconds(
+          type, LayoutChange{to_plain ? timed_out : agreed, to_plain, producing});
     }
     if (timed_in != agreed) {
+      const bool to_plain = timed_in == EdgeLayout::kPlain;
       charge.consumer_seconds +=
-          conversions_.seconds(type, timed_in != EdgeLayout::kPlain ? timed_in : agreed);
+          conversions_.seconds(type, LayoutChange{to_plain ? agreed : timed_in, to_plain, reading});
     }
   }
   return charge;

@@ -11,8 +11,10 @@
 // writes a graph output, it pays the conversions those boundaries need
 // (per pair of backends, layout and tensor size), so a lone partition of
 // another family between two oneDNN convolutions costs what it really
-// does. What one conversion costs is measured once per machine, tensor
-// shape and layout, and cached like any measurement.
+// does. What one conversion costs is measured the way the side that does it
+// converts (oneDNN with a reorder primitive, XNNPACK with tiled transposes),
+// once per machine, tensor shape, layout and direction, and cached like any
+// measurement.
 #pragma once
 
 #include <map>
@@ -34,10 +36,19 @@ struct BoundaryCharge {
   double total() const { return producer_seconds + consumer_seconds; }
 };
 
-// Seconds to convert a 4-D float32 tensor between plain and another layout
-// on this machine at `threads` threads: a transpose of its bytes, timed
-// once per shape and layout and kept in `cache` (nullptr: in memory only)
-// under `machine`.
+// One conversion at a boundary: a 4-D float32 tensor from plain into
+// `layout` or, with `to_plain`, back, done the way `backend` converts
+// (Backend::layout_conversion; the tiled transpose of ir/block_transpose.h
+// for a backend without a conversion of its own, or none given).
+struct LayoutChange {
+  EdgeLayout layout = EdgeLayout::kPlain;
+  bool to_plain = false;
+  const Backend* backend = nullptr;
+};
+
+// Seconds of one conversion of a tensor on this machine at `threads`
+// threads, timed once per shape, layout, direction and converter and kept
+// in `cache` (nullptr: in memory only) under `machine`.
 class ConversionCosts {
  public:
   ConversionCosts(MeasurementCache* cache, std::string machine, int threads)
@@ -45,17 +56,17 @@ class ConversionCosts {
   virtual ~ConversionCosts() = default;
 
   // 0 for plain and for a tensor that is the same in every layout.
-  virtual double seconds(const TensorType& type, EdgeLayout layout);
+  virtual double seconds(const TensorType& type, const LayoutChange& change);
 
  protected:
   // Times the conversion (overridden by tests).
-  virtual double measure(const TensorType& type, EdgeLayout layout);
+  virtual double measure(const TensorType& type, const LayoutChange& change);
 
  private:
   MeasurementCache* cache_;
   std::string machine_;
   int threads_;
-  std::map<std::pair<std::string, EdgeLayout>, double> known_;
+  std::map<std::string, double> known_;
 };
 
 class BoundaryCosts {

@@ -32,6 +32,36 @@ TEST(OnednnEdgeLayoutTest, TheBackendTakesEveryLayout) {
   EXPECT_EQ(onednn_backend().edge_layouts().size(), every_layout().size());
 }
 
+TEST(OnednnEdgeLayoutTest, ItsLayoutConversionStoresTensorsAsTheEdgeLayoutSays) {
+  // 32 channels (both blocks divide them), an odd plane.
+  const TensorType type{DType::kFloat32, {2, 32, 5, 7}};
+  const Tensor plain = testing::random_tensor(type.shape, 7);
+  for (EdgeLayout layout : every_layout()) {
+    if (layout == EdgeLayout::kPlain) {
+      EXPECT_FALSE(onednn_backend().layout_conversion(type, layout, false, 2));
+      continue;
+    }
+    const Tensor expected = testing::convert_edge_layout(plain, layout, false);
+    Tensor stored = Tensor::allocate(type);
+    Tensor back = Tensor::allocate(type);
+    auto into = onednn_backend().layout_conversion(type, layout, false, 2);
+    auto out_of = onednn_backend().layout_conversion(type, layout, true, 2);
+    ASSERT_TRUE(into) << edge_layout_name(layout);
+    ASSERT_TRUE(out_of) << edge_layout_name(layout);
+    into->run(plain.data<float>(), stored.data<float>());
+    out_of->run(stored.data<float>(), back.data<float>());
+    for (std::int64_t i = 0; i < type.numel(); ++i) {
+      ASSERT_EQ(stored.data<float>()[i], expected.data<float>()[i])
+          << edge_layout_name(layout) << " element " << i;
+      ASSERT_EQ(back.data<float>()[i], plain.data<float>()[i])
+          << edge_layout_name(layout) << " element " << i;
+    }
+  }
+  // A block that does not divide the channels: no conversion.
+  const TensorType odd{DType::kFloat32, {1, 12, 4, 4}};
+  EXPECT_FALSE(onednn_backend().layout_conversion(odd, EdgeLayout::kBlocked16, false, 1));
+}
+
 TEST(OnednnEdgeLayoutTest, ConvolutionMatchesInEveryPairOfEdgeLayouts) {
   for (EdgeLayout in : every_layout()) {
     for (EdgeLayout out : every_layout()) {

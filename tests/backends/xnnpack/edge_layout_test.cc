@@ -15,6 +15,30 @@ void expect_channels_last_edges_match(const Graph& graph, int threads) {
                                       EdgeLayout::kChannelsLast, threads);
 }
 
+TEST(XnnpackEdgeLayoutTest, ItsLayoutConversionStoresTensorsChannelsLast) {
+  // Large enough to be split over the pool, and small.
+  for (const Shape& shape : {Shape{1, 24, 60, 50}, Shape{2, 5, 3, 7}}) {
+    const TensorType type{DType::kFloat32, shape};
+    const Tensor plain = random_tensor(shape, 3);
+    const Tensor expected = convert_edge_layout(plain, EdgeLayout::kChannelsLast, false);
+    Tensor stored = Tensor::allocate(type);
+    Tensor back = Tensor::allocate(type);
+    auto into = xnnpack_backend().layout_conversion(type, EdgeLayout::kChannelsLast, false, 2);
+    auto out_of = xnnpack_backend().layout_conversion(type, EdgeLayout::kChannelsLast, true, 2);
+    ASSERT_TRUE(into);
+    ASSERT_TRUE(out_of);
+    into->run(plain.data<float>(), stored.data<float>());
+    out_of->run(stored.data<float>(), back.data<float>());
+    for (std::int64_t i = 0; i < type.numel(); ++i) {
+      ASSERT_EQ(stored.data<float>()[i], expected.data<float>()[i]) << type.to_string() << " " << i;
+      ASSERT_EQ(back.data<float>()[i], plain.data<float>()[i]) << type.to_string() << " " << i;
+    }
+  }
+  // XNNPACK takes no blocked edges.
+  const TensorType type{DType::kFloat32, {1, 16, 4, 4}};
+  EXPECT_FALSE(xnnpack_backend().layout_conversion(type, EdgeLayout::kBlocked16, false, 1));
+}
+
 TEST(XnnpackEdgeLayoutTest, ConvolutionTakesAndGivesNhwcWithoutConverting) {
   GraphMaker g;
   ValueId x = g.input({1, 8, 9, 7});

@@ -6,6 +6,7 @@
 
 #include "code_version.h"
 #include "collage/backends/onednn/fusion_patterns.h"
+#include "collage/backends/onednn/layout.h"
 #include "collage/backends/onednn/lowering.h"
 #include "collage/backends/onednn/omp_threads.h"
 #include "collage/backends/onednn/onednn_kernel.h"
@@ -13,6 +14,34 @@
 
 namespace collage {
 namespace {
+
+// A reorder between a plain tensor and one of the edge layouts: the step a
+// oneDNN kernel adds where an edge arrives or leaves plain.
+class ReorderConversion final : public LayoutConversion {
+ public:
+  ReorderConversion(const dnnl::engine& engine, const dnnl::memory::desc& from,
+                    const dnnl::memory::desc& to, int threads)
+      : stream_(engine), from_(from, engine, nullptr), to_(to, engine, nullptr), threads_(threads) {
+    // The primitive's blocking depends on the thread count, as a kernel's does.
+    onednn::ScopedOmpThreads scoped(threads_);
+    reorder_ = dnnl::reorder(from_, to_);
+  }
+
+  void run(const float* src, float* dst) override {
+    onednn::ScopedOmpThreads scoped(threads_);
+    from_.set_data_handle(const_cast<float*>(src));
+    to_.set_data_handle(dst);
+    reorder_.execute(stream_, from_, to_);
+    stream_.wait();
+  }
+
+ private:
+  dnnl::stream stream_;
+  dnnl::memory from_;
+  dnnl::memory to_;
+  dnnl::reorder reorder_;
+  int threads_;
+};
 
 class OnednnBackend final : public Backend {
  public:
@@ -47,6 +76,20 @@ class OnednnBackend final : public Backend {
       if (layout != preferred_layout_) layouts.push_back(layout);
     }
     return layouts;
+  }
+
+  // A oneDNN kernel converts its edges with a reorder primitive.
+  std::unique_ptr<LayoutConversion> layout_conversion(const TensorType& type, EdgeLayout layout,
+                                                      bool to_plain, int threads) const override {
+    if (layout == EdgeLayout::kPlain || !edge_layout_fits(layout, type)) return nullptr;
+    const dnnl::memory::desc plain = onednn::edge_desc(type.shape, EdgeLayout::kPlain);
+    const dnnl::memory::desc laid_out = onednn::edge_desc(type.shape, layout);
+    try {
+      return std::make_unique<ReorderConversion>(engine_, to_plain ? laid_out : plain,
+                                                 to_plain ? plain : laid_out, threads);
+    } catch (const dnnl::error&) {
+      return nullptr;  // no reorder for this case: timed as the tiled transpose
+    }
   }
 
   std::vector<NamedPattern> patterns() const override { return onednn::fusion_patterns(); }

@@ -197,4 +197,35 @@ Result<std::unique_ptr<Kernel>> make_runtime_kernel(BuiltSubgraph built,
       std::move(built), std::move(pool), runtime, options.input_layouts, options.output_layouts));
 }
 
+namespace {
+
+class EdgeConversion final : public LayoutConversion {
+ public:
+  EdgeConversion(Shape shape, bool to_plain, Pool pool)
+      : shape_(std::move(shape)), to_plain_(to_plain), pool_(std::move(pool)) {}
+
+  void run(const float* src, float* dst) override {
+    const std::int64_t hw = shape_[2] * shape_[3];
+    if (to_plain_) {
+      nhwc_to_nchw(src, dst, shape_[0], shape_[1], hw, pool_.get());
+    } else {
+      nchw_to_nhwc(src, dst, shape_[0], shape_[1], hw, pool_.get());
+    }
+  }
+
+ private:
+  Shape shape_;
+  bool to_plain_;
+  Pool pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<LayoutConversion> make_edge_conversion(const Shape& shape, bool to_plain,
+                                                       int threads) {
+  Pool pool = shared_pool(threads);
+  if (shape.size() != 4 || (threads > 1 && pool == nullptr)) return nullptr;
+  return std::make_unique<EdgeConversion>(shape, to_plain, std::move(pool));
+}
+
 }  // namespace collage::xnnpack

@@ -26,6 +26,13 @@ class XnnpackBackend final : public Backend {
     return {EdgeLayout::kChannelsLast, EdgeLayout::kPlain};
   }
 
+  // A kernel converts a plain edge with tiled transposes over its pool.
+  std::unique_ptr<LayoutConversion> layout_conversion(const TensorType& type, EdgeLayout layout,
+                                                      bool to_plain, int threads) const override {
+    if (layout != EdgeLayout::kChannelsLast || !edge_layout_fits(layout, type)) return nullptr;
+    return xnnpack::make_edge_conversion(type.shape, to_plain, threads);
+  }
+
   bool supports(const Graph& graph, const Node& node) const override {
     // An attribute of the wrong kind is the model's error, reported where the
     // model is checked; here it only means "not this backend".
