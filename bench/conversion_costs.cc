@@ -21,20 +21,25 @@
 #include "collage/backends/registry.h"
 #include "collage/cost/boundary_costs.h"
 #include "collage/ir/error.h"
+#include "collage/runtime/timing.h"
 
 using namespace collage;
 
 namespace {
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
+double median(const std::vector<double>& values) { return percentile(values, 0.5); }
 
 struct Converter {
   std::string name;
   const Backend* backend;  // nullptr: the tiled transpose
+};
+
+// One line of the table: a shape and direction, with each converter's
+// milliseconds, one per round.
+struct Row {
+  Shape shape;
+  bool to_plain;
+  std::vector<std::vector<double>> ms;
 };
 
 }  // namespace
@@ -56,23 +61,23 @@ int main(int argc, char** argv) {
         {1, 64, 112, 112}, {1, 64, 56, 56},   {1, 144, 56, 56},  {1, 256, 28, 28},
         {1, 32, 160, 160}, {1, 32, 128, 128}, {1, 64, 128, 128}, {1, 96, 128, 128},
     };
-    // times[shape][direction][converter]: one per round.
-    std::vector<std::vector<std::vector<std::vector<double>>>> times(
-        shapes.size(), std::vector<std::vector<std::vector<double>>>(
-                           2, std::vector<std::vector<double>>(converters.size())));
+    std::vector<Row> rows;
+    for (const Shape& shape : shapes) {
+      for (bool to_plain : {false, true}) {
+        rows.push_back({shape, to_plain, std::vector<std::vector<double>>(converters.size())});
+      }
+    }
     for (int round = 0; round < rounds; ++round) {
       fmt::print(stderr, "round {}/{}\n", round + 1, rounds);
       ConversionCosts costs(nullptr, "bench", threads);
-      for (std::size_t s = 0; s < shapes.size(); ++s) {
-        const TensorType type{DType::kFloat32, shapes[s]};
-        for (int to_plain = 0; to_plain < 2; ++to_plain) {
-          for (std::size_t c = 0; c < converters.size(); ++c) {
-            const Backend* backend = converters[c].backend;
-            const EdgeLayout layout =
-                backend ? timed_edge_layout(*backend, type) : EdgeLayout::kChannelsLast;
-            times[s][to_plain][c].push_back(
-                costs.seconds(type, LayoutChange{layout, to_plain == 1, backend}) * 1e3);
-          }
+      for (Row& row : rows) {
+        const TensorType type{DType::kFloat32, row.shape};
+        for (std::size_t c = 0; c < converters.size(); ++c) {
+          const Backend* backend = converters[c].backend;
+          const EdgeLayout layout =
+              backend ? timed_edge_layout(*backend, type) : EdgeLayout::kChannelsLast;
+          row.ms[c].push_back(costs.seconds(type, LayoutChange{layout, row.to_plain, backend}) *
+                              1e3);
         }
       }
     }
@@ -85,31 +90,28 @@ int main(int argc, char** argv) {
     fmt::print("\n|---|---|");
     for (std::size_t c = 1; c < 2 * converters.size(); ++c) fmt::print("---|");
     fmt::print("\n");
-    for (std::size_t s = 0; s < shapes.size(); ++s) {
-      for (int to_plain = 0; to_plain < 2; ++to_plain) {
-        const auto& row = times[s][to_plain];
-        fmt::print("| {} | {} |", fmt::join(shapes[s], "x"), to_plain ? "to plain" : "from plain");
-        for (const std::vector<double>& series : row) {
-          fmt::print(" {:.3f} ({:.3f}-{:.3f}) |", median(series),
-                     *std::min_element(series.begin(), series.end()),
-                     *std::max_element(series.begin(), series.end()));
-        }
-        for (std::size_t c = 1; c < row.size(); ++c) {
-          fmt::print(" {:.2f} |", median(row[c]) / median(row[0]));
-        }
-        fmt::print("\n");
+    for (const Row& row : rows) {
+      fmt::print("| {} | {} |", fmt::join(row.shape, "x"),
+                 row.to_plain ? "to plain" : "from plain");
+      for (const std::vector<double>& series : row.ms) {
+        fmt::print(" {:.3f} ({:.3f}-{:.3f}) |", median(series),
+                   *std::min_element(series.begin(), series.end()),
+                   *std::max_element(series.begin(), series.end()));
       }
+      for (std::size_t c = 1; c < row.ms.size(); ++c) {
+        fmt::print(" {:.2f} |", median(row.ms[c]) / median(row.ms[0]));
+      }
+      fmt::print("\n");
+    }
+    // The layouts of the first shape (every shape here fits each backend's first layout).
+    std::vector<std::string> layouts;
+    for (std::size_t c = 1; c < converters.size(); ++c) {
+      const TensorType type{DType::kFloat32, shapes[0]};
+      layouts.push_back(converters[c].name + " " +
+                        edge_layout_name(timed_edge_layout(*converters[c].backend, type)));
     }
     fmt::print("\nLayouts: tiled converts channels-last; each backend its first layout ({}).\n",
-               [&] {
-                 std::string names;
-                 for (std::size_t c = 1; c < converters.size(); ++c) {
-                   const TensorType type{DType::kFloat32, shapes[0]};
-                   names += (c > 1 ? ", " : "") + converters[c].name + " " +
-                            edge_layout_name(timed_edge_layout(*converters[c].backend, type));
-                 }
-                 return names;
-               }());
+               fmt::join(layouts, ", "));
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_conversion_costs: {}\n", e.what());
     return 2;
