@@ -50,5 +50,28 @@ TEST(MeasuringEstimatorTest, AMeasurementTakenAgainKeepsTheFasterOfTheTwoInMemor
   EXPECT_EQ(later.counters().cache_hits, 1);
 }
 
+TEST(MeasuringEstimatorTest, ARefreshedMeasurementReplacesTheOneBeforeFasterOrSlower) {
+  testing::EstimatorFixture f;
+  f.spec = make_partition_spec("native", nullptr, {}, &BackendRegistry::global().native());
+  const CandidatePartition relu = f.candidate({"a"});
+  testing::TempDir dir;
+  const std::string path = dir.file("measurements.sqlite");
+  {
+    std::unique_ptr<MeasurementCache> cache = MeasurementCache::open(path);
+    ScriptedMeasurer measurer({1e-3, 3e-3, 2e-3});
+    MeasuringEstimator estimator(measurer, cache.get(), "machine");
+    EXPECT_DOUBLE_EQ(estimator.estimate(*f.dfg, relu).seconds(), 1e-3);
+    // Slower now: the machine runs slower than when it was measured.
+    EXPECT_DOUBLE_EQ(estimator.refresh(*f.dfg, relu).seconds(), 3e-3);
+    EXPECT_DOUBLE_EQ(estimator.estimate(*f.dfg, relu).seconds(), 3e-3);
+    EXPECT_DOUBLE_EQ(estimator.refresh(*f.dfg, relu).seconds(), 2e-3);
+    EXPECT_EQ(estimator.counters().remeasured, 2);
+  }
+  std::unique_ptr<MeasurementCache> cache = MeasurementCache::open(path);
+  ScriptedMeasurer unused({});
+  MeasuringEstimator later(unused, cache.get(), "machine");
+  EXPECT_DOUBLE_EQ(later.estimate(*f.dfg, relu).seconds(), 2e-3);
+}
+
 }  // namespace
 }  // namespace collage

@@ -1,9 +1,11 @@
 // `collage tune` as a user runs it: killed with SIGKILL it loses nothing it
-// had committed, and runs from a warm cache save the same plan.
+// had committed, runs from a warm cache save the same plan, and a model
+// tuned before has its plan's parts timed again.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -176,11 +178,16 @@ TEST_F(TuneCommandTest, TwoRunsFromAWarmCacheSaveIdenticalPartitions) {
   EXPECT_EQ(first.search.measured, 0);
   EXPECT_EQ(second.search.measured, 0);
 
-  // Measured end-to-end times are the only fields that may differ by design.
+  // Measured times are the only fields that may differ by design: the runs
+  // end to end, and the estimates (a model tuned before has its plan's
+  // parts timed again).
   auto partitions = [](const std::string& path) {
     json plan = json::parse(read_text(path));
     json result = plan.at("partitions");
-    for (json& partition : result) partition.erase("measured_ms");
+    for (json& partition : result) {
+      partition.erase("measured_ms");
+      partition.erase("estimated_ms");
+    }
     return result;
   };
   json first_partitions = partitions(dir_.file("first.plan.json"));
@@ -189,6 +196,33 @@ TEST_F(TuneCommandTest, TwoRunsFromAWarmCacheSaveIdenticalPartitions) {
   EXPECT_EQ(first_partitions, second_partitions) << first_partitions.dump(1) << "\nversus\n"
                                                  << second_partitions.dump(1);
   expect_covers_every_node_once(first, testing::import_model(model_path_));
+}
+
+TEST_F(TuneCommandTest, AModelTunedBeforeHasItsPlansPartsTimedAgain) {
+  save_onnx(testing::dense_block_then_scale_model(), model_path_);
+  const std::string backends = all_backend_names();
+  Plan cold = tune(dir_.file("cold.plan.json"), backends);
+  ASSERT_TRUE(cold.estimated_ms.has_value());
+  {
+    // A slow spell when the candidates were measured: every measurement a
+    // hundred times what the machine runs them at.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(cache_path_.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "UPDATE measurements SET seconds = seconds * 100, "
+                           "p90_seconds = p90_seconds * 100 WHERE valid = 1 AND backend != ''",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    EXPECT_GT(sqlite3_changes(db), 0);
+    sqlite3_close(db);
+  }
+  Plan again = tune(dir_.file("again.plan.json"), backends);
+  EXPECT_EQ(again.search.measured, 0);
+  ASSERT_TRUE(again.estimated_ms.has_value());
+  // Its parts were timed again: the estimate is the machine's as it runs
+  // now, not the slow spell's.
+  EXPECT_LT(*again.estimated_ms, 10 * *cold.estimated_ms);
+  expect_covers_every_node_once(again, testing::import_model(model_path_));
 }
 
 }  // namespace

@@ -119,6 +119,17 @@ Cost MeasuringEstimator::remeasure(const DataflowGraph& dfg, const CandidatePart
   return again;
 }
 
+Cost MeasuringEstimator::refresh(const DataflowGraph& dfg, const CandidatePartition& candidate) {
+  const Cost before = estimate(dfg, candidate);
+  if (!before.is_valid()) return before;
+  const std::string key = key_of(dfg, candidate, candidate.sub_graph.extract(dfg));
+  Cost again = measure_now(dfg, candidate);
+  ++counters_.remeasured;
+  if (!again.is_valid()) return before;
+  remember(key, *candidate.spec->backend, again);
+  return again;
+}
+
 Cost MeasuringEstimator::measure_now(const DataflowGraph& dfg,
                                      const CandidatePartition& candidate) {
   return measurer_.measure(dfg.graph(), candidate.sub_graph.node_ids(dfg),

@@ -62,6 +62,13 @@ class MeasuringEstimator : public CostEstimator {
   // away from the candidate. Interference only adds time, so the faster of
   // two measurements is the better one.
   Cost remeasure(const DataflowGraph& dfg, const CandidatePartition& candidate);
+  // Measures `candidate` again and keeps that measurement in place of the
+  // one before, in this run's memo and in the cache; returns it (the one
+  // before when the new one is not valid). For the parts of a plan made
+  // from measurements of an earlier run: the machine's speed drifts by a
+  // quarter over hours, and an estimate from the old measurements
+  // describes the machine as it ran then, faster or slower.
+  Cost refresh(const DataflowGraph& dfg, const CandidatePartition& candidate);
   // Measures `candidate` now, the way estimate() measured it, and returns
   // that without keeping it: what the candidate costs at the machine's
   // present speed, for an estimate compared with a run that follows.
