@@ -108,24 +108,22 @@ Cost MeasuringEstimator::estimate(const DataflowGraph& dfg, const CandidateParti
 }
 
 Cost MeasuringEstimator::remeasure(const DataflowGraph& dfg, const CandidatePartition& candidate) {
-  const Cost before = estimate(dfg, candidate);
-  if (!before.is_valid()) return before;
-  const Backend& backend = *candidate.spec->backend;
-  const std::string key = key_of(dfg, candidate, candidate.sub_graph.extract(dfg));
-  Cost again = measure_now(dfg, candidate);
-  ++counters_.remeasured;
-  if (!again.is_valid() || again.seconds() >= before.seconds()) return before;
-  remember(key, backend, again);
-  return again;
+  return measure_again(dfg, candidate, Keep::kFaster);
 }
 
 Cost MeasuringEstimator::refresh(const DataflowGraph& dfg, const CandidatePartition& candidate) {
+  return measure_again(dfg, candidate, Keep::kNewer);
+}
+
+Cost MeasuringEstimator::measure_again(const DataflowGraph& dfg,
+                                       const CandidatePartition& candidate, Keep keep) {
   const Cost before = estimate(dfg, candidate);
   if (!before.is_valid()) return before;
   const std::string key = key_of(dfg, candidate, candidate.sub_graph.extract(dfg));
   Cost again = measure_now(dfg, candidate);
   ++counters_.remeasured;
   if (!again.is_valid()) return before;
+  if (keep == Keep::kFaster && again.seconds() >= before.seconds()) return before;
   remember(key, *candidate.spec->backend, again);
   return again;
 }

@@ -82,6 +82,13 @@ class MeasuringEstimator : public CostEstimator {
                      const Graph& partition) const;
   // Puts `cost` into the memo and the cache under `key`.
   void remember(const std::string& key, const Backend& backend, const Cost& cost);
+  // Which measurement remeasure() and refresh() keep: the faster of the
+  // two, or the new one.
+  enum class Keep { kFaster, kNewer };
+  // Measures `candidate` again and keeps the measurement `keep` says, in
+  // the memo and in the cache; returns it (the one before when the new one
+  // is not valid).
+  Cost measure_again(const DataflowGraph& dfg, const CandidatePartition& candidate, Keep keep);
 
   Measurer& measurer_;
   MeasurementCache* cache_;
