@@ -11,9 +11,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <climits>
 #include <string>
 #include <vector>
 
+#include "array_input.h"
 #include "collage/collage.h"
 
 namespace py = pybind11;
@@ -22,23 +24,6 @@ namespace {
 
 py::dtype numpy_dtype(collage::ElementType type) {
   return py::dtype(collage::element_type_name(type));
-}
-
-collage::ElementType element_type(const py::dtype& dtype) {
-  using collage::ElementType;
-  const char kind = dtype.kind();
-  const py::ssize_t size = dtype.itemsize();
-  if (kind == 'f' && size == 4) return ElementType::kFloat32;
-  if (kind == 'f' && size == 8) return ElementType::kFloat64;
-  if (kind == 'f' && size == 2) return ElementType::kFloat16;
-  if (kind == 'i' && size == 1) return ElementType::kInt8;
-  if (kind == 'i' && size == 2) return ElementType::kInt16;
-  if (kind == 'i' && size == 4) return ElementType::kInt32;
-  if (kind == 'i' && size == 8) return ElementType::kInt64;
-  if (kind == 'u' && size == 1) return ElementType::kUInt8;
-  if (kind == 'b' && size == 1) return ElementType::kBool;
-  throw collage::Error("numpy dtype " + py::cast<std::string>(py::str(py::handle(dtype))) +
-                       " has no ONNX element type Collage runs");
 }
 
 // A numpy array over an Array's buffer, which the array keeps alive.
@@ -139,8 +124,14 @@ collage::Session make_session(const std::string& path, std::optional<std::string
   collage::SessionOptions options;
   if (plan) {
     // JSON text (tune()'s "plan") or a plan file's path.
-    bool is_json = plan->find_first_not_of(" \t\r\n") != std::string::npos &&
-                   (*plan)[plan->find_first_not_of(" \t\r\n")] == '{';
+    const std::size_t first = plan->find_first_not_of(" \t\r\n");
+    const bool is_json = first != std::string::npos && (*plan)[first] == '{';
+    // No path is longer than PATH_MAX or holds a line break.
+    if (!is_json && (plan->size() >= PATH_MAX || plan->find('\n') != std::string::npos)) {
+      throw collage::Error(
+          "is neither JSON text (which starts with '{') nor the path of a plan file",
+          {.field = "plan"});
+    }
     (is_json ? options.plan_json : options.plan_file) = *plan;
   }
   options.threads = threads;
@@ -152,18 +143,52 @@ collage::Session make_session(const std::string& path, std::optional<std::string
   return collage::Session(path, options);
 }
 
+// What numpy says of `array`, read from its header only.
+collage::python::ArrayDescription describe(const py::array& array) {
+  collage::python::ArrayDescription d;
+  d.kind = array.dtype().kind();
+  d.itemsize = array.dtype().itemsize();
+  d.byteorder = py::cast<char>(array.dtype().attr("byteorder"));
+  d.shape.assign(array.shape(), array.shape() + array.ndim());
+  d.strides.assign(array.strides(), array.strides() + array.ndim());
+  return d;
+}
+
+const collage::ValueInfo* find_input(const collage::Session& session, const std::string& name) {
+  for (const collage::ValueInfo& info : session.inputs()) {
+    if (info.name == name) return &info;
+  }
+  return nullptr;
+}
+
 py::dict run_session(collage::Session& session, const py::dict& feeds) {
   // The numpy arrays stay referenced here while the model reads them.
   std::vector<py::array> held;
   std::map<std::string, collage::Array> inputs;
   for (auto [key, value] : feeds) {
+    if (!py::isinstance<py::str>(key)) {
+      throw py::type_error("input names are str; got a key of type " +
+                           py::cast<std::string>(py::type::handle_of(key).attr("__name__")));
+    }
     std::string name = py::cast<std::string>(key);
+    const collage::ValueInfo* expected = find_input(session, name);
+    // An unknown name is the session's to report, with the model's inputs.
+    if (expected != nullptr && py::isinstance<py::array>(value)) {
+      // Checked before a copy: a broadcast view may be far larger than its memory.
+      collage::python::check_input_array(describe(py::reinterpret_borrow<py::array>(value)),
+                                         *expected);
+    }
     py::array array = py::array::ensure(value, py::array::c_style);
-    if (!array) throw collage::Error("is not an array", {.field = "input '" + name + "'"});
+    if (!array) {
+      throw collage::Error("is a " +
+                               py::cast<std::string>(py::type::handle_of(value).attr("__name__")) +
+                               ", which numpy cannot make an array of",
+                           {.field = "input '" + name + "'"});
+    }
     held.push_back(array);
     std::vector<std::int64_t> dims(array.shape(), array.shape() + array.ndim());
-    inputs.emplace(name, collage::Array::view(element_type(array.dtype()), dims,
-                                              const_cast<void*>(array.data())));
+    inputs.emplace(name, collage::Array::view(collage::python::element_type_of(describe(array)),
+                                              dims, const_cast<void*>(array.data())));
   }
   std::map<std::string, collage::Array> outputs;
   {

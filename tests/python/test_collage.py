@@ -69,6 +69,46 @@ def test_errors_are_collage_errors_with_the_cli_message(model, tmp_path):
         collage.tune(model, backends=["nosuch"])
 
 
+def test_a_key_that_is_not_a_string_is_a_type_error_naming_its_type(model):
+    session = collage.Session(model, threads=1)
+    with pytest.raises(TypeError, match="input names are str; got a key of type int"):
+        session.run({1: random_input(0)})
+
+
+def test_a_huge_broadcast_view_is_refused_by_its_shape_before_any_copy(model):
+    session = collage.Session(model, threads=1)
+    # 630 GB as a contiguous array: refused by its shape, never copied.
+    huge = np.broadcast_to(np.float32(1), (1 << 20, 8, 12, 12))
+    with pytest.raises(collage.Error,
+                       match=r"input 'x': has shape \(1048576, 8, 12, 12\), but the model needs "
+                             r"\(1, 8, 12, 12\)"):
+        session.run({"x": huge})
+    strided = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), (1 << 40, 8), (0, 0))
+    with pytest.raises(collage.Error, match="has shape"):
+        session.run({"x": strided})
+    # A zero-stride view of the right shape is the input it broadcasts.
+    view = np.broadcast_to(np.float32(0.5), (1, 8, 12, 12))
+    np.testing.assert_array_equal(session.run({"x": view})["z"],
+                                  session.run({"x": np.full((1, 8, 12, 12), 0.5, np.float32)})["z"])
+
+
+def test_a_big_endian_array_is_refused_by_name(model):
+    session = collage.Session(model, threads=1)
+    with pytest.raises(collage.Error, match="input 'x': .*big-endian"):
+        session.run({"x": random_input(0).astype(">f4")})
+
+
+def test_a_plan_text_that_is_no_json_is_a_short_error(model, tmp_path):
+    for text in ["x" * 200_000, "[1,\n2]"]:
+        with pytest.raises(collage.Error,
+                           match="plan: is neither JSON text .* nor the path of a plan file"):
+            collage.Session(model, plan=text)
+    # A long path that may be one is cut in the message.
+    with pytest.raises(collage.Error, match=r"cannot open|no such file") as raised:
+        collage.Session(model, plan=str(tmp_path / ("p" * 3000)))
+    assert len(str(raised.value)) < 300
+
+
 def test_concurrent_runs_on_one_session_match_sequential_runs(model):
     session = collage.Session(model, strategy="greedy:onednn,xnnpack", threads=2)
     inputs = [random_input(seed) for seed in range(4)]
