@@ -66,6 +66,14 @@ TEST(ErrorTest, TheWholeMessageStaysOnOneLine) {
   EXPECT_EQ(error.message(), "line one\nline two");
 }
 
+// A caller may pass any text as a path: Session(model, plan=<a whole JSON
+// document that does not start with '{'>) once echoed all 200 KB of it.
+TEST(ErrorTest, ALongFileNameIsCutLikeUntrustedText) {
+  Error error("no such file", {.file = std::string(200000, 'p')});
+  EXPECT_EQ(std::string(error.what()), std::string(160, 'p') + "...: no such file");
+  EXPECT_EQ(error.where().file.size(), 200000u);
+}
+
 TEST(ErrorTest, InFileFillsTheFileOnlyWhenItIsMissing) {
   Error deep("bad", {.node = "n"});
   Error located = deep.in_file("m.onnx");

@@ -5,6 +5,9 @@
 namespace collage {
 namespace {
 
+// How much of a file name an Error shows: as much as quote_untrusted() keeps.
+constexpr std::size_t kFileNameBytes = 160;
+
 void append_escaped(std::string& out, char c, bool in_quotes) {
   const auto byte = static_cast<unsigned char>(c);
   if (c == '\n') {
@@ -25,12 +28,25 @@ void append_escaped(std::string& out, char c, bool in_quotes) {
   }
 }
 
+// The length of the longest prefix of `text` of at most `max_bytes` bytes
+// that ends at a UTF-8 character boundary.
+std::size_t utf8_prefix_length(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text.size();
+  std::size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;
+  return cut;
+}
+
 // The node name comes from the model file: quote_untrusted() escapes and cuts it. The
 // file and field are ours or the user's; their control characters are
-// escaped when the whole message is.
+// escaped when the whole message is. The file is cut like untrusted text
+// (unquoted): a caller may pass any string as a path, even a whole document.
 std::string format_error(const std::string& message, const Error::Where& where) {
   std::string text;
-  if (!where.file.empty()) text += where.file + ": ";
+  if (!where.file.empty()) {
+    const std::size_t cut = utf8_prefix_length(where.file, kFileNameBytes);
+    text += where.file.substr(0, cut) + (cut < where.file.size() ? "...: " : ": ");
+  }
   if (!where.node.empty()) text += "node " + quote_untrusted(where.node) + ": ";
   if (!where.field.empty()) text += where.field + ": ";
   return escape_control(text + message);
@@ -39,12 +55,7 @@ std::string format_error(const std::string& message, const Error::Where& where) 
 }  // namespace
 
 std::string quote_untrusted(std::string_view text, std::size_t max_bytes) {
-  std::size_t cut = text.size();
-  if (cut > max_bytes) {
-    cut = max_bytes;
-    // Back off to the start of a UTF-8 character.
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;
-  }
+  const std::size_t cut = utf8_prefix_length(text, max_bytes);
   std::string out = "'";
   for (std::size_t i = 0; i < cut; ++i) append_escaped(out, text[i], /*in_quotes=*/true);
   out += "'";
@@ -60,7 +71,9 @@ std::string escape_control(std::string_view text) {
 }
 
 Error::Error(const std::string& message, Where where)
-    : std::runtime_error(format_error(message, where)), message_(message), where_(std::move(where)) {}
+    : std::runtime_error(format_error(message, where)),
+      message_(message),
+      where_(std::move(where)) {}
 
 Error Error::in_file(const std::string& file) const {
   if (!where_.file.empty()) return *this;
