@@ -84,6 +84,25 @@ TEST(FileIoTest, AFailedWriteIsAnErrorNamingTheFileAndLeavesNoTemporaryFile) {
   EXPECT_EQ(entries, 1);
 }
 
+TEST(FileIoTest, CheckWritableAcceptsANewFileInAWritableDirectoryAndLeavesNothing) {
+  TempDir dir;
+  check_writable(dir.file("plan.json"));
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
+TEST(FileIoTest, CheckWritableThrowsWhatTheWriteWouldThrow) {
+  TempDir dir;
+  try {
+    check_writable(dir.file("missing/plan.json"));
+    FAIL() << "expected an Error";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.where().file, dir.file("missing/plan.json"));
+    EXPECT_NE(error.message().find("cannot create"), std::string::npos) << error.what();
+  }
+  fs::create_directory(dir.file("taken"));
+  EXPECT_THROW(check_writable(dir.file("taken")), Error);
+}
+
 TEST(FileIoTest, AMissingFileIsAnErrorNamingIt) {
   TempDir dir;
   Error error = read_error(dir.file("absent.onnx"));

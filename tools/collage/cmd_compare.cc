@@ -39,6 +39,10 @@ void run_compare(const CompareArgs& args) {
   PlanningOptions options = planning_options(args.planning);
   const std::string& model = args.planning.model;
   const int repeat = args.planning.repeat;
+  // Before the measurements, which take minutes: an unwritable output fails now.
+  for (const std::string& output : {args.json, args.save_plan}) {
+    if (!output.empty()) check_writable(output);
+  }
   Graph graph =
       load_runnable_model(model, options.input_shapes, options.graph_opt, args.planning.max_memory);
   std::size_t others = resolve_backends(options.backends).size() - 1;

@@ -12,6 +12,7 @@
 
 #include "cli_flags.h"
 #include "collage/ir/error.h"
+#include "collage/ir/file_io.h"
 #include "collage/plan/plan_json.h"
 #include "collage/session/model_loading.h"
 #include "collage/session/resources.h"
@@ -49,6 +50,9 @@ void print_summary(const Plan& plan) {
 void run_tune(const TuneArgs& args) {
   PlanningOptions options = planning_options(args.planning);
   const std::string& model = args.planning.model;
+  const std::string output = args.output.empty() ? default_plan_path(model) : args.output;
+  // Before the search, which takes minutes: an unwritable output fails now.
+  check_writable(output);
   Graph graph =
       load_runnable_model(model, options.input_shapes, options.graph_opt, args.planning.max_memory);
   fmt::print("tuning {} ({} nodes) with {} at {} thread{}\n", model, graph.num_nodes(),
@@ -62,7 +66,6 @@ void run_tune(const TuneArgs& args) {
     for (const EvaluatedPlan& e : outcome.evaluated) fmt::print("  {}\n", describe_evaluated(e));
     fmt::print("{}\n", describe_kept_plan(*outcome.decision, outcome.evaluated));
   }
-  std::string output = args.output.empty() ? default_plan_path(model) : args.output;
   save_plan(plan, output);
   fmt::print("plan saved to {} (replay: collage run {} --plan {})\n", output, model, output);
 }

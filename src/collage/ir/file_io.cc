@@ -83,7 +83,17 @@ std::string read_regular_file(const std::string& path, std::int64_t max_bytes) {
   return bytes;
 }
 
-void write_file_atomically(const std::string& path, std::string_view bytes) {
+namespace {
+
+// A new, empty temporary file in the directory `path` would be written to,
+// open for writing. mkstemp creates it with O_CREAT | O_EXCL: it never opens
+// an existing file or follows a symlink.
+struct TempFile {
+  int fd;
+  std::string path;
+};
+
+TempFile create_temp_beside(const std::string& path) {
   std::filesystem::path target(path);
   std::filesystem::path dir = target.parent_path();
   if (target.filename().empty()) throw Error("not a file name", {.file = path});
@@ -92,11 +102,27 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
                             .string();
   std::vector<char> temp(pattern.begin(), pattern.end());
   temp.push_back('\0');
-  // mkstemp creates the file with O_CREAT | O_EXCL: it never opens an
-  // existing file or follows a symlink.
   int fd = ::mkstemp(temp.data());
   if (fd < 0) throw file_error(path, "cannot create");
-  const std::string temp_path(temp.data());
+  return {fd, std::string(temp.data())};
+}
+
+}  // namespace
+
+void check_writable(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    throw Error("is a directory, not a file", {.file = path});
+  }
+  TempFile temp = create_temp_beside(path);
+  ::close(temp.fd);
+  ::unlink(temp.path.c_str());
+}
+
+void write_file_atomically(const std::string& path, std::string_view bytes) {
+  const TempFile temp = create_temp_beside(path);
+  const int fd = temp.fd;
+  const std::string& temp_path = temp.path;
   auto fail = [&](const std::string& what) {
     Error error = file_error(path, what);
     ::close(fd);
@@ -146,12 +172,37 @@ std::string private_temp_directory() {
   return dir;
 }
 
+namespace {
+
+// `dir` when it is absent (created on first use) or a real directory of this
+// user. A symbolic link is refused, not followed: whoever planted it would
+// choose where measurements and compiled kernels are written and read.
+std::string own_cache_directory(const std::string& dir) {
+  struct stat info {};
+  if (::lstat(dir.c_str(), &info) != 0) return dir;
+  if (S_ISLNK(info.st_mode)) {
+    throw Error(
+        "refusing the cache directory: it is a symbolic link; point XDG_CACHE_HOME at a real "
+        "directory, or pass --cache",
+        {.file = dir});
+  }
+  if (!S_ISDIR(info.st_mode) || info.st_uid != ::geteuid()) {
+    throw Error(
+        "refusing the cache directory: it must be a directory owned by this user; set "
+        "XDG_CACHE_HOME or pass --cache",
+        {.file = dir});
+  }
+  return dir;
+}
+
+}  // namespace
+
 std::string cache_directory() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
-    return (std::filesystem::path(xdg) / "collage").string();
+    return own_cache_directory((std::filesystem::path(xdg) / "collage").string());
   }
   if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    return (std::filesystem::path(home) / ".cache" / "collage").string();
+    return own_cache_directory((std::filesystem::path(home) / ".cache" / "collage").string());
   }
   // The shared temp directory is writable by everyone: another user could
   // plant a cache there whose rows steer our plans.

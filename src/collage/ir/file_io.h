@@ -36,10 +36,18 @@ std::string read_regular_file(const std::string& path,
 // file when it cannot be written; the temporary file is removed then.
 void write_file_atomically(const std::string& path, std::string_view bytes);
 
+// Throws the Error write_file_atomically() would throw for `path` when its
+// directory cannot take a new file (missing, not writable) or `path` is a
+// directory; writes nothing. Long commands call it before their work, so
+// that an output they cannot write fails at once, not after it.
+void check_writable(const std::string& path);
+
 // Where the tool keeps what it learns about a machine (measurements,
 // compiled kernels): $XDG_CACHE_HOME/collage, or ~/.cache/collage. With
 // neither XDG_CACHE_HOME nor HOME set: private_temp_directory(). The
-// directory may not exist yet.
+// directory may not exist yet; when it does, it must be a real directory
+// owned by this user: a symbolic link or another user's directory is an
+// Error (docs/security.md).
 std::string cache_directory();
 
 // $TMPDIR/collage-<uid> (default /tmp), created with mode 0700. Throws Error
