@@ -36,9 +36,11 @@ std::string read_all(int fd) {
   return text;
 }
 
-// Runs the built binary with `args`; stdout and stderr go to files so that
-// a chatty process cannot block on a full pipe.
-Outcome run_collage(const std::vector<std::string>& args) {
+// Runs the built binary with `args` (after `env`, NAME=VALUE settings);
+// stdout and stderr go to files so that a chatty process cannot block on a
+// full pipe. `as_nobody`: as user nobody, when this test runs as root.
+Outcome run_collage(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
+                    bool as_nobody = false) {
   fs::path scratch = fs::temp_directory_path() / ("collage_cli_test_" + std::to_string(getpid()));
   fs::create_directories(scratch);
   std::string out_path = (scratch / "stdout").string();
@@ -50,12 +52,17 @@ Outcome run_collage(const std::vector<std::string>& args) {
     int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(out, 1);
     dup2(err, 2);
+    std::vector<std::string> copies = env;
+    for (std::string& setting : copies) putenv(setting.data());
+    std::vector<std::string> command = {binary};
+    if (as_nobody) {
+      command = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", binary};
+    }
+    command.insert(command.end(), args.begin(), args.end());
     std::vector<char*> argv;
-    argv.push_back(binary.data());
-    std::vector<std::string> copies = args;
-    for (std::string& arg : copies) argv.push_back(arg.data());
+    for (std::string& arg : command) argv.push_back(arg.data());
     argv.push_back(nullptr);
-    execv(binary.c_str(), argv.data());
+    execv(command.front().c_str(), argv.data());
     _exit(127);
   }
   int status = 0;
@@ -587,6 +594,101 @@ TEST_F(CliTest, SaveOutputsReplacesAPlantedSymlinkInsteadOfWritingThroughIt) {
 TEST_F(CliTest, CacheStatsOfAMissingCacheIsOneLineAndExitCodeTwo) {
   expect_one_line_error(run_collage({"cache", "stats", "--cache", path("none.sqlite")}),
                         "none.sqlite");
+}
+
+// The cache file and the default cache directory are never reached through
+// a symbolic link (docs/security.md): a tune once created its database
+// wherever a planted link pointed.
+TEST_F(CliTest, ACacheFileThatIsASymlinkIsRefusedAndNothingIsWrittenAtItsTarget) {
+  std::string model = write_relu_model();
+  fs::create_directories(path("xdg/collage"));
+  fs::create_directories(path("elsewhere"));
+  fs::create_symlink(path("elsewhere/measurements.sqlite"),
+                     path("xdg/collage/measurements.sqlite"));
+  expect_one_line_error(run_collage({"tune", model, "-q", "-o", path("relu.plan.json")},
+                                    {"XDG_CACHE_HOME=" + path("xdg")}),
+                        "symbolic link");
+  EXPECT_TRUE(fs::is_empty(path("elsewhere")));
+}
+
+TEST_F(CliTest, ACacheDirectoryThatIsASymlinkIsRefusedAndNothingIsWrittenThere) {
+  std::string model = write_relu_model();
+  fs::create_directories(path("xdg"));
+  fs::create_directories(path("elsewhere"));
+  fs::create_directory_symlink(path("elsewhere"), path("xdg/collage"));
+  expect_one_line_error(run_collage({"tune", model, "-q", "-o", path("relu.plan.json")},
+                                    {"XDG_CACHE_HOME=" + path("xdg")}),
+                        "symbolic link");
+  EXPECT_TRUE(fs::is_empty(path("elsewhere")));
+}
+
+// A tune writes its plan after minutes of search; an output it cannot write
+// is reported before the search starts, with nothing measured.
+TEST_F(CliTest, TuneWithAnUnwritableOutputFailsBeforeItMeasuresAnything) {
+  std::string model = write_relu_model();
+  Outcome outcome = run_collage(
+      {"tune", model, "--cache", path("cache.sqlite"), "-o", path("no/such/dir/relu.plan.json")});
+  expect_one_line_error(outcome, "relu.plan.json");
+  EXPECT_EQ(outcome.out, "");
+  EXPECT_FALSE(fs::exists(path("cache.sqlite")));
+}
+
+TEST_F(CliTest, CompareWithAnUnwritableJsonFailsBeforeItMeasuresAnything) {
+  std::string model = write_relu_model();
+  Outcome outcome = run_collage({"compare", model, "--cache", path("cache.sqlite"), "--json",
+                                 path("no/such/dir/results.json")});
+  expect_one_line_error(outcome, "results.json");
+  EXPECT_EQ(outcome.out, "");
+}
+
+TEST_F(CliTest, CacheStatsOfADamagedCacheIsOneLineAndExitCodeTwo) {
+  std::string model = write_relu_model();
+  std::string cache = path("cache.sqlite");
+  ASSERT_EQ(run_collage({"tune", model, "-q", "--backends", "native", "--no-verify", "--cache",
+                         cache, "-o", path("p.json")})
+                .exit_code,
+            0);
+  Outcome stats = run_collage({"cache", "stats", "--cache", cache});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  // Page 1 is the header and the schema; page 2 holds the measurements' rows.
+  ASSERT_GE(fs::file_size(cache), 3u * 4096u);
+  std::FILE* file = std::fopen(cache.c_str(), "r+b");
+  ASSERT_NE(file, nullptr);
+  std::fseek(file, 4096, SEEK_SET);
+  const std::string garbage(4096, '\xa5');
+  std::fwrite(garbage.data(), 1, garbage.size(), file);
+  std::fclose(file);
+  expect_one_line_error(run_collage({"cache", "stats", "--cache", cache}), "damaged");
+}
+
+// Whether user nobody may run `binary`: it and every directory above it
+// are executable by others.
+bool others_can_run(fs::path binary) {
+  for (fs::path p = fs::absolute(binary); p != p.root_path(); p = p.parent_path()) {
+    if ((fs::status(p).permissions() & fs::perms::others_exec) == fs::perms::none) return false;
+  }
+  return true;
+}
+
+// stats only reads: a cache this user cannot write is counted all the same.
+TEST_F(CliTest, CacheStatsReadsACacheThisUserCannotWrite) {
+  // Root writes any file whatever its mode: the command runs as nobody then.
+  const bool root = ::geteuid() == 0;
+  if (root && !others_can_run(std::string(COLLAGE_BINARY_DIR) + "/collage")) {
+    GTEST_SKIP() << "running as root, and user nobody cannot reach the binary";
+  }
+  std::string model = write_relu_model();
+  std::string cache = path("cache.sqlite");
+  ASSERT_EQ(run_collage({"tune", model, "-q", "--backends", "native", "--no-verify", "--cache",
+                         cache, "-o", path("p.json")})
+                .exit_code,
+            0);
+  ::chmod(cache.c_str(), 0444);
+  ::chmod(dir_.c_str(), 0555);
+  Outcome stats = run_collage({"cache", "stats", "--cache", cache}, {}, root);
+  ::chmod(dir_.c_str(), 0755);
+  EXPECT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_NE(stats.out.find("rows:"), std::string::npos) << stats.out;
 }
 
 }  // namespace

@@ -275,5 +275,85 @@ TEST(MeasurementCacheTest, APrivateDirectoryOthersCanWriteIsRefused) {
   std::filesystem::remove_all(tmp);
 }
 
+// A symlink planted as the cache file once made a tune create its database
+// wherever the link pointed.
+TEST(MeasurementCacheTest, ACacheFileThatIsASymlinkIsRefusedAndNothingIsCreatedAtItsTarget) {
+  std::filesystem::path dir = std::filesystem::path(temp_cache_path("symlinked_file"));
+  std::filesystem::create_directories(dir);
+  std::filesystem::path target = dir / "elsewhere.sqlite";
+  std::filesystem::create_symlink(target, dir / "measurements.sqlite");
+  try {
+    MeasurementCache::open((dir / "measurements.sqlite").string());
+    ADD_FAILURE() << "a symlinked cache was opened";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("symbolic link"), std::string::npos) << error.what();
+  }
+  EXPECT_THROW(MeasurementCache::open_read_only((dir / "measurements.sqlite").string()), Error);
+  EXPECT_FALSE(std::filesystem::exists(target));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(MeasurementCacheTest, ACacheDirectoryThatIsASymlinkIsRefused) {
+  std::filesystem::path xdg = std::filesystem::path(temp_cache_path("symlinked_dir"));
+  std::filesystem::create_directories(xdg / "elsewhere");
+  std::filesystem::create_directory_symlink(xdg / "elsewhere", xdg / "collage");
+  ScopedEnvironment env;
+  env.set("XDG_CACHE_HOME", xdg.c_str());
+  try {
+    default_cache_path();
+    ADD_FAILURE() << "a symlinked cache directory was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("symbolic link"), std::string::npos) << error.what();
+  }
+  // A real directory, or none yet, is the cache directory as before.
+  std::filesystem::remove(xdg / "collage");
+  EXPECT_EQ(default_cache_path(), (xdg / "collage" / "measurements.sqlite").string());
+  std::filesystem::create_directory(xdg / "collage");
+  EXPECT_EQ(default_cache_path(), (xdg / "collage" / "measurements.sqlite").string());
+  std::filesystem::remove_all(xdg);
+}
+
+// Overwrites `pages` pages of 4096 bytes from the middle of `path` with a
+// pattern that is no SQLite page.
+void damage_pages_in_the_middle(const std::string& path, int pages) {
+  const auto size = static_cast<std::int64_t>(std::filesystem::file_size(path));
+  std::FILE* file = std::fopen(path.c_str(), "r+b");
+  ASSERT_NE(file, nullptr);
+  std::fseek(file, static_cast<long>(size / 2 / 4096 * 4096), SEEK_SET);
+  const std::string garbage(4096, '\xa5');
+  for (int i = 0; i < pages; ++i) std::fwrite(garbage.data(), 1, garbage.size(), file);
+  std::fclose(file);
+}
+
+TEST(MeasurementCacheTest, ADamagedCacheFailsItsIntegrityCheckNamingTheFile) {
+  const std::string path = temp_cache_path("damaged.sqlite");
+  {
+    auto cache = MeasurementCache::open(path);
+    CachedMeasurement m = CachedMeasurement::of_value(1e-3);
+    m.reason = std::string(500, 'r');
+    for (int i = 0; i < 2000; ++i) cache->store("key" + std::to_string(i), m);
+  }
+  MeasurementCache::open_read_only(path)->check_integrity();
+  damage_pages_in_the_middle(path, 20);
+  auto cache = MeasurementCache::open_read_only(path);
+  try {
+    cache->check_integrity();
+    ADD_FAILURE() << "a damaged cache passed its integrity check";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.where().file, path);
+    EXPECT_NE(error.message().find("damaged"), std::string::npos) << error.what();
+  }
+}
+
+TEST(MeasurementCacheTest, AReadOnlyOpenChangesNothingInTheFile) {
+  const std::string path = temp_cache_path("read_only.sqlite");
+  MeasurementCache::open(path)->store("k", CachedMeasurement::of_value(1e-3));
+  const auto before = std::filesystem::last_write_time(path);
+  auto cache = MeasurementCache::open_read_only(path);
+  EXPECT_EQ(cache->stats().rows, 1);
+  EXPECT_THROW(cache->store("k2", CachedMeasurement::of_value(1e-3)), Error);
+  EXPECT_EQ(std::filesystem::last_write_time(path), before);
+}
+
 }  // namespace
 }  // namespace collage

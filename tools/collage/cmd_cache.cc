@@ -28,14 +28,18 @@ std::string cache_path(const CacheArgs& args) {
   return args.cache.empty() ? default_cache_path() : args.cache;
 }
 
-// Opens an existing cache; unlike tuning, these commands never create one.
-std::unique_ptr<MeasurementCache> open_existing(const CacheArgs& args) {
+// The path of an existing cache; unlike tuning, these commands never create one.
+std::string existing_cache_path(const CacheArgs& args) {
   const std::string path = cache_path(args);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw Error("no measurement cache here", {.file = path, .field = "--cache"});
   }
-  return MeasurementCache::open(path);
+  return path;
+}
+
+std::unique_ptr<MeasurementCache> open_existing(const CacheArgs& args) {
+  return MeasurementCache::open(existing_cache_path(args));
 }
 
 std::int64_t file_bytes(const std::string& path) {
@@ -49,7 +53,10 @@ std::int64_t file_bytes(const std::string& path) {
 }
 
 void run_stats(const CacheArgs& args) {
-  auto cache = open_existing(args);
+  // Read-only: counting rows needs no write access, and a damaged file is
+  // reported as such rather than counted as far as it reads.
+  auto cache = MeasurementCache::open_read_only(existing_cache_path(args));
+  cache->check_integrity();
   CacheStats stats = cache->stats();
   fmt::print("cache: {} ({} with its journal)\n", cache->path(),
              format_bytes(file_bytes(cache->path())));

@@ -79,6 +79,46 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
+// A cache reached through a symbolic link is refused: a link planted in a
+// cache directory could make a tune write its database wherever the link
+// points. SQLITE_OPEN_NOFOLLOW closes the gap between this check and the open.
+void refuse_symlink(const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) == 0 && S_ISLNK(info.st_mode)) {
+    throw Error(
+        "refusing the measurement cache: it is a symbolic link; pass the file it "
+        "points to with --cache",
+        {.file = path});
+  }
+}
+
+// Opens the database `name` (a path, or a URI with SQLITE_OPEN_URI) of the
+// cache file `path`, never through a symbolic link.
+sqlite3* open_database(const std::string& path, int flags, const std::string& name = "") {
+  sqlite3* db = nullptr;
+  const std::string& opened = name.empty() ? path : name;
+  if (sqlite3_open_v2(opened.c_str(), &db, flags | SQLITE_OPEN_NOFOLLOW, nullptr) != SQLITE_OK) {
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : "cannot open";
+    sqlite3_close(db);
+    throw Error("cannot open the measurement cache: " + message, {.file = path});
+  }
+  return db;
+}
+
+// `path` as the path of an SQLite URI: the characters a URI gives a
+// meaning to are percent-encoded.
+std::string uri_path(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 bool has_column(sqlite3* db, const std::string& column) {
   Statement stmt(db, "SELECT 1 FROM pragma_table_info('measurements') WHERE name = ?1");
   sqlite3_bind_text(stmt.get(), 1, column.c_str(), -1, SQLITE_TRANSIENT);
@@ -123,15 +163,11 @@ MeasurementCache::MeasurementCache(sqlite3* db, std::string path)
 MeasurementCache::~MeasurementCache() { sqlite3_close(db_); }
 
 std::unique_ptr<MeasurementCache> MeasurementCache::open(const std::string& path) {
+  refuse_symlink(path);
   std::error_code ignored;
   auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
-  sqlite3* db = nullptr;
-  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
-    std::string message = db != nullptr ? sqlite3_errmsg(db) : "cannot open";
-    sqlite3_close(db);
-    throw Error("cannot open the measurement cache: " + message, {.file = path});
-  }
+  sqlite3* db = open_database(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   std::unique_ptr<MeasurementCache> cache(new MeasurementCache(db, path));
   // Several tuning runs may share one cache; wait for a writer instead of failing.
   sqlite3_busy_timeout(db, 10000);
@@ -139,6 +175,40 @@ std::unique_ptr<MeasurementCache> MeasurementCache::open(const std::string& path
   exec(db, "PRAGMA synchronous=NORMAL", path);
   create_schema(db, path);
   return cache;
+}
+
+std::unique_ptr<MeasurementCache> MeasurementCache::open_read_only(const std::string& path) {
+  refuse_symlink(path);
+  sqlite3* db = open_database(path, SQLITE_OPEN_READONLY);
+  sqlite3_busy_timeout(db, 10000);
+  // A reader of a WAL database needs its shared-memory file; where this
+  // user can neither open nor create it, SQLite refuses the first read.
+  // The file is then read as immutable: what the last writer checkpointed.
+  if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) !=
+      SQLITE_OK) {
+    sqlite3_close(db);
+    db = open_database(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                       "file:" + uri_path(path) + "?immutable=1");
+  }
+  return std::unique_ptr<MeasurementCache>(new MeasurementCache(db, path));
+}
+
+void MeasurementCache::check_integrity() const {
+  // quick_check reads every page (it skips only the index contents), so
+  // pages overwritten anywhere in the file are found.
+  Statement stmt(db_, "PRAGMA quick_check");
+  std::string verdict;
+  int status = sqlite3_step(stmt.get());
+  if (status == SQLITE_ROW) {
+    const unsigned char* text = sqlite3_column_text(stmt.get(), 0);
+    verdict = text != nullptr ? reinterpret_cast<const char*>(text) : "";
+  } else {
+    verdict = sqlite3_errmsg(db_);
+  }
+  if (verdict == "ok") return;
+  throw Error("the measurement cache is damaged (SQLite: " + quote_untrusted(verdict) +
+                  "); delete it, and the next tune measures again",
+              {.file = path_});
 }
 
 std::unique_ptr<MeasurementCache> MeasurementCache::in_memory() {
@@ -207,7 +277,8 @@ CacheStats MeasurementCache::stats() const {
                  "SELECT backend, valid, transient, COUNT(*) FROM measurements "
                  "GROUP BY backend, valid, transient");
   CacheStats stats;
-  while (sqlite3_step(stmt.get()) == SQLITE_ROW) {
+  int status = SQLITE_ROW;
+  while ((status = sqlite3_step(stmt.get())) == SQLITE_ROW) {
     const unsigned char* name = sqlite3_column_text(stmt.get(), 0);
     CacheStats::Counts& counts =
         stats.by_backend[name != nullptr ? reinterpret_cast<const char*>(name) : ""];
@@ -220,6 +291,10 @@ CacheStats MeasurementCache::stats() const {
       counts.invalid += rows;
     }
     stats.rows += rows;
+  }
+  if (status != SQLITE_DONE) {
+    throw Error(std::string("measurement cache: cannot count rows: ") + sqlite3_errmsg(db_),
+                {.file = path_});
   }
   return stats;
 }

@@ -76,8 +76,12 @@ struct CacheGeneration {
 class MeasurementCache {
  public:
   // Opens (creating the file and its parent directories) a cache on disk.
-  // Throws Error when the file cannot be opened or is not a cache.
+  // Throws Error when the file cannot be opened or is not a cache, and when
+  // `path` is a symbolic link (docs/security.md).
   static std::unique_ptr<MeasurementCache> open(const std::string& path);
+  // Opens an existing cache for reading only (`collage cache stats`): works
+  // on a file this user cannot write, and changes nothing in it.
+  static std::unique_ptr<MeasurementCache> open_read_only(const std::string& path);
   // A cache that lives in memory only (tests, --no-cache).
   static std::unique_ptr<MeasurementCache> in_memory();
 
@@ -91,6 +95,8 @@ class MeasurementCache {
   int size() const;
   const std::string& path() const { return path_; }
 
+  // Throws Error naming the file when SQLite finds it damaged.
+  void check_integrity() const;
   CacheStats stats() const;
   // Deletes every row; returns how many there were.
   int clear();
