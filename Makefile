@@ -6,7 +6,11 @@ JOBS ?= 2
 PYTHON ?= /usr/bin/python3
 ZOO_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/collage/zoo
 
-.PHONY: all deps build test demo zoo clean format fuzz sanitize
+.PHONY: all deps build test demo zoo clean format fuzz fuzz-build fuzz-smoke sanitize
+
+# Only the commands' own output: no "Entering directory" lines from the
+# builds that cmake --build runs.
+MAKEFLAGS += --no-print-directory
 
 all: build
 
@@ -21,30 +25,30 @@ zoo: deps
 	@$(PYTHON) scripts/export_zoo.py --out $(ZOO_DIR)
 	@bash scripts/fetch_thirdparty.sh
 
-test: build zoo
+test: build zoo fuzz-smoke
 	@cd $(BUILD) && COLLAGE_ZOO_DIR=$(ZOO_DIR) ctest --output-on-failure -j$(JOBS) --timeout 900
 
 demo: build zoo
 	@bash scripts/demo.sh $(BUILD)/collage $(ZOO_DIR)
 
-# libFuzzer targets (fuzz/), built with clang, ASan and UBSan into build-fuzz;
-# each runs FUZZ_SECONDS from the seed corpus in fuzz/corpus/ (new inputs go
-# to build-fuzz/corpus/, findings to build-fuzz/findings/).
+# libFuzzer targets (fuzz/), built with clang, ASan and UBSan into build-fuzz.
+# `make fuzz` runs each for FUZZ_SECONDS from the seed corpus in fuzz/corpus/
+# (new inputs go to build-fuzz/corpus/, findings to build-fuzz/findings/);
+# `make test` builds them too and runs each for FUZZ_SMOKE_SECONDS, so a
+# change that breaks a fuzzer's build or lets it find a crash fails the suite.
 FUZZ_SECONDS ?= 60
-FUZZERS = import npy plan_json
-fuzz: deps
-	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLLAGE_FUZZ=ON > /dev/null
+FUZZ_SMOKE_SECONDS ?= 10
+FUZZERS = import graph_passes npy plan_json array_input
+fuzz-build: deps
+	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Fuzz \
+	  -DCMAKE_CXX_FLAGS_FUZZ="-O1 -g1" -DCMAKE_C_FLAGS_FUZZ="-O1 -g1" -DCOLLAGE_FUZZ=ON > /dev/null
 	@cmake --build build-fuzz -j$(JOBS) --target $(addsuffix _fuzzer,$(FUZZERS))
-	@rm -rf build-fuzz/findings
-	@for f in $(FUZZERS); do \
-	  mkdir -p build-fuzz/corpus/$$f build-fuzz/findings/$$f; \
-	  echo "== $${f}_fuzzer for $(FUZZ_SECONDS) s"; \
-	  build-fuzz/fuzz/$${f}_fuzzer -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -timeout=20 \
-	    -artifact_prefix=build-fuzz/findings/$$f/ -print_final_stats=1 \
-	    build-fuzz/corpus/$$f fuzz/corpus/$$f 2>&1 | grep -E "^(#[0-9]+.*DONE|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)"; \
-	done
-	@if [ -n "$$(find build-fuzz/findings -type f)" ]; then \
-	  echo "findings:"; find build-fuzz/findings -type f; exit 1; fi
+
+fuzz: fuzz-build
+	@bash scripts/run_fuzzers.sh build-fuzz $(FUZZ_SECONDS) $(FUZZERS)
+
+fuzz-smoke: fuzz-build
+	@bash scripts/run_fuzzers.sh build-fuzz $(FUZZ_SMOKE_SECONDS) $(FUZZERS)
 
 # The unit and CLI tests under AddressSanitizer and UndefinedBehaviorSanitizer.
 sanitize: deps

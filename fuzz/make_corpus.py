@@ -19,11 +19,11 @@ def out(kind, name, data):
         f.write(data)
 
 
-def model(name, nodes, inputs, outputs, initializers=()):
+def model(name, nodes, inputs, outputs, initializers=(), kind="import"):
     graph = helper.make_graph(nodes, name, inputs, outputs, list(initializers))
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 8
-    out("import", name + ".onnx", m.SerializeToString())
+    out(kind, name + ".onnx", m.SerializeToString())
 
 
 def info(name, dtype, shape):
@@ -54,6 +54,57 @@ model("tile_expand",
       [helper.make_node("Tile", ["x", "r"], ["t"]), helper.make_node("Expand", ["t", "s"], ["y"])],
       [info("x", F, [1, 2])], [info("y", F, None)],
       [helper.make_tensor("r", I64, [2], [1, 2]), helper.make_tensor("s", I64, [2], [3, 4])])
+
+# The graph passes: chains that each optimization level rewrites (a MatMul
+# with a bias Add, a BatchNormalization after a Conv, cancelling Transposes,
+# a Gelu and a LayerNormalization spelled out op by op).
+def const(name, shape, value=0.5):
+    return helper.make_tensor(name, F, shape, np.full(int(np.prod(shape)), value, np.float32).tolist())
+
+
+model("matmul_add_gelu",
+      [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["a"]),
+       helper.make_node("Div", ["a", "sqrt2"], ["d"]), helper.make_node("Erf", ["d"], ["e"]),
+       helper.make_node("Add", ["e", "one"], ["e1"]), helper.make_node("Mul", ["a", "e1"], ["g"]),
+       helper.make_node("Mul", ["g", "half"], ["y"])],
+      [info("x", F, [2, 4])], [info("y", F, None)],
+      [const("w", [4, 4]), const("b", [4]), const("sqrt2", [], 1.4142135),
+       const("one", [], 1.0), const("half", [], 0.5)], kind="graph_passes")
+model("conv_bn_transposes",
+      [helper.make_node("Conv", ["x", "w"], ["c"]),
+       helper.make_node("BatchNormalization", ["c", "s", "bias", "mean", "var"], ["n"]),
+       helper.make_node("Transpose", ["n"], ["t"], perm=[0, 2, 3, 1]),
+       helper.make_node("Transpose", ["t"], ["u"], perm=[0, 3, 1, 2]),
+       helper.make_node("Cast", ["u"], ["v"], to=F), helper.make_node("Relu", ["v"], ["y"])],
+      [info("x", F, [1, 2, 4, 4])], [info("y", F, None)],
+      [const("w", [3, 2, 1, 1]), const("s", [3], 2.0), const("bias", [3]), const("mean", [3]),
+       const("var", [3], 1.0)], kind="graph_passes")
+model("layer_norm",
+      [helper.make_node("ReduceMean", ["x"], ["mu"], axes=[-1]),
+       helper.make_node("Sub", ["x", "mu"], ["d"]), helper.make_node("Mul", ["d", "d"], ["sq"]),
+       helper.make_node("ReduceMean", ["sq"], ["var"], axes=[-1]),
+       helper.make_node("Add", ["var", "eps"], ["ve"]), helper.make_node("Sqrt", ["ve"], ["sd"]),
+       helper.make_node("Div", ["d", "sd"], ["n"]), helper.make_node("Mul", ["n", "gamma"], ["g"]),
+       helper.make_node("Add", ["g", "beta"], ["y"])],
+      [info("x", F, [2, 3, 8])], [info("y", F, None)],
+      [const("eps", [], 1e-5), const("gamma", [8], 1.0), const("beta", [8], 0.0)],
+      kind="graph_passes")
+
+# The Python input check (array_input_fuzzer's byte layout): expected type,
+# rank and dims; then kind, item size, byte order, rank, the short-strides
+# byte and (size, stride) pairs.
+def array_seed(name, expected_type, expected_dims, kind, itemsize, byteorder, shape, strides):
+    data = bytes([expected_type, len(expected_dims)] + list(expected_dims))
+    data += kind.encode() + np.int64(itemsize).tobytes() + byteorder.encode()
+    data += bytes([len(shape), 0])
+    for size, stride in zip(shape, strides):
+        data += np.int64(size).tobytes() + np.int64(stride).tobytes()
+    out("array_input", name, data)
+
+
+array_seed("matching", 0, [1, 3, 2, 2], "f", 4, "=", [1, 3, 2, 2], [48, 16, 8, 4])
+array_seed("broadcast", 0, [1, 3, 2, 2], "f", 4, "=", [1 << 20, 3, 224, 224], [0, 0, 0, 0])
+array_seed("big_endian", 0, [2], "f", 4, ">", [2], [4])
 
 for name, array in [("f32", np.arange(6, dtype=np.float32).reshape(2, 3)),
                     ("i64", np.array([1, -2, 3], dtype=np.int64)),

@@ -367,7 +367,10 @@ void cast_half(const Tensor& in, Tensor& out, int threads) {
     const From* x = in.data<From>();
 #pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
     for (std::int64_t i = 0; i < n; ++i) {
-      y[i] = _cvtss_sh(convert<From, float>(x[i]), _MM_FROUND_TO_NEAREST_INT);
+      // A named value: clang defines _cvtss_sh as a macro, and the comma of
+      // a template argument list would split its arguments.
+      const float value = convert<From, float>(x[i]);
+      y[i] = _cvtss_sh(value, _MM_FROUND_TO_NEAREST_INT);
     }
   });
 }
