@@ -411,6 +411,20 @@ TEST(OpsetConversionTest, AnOpset6ModelTheConverterCannotReadIsRefusedNamingIt) 
       << message;
 }
 
+// ONNX's converter dereferences the producer of every value it reads: an
+// output nothing defines crashed it (found by import_fuzzer).
+TEST(OpsetConversionTest, AnOldOpsetModelReadingAValueNothingDefinesIsRefusedBeforeConversion) {
+  ModelBuilder undefined_output(1);
+  undefined_output.input("x", {2, 3}).node("Relu", {"x"}, {}).output("y");
+  std::string message = error_of([&] { import_with_native(undefined_output); });
+  EXPECT_TRUE(contains(message, "output 'y': is a graph output that nothing defines")) << message;
+
+  ModelBuilder undefined_input(6);
+  undefined_input.input("x", {2}).node("Add", {"x", "b"}, {"y"}).output("y");
+  message = error_of([&] { import_with_native(undefined_input); });
+  EXPECT_TRUE(contains(message, "reads 'b', which nothing defines before it")) << message;
+}
+
 TEST(OpsetConversionTest, GeluStaysAGeluNodeOfItsInputsType) {
   ModelBuilder m(20);
   m.input("x", {2, 3})

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "collage/ir/error.h"
@@ -549,6 +551,38 @@ void describe_initializers(onnx::ModelProto& model) {
   }
 }
 
+// Throws Error unless every value `graph` (and each graph in its nodes'
+// attributes) reads is defined first: an input, an initializer, an output
+// of an earlier node, or a value of an enclosing graph (`outer`). ONNX's
+// version converter dereferences the producer of every value it reads
+// without checking, so a model that reads a value nothing defines would
+// crash it.
+void check_defined_before_use(const onnx::GraphProto& graph,
+                              std::unordered_set<std::string> outer = {}) {
+  std::unordered_set<std::string>& defined = outer;
+  for (const auto& input : graph.input()) defined.insert(input.name());
+  for (const auto& initializer : graph.initializer()) defined.insert(initializer.name());
+  auto require = [&](const std::string& name, const std::string& node) {
+    if (name.empty() || defined.count(name) != 0) return;
+    throw Error("reads " + quote_untrusted(name) + ", which nothing defines before it",
+                {.node = node});
+  };
+  for (const auto& node : graph.node()) {
+    for (const std::string& input : node.input()) require(input, node.name());
+    for (const auto& attribute : node.attribute()) {
+      if (attribute.has_g()) check_defined_before_use(attribute.g(), defined);
+      for (const auto& body : attribute.graphs()) check_defined_before_use(body, defined);
+    }
+    for (const std::string& output : node.output()) defined.insert(output);
+  }
+  for (const auto& output : graph.output()) {
+    if (defined.count(output.name()) == 0) {
+      throw Error("is a graph output that nothing defines",
+                  {.field = "output " + quote_untrusted(output.name())});
+    }
+  }
+}
+
 // A model of opset 1 to 6 as ONNX's version converter writes it in opset 7,
 // the first the importer reads: the ops whose form changed since (Add's
 // `broadcast` attribute, BatchNormalization's `spatial`, Reshape's shape as
@@ -559,6 +593,7 @@ std::shared_ptr<const onnx::ModelProto> in_readable_opset(
     std::shared_ptr<const onnx::ModelProto> model) {
   const std::int64_t opset = default_opset(*model);
   if (opset < 1 || opset >= kMinOpset) return model;
+  check_defined_before_use(model->graph());
   try {
     onnx::ModelProto typed = *model;
     onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
