@@ -92,6 +92,13 @@ class CliTest : public ::testing::Test {
 
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
+  // `collage tune MODEL` with XDG_CACHE_HOME=xdg in the test's directory is
+  // one line and exit 2 about a symbolic link, and leaves `elsewhere` empty.
+  void expect_tune_refuses_the_cache_and_writes_nothing_elsewhere(const std::string& model) const;
+
+  // A measurement cache at `cache`, made by a quick tune of `model`.
+  void make_cache(const std::string& model, const std::string& cache) const;
+
   // y = Relu(x), x: float[2,3] — the smallest real model.
   std::string write_relu_model(std::int64_t opset = 13) const {
     onnx::ModelProto model;
@@ -599,16 +606,27 @@ TEST_F(CliTest, CacheStatsOfAMissingCacheIsOneLineAndExitCodeTwo) {
 // The cache file and the default cache directory are never reached through
 // a symbolic link (docs/security.md): a tune once created its database
 // wherever a planted link pointed.
+void CliTest::expect_tune_refuses_the_cache_and_writes_nothing_elsewhere(
+    const std::string& model) const {
+  expect_one_line_error(run_collage({"tune", model, "-q", "-o", path("relu.plan.json")},
+                                    {"XDG_CACHE_HOME=" + path("xdg")}),
+                        "symbolic link");
+  EXPECT_TRUE(fs::is_empty(path("elsewhere")));
+}
+
+void CliTest::make_cache(const std::string& model, const std::string& cache) const {
+  Outcome tune = run_collage({"tune", model, "-q", "--backends", "native", "--no-verify", "--cache",
+                              cache, "-o", path("p.json")});
+  ASSERT_EQ(tune.exit_code, 0) << tune.err;
+}
+
 TEST_F(CliTest, ACacheFileThatIsASymlinkIsRefusedAndNothingIsWrittenAtItsTarget) {
   std::string model = write_relu_model();
   fs::create_directories(path("xdg/collage"));
   fs::create_directories(path("elsewhere"));
   fs::create_symlink(path("elsewhere/measurements.sqlite"),
                      path("xdg/collage/measurements.sqlite"));
-  expect_one_line_error(run_collage({"tune", model, "-q", "-o", path("relu.plan.json")},
-                                    {"XDG_CACHE_HOME=" + path("xdg")}),
-                        "symbolic link");
-  EXPECT_TRUE(fs::is_empty(path("elsewhere")));
+  expect_tune_refuses_the_cache_and_writes_nothing_elsewhere(model);
 }
 
 TEST_F(CliTest, ACacheDirectoryThatIsASymlinkIsRefusedAndNothingIsWrittenThere) {
@@ -616,10 +634,7 @@ TEST_F(CliTest, ACacheDirectoryThatIsASymlinkIsRefusedAndNothingIsWrittenThere) 
   fs::create_directories(path("xdg"));
   fs::create_directories(path("elsewhere"));
   fs::create_directory_symlink(path("elsewhere"), path("xdg/collage"));
-  expect_one_line_error(run_collage({"tune", model, "-q", "-o", path("relu.plan.json")},
-                                    {"XDG_CACHE_HOME=" + path("xdg")}),
-                        "symbolic link");
-  EXPECT_TRUE(fs::is_empty(path("elsewhere")));
+  expect_tune_refuses_the_cache_and_writes_nothing_elsewhere(model);
 }
 
 // A tune writes its plan after minutes of search; an output it cannot write
@@ -644,10 +659,7 @@ TEST_F(CliTest, CompareWithAnUnwritableJsonFailsBeforeItMeasuresAnything) {
 TEST_F(CliTest, CacheStatsOfADamagedCacheIsOneLineAndExitCodeTwo) {
   std::string model = write_relu_model();
   std::string cache = path("cache.sqlite");
-  ASSERT_EQ(run_collage({"tune", model, "-q", "--backends", "native", "--no-verify", "--cache",
-                         cache, "-o", path("p.json")})
-                .exit_code,
-            0);
+  make_cache(model, cache);
   Outcome stats = run_collage({"cache", "stats", "--cache", cache});
   ASSERT_EQ(stats.exit_code, 0) << stats.err;
   // Page 1 is the header and the schema; page 2 holds the measurements' rows.
@@ -679,10 +691,7 @@ TEST_F(CliTest, CacheStatsReadsACacheThisUserCannotWrite) {
   }
   std::string model = write_relu_model();
   std::string cache = path("cache.sqlite");
-  ASSERT_EQ(run_collage({"tune", model, "-q", "--backends", "native", "--no-verify", "--cache",
-                         cache, "-o", path("p.json")})
-                .exit_code,
-            0);
+  make_cache(model, cache);
   ::chmod(cache.c_str(), 0444);
   ::chmod(dir_.c_str(), 0555);
   Outcome stats = run_collage({"cache", "stats", "--cache", cache}, {}, root);
