@@ -34,8 +34,9 @@ demo: build zoo
 # libFuzzer targets (fuzz/), built with clang, ASan and UBSan into build-fuzz.
 # `make fuzz` runs each for FUZZ_SECONDS from the seed corpus in fuzz/corpus/
 # (new inputs go to build-fuzz/corpus/, findings to build-fuzz/findings/);
-# `make test` builds them too and runs each for FUZZ_SMOKE_SECONDS, so a
-# change that breaks a fuzzer's build or lets it find a crash fails the suite.
+# `make test` builds them too and runs each for FUZZ_SMOKE_SECONDS from a
+# fixed seed, so a change that breaks a fuzzer's build or lets it find a
+# crash fails the suite.
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 FUZZERS = import graph_passes npy plan_json array_input
@@ -48,7 +49,7 @@ fuzz: fuzz-build
 	@bash scripts/run_fuzzers.sh build-fuzz $(FUZZ_SECONDS) $(FUZZERS)
 
 fuzz-smoke: fuzz-build
-	@bash scripts/run_fuzzers.sh build-fuzz $(FUZZ_SMOKE_SECONDS) $(FUZZERS)
+	@FUZZ_SEED=1 bash scripts/run_fuzzers.sh build-fuzz $(FUZZ_SMOKE_SECONDS) $(FUZZERS)
 
 # The unit and CLI tests under AddressSanitizer and UndefinedBehaviorSanitizer.
 sanitize: deps

@@ -3,7 +3,8 @@
 # seed corpus in fuzz/corpus/ (the graph-passes fuzzer also from the
 # importer's), and prints each one's executions. New inputs go to
 # BUILD/corpus/NAME/, inputs that crash to BUILD/findings/NAME/; any finding
-# fails the run.
+# fails the run. With FUZZ_SEED set, each run starts from that random seed,
+# so that a short run (make test's) tries the same inputs every time.
 #   run_fuzzers.sh BUILD SECONDS NAME...
 set -uo pipefail
 build="$1"
@@ -17,7 +18,8 @@ for name in "$@"; do
   [ "$name" = graph_passes ] && seeds+=("$root/fuzz/corpus/import")
   mkdir -p "$build/corpus/$name" "$build/findings/$name"
   log="$build/findings/$name.log"
-  "$build/fuzz/${name}_fuzzer" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=20 \
+  "$build/fuzz/${name}_fuzzer" -max_total_time="$seconds" ${FUZZ_SEED:+-seed="$FUZZ_SEED"} \
+    -rss_limit_mb=4096 -timeout=20 \
     -artifact_prefix="$build/findings/$name/" -print_final_stats=1 \
     "$build/corpus/$name" "${seeds[@]}" > "$log" 2>&1
   status=$?
