@@ -413,9 +413,9 @@ TEST(OpsetConversionTest, AnOpset6ModelTheConverterCannotReadIsRefusedNamingIt) 
 
 // ONNX's converter dereferences the producer of every value it reads: an
 // output nothing defines crashed it (found by import_fuzzer).
-TEST(OpsetConversionTest, AnOldOpsetModelReadingAValueNothingDefinesIsRefusedBeforeConversion) {
+TEST(OpsetConversionTest, AnOldOpsetModelTheConverterWouldCrashOnIsRefusedBeforeConversion) {
   ModelBuilder undefined_output(1);
-  undefined_output.input("x", {2, 3}).node("Relu", {"x"}, {}).output("y");
+  undefined_output.input("x", {2, 3}).node("Relu", {"x"}, {"z"}).output("y");
   std::string message = error_of([&] { import_with_native(undefined_output); });
   EXPECT_TRUE(contains(message, "output 'y': is a graph output that nothing defines")) << message;
 
@@ -423,6 +423,13 @@ TEST(OpsetConversionTest, AnOldOpsetModelReadingAValueNothingDefinesIsRefusedBef
   undefined_input.input("x", {2}).node("Add", {"x", "b"}, {"y"}).output("y");
   message = error_of([&] { import_with_native(undefined_input); });
   EXPECT_TRUE(contains(message, "reads 'b', which nothing defines before it")) << message;
+
+  // An Add with one input crashed the converter's broadcast check (found by
+  // graph_passes_fuzzer).
+  ModelBuilder one_input_add(1);
+  one_input_add.input("a", {2}).node("Add", {"a"}, {"y"}).output("y");
+  message = error_of([&] { import_with_native(one_input_add); });
+  EXPECT_TRUE(contains(message, "'Add' of opset 1 takes 2 to 2 inputs, not 1")) << message;
 }
 
 TEST(OpsetConversionTest, GeluStaysAGeluNodeOfItsInputsType) {

@@ -551,14 +551,16 @@ void describe_initializers(onnx::ModelProto& model) {
   }
 }
 
-// Throws Error unless every value `graph` (and each graph in its nodes'
-// attributes) reads is defined first: an input, an initializer, an output
-// of an earlier node, or a value of an enclosing graph (`outer`). ONNX's
-// version converter dereferences the producer of every value it reads
-// without checking, so a model that reads a value nothing defines would
-// crash it.
-void check_defined_before_use(const onnx::GraphProto& graph,
-                              std::unordered_set<std::string> outer = {}) {
+// Throws Error unless `graph` (and each graph in its nodes' attributes) is
+// fit for ONNX's version converter, which checks neither of two things and
+// crashes on a model that breaks them:
+// - every value a node or the graph's outputs read is defined first: an
+//   input, an initializer, an output of an earlier node, or a value of an
+//   enclosing graph (`outer`);
+// - every node of the default domain has as many inputs and outputs as its
+//   schema at `opset` allows.
+void check_convertible(const onnx::GraphProto& graph, std::int64_t opset,
+                       std::unordered_set<std::string> outer = {}) {
   std::unordered_set<std::string>& defined = outer;
   for (const auto& input : graph.input()) defined.insert(input.name());
   for (const auto& initializer : graph.initializer()) defined.insert(initializer.name());
@@ -567,11 +569,27 @@ void check_defined_before_use(const onnx::GraphProto& graph,
     throw Error("reads " + quote_untrusted(name) + ", which nothing defines before it",
                 {.node = node});
   };
+  auto require_count = [&](const onnx::NodeProto& node, const char* what, int count, int min,
+                           int max) {
+    if (count >= min && count <= max) return;
+    throw Error(fmt::format("{} of opset {} takes {} to {} {}, not {}",
+                            quote_untrusted(node.op_type()), opset, min, max, what, count),
+                {.node = node.name()});
+  };
   for (const auto& node : graph.node()) {
     for (const std::string& input : node.input()) require(input, node.name());
+    const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (const onnx::OpSchema* schema =
+            default_domain
+                ? onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "")
+                : nullptr) {
+      require_count(node, "inputs", node.input_size(), schema->min_input(), schema->max_input());
+      require_count(node, "outputs", node.output_size(), schema->min_output(),
+                    schema->max_output());
+    }
     for (const auto& attribute : node.attribute()) {
-      if (attribute.has_g()) check_defined_before_use(attribute.g(), defined);
-      for (const auto& body : attribute.graphs()) check_defined_before_use(body, defined);
+      if (attribute.has_g()) check_convertible(attribute.g(), opset, defined);
+      for (const auto& body : attribute.graphs()) check_convertible(body, opset, defined);
     }
     for (const std::string& output : node.output()) defined.insert(output);
   }
@@ -593,7 +611,7 @@ std::shared_ptr<const onnx::ModelProto> in_readable_opset(
     std::shared_ptr<const onnx::ModelProto> model) {
   const std::int64_t opset = default_opset(*model);
   if (opset < 1 || opset >= kMinOpset) return model;
-  check_defined_before_use(model->graph());
+  check_convertible(model->graph(), opset);
   try {
     onnx::ModelProto typed = *model;
     onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
