@@ -432,6 +432,37 @@ TEST(OpsetConversionTest, AnOldOpsetModelTheConverterWouldCrashOnIsRefusedBefore
   EXPECT_TRUE(contains(message, "'Add' of opset 1 takes 2 to 2 inputs, not 1")) << message;
 }
 
+// ONNX's shape inference of the opset 1-6 sliding-window ops indexes its
+// attribute vectors by the kernel's rank without checking it against the
+// input's: a kernel of the wrong rank crashed it (found by import_fuzzer and
+// graph_passes_fuzzer). Such a model is refused, not crashed on.
+TEST(OpsetConversionTest, AnOldOpsetWindowOfTheWrongRankIsRefusedNotCrashedOn) {
+  ModelBuilder conv(1);
+  conv.input("x", {1, 2, 8})
+      .initializer("w", f32s(std::vector<float>(2 * 2 * 3 * 3, 1.0f), {2, 2, 3, 3}))
+      .node("Conv", {"x", "w"}, {"y"}, {attr("pads", std::vector<std::int64_t>{1, 1})})
+      .output("y");
+  std::string message = error_of([&] { import_with_native(conv); });
+  EXPECT_TRUE(contains(message, "Conv")) << message;
+
+  ModelBuilder transpose(1);
+  transpose.input("x", {1, 2, 8})
+      .initializer("w", f32s(std::vector<float>(2 * 2 * 3 * 3, 1.0f), {2, 2, 3, 3}))
+      .node("ConvTranspose", {"x", "w"}, {"y"})
+      .output("y");
+  message = error_of([&] { import_with_native(transpose); });
+  EXPECT_TRUE(contains(message, "ConvTranspose")) << message;
+
+  ModelBuilder pool(5);
+  pool.input("x", {1, 2, 8})
+      .node("MaxPool", {"x"}, {"y"},
+            {attr("kernel_shape", std::vector<std::int64_t>{2, 2}),
+             attr("strides", std::vector<std::int64_t>{1})})
+      .output("y");
+  message = error_of([&] { import_with_native(pool); });
+  EXPECT_TRUE(contains(message, "MaxPool")) << message;
+}
+
 TEST(OpsetConversionTest, GeluStaysAGeluNodeOfItsInputsType) {
   ModelBuilder m(20);
   m.input("x", {2, 3})

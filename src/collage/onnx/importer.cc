@@ -1,11 +1,13 @@
 #include "collage/onnx/importer.h"
 
 #include <fmt/format.h>
+#include <onnx/defs/shape_inference.h>
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 #include <unordered_set>
@@ -601,6 +603,68 @@ void check_convertible(const onnx::GraphProto& graph, std::int64_t opset,
   }
 }
 
+// ONNX's schemas, except that the shape inference of the sliding-window
+// ops (Conv, ConvTranspose, MaxPool, AveragePool, LpPool) first checks what
+// the opset 1-6 functions index by without checking: that the kernel's
+// rank, from `kernel_shape` or the weights, and each window attribute's
+// length match the input's spatial rank. Those functions read past their
+// vectors and crash on a model that breaks it.
+class CheckedWindowSchemas final : public onnx::ISchemaRegistry {
+ public:
+  const onnx::OpSchema* GetSchema(const std::string& op_type, const int max_inclusive_version,
+                                  const std::string& domain) const override {
+    const onnx::OpSchema* schema =
+        onnx::OpSchemaRegistry::Instance()->GetSchema(op_type, max_inclusive_version, domain);
+    if (schema == nullptr || !normalized_domain(domain).empty() || !is_window_op(op_type))
+      return schema;
+    auto [found, added] = checked_.try_emplace(schema, *schema);
+    if (added) {
+      found->second.TypeAndShapeInferenceFunction(
+          [infer = schema->GetTypeAndShapeInferenceFunction()](onnx::InferenceContext& context) {
+            check_window(context);
+            if (infer) infer(context);
+          });
+    }
+    return &found->second;
+  }
+
+ private:
+  static bool is_window_op(const std::string& op_type) {
+    static const std::set<std::string> kOps = {"Conv", "ConvTranspose", "MaxPool", "AveragePool",
+                                               "LpPool"};
+    return kOps.count(op_type) != 0;
+  }
+
+  static void check_window(onnx::InferenceContext& context) {
+    if (!onnx::hasInputShape(context, 0)) return;
+    const int rank = context.getInputType(0)->tensor_type().shape().dim_size();
+    if (rank < 2) fail_shape_inference("the input has rank ", rank, ", not at least 2");
+    const std::size_t spatial = static_cast<std::size_t>(rank - 2);
+    auto check_length = [&](const char* name, std::size_t per_axis) {
+      std::vector<std::int64_t> values;
+      if (onnx::getRepeatedAttribute(context, name, values) &&
+          values.size() != spatial * per_axis) {
+        fail_shape_inference("attribute ", name, " has ", values.size(), " values where the input's",
+                             " rank ", rank, " needs ", spatial * per_axis);
+      }
+    };
+    for (const char* name : {"kernel_shape", "strides", "dilations", "output_shape",
+                             "output_padding"}) {
+      check_length(name, 1);
+    }
+    check_length("pads", 2);
+    if (context.getAttribute("kernel_shape") == nullptr && onnx::hasInputShape(context, 1)) {
+      const int weights_rank = context.getInputType(1)->tensor_type().shape().dim_size();
+      if (weights_rank != rank) {
+        fail_shape_inference("the weights have rank ", weights_rank, " where the input has rank ",
+                             rank);
+      }
+    }
+  }
+
+  mutable std::map<const onnx::OpSchema*, onnx::OpSchema> checked_;
+};
+
 // A model of opset 1 to 6 as ONNX's version converter writes it in opset 7,
 // the first the importer reads: the ops whose form changed since (Add's
 // `broadcast` attribute, BatchNormalization's `spatial`, Reshape's shape as
@@ -616,7 +680,8 @@ std::shared_ptr<const onnx::ModelProto> in_readable_opset(
     onnx::ModelProto typed = *model;
     onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
                                         /*data_prop_val=*/false);
-    onnx::shape_inference::InferShapes(typed, onnx::OpSchemaRegistry::Instance(), options);
+    const CheckedWindowSchemas schemas;
+    onnx::shape_inference::InferShapes(typed, &schemas, options);
     keep_prelu_slopes_per_channel(typed);
     describe_initializers(typed);
     align_axis_broadcasts(typed);
