@@ -644,12 +644,13 @@ class CheckedWindowSchemas final : public onnx::ISchemaRegistry {
       std::vector<std::int64_t> values;
       if (onnx::getRepeatedAttribute(context, name, values) &&
           values.size() != spatial * per_axis) {
-        fail_shape_inference("attribute ", name, " has ", values.size(), " values where the input's",
-                             " rank ", rank, " needs ", spatial * per_axis);
+        fail_shape_inference("attribute ", name, " has ", values.size(),
+                             " values where the input's", " rank ", rank, " needs ",
+                             spatial * per_axis);
       }
     };
-    for (const char* name : {"kernel_shape", "strides", "dilations", "output_shape",
-                             "output_padding"}) {
+    for (const char* name :
+         {"kernel_shape", "strides", "dilations", "output_shape", "output_padding"}) {
       check_length(name, 1);
     }
     check_length("pads", 2);
