@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "collage/cost/cache_keys.h"
 #include "collage/ir/error.h"
 
 namespace collage {
@@ -124,11 +125,11 @@ TEST(MeasurementCacheTest, OpeningAFileThatIsNotADatabaseIsAnError) {
 }
 
 TEST(MeasurementCacheTest, KeysSeparateBackendsVersionsAndMachines) {
-  std::string base = cache_key("h", "onednn", "2.6.3", "cpu|avx2|t2");
-  EXPECT_NE(base, cache_key("h", "xnnpack", "2.6.3", "cpu|avx2|t2"));
-  EXPECT_NE(base, cache_key("h", "onednn", "2.7.0", "cpu|avx2|t2"));
-  EXPECT_NE(base, cache_key("h", "onednn", "2.6.3", "cpu|avx2|t1"));
-  EXPECT_NE(base, cache_key("g", "onednn", "2.6.3", "cpu|avx2|t2"));
+  std::string base = measurement_key("h", "onednn", "2.6.3", "cpu|avx2|t2");
+  EXPECT_NE(base, measurement_key("h", "xnnpack", "2.6.3", "cpu|avx2|t2"));
+  EXPECT_NE(base, measurement_key("h", "onednn", "2.7.0", "cpu|avx2|t2"));
+  EXPECT_NE(base, measurement_key("h", "onednn", "2.6.3", "cpu|avx2|t1"));
+  EXPECT_NE(base, measurement_key("g", "onednn", "2.6.3", "cpu|avx2|t2"));
 }
 
 TEST(MeasurementCacheTest, ATransientFailureKeepsItsFlagAndProvenance) {

@@ -58,27 +58,31 @@ TEST_F(MeasuringEstimatorTest, AMeasurementTakenAgainKeepsTheFasterOfTheTwoInMem
     ScriptedMeasurer measurer({2e-3, 1e-3, 3e-3});
     MeasuringEstimator estimator(measurer, cache.get(), "machine");
     EXPECT_DOUBLE_EQ(estimator.estimate(*f_.dfg, relu_).seconds(), 2e-3);
-    EXPECT_DOUBLE_EQ(estimator.remeasure(*f_.dfg, relu_).seconds(), 1e-3);
+    EXPECT_DOUBLE_EQ(estimator.retime(*f_.dfg, relu_, MeasuringEstimator::Keep::kFaster).seconds(),
+                     1e-3);
     EXPECT_DOUBLE_EQ(estimator.estimate(*f_.dfg, relu_).seconds(), 1e-3);
     // Slower the third time: the faster measurement stays.
-    EXPECT_DOUBLE_EQ(estimator.remeasure(*f_.dfg, relu_).seconds(), 1e-3);
+    EXPECT_DOUBLE_EQ(estimator.retime(*f_.dfg, relu_, MeasuringEstimator::Keep::kFaster).seconds(),
+                     1e-3);
     EXPECT_EQ(estimator.counters().measured, 1);
-    EXPECT_EQ(estimator.counters().remeasured, 2);
+    EXPECT_EQ(estimator.counters().retimed, 2);
   }
   EXPECT_DOUBLE_EQ(cached_seconds(), 1e-3);
 }
 
-TEST_F(MeasuringEstimatorTest, ARefreshedMeasurementReplacesTheOneBeforeFasterOrSlower) {
+TEST_F(MeasuringEstimatorTest, ARetimedMeasurementKeptAsNewerReplacesTheOneBeforeFasterOrSlower) {
   {
     std::unique_ptr<MeasurementCache> cache = MeasurementCache::open(path_);
     ScriptedMeasurer measurer({1e-3, 3e-3, 2e-3});
     MeasuringEstimator estimator(measurer, cache.get(), "machine");
     EXPECT_DOUBLE_EQ(estimator.estimate(*f_.dfg, relu_).seconds(), 1e-3);
     // Slower now: the machine runs slower than when it was measured.
-    EXPECT_DOUBLE_EQ(estimator.refresh(*f_.dfg, relu_).seconds(), 3e-3);
+    EXPECT_DOUBLE_EQ(estimator.retime(*f_.dfg, relu_, MeasuringEstimator::Keep::kNewer).seconds(),
+                     3e-3);
     EXPECT_DOUBLE_EQ(estimator.estimate(*f_.dfg, relu_).seconds(), 3e-3);
-    EXPECT_DOUBLE_EQ(estimator.refresh(*f_.dfg, relu_).seconds(), 2e-3);
-    EXPECT_EQ(estimator.counters().remeasured, 2);
+    EXPECT_DOUBLE_EQ(estimator.retime(*f_.dfg, relu_, MeasuringEstimator::Keep::kNewer).seconds(),
+                     2e-3);
+    EXPECT_EQ(estimator.counters().retimed, 2);
   }
   EXPECT_DOUBLE_EQ(cached_seconds(), 2e-3);
 }

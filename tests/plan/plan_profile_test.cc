@@ -114,7 +114,7 @@ TEST(PlanProfileTest, OverheadsAreTheInContextExcessWithTheChargeTakenOff) {
   PlanProfile profile = profile_plan(two_partition_plan(), three_runs(), 1);
   PartitionOverheads charged;
   charged.seconds["native"] = 4e-6;  // already in native's 10 us estimate
-  PartitionOverheads observed = observed_overheads(profile, charged);
+  PartitionOverheads observed = observed_overheads(as_plan_run(profile), charged);
   // Each partition also gets half of the 18 + 2 us between kernels.
   // xnnpack: 165 - 100 + 10 us.
   EXPECT_NEAR(observed.of("xnnpack"), 75e-6, 1e-12);
@@ -127,7 +127,7 @@ TEST(PlanProfileTest, ABackendThePlanDoesNotUseIsNotObserved) {
   PartitionOverheads charged;
   charged.seconds["native"] = 4e-6;
   charged.seconds["onednn"] = 7e-6;  // not in the plan
-  PartitionOverheads observed = observed_overheads(profile, charged);
+  PartitionOverheads observed = observed_overheads(as_plan_run(profile), charged);
   EXPECT_NEAR(observed.of("native"), 34e-6, 1e-12);
   EXPECT_EQ(observed.seconds.count("onednn"), 0U);
 }
@@ -143,7 +143,7 @@ TEST(PlanProfileTest, TheMedianPartitionSetsTheOverheadNotTheLargestExcess) {
     row.in_context_ms = 0.1 + excess_us / 1e3;
     profile.partitions.push_back(row);
   }
-  PartitionOverheads observed = observed_overheads(profile, PartitionOverheads{});
+  PartitionOverheads observed = observed_overheads(as_plan_run(profile), PartitionOverheads{});
   EXPECT_NEAR(observed.of("onednn"), 3e-6, 1e-12);
 }
 
@@ -164,7 +164,7 @@ TEST(PlanProfileTest, AMachineRunningSlowerThanWhenMeasuringIsNotAnOverhead) {
   PlanProfile profile;
   for (double ms : {0.4, 1.0, 2.5}) add_partition(profile, "onednn", ms, 1.3, 0.0);
   for (int i = 0; i < 3; ++i) add_partition(profile, "native", 0.02, 1.3, 0.004);
-  PartitionOverheads observed = observed_overheads(profile, PartitionOverheads{});
+  PartitionOverheads observed = observed_overheads(as_plan_run(profile), PartitionOverheads{});
   EXPECT_NEAR(observed.of("onednn"), 0.0, 1e-9);
   EXPECT_NEAR(observed.of("native"), 4e-6, 1e-9);
 
@@ -172,7 +172,7 @@ TEST(PlanProfileTest, AMachineRunningSlowerThanWhenMeasuringIsNotAnOverhead) {
   // speed, the large ones tell nothing (their 0.3 and 0.75 ms over are the
   // machine's), and the small ones' excess is taken as it is.
   profile.partitions.erase(profile.partitions.begin());
-  observed = observed_overheads(profile, PartitionOverheads{});
+  observed = observed_overheads(as_plan_run(profile), PartitionOverheads{});
   EXPECT_NEAR(observed.of("onednn"), 0.0, 1e-9);
   EXPECT_NEAR(observed.of("native"), 10e-6, 1e-9);
 }
@@ -186,11 +186,11 @@ TEST(PlanProfileTest, PartsTimedWithTheProfileTeachTheirExcessAsItIs) {
   add_partition(profile, "xnnpack", 1.5, 1.0, 0.030);
   add_partition(profile, "native", 0.02, 1.0, 0.004);
   PartitionOverheads observed =
-      observed_overheads(profile, PartitionOverheads{}, PartsTimed::kWithProfile);
+      observed_overheads(as_plan_run(profile), PartitionOverheads{}, PartsTimed::kWithProfile);
   EXPECT_NEAR(observed.of("xnnpack"), 20e-6, 1e-9);
   EXPECT_NEAR(observed.of("native"), 4e-6, 1e-9);
   // Timed when searched, the same profile leaves the large ones out.
-  observed = observed_overheads(profile, PartitionOverheads{});
+  observed = observed_overheads(as_plan_run(profile), PartitionOverheads{});
   EXPECT_NEAR(observed.of("xnnpack"), 0.0, 1e-9);
   EXPECT_NEAR(observed.of("native"), 4e-6, 1e-9);
 }
@@ -234,7 +234,7 @@ TEST(PlanProfileTest, FittedChargesSplitTheRunsExcessAsTheMediansDo) {
   profile.run_median_ms = 0.100 + 0.050 + 0.020 + 0.030 + 0.040;
   PartitionOverheads charged;
   charged.seconds["onednn"] = 1e-6;
-  PartitionOverheads fitted = overheads_fitting_the_run(profile, charged);
+  PartitionOverheads fitted = overheads_fitting_the_run(as_plan_run(profile), charged);
   EXPECT_NEAR(fitted.of("onednn"), 14e-6, 1e-9);
   EXPECT_NEAR(fitted.of("xnnpack"), 6e-6, 1e-9);
   EXPECT_EQ(fitted.seconds.size(), 2U);
@@ -245,7 +245,7 @@ TEST(PlanProfileTest, APlanRunningFasterThanItsPartsIsChargedNothing) {
   add_partition(profile, "onednn", 0.100, 1.0, 0.010);
   add_partition(profile, "xnnpack", 0.100, 1.0, 0.010);
   profile.run_median_ms = 0.190;
-  PartitionOverheads fitted = overheads_fitting_the_run(profile, PartitionOverheads{});
+  PartitionOverheads fitted = overheads_fitting_the_run(as_plan_run(profile), PartitionOverheads{});
   EXPECT_DOUBLE_EQ(fitted.of("onednn"), 0.0);
   EXPECT_DOUBLE_EQ(fitted.of("xnnpack"), 0.0);
   EXPECT_EQ(fitted.seconds.size(), 2U);
@@ -259,7 +259,7 @@ TEST(PlanProfileTest, AnExcessNoPartitionShowsIsSharedPerPartition) {
   add_partition(profile, "onednn", 0.100, 1.0, 0.0);
   add_partition(profile, "xnnpack", 0.100, 1.0, 0.0);
   profile.run_median_ms = 0.330;
-  PartitionOverheads fitted = overheads_fitting_the_run(profile, PartitionOverheads{});
+  PartitionOverheads fitted = overheads_fitting_the_run(as_plan_run(profile), PartitionOverheads{});
   EXPECT_NEAR(fitted.of("onednn"), 10e-6, 1e-9);
   EXPECT_NEAR(fitted.of("xnnpack"), 10e-6, 1e-9);
 }
@@ -284,7 +284,7 @@ TEST(PlanProfileTest, ASwitchOfBackendIsAnOverheadNotTheMachinesSpeed) {
     add("onednn", "xnnpack", 0.4, 1.5);
     add("xnnpack", "onednn", 0.4, 1.5);
   }
-  PartitionOverheads observed = observed_overheads(profile, PartitionOverheads{});
+  PartitionOverheads observed = observed_overheads(as_plan_run(profile), PartitionOverheads{});
   EXPECT_NEAR(observed.of("xnnpack"), 0.2e-3, 1e-9);
   EXPECT_NEAR(observed.of("onednn"), 0.2e-3, 1e-9);
 }

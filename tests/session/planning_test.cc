@@ -7,6 +7,7 @@
 
 #include "collage/backends/registry.h"
 #include "collage/ir/error.h"
+#include "collage/session/worker_location.h"
 
 namespace collage {
 namespace {

@@ -101,7 +101,7 @@ TEST_F(MeasurementReuseTest, MeasuringNowTimesAgainAndKeepsNothing) {
   ASSERT_NE(candidate.spec->backend, nullptr);
   const EstimatorCounters before = estimator.counters();
   const Cost cached = estimator.estimate(dfg, candidate);
-  const Cost now = estimator.measure_now(dfg, candidate);
+  const Cost now = estimator.retime(dfg, candidate, MeasuringEstimator::Keep::kNeither);
   ASSERT_TRUE(now.is_valid()) << now.reason();
   EXPECT_GT(now.seconds(), 0);
   // Neither the memo nor the cache takes the new time: the search's

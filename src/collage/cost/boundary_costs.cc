@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "collage/cost/cache_keys.h"
 #include "collage/cost/measurer.h"
 #include "collage/ir/block_transpose.h"
 #include "collage/runtime/timing.h"
@@ -46,8 +47,7 @@ double ConversionCosts::seconds(const TensorType& type, const LayoutChange& chan
                                        change.to_plain ? "to plain" : "from plain",
                                        type.to_string(), converter_name(change.backend));
   if (auto it = known_.find(what); it != known_.end()) return it->second;
-  const std::string key =
-      fmt::format("layout conversion 2|{}|t{}|trimmed-mean|{}", what, threads_, machine_);
+  const std::string key = conversion_key(what, threads_, machine_);
   double result = 0.0;
   std::optional<CachedMeasurement> cached = cache_ ? cache_->find(key) : std::nullopt;
   if (cached && cached->valid) {

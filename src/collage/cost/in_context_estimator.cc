@@ -1,25 +1,9 @@
 #include "collage/cost/in_context_estimator.h"
 
+#include "collage/cost/cache_keys.h"
 #include "collage/partition/partition_spec.h"
 
 namespace collage {
-namespace {
-
-// The version of the rule that learns the overheads (plan_profile.h:
-// observed_overheads, overheads_over_rounds, overheads_fitting_the_run):
-// overheads learned by another rule are not reused.
-constexpr const char* kLearningRule =
-    "median excess of trimmed means over parts timed again with the profile, median over "
-    "the model's profiles, tracing left out; the kept plan's charges fitted to five profiles, "
-    "parts timed before and after each and settled; parts timed after a twin";
-
-std::string overhead_key(const std::string& backend, const std::string& machine,
-                         const std::string& model) {
-  return std::string("in-context partition overhead|") + kLearningRule + "|" + model + "|" +
-         backend + "|" + machine;
-}
-
-}  // namespace
 
 PartitionOverheads PartitionOverheads::load(const MeasurementCache& cache,
                                             const std::string& machine,

@@ -325,11 +325,6 @@ int MeasurementCache::prune(const CacheGeneration& current) {
   return sqlite3_changes(db_);
 }
 
-std::string cache_key(const std::string& partition_hash, const std::string& backend_name,
-                      const std::string& backend_version, const std::string& machine) {
-  return partition_hash + "|" + backend_name + "|" + backend_version + "|" + machine;
-}
-
 std::string default_cache_path() {
   return (std::filesystem::path(cache_directory()) / "measurements.sqlite").string();
 }

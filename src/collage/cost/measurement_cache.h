@@ -7,7 +7,7 @@
 // measurement is committed as soon as it is stored, so a run killed at any
 // point keeps every measurement it finished. The key is built by the caller
 // from the partition's structural hash, the backend's name and version, and
-// the machine fingerprint (see cache_key()).
+// the machine fingerprint (see measurement_key(), cost/cache_keys.h).
 #pragma once
 
 #include <map>
@@ -110,10 +110,6 @@ class MeasurementCache {
   sqlite3* db_;
   std::string path_;
 };
-
-// The key of a partition measured with a backend on a machine.
-std::string cache_key(const std::string& partition_hash, const std::string& backend_name,
-                      const std::string& backend_version, const std::string& machine);
 
 // measurements.sqlite in cache_directory() (ir/file_io.h).
 std::string default_cache_path();

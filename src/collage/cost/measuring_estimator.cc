@@ -26,11 +26,6 @@ CachedMeasurement cache_entry_from_cost(const Cost& cost) {
                            static_cast<int>(cost.samples()), ""};
 }
 
-std::string backend_version_key(const Backend& backend) {
-  std::string code = backend.code_version();
-  return code.empty() ? backend.version() : backend.version() + " code " + code;
-}
-
 MeasuringEstimator::MeasuringEstimator(Measurer& measurer, MeasurementCache* cache,
                                        std::string machine)
     : measurer_(measurer), cache_(cache), machine_(std::move(machine)) {}
@@ -40,8 +35,9 @@ std::string MeasuringEstimator::key_of(const DataflowGraph& dfg,
                                        const Graph& partition) const {
   const Backend& backend = *candidate.spec->backend;
   std::string context = measurer_.context_of(dfg.graph(), candidate.sub_graph.node_ids(dfg));
-  return cache_key(structural_hash_hex(partition), backend.name(), backend_version_key(backend),
-                   context.empty() ? machine_ : machine_ + "|" + context);
+  return measurement_key(structural_hash_hex(partition), backend.name(),
+                         backend_version_key(backend),
+                         context.empty() ? machine_ : machine_ + "|" + context);
 }
 
 void MeasuringEstimator::prepare(const DataflowGraph& dfg,
@@ -100,36 +96,28 @@ Cost MeasuringEstimator::estimate(const DataflowGraph& dfg, const CandidateParti
       return cost;
     }
   }
-  Cost cost = measure_now(dfg, candidate);
+  Cost cost = measure(dfg, candidate);
   ++counters_.measured;
   if (!cost.is_valid()) ++counters_.invalid;
   remember(key, *backend, cost);
   return cost;
 }
 
-Cost MeasuringEstimator::remeasure(const DataflowGraph& dfg, const CandidatePartition& candidate) {
-  return measure_again(dfg, candidate, Keep::kFaster);
-}
-
-Cost MeasuringEstimator::refresh(const DataflowGraph& dfg, const CandidatePartition& candidate) {
-  return measure_again(dfg, candidate, Keep::kNewer);
-}
-
-Cost MeasuringEstimator::measure_again(const DataflowGraph& dfg,
-                                       const CandidatePartition& candidate, Keep keep) {
+Cost MeasuringEstimator::retime(const DataflowGraph& dfg, const CandidatePartition& candidate,
+                                Keep keep) {
+  if (keep == Keep::kNeither) return measure(dfg, candidate);
   const Cost before = estimate(dfg, candidate);
   if (!before.is_valid()) return before;
   const std::string key = key_of(dfg, candidate, candidate.sub_graph.extract(dfg));
-  Cost again = measure_now(dfg, candidate);
-  ++counters_.remeasured;
+  Cost again = measure(dfg, candidate);
+  ++counters_.retimed;
   if (!again.is_valid()) return before;
   if (keep == Keep::kFaster && again.seconds() >= before.seconds()) return before;
   remember(key, *candidate.spec->backend, again);
   return again;
 }
 
-Cost MeasuringEstimator::measure_now(const DataflowGraph& dfg,
-                                     const CandidatePartition& candidate) {
+Cost MeasuringEstimator::measure(const DataflowGraph& dfg, const CandidatePartition& candidate) {
   return measurer_.measure(dfg.graph(), candidate.sub_graph.node_ids(dfg),
                            *candidate.spec->backend);
 }

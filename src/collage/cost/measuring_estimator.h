@@ -15,6 +15,7 @@
 #include <map>
 #include <string>
 
+#include "collage/cost/cache_keys.h"
 #include "collage/cost/cost_estimator.h"
 #include "collage/cost/measurement_cache.h"
 #include "collage/cost/measurer.h"
@@ -32,8 +33,8 @@ struct EstimatorCounters {
   int memo_hits = 0;
   // Invalid results (measured or cached).
   int invalid = 0;
-  // Measured again because a profile contradicted them (remeasure()).
-  int remeasured = 0;
+  // Timed again and kept (retime() with Keep::kFaster or kNewer).
+  int retimed = 0;
 };
 
 class MeasuringEstimator : public CostEstimator {
@@ -54,25 +55,29 @@ class MeasuringEstimator : public CostEstimator {
     prepare_report_ = std::move(report);
   }
 
-  // Measures `candidate` again and keeps the faster of the two
-  // measurements, in this run's memo and in the cache; returns it. For a
-  // candidate whose measurement a profile of a plan contradicts: a
-  // measurement taken while the machine was slow (a noisy neighbour, a
-  // slow spell) stays in the cache for good, and steers every later search
-  // away from the candidate. Interference only adds time, so the faster of
-  // two measurements is the better one.
-  Cost remeasure(const DataflowGraph& dfg, const CandidatePartition& candidate);
-  // Measures `candidate` again and keeps that measurement in place of the
-  // one before, in this run's memo and in the cache; returns it (the one
-  // before when the new one is not valid). For the parts of a plan made
-  // from measurements of an earlier run: the machine's speed drifts by a
-  // quarter over hours, and an estimate from the old measurements
-  // describes the machine as it ran then, faster or slower.
-  Cost refresh(const DataflowGraph& dfg, const CandidatePartition& candidate);
-  // Measures `candidate` now, the way estimate() measured it, and returns
-  // that without keeping it: what the candidate costs at the machine's
-  // present speed, for an estimate compared with a run that follows.
-  Cost measure_now(const DataflowGraph& dfg, const CandidatePartition& candidate);
+  // What retime() does with the new measurement.
+  enum class Keep {
+    // Keeps the faster of the two measurements, in this run's memo and in
+    // the cache. For a candidate whose measurement a profile of a plan
+    // contradicts: a measurement taken while the machine was slow (a noisy
+    // neighbour, a slow spell) stays in the cache for good, and steers
+    // every later search away from the candidate. Interference only adds
+    // time, so the faster of two measurements is the better one.
+    kFaster,
+    // Keeps the new measurement in place of the one before. For the parts
+    // of a plan made from measurements of an earlier run: the machine's
+    // speed drifts by a quarter over hours, and an estimate from the old
+    // measurements describes the machine as it ran then, faster or slower.
+    kNewer,
+    // Keeps neither: what the candidate costs at the machine's present
+    // speed, for an estimate compared with a run that follows.
+    kNeither,
+  };
+  // Times `candidate` again, the way estimate() measured it, and keeps
+  // what `keep` says. Returns the measurement kept (with kFaster and
+  // kNewer, the one before when the new one is not valid), or with
+  // kNeither the new one.
+  Cost retime(const DataflowGraph& dfg, const CandidatePartition& candidate, Keep keep);
 
   const EstimatorCounters& counters() const { return counters_; }
 
@@ -82,13 +87,8 @@ class MeasuringEstimator : public CostEstimator {
                      const Graph& partition) const;
   // Puts `cost` into the memo and the cache under `key`.
   void remember(const std::string& key, const Backend& backend, const Cost& cost);
-  // Which measurement remeasure() and refresh() keep: the faster of the
-  // two, or the new one.
-  enum class Keep { kFaster, kNewer };
-  // Measures `candidate` again and keeps the measurement `keep` says, in
-  // the memo and in the cache; returns it (the one before when the new one
-  // is not valid).
-  Cost measure_again(const DataflowGraph& dfg, const CandidatePartition& candidate, Keep keep);
+  // Measures `candidate` with the measurer.
+  Cost measure(const DataflowGraph& dfg, const CandidatePartition& candidate);
 
   Measurer& measurer_;
   MeasurementCache* cache_;
@@ -102,9 +102,5 @@ class MeasuringEstimator : public CostEstimator {
 // A cached measurement as a Cost, and back.
 Cost cost_from_cache(const CachedMeasurement& measurement);
 CachedMeasurement cache_entry_from_cost(const Cost& cost);
-
-// A backend's version as cache keys see it: the library's version and, when
-// the build generated one, the hash of our own code of the backend.
-std::string backend_version_key(const Backend& backend);
 
 }  // namespace collage

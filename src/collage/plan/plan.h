@@ -63,7 +63,7 @@ struct PlanSearchStats {
   int routes_dropped = 0;
   // The plan's estimate from the measurements the search used, when its
   // partitions were timed again afterwards (in a tune's profile rounds, or
-  // between compare's runs: session/planning.h, PartsTimer) and
+  // between compare's runs: session/parts_retiming.h) and
   // Plan::estimated_ms sums the new times.
   std::optional<double> search_estimated_ms;
 };

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <map>
 #include <optional>
-#include <set>
 
 #include "collage/ir/error.h"
 #include "collage/plan/plan_compiler.h"
@@ -15,9 +14,6 @@
 
 namespace collage {
 namespace {
-
-// Partitions measured at or above this (ms) tell the machine's speed.
-constexpr double kScaleFloorMs = 0.2;
 
 constexpr const char* kAllocationKind = "allocation (executor)";
 constexpr const char* kBetweenKind = "between kernels (executor)";
@@ -28,33 +24,6 @@ double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   std::size_t mid = values.size() / 2;
   return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
-
-// How much slower (above 1) or faster the machine ran the profiled plan
-// than when its candidates were measured: the median of in context /
-// isolated over the partitions large enough that a per-partition overhead
-// is lost in them. Where three or more such partitions follow one of their
-// own backend (or start the plan), only those count: they ran as their
-// candidates were measured, beside their own library, while a partition
-// after another backend's may be slower for a reason of the switch, which
-// is an overhead to learn, not the machine's speed. None when fewer than
-// three partitions are large enough.
-template <typename Isolated>
-std::optional<double> machine_scale(const PlanProfile& profile, Isolated isolated_ms) {
-  std::vector<double> all;
-  std::vector<double> after_own;
-  for (const PartitionProfile& row : profile.partitions) {
-    if (!row.estimated_ms) continue;
-    const double isolated = isolated_ms(row);
-    if (isolated < kScaleFloorMs) continue;
-    all.push_back(row.in_context_ms / isolated);
-    if (row.previous_backend.empty() || row.previous_backend == row.backend) {
-      after_own.push_back(all.back());
-    }
-  }
-  std::vector<double>& ratios = after_own.size() >= 3 ? after_own : all;
-  if (ratios.size() < 3) return std::nullopt;
-  return std::clamp(median(std::move(ratios)), 0.5, 2.0);
 }
 
 }  // namespace
@@ -283,86 +252,18 @@ PlanProfile profile_in_context(const Graph& model, const Plan& plan,
   return profile;
 }
 
-PartitionOverheads observed_overheads(const PlanProfile& profile, const PartitionOverheads& charged,
-                                      PartsTimed parts) {
-  double between_ms = 0;
+PlanRun as_plan_run(const PlanProfile& profile) {
+  PlanRun run{.run_ms = profile.run_median_ms, .beyond_partitions_ms = 0, .partitions = {}};
   for (const BoundaryTotal& total : profile.boundaries) {
-    if (is_beyond_partitions(total)) between_ms += total.ms_per_run;
+    if (is_beyond_partitions(total)) run.beyond_partitions_ms += total.ms_per_run;
   }
-  const double share_ms = profile.partitions.empty()
-                              ? 0.0
-                              : between_ms / static_cast<double>(profile.partitions.size());
-  auto isolated_ms = [&](const PartitionProfile& row) {
-    return *row.estimated_ms - charged.of(row.backend) * 1e3;
-  };
-  const std::optional<double> scale = machine_scale(profile, isolated_ms);
-  std::map<std::string, std::vector<double>> excess_ms;
   for (const PartitionProfile& row : profile.partitions) {
-    if (!row.estimated_ms) continue;
-    // Without the machine's speed, a large partition's excess is as much
-    // the speed as an overhead: DCGAN's plan, two XNNPACK partitions of 1
-    // to 1.5 ms profiled in a slow spell, taught a charge of 1.3 ms per
-    // XNNPACK partition. Only small partitions tell the overhead then,
-    // unless the parts were timed beside the runs.
-    if (!scale && parts == PartsTimed::kWhenSearched && isolated_ms(row) >= kScaleFloorMs) {
-      continue;
-    }
-    excess_ms[row.backend].push_back(row.in_context_ms - scale.value_or(1.0) * isolated_ms(row) +
-                                     share_ms);
+    run.partitions.push_back(PartitionRun{.backend = row.backend,
+                                          .previous_backend = row.previous_backend,
+                                          .estimated_ms = row.estimated_ms,
+                                          .in_context_ms = row.in_context_ms});
   }
-  PartitionOverheads result;
-  for (auto& [backend, values] : excess_ms) {
-    // The median partition: one large partition slowed by a busy moment
-    // would otherwise set the charge of every small one.
-    result.seconds[backend] = std::max(0.0, median(std::move(values))) / 1e3;
-  }
-  return result;
-}
-
-PartitionOverheads overheads_fitting_the_run(const PlanProfile& profile,
-                                             const PartitionOverheads& charged) {
-  PartitionOverheads observed = observed_overheads(profile, charged, PartsTimed::kWithProfile);
-  double parts_ms = 0;
-  double predicted_ms = 0;
-  std::set<std::string> backends;
-  for (const PartitionProfile& row : profile.partitions) {
-    if (!row.estimated_ms) return observed;
-    parts_ms += *row.estimated_ms - charged.of(row.backend) * 1e3;
-    predicted_ms += observed.of(row.backend) * 1e3;
-    backends.insert(row.backend);
-  }
-  const double excess_ms = std::max(0.0, profile.run_median_ms - parts_ms);
-  PartitionOverheads fitted;
-  for (const std::string& backend : backends) {
-    const double seconds = observed.of(backend);
-    if (predicted_ms > 0) {
-      fitted.seconds[backend] = seconds * excess_ms / predicted_ms;
-    } else {
-      fitted.seconds[backend] = excess_ms / static_cast<double>(profile.partitions.size()) / 1e3;
-    }
-  }
-  return fitted;
-}
-
-PartitionOverheads overheads_over_rounds(const std::vector<PartitionOverheads>& rounds,
-                                         const std::vector<std::string>& backends) {
-  PartitionOverheads result;
-  for (const std::string& backend : backends) {
-    std::vector<double> values;
-    for (const PartitionOverheads& round : rounds) {
-      auto found = round.seconds.find(backend);
-      if (found != round.seconds.end()) values.push_back(found->second);
-    }
-    if (values.empty()) {
-      result.seconds[backend] = 0.0;
-      continue;
-    }
-    // The median: a profile taken while the machine slowed down between
-    // its runs and the timing of its parts reads high, and once there are
-    // three, one such profile does not set the charge.
-    result.seconds[backend] = median(std::move(values));
-  }
-  return result;
+  return run;
 }
 
 }  // namespace collage

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "collage/backends/registry.h"
-#include "collage/cost/in_context_estimator.h"
+#include "collage/cost/overhead_learning.h"
 #include "collage/ir/graph.h"
 #include "collage/plan/plan.h"
 #include "collage/runtime/trace.h"
@@ -119,53 +119,9 @@ PlanProfile profile_in_context(const Graph& model, const Plan& plan,
                                const BackendRegistry& registry, int threads,
                                const std::map<std::string, Tensor>& inputs, int runs, int warmup);
 
-// What one profile shows, per backend with a partition in the plan (the
-// others are not listed): the median over the backend's partitions of
-// (in context - scale x isolated), plus an equal share of the executor's
-// time between kernels, at least 0. The plan's estimates were made with
-// `charged` added; it is taken off to get the isolated cost.
-//
-// With `parts` kWhenSearched, the estimates are the search's measurements,
-// taken at another moment: `scale` is how fast the machine ran the plan
-// against then, the median of in context / isolated over the partitions of
-// 0.2 ms and more, within [0.5, 2]. A machine that runs everything 30%
-// slower for a while is not a per-partition overhead: learned as one, it
-// was charged to every partition of every later plan, small ones most.
-// With fewer than three partitions that large the speed is unknown, and
-// only the partitions under 0.2 ms count (at a scale of 1); a backend left
-// without one is not listed.
-//
-// With `parts` kWithProfile, the profile's estimates are of parts timed
-// again right after its runs, at the machine's speed of the runs: with
-// fewer than three large partitions the scale is taken as 1, and every
-// partition counts, large or small.
-enum class PartsTimed { kWhenSearched, kWithProfile };
-
-PartitionOverheads observed_overheads(const PlanProfile& profile, const PartitionOverheads& charged,
-                                      PartsTimed parts = PartsTimed::kWhenSearched);
-
-// The overheads that make `profile`'s own plan cost what it ran: each
-// backend's observed overhead (observed_overheads, parts timed with the
-// profile), all scaled by one factor so that the plan's partitions (their
-// estimates less `charged`) plus the charges sum to the profile's end to
-// end. The per-partition medians tell how the excess splits over the
-// backends; the total tells how much there is. Charged to a plan of other
-// partitions, medians taken on a plan of few large partitions (mobilenet
-// v2's 15, 28.7 us per oneDNN partition) overcharged the 60 small ones of
-// the plan kept by 0.9 ms, 25% of its run. A plan that runs faster than
-// its parts gets no charges; one that runs slower while the medians leave
-// every backend at 0 shares the excess equally over its partitions.
-PartitionOverheads overheads_fitting_the_run(const PlanProfile& profile,
-                                             const PartitionOverheads& charged);
-
-// The overheads of one model's tune from what each of its profiles
-// observed (observed_overheads, one entry per profile): per backend of
-// `backends`, the median over the profiles whose plan used it; 0 for a
-// backend none used. One profile taken while the machine changed speed
-// (its runs slow, its parts timed fast a moment later) reads a charge
-// several times too high, and the next plans would pay it on every
-// partition; the median over profiles leaves it out once there are three.
-PartitionOverheads overheads_over_rounds(const std::vector<PartitionOverheads>& rounds,
-                                         const std::vector<std::string>& backends);
+// The profile as overhead learning reads it (cost/overhead_learning.h):
+// each partition's backend, estimate and in-context time, the end to end,
+// and the executor's time beyond the partitions (is_beyond_partitions).
+PlanRun as_plan_run(const PlanProfile& profile);
 
 }  // namespace collage

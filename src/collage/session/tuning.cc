@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "collage/ir/error.h"
+#include "collage/session/parts_retiming.h"
 #include "collage/session/resources.h"
 
 namespace collage {
@@ -85,17 +86,17 @@ CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& opt
   // again in between the runs, a few before each chunk of rounds, so that
   // its estimate sums parts timed at the speed the runs saw (without one,
   // the search's measurements are not kept to compare with).
-  std::unique_ptr<PartsTimer> timer;
+  std::unique_ptr<PartsRetimer> retimer;
   if (options.cache_path != "none" && searched.estimated_ms) {
-    timer = std::make_unique<PartsTimer>(graph, searched, options);
+    retimer = std::make_unique<PartsRetimer>(graph, searched, options);
   }
-  const int parts = timer ? static_cast<int>(timer->size()) : 0;
+  const int parts = retimer ? static_cast<int>(retimer->size()) : 0;
   const int chunks = std::max(1, std::min(repeat, parts));
   // Each partition is timed twice, half the runs apart (back to back
   // before the runs when there is one chunk).
   constexpr std::size_t kTimings = 2;
   std::vector<std::vector<double>> change_ms(static_cast<std::size_t>(parts));
-  auto time_parts = [&](int chunk) {
+  auto retime_parts = [&](int chunk) {
     if (options.progress && chunk == 0) {
       options.progress(TuneProgress{
           .stage = TuneProgress::Stage::kRefine,
@@ -107,19 +108,19 @@ CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& opt
     for (int first : {chunk, (chunk + chunks / 2) % chunks}) {
       for (int i = first; i < parts; i += chunks) {
         const auto index = static_cast<std::size_t>(i);
-        if (std::optional<double> change = timer->change_now(index)) {
+        if (std::optional<double> change = retimer->retime(index)) {
           change_ms[index].push_back(*change);
         }
       }
     }
   };
   outcome.results = evaluate_plans(graph, plans, options.threads, repeat, 3, chunks,
-                                   timer ? std::function<void(int)>(time_parts) : nullptr);
+                                   retimer ? std::function<void(int)>(retime_parts) : nullptr);
   Plan& collage = outcome.results.back().plan;
   // An invalid timing leaves its partition short, and the search's
   // estimate stands.
   const bool all_timed =
-      timer && collage.partitions.size() == change_ms.size() &&
+      retimer && collage.partitions.size() == change_ms.size() &&
       std::all_of(change_ms.begin(), change_ms.end(),
                   [&](const std::vector<double>& c) { return c.size() == kTimings; });
   if (all_timed) {
@@ -127,7 +128,7 @@ CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& opt
     double total = 0;
     for (std::size_t i = 0; i < change_ms.size(); ++i) {
       std::optional<double>& estimate = collage.partitions[i].estimated_ms;
-      if (estimate) *estimate += settled_change(*estimate, change_ms[i]);
+      if (estimate) *estimate += settled_retiming(*estimate, change_ms[i]);
       total += estimate.value_or(0);
     }
     collage.estimated_ms = total;

@@ -53,7 +53,7 @@ struct CompareOutcome {
 
 // `repeat` interleaved rounds, one run of each strategy per round. With a
 // measurement cache, the collage plan's estimate sums its partitions timed
-// again in between the rounds (PartsTimer); the search's own is in its
+// again in between the rounds (PartsRetimer); the search's own is in its
 // PlanSearchStats::search_estimated_ms.
 CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& options, int repeat);
 

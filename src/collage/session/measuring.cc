@@ -1,0 +1,52 @@
+#include "collage/session/measuring.h"
+
+#include "collage/backends/registry.h"
+#include "collage/session/worker_location.h"
+
+namespace collage {
+
+std::vector<std::string> worker_command(const PlanningOptions& options) {
+  std::vector<std::string> command = {
+      options.worker_executable.empty() ? worker_executable() : options.worker_executable,
+      "worker",
+      options.model_path,
+      "--threads",
+      std::to_string(options.threads),
+      "--graph-opt",
+      std::string(to_string(options.graph_opt))};
+  for (const auto& [name, shape] : options.input_shapes) {
+    std::string dims;
+    for (std::size_t i = 0; i < shape.size(); ++i)
+      dims += (i ? "," : "") + std::to_string(shape[i]);
+    command.push_back("--input-shape");
+    command.push_back(name + "=" + dims);
+  }
+  return command;
+}
+
+Measuring open_measuring(const PlanningOptions& options) {
+  Measuring measuring;
+  MeasureOptions measure_options;
+  measure_options.threads = options.threads;
+  if (options.isolate) {
+    measuring.measurer = std::make_unique<WorkerMeasurer>(worker_command(options), measure_options);
+  } else {
+    measuring.measurer =
+        std::make_unique<InProcessMeasurer>(BackendRegistry::global().native(), measure_options);
+  }
+  if (options.cache_path != "none") {
+    measuring.cache = MeasurementCache::open(options.cache_path.empty() ? default_cache_path()
+                                                                        : options.cache_path);
+  }
+  measuring.machine = machine_key(machine_text(options.threads), measure_options,
+                                  std::string(to_string(options.graph_opt)));
+  measuring.estimator = std::make_unique<MeasuringEstimator>(
+      *measuring.measurer, measuring.cache.get(), measuring.machine);
+  ProgressCallback progress = options.progress;
+  measuring.estimator->prepare_with(options.threads, [progress](const std::string& line) {
+    if (progress) progress(TuneProgress{.stage = TuneProgress::Stage::kCompile, .message = line});
+  });
+  return measuring;
+}
+
+}  // namespace collage

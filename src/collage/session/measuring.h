@@ -1,0 +1,34 @@
+// What measures candidates for a collage plan: the measurer (a worker
+// process unless options.isolate is off), the measurement cache and the
+// estimator over them, under one key of the machine and how it measures.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collage/cost/measurement_cache.h"
+#include "collage/cost/measurer.h"
+#include "collage/cost/measuring_estimator.h"
+#include "collage/session/planning_options.h"
+
+namespace collage {
+
+struct Measuring {
+  std::unique_ptr<Measurer> measurer;
+  // None with cache_path "none".
+  std::unique_ptr<MeasurementCache> cache;
+  // The machine and how it measures (measurement_context()) and the graph
+  // optimization level: part of every measurement's and overhead's key.
+  std::string machine;
+  std::unique_ptr<MeasuringEstimator> estimator;
+};
+
+// Opens the measurer, the cache and the estimator `options` ask for;
+// backends that compile ahead report their work to options.progress.
+Measuring open_measuring(const PlanningOptions& options);
+
+// The command line of the `collage worker` that measures for `options`.
+std::vector<std::string> worker_command(const PlanningOptions& options);
+
+}  // namespace collage

@@ -1,0 +1,93 @@
+// What every front end gives planning: the model, the backends, the
+// threads, the measurement settings and the search's limits
+// (PlanningOptions), validated the same way for all of them.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collage/backends/backend.h"
+#include "collage/ir/graph.h"
+#include "collage/ir/passes/canonicalize.h"
+#include "collage/plan/plan_builder.h"
+#include "collage/search/backend_spec.h"
+#include "collage/search/strategy.h"
+#include "collage/tuning.h"
+
+namespace collage {
+
+// What a long planning run reports while it works: the public API's
+// TuneProgress (include/collage/tuning.h), so that every front end gets the
+// same reports. The command line draws them as a progress bar.
+using ProgressCallback = std::function<void(const TuneProgress&)>;
+
+// The limits of the search; every front end validates them with
+// check_search_settings(), so a value one refuses, all refuse.
+struct SearchSettings {
+  // Rounds of: profile the plan in context, charge each backend's observed
+  // per-partition overhead, search again. 0: search once with the overheads
+  // stored for this machine, without profiling.
+  int refine_rounds = 3;
+  // Refinement (re-search rounds, then local moves) starts nothing new
+  // after this many seconds of it.
+  double budget_seconds = 120;
+  // Longest path inside a graph-runtime or fusing-compiler candidate.
+  int max_depth = 6;
+  // Most outputs of a graph-runtime or fusing-compiler candidate.
+  int max_exits = 1;
+  // Charge the layout conversions at boundaries between partitions on the
+  // search's edges (cost/boundary_costs.h).
+  bool boundary_costs = true;
+  // After the rounds, improve the plan by local moves measured end to end
+  // (session/move_refinement.h), within the budget.
+  bool local_moves = true;
+};
+
+// Throws Error naming the flag (--refine-rounds, --budget, --max-depth,
+// --max-exits) of a value out of range.
+void check_search_settings(const SearchSettings& settings);
+
+struct PlanningOptions {
+  // The model file; measuring workers import it again.
+  std::string model_path;
+  std::map<std::string, Shape> input_shapes;
+  // The level the graph was canonicalized with (workers import it the same way).
+  GraphOptLevel graph_opt = GraphOptLevel::kAll;
+  // Backends the collage strategy may use; native is always added.
+  std::vector<std::string> backends;
+  int threads = 1;
+  // Measurement cache file; empty: the default; "none": no persistent cache.
+  std::string cache_path;
+  // Measure in a worker process (crash and hang isolation).
+  bool isolate = true;
+  // The `collage` executable whose `worker` subcommand measures; empty: found
+  // by worker_executable().
+  std::string worker_executable;
+  // Keep only maximal candidates of each backend.
+  bool prune = false;
+  SearchSettings search;
+  // Timed runs per profile.
+  int refine_runs = 10;
+  // Receives progress; may be empty.
+  ProgressCallback progress;
+};
+
+// The named backends, native first, each once. Throws Error for a name this
+// build does not have.
+std::vector<const Backend*> resolve_backends(const std::vector<std::string>& names);
+
+// The --backends value "native,onednn,xnnpack" as names; "all" is every backend of this build.
+std::vector<std::string> parse_backend_list(const std::string& text);
+
+// The machine fingerprint text for `threads`.
+std::string machine_text(int threads);
+
+// The limits of each backend's candidates under `settings`.
+SpecOptions spec_options(const SearchSettings& settings);
+
+// What a plan of `strategy` made with `options` records of how it was made.
+PlanContext plan_context(const Strategy& strategy, const PlanningOptions& options);
+
+}  // namespace collage
