@@ -6,8 +6,8 @@
 // pass through the caches, and a partition of a large model reads its
 // weights from memory. ResNet-50's last convolutions (4 to 9 MiB of
 // weights each) ran 1.3x to 1.4x their isolated time in context while its
-// first ones (under 1 MiB) ran at theirs (docs/partitioning.md, "Costs in
-// context", point 7).
+// first ones (under 1 MiB) ran at theirs (docs/partitioning.md,
+// "Measurement").
 //
 // So a candidate is timed in the state a plan leaves: before every timed
 // call, a buffer as large as what the rest of the model touches in a run
@@ -17,7 +17,7 @@
 // partition before leaves it in a plan; the measurer's
 // MeasureOptions::twin_before), then the candidate's inputs are written
 // again (rewrite), as their producer has just written them in a plan
-// (MeasureOptions::Edges; docs/partitioning.md, point 16).
+// (MeasureOptions::Edges; docs/partitioning.md, "Measurement").
 #pragma once
 
 #include <cstddef>

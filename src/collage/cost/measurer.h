@@ -58,7 +58,7 @@ struct MeasureOptions {
     // lines another core holds modified: timed after reads, BERT's
     // partitions summed 3 to 7 % under their time in a plan, after writes
     // within 2 % (bench/results/plan_caches-2026-11-27.md;
-    // docs/partitioning.md, "Costs in context", point 16).
+    // docs/partitioning.md, "Measurement").
     kInputsWritten,
   };
   Edges edges = Edges::kInputsWritten;

@@ -14,8 +14,8 @@
 // small model timed 0.81 ms in rounds. One settling call is not always
 // enough: the machine takes milliseconds to come back to a plan's steady
 // state, so DCGAN's 1.2 ms plan timed 1.34 ms after one call and 1.15 to
-// 1.19 ms after ten, as it runs back to back (docs/partitioning.md, "Costs
-// in context", point 9).
+// 1.19 ms after ten, as it runs back to back (docs/partitioning.md,
+// "Keeping the faster plan").
 #pragma once
 
 #include <functional>

@@ -34,7 +34,7 @@ struct TimingResult {
   // 5 to 10 samples; none of fewer). What a part adds to a whole: the
   // median of a sum of many skewed times is near the sum of their means,
   // not of their medians, and trimming keeps one preempted sample from
-  // setting the mean (docs/partitioning.md, "Costs in context", point 9).
+  // setting the mean (docs/partitioning.md, "Measurement").
   double trimmed_mean_seconds = 0;
   double p10_seconds = 0;
   double p90_seconds = 0;

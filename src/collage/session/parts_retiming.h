@@ -3,7 +3,7 @@
 // backend's edge layouts, the eviction).
 //
 // The machine's speed moves by a third and more within minutes, and by 2x
-// within seconds (docs/partitioning.md), and a cached measurement may be
+// within seconds (docs/partitioning.md, "Re-timing a plan's parts"), and a cached measurement may be
 // days old. An estimate that is compared with runs (a tune's profiles,
 // `compare`) sums parts retimed beside those runs, so that what the runs
 // show beyond it is the plan's overhead, not the machine's change of speed.
@@ -65,7 +65,7 @@ Plan with_retimings_settled(const Plan& plan, const Plan& before, const Plan& af
 // A measurement a profile contradicts: more than this many times the
 // partition's in-context time, and kMinContradictionMs above it. Timed in
 // the caches a plan leaves, a candidate alone ran within 6% of its median
-// in context (docs/partitioning.md); beyond a quarter more, the
+// in context (docs/partitioning.md, "Measurement"); beyond a quarter more, the
 // measurement was taken while the machine was slow.
 constexpr double kContradictionRatio = 1.25;
 constexpr double kMinContradictionMs = 0.005;
