@@ -1,12 +1,12 @@
 // Compute kernels: the internal declarations behind compute_ops().
 //
 // The compute-heavy native ops (convolution, GEMM, pooling, normalization,
-// reductions, resize, the recurrent layers, quantization) each get a run function and a check
-// function with the OpRun / OpCheck signatures of op_registry.h; compute_ops.cc lists them in the
-// table. The helpers below are shared by several op families: dtype checks, axis normalization, the
-// three-axis form of a convolution's or pool's window (resolved by ir/window.h), how many threads a
-// loop of a given size deserves, the padded plane copies of direct convolution and pooling, and
-// vectorized row loops.
+// reductions, resize, the recurrent layers, quantization): each file lists its
+// ops in its own table of OpEntry rows (op_registry.h), and compute_ops()
+// assembles them, as tensor_ops() does the tensor ops'. The helpers below are shared by several op
+// families: dtype checks, axis normalization, the three-axis form of a convolution's or pool's
+// window (resolved by ir/window.h), how many threads a loop of a given size deserves, the padded
+// plane copies of direct convolution and pooling, and vectorized row loops.
 #pragma once
 
 #include <array>
@@ -15,130 +15,27 @@
 #include <string_view>
 #include <vector>
 
+#include "collage/backends/native/op_registry.h"
 #include "collage/ir/graph.h"
 #include "collage/ir/window.h"
 
 namespace collage::native {
 
-// --- Op entries (one run/check pair per op, grouped by file) ---
+// --- Op tables: each file's ops (op_registry.h), assembled by compute_ops() ---
 
-// ops_conv.cc
-void run_conv(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-              std::span<Tensor> outputs, int threads);
-// Conv and ConvTranspose: whether conv_shape() takes the node.
+std::span<const OpEntry> conv_ops();            // ops_conv.cc
+std::span<const OpEntry> conv_transpose_ops();  // ops_conv_transpose.cc
+std::span<const OpEntry> gemm_ops();            // ops_gemm.cc
+std::span<const OpEntry> pool_ops();            // ops_pool.cc
+std::span<const OpEntry> norm_ops();            // ops_norm.cc
+std::span<const OpEntry> reduce_ops();          // ops_reduce.cc
+std::span<const OpEntry> resize_ops();          // ops_resize.cc
+std::span<const OpEntry> grid_sample_ops();     // ops_grid_sample.cc
+std::span<const OpEntry> recurrent_ops();       // ops_recurrent.cc
+std::span<const OpEntry> quantize_ops();        // ops_quantize.cc
+
+// Conv and ConvTranspose (ops_conv.cc): whether conv_shape() takes the node.
 bool check_conv(const Graph& graph, const Node& node);
-
-// ops_conv_transpose.cc
-void run_conv_transpose(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                        std::span<Tensor> outputs, int threads);
-
-// ops_gemm.cc
-void run_gemm(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-              std::span<Tensor> outputs, int threads);
-bool check_gemm(const Graph& graph, const Node& node);
-void run_matmul(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                std::span<Tensor> outputs, int threads);
-bool check_matmul(const Graph& graph, const Node& node);
-
-// ops_pool.cc
-void run_max_pool(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                  std::span<Tensor> outputs, int threads);
-bool check_max_pool(const Graph& graph, const Node& node);
-void run_average_pool(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                      std::span<Tensor> outputs, int threads);
-bool check_average_pool(const Graph& graph, const Node& node);
-void run_global_average_pool(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                             std::span<Tensor> outputs, int threads);
-void run_global_max_pool(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                         std::span<Tensor> outputs, int threads);
-bool check_global_pool(const Graph& graph, const Node& node);
-
-// ops_norm.cc
-void run_batch_normalization(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                             std::span<Tensor> outputs, int threads);
-bool check_batch_normalization(const Graph& graph, const Node& node);
-void run_layer_normalization(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                             std::span<Tensor> outputs, int threads);
-bool check_layer_normalization(const Graph& graph, const Node& node);
-void run_instance_normalization(const Graph& graph, const Node& node,
-                                std::span<const Tensor> inputs, std::span<Tensor> outputs,
-                                int threads);
-bool check_instance_normalization(const Graph& graph, const Node& node);
-void run_lrn(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-             std::span<Tensor> outputs, int threads);
-bool check_lrn(const Graph& graph, const Node& node);
-void run_softmax(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                 std::span<Tensor> outputs, int threads);
-void run_log_softmax(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                     std::span<Tensor> outputs, int threads);
-bool check_softmax(const Graph& graph, const Node& node);
-
-// ops_reduce.cc
-void run_reduce_sum(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                    std::span<Tensor> outputs, int threads);
-void run_reduce_mean(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                     std::span<Tensor> outputs, int threads);
-void run_reduce_max(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                    std::span<Tensor> outputs, int threads);
-void run_reduce_min(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                    std::span<Tensor> outputs, int threads);
-void run_reduce_prod(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                     std::span<Tensor> outputs, int threads);
-void run_reduce_sum_square(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                           std::span<Tensor> outputs, int threads);
-void run_reduce_l1(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                   std::span<Tensor> outputs, int threads);
-void run_reduce_l2(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                   std::span<Tensor> outputs, int threads);
-void run_reduce_log_sum(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                        std::span<Tensor> outputs, int threads);
-void run_reduce_log_sum_exp(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                            std::span<Tensor> outputs, int threads);
-bool check_reduce(const Graph& graph, const Node& node);
-void run_arg_max(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                 std::span<Tensor> outputs, int threads);
-void run_arg_min(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                 std::span<Tensor> outputs, int threads);
-bool check_arg_reduce(const Graph& graph, const Node& node);
-void run_hardmax(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                 std::span<Tensor> outputs, int threads);
-bool check_hardmax(const Graph& graph, const Node& node);
-void run_top_k(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-               std::span<Tensor> outputs, int threads);
-bool check_top_k(const Graph& graph, const Node& node);
-
-// ops_recurrent.cc: RNN, GRU and LSTM
-void run_recurrent(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                   std::span<Tensor> outputs, int threads);
-bool check_recurrent(const Graph& graph, const Node& node);
-// ops_quantize.cc
-void run_quantize_linear(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                         std::span<Tensor> outputs, int threads);
-bool check_quantize_linear(const Graph& graph, const Node& node);
-void run_dequantize_linear(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                           std::span<Tensor> outputs, int threads);
-bool check_dequantize_linear(const Graph& graph, const Node& node);
-void run_dynamic_quantize_linear(const Graph& graph, const Node& node,
-                                 std::span<const Tensor> inputs, std::span<Tensor> outputs,
-                                 int threads);
-bool check_dynamic_quantize_linear(const Graph& graph, const Node& node);
-void run_matmul_integer(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                        std::span<Tensor> outputs, int threads);
-bool check_matmul_integer(const Graph& graph, const Node& node);
-void run_qlinear_matmul(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                        std::span<Tensor> outputs, int threads);
-bool check_qlinear_matmul(const Graph& graph, const Node& node);
-// ops_resize.cc
-void run_resize(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                std::span<Tensor> outputs, int threads);
-bool check_resize(const Graph& graph, const Node& node);
-void run_upsample(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                  std::span<Tensor> outputs, int threads);
-bool check_upsample(const Graph& graph, const Node& node);
-// ops_grid_sample.cc
-void run_grid_sample(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                     std::span<Tensor> outputs, int threads);
-bool check_grid_sample(const Graph& graph, const Node& node);
 
 // --- Shared helpers (compute_ops.cc) ---
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cassert>
 #include <limits>
+#include <vector>
 
 #include "collage/backends/native/compute_kernels.h"
 #include "collage/backends/native/op_registry.h"
@@ -12,55 +13,24 @@
 namespace collage::native {
 namespace {
 
-constexpr OpEntry kComputeOps[] = {
-    {"Conv", run_conv, check_conv},
-    {"ConvTranspose", run_conv_transpose, check_conv},
-    {"Gemm", run_gemm, check_gemm},
-    {"MatMul", run_matmul, check_matmul},
-    {"MaxPool", run_max_pool, check_max_pool},
-    {"AveragePool", run_average_pool, check_average_pool},
-    {"GlobalAveragePool", run_global_average_pool, check_global_pool},
-    {"GlobalMaxPool", run_global_max_pool, check_global_pool},
-    {"BatchNormalization", run_batch_normalization, check_batch_normalization},
-    {"LayerNormalization", run_layer_normalization, check_layer_normalization},
-    {"InstanceNormalization", run_instance_normalization, check_instance_normalization},
-    {"LRN", run_lrn, check_lrn},
-    {"Softmax", run_softmax, check_softmax},
-    {"LogSoftmax", run_log_softmax, check_softmax},
-    {"ReduceSum", run_reduce_sum, check_reduce},
-    {"ReduceMean", run_reduce_mean, check_reduce},
-    {"ReduceMax", run_reduce_max, check_reduce},
-    {"ReduceMin", run_reduce_min, check_reduce},
-    {"ReduceProd", run_reduce_prod, check_reduce},
-    {"ReduceSumSquare", run_reduce_sum_square, check_reduce},
-    {"ReduceL1", run_reduce_l1, check_reduce},
-    {"ReduceL2", run_reduce_l2, check_reduce},
-    {"ReduceLogSum", run_reduce_log_sum, check_reduce},
-    {"ReduceLogSumExp", run_reduce_log_sum_exp, check_reduce},
-    {"ArgMax", run_arg_max, check_arg_reduce},
-    {"ArgMin", run_arg_min, check_arg_reduce},
-    {"Hardmax", run_hardmax, check_hardmax},
-    {"TopK", run_top_k, check_top_k},
-    {"Resize", run_resize, check_resize},
-    {"Upsample", run_upsample, check_upsample},
-    {"GridSample", run_grid_sample, check_grid_sample},
-    {"RNN", run_recurrent, check_recurrent},
-    {"GRU", run_recurrent, check_recurrent},
-    {"LSTM", run_recurrent, check_recurrent},
-    {"QuantizeLinear", run_quantize_linear, check_quantize_linear},
-    {"DequantizeLinear", run_dequantize_linear, check_dequantize_linear},
-    {"DynamicQuantizeLinear", run_dynamic_quantize_linear, check_dynamic_quantize_linear},
-    {"MatMulInteger", run_matmul_integer, check_matmul_integer},
-    {"QLinearMatMul", run_qlinear_matmul, check_qlinear_matmul},
-};
-
 // Work (elementary operations) below which a parallel loop costs more in
 // thread wake-up than it saves.
 constexpr std::int64_t kMinParallelWork = 1 << 15;
 
 }  // namespace
 
-std::span<const OpEntry> compute_ops() { return kComputeOps; }
+std::span<const OpEntry> compute_ops() {
+  static const std::vector<OpEntry> table = [] {
+    std::vector<OpEntry> entries;
+    for (std::span<const OpEntry> part :
+         {conv_ops(), conv_transpose_ops(), gemm_ops(), pool_ops(), norm_ops(), reduce_ops(),
+          resize_ops(), grid_sample_ops(), recurrent_ops(), quantize_ops()}) {
+      entries.insert(entries.end(), part.begin(), part.end());
+    }
+    return entries;
+  }();
+  return table;
+}
 
 bool is_float32(const Graph& graph, ValueId value) {
   return value != kNoValue && graph.type(value).dtype == DType::kFloat32;

@@ -318,8 +318,6 @@ void run_gemm_conv(const ConvShape& shape, const float* x, const float* w, const
   for (std::int64_t unit = 0; unit < units; ++unit) one_group(unit, threads);
 }
 
-}  // namespace
-
 void run_conv(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
               std::span<Tensor> outputs, int threads) {
   Tensor& y = outputs[0];
@@ -341,6 +339,8 @@ void run_conv(const Graph& graph, const Node& node, std::span<const Tensor> inpu
   run_gemm_conv(shape, x, w, bias_data, y.data<float>(), threads);
 }
 
+}  // namespace
+
 bool check_conv(const Graph& graph, const Node& node) {
   if (node.inputs.size() < 2 || node.outputs.size() != 1) return false;
   if (!is_float32(graph, node.input(0)) || !is_float32(graph, node.input(1))) return false;
@@ -360,5 +360,15 @@ bool check_conv(const Graph& graph, const Node& node) {
   return transposed ? transposed_window(node, input, kernel).ok()
                     : forward_window(node, input, kernel).ok();
 }
+
+namespace {
+
+constexpr OpEntry kConvOps[] = {
+    {"Conv", run_conv, check_conv},
+};
+
+}  // namespace
+
+std::span<const OpEntry> conv_ops() { return kConvOps; }
 
 }  // namespace collage::native

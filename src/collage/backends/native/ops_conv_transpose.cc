@@ -66,8 +66,6 @@ void col2im_channel(const ConvShape& shape, const float* columns, std::int64_t r
   }
 }
 
-}  // namespace
-
 void run_conv_transpose(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                         std::span<Tensor> outputs, int threads) {
   Tensor& y = outputs[0];
@@ -120,5 +118,13 @@ void run_conv_transpose(const Graph& graph, const Node& node, std::span<const Te
     }
   }
 }
+
+constexpr OpEntry kConvTransposeOps[] = {
+    {"ConvTranspose", run_conv_transpose, check_conv},
+};
+
+}  // namespace
+
+std::span<const OpEntry> conv_transpose_ops() { return kConvTransposeOps; }
 
 }  // namespace collage::native

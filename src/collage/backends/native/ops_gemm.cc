@@ -18,6 +18,7 @@
 #include "collage/ir/error.h"
 
 namespace collage::native {
+namespace {
 
 void run_gemm(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
               std::span<Tensor> outputs, int threads) {
@@ -169,5 +170,14 @@ bool check_matmul(const Graph& graph, const Node& node) {
   if (!float32_io(graph, node, 2)) return false;
   return graph.type(node.input(0)).rank() >= 1 && graph.type(node.input(1)).rank() >= 1;
 }
+
+constexpr OpEntry kGemmOps[] = {
+    {"Gemm", run_gemm, check_gemm},
+    {"MatMul", run_matmul, check_matmul},
+};
+
+}  // namespace
+
+std::span<const OpEntry> gemm_ops() { return kGemmOps; }
 
 }  // namespace collage::native

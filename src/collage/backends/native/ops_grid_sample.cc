@@ -147,8 +147,6 @@ Taps taps_for(const SampleAxis& axis, double x, SampleMode mode, Padding padding
   return taps;
 }
 
-}  // namespace
-
 void run_grid_sample(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                      std::span<Tensor> outputs, int threads) {
   const Tensor& x = inputs[0];
@@ -226,5 +224,13 @@ bool check_grid_sample(const Graph& graph, const Node& node) {
   return graph.type(node.input(0)).rank() == 4 && graph.type(node.input(1)).rank() == 4 &&
          sample_mode(graph, node) && padding_mode(node) && (align == 0 || align == 1);
 }
+
+constexpr OpEntry kGridSampleOps[] = {
+    {"GridSample", run_grid_sample, check_grid_sample},
+};
+
+}  // namespace
+
+std::span<const OpEntry> grid_sample_ops() { return kGridSampleOps; }
 
 }  // namespace collage::native

@@ -207,8 +207,6 @@ void run_softmax_kind(const Graph& graph, const Node& node, std::span<const Tens
   }
 }
 
-}  // namespace
-
 void run_batch_normalization(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                              std::span<Tensor> outputs, int threads) {
   const Tensor& x = inputs[0];
@@ -430,5 +428,18 @@ bool check_softmax(const Graph& graph, const Node& node) {
   const std::int64_t axis = node.attributes.get_int("axis", graph.opset < 13 ? 1 : -1);
   return rank >= 1 && axis >= -rank && axis < rank;
 }
+
+constexpr OpEntry kNormOps[] = {
+    {"BatchNormalization", run_batch_normalization, check_batch_normalization},
+    {"LayerNormalization", run_layer_normalization, check_layer_normalization},
+    {"InstanceNormalization", run_instance_normalization, check_instance_normalization},
+    {"LRN", run_lrn, check_lrn},
+    {"Softmax", run_softmax, check_softmax},
+    {"LogSoftmax", run_log_softmax, check_softmax},
+};
+
+}  // namespace
+
+std::span<const OpEntry> norm_ops() { return kNormOps; }
 
 }  // namespace collage::native

@@ -287,8 +287,6 @@ void run_global_pool(const Node& node, std::span<const Tensor> inputs, std::span
   }
 }
 
-}  // namespace
-
 void run_max_pool(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                   std::span<Tensor> outputs, int threads) {
   if (outputs.size() > 1 && !outputs[1].empty()) {
@@ -330,5 +328,16 @@ bool check_global_pool(const Graph& graph, const Node& node) {
   return graph.type(node.input(0)).rank() >= 3 &&
          graph.type(node.outputs[0]).rank() == graph.type(node.input(0)).rank();
 }
+
+constexpr OpEntry kPoolOps[] = {
+    {"MaxPool", run_max_pool, check_max_pool},
+    {"AveragePool", run_average_pool, check_average_pool},
+    {"GlobalAveragePool", run_global_average_pool, check_global_pool},
+    {"GlobalMaxPool", run_global_max_pool, check_global_pool},
+};
+
+}  // namespace
+
+std::span<const OpEntry> pool_ops() { return kPoolOps; }
 
 }  // namespace collage::native

@@ -86,8 +86,6 @@ void dequantize(const Q* x, std::int64_t n, const float* scale, const Tensor* ze
 
 bool is_8bit(std::optional<DType> dtype) { return dtype == DType::kInt8 || dtype == DType::kUInt8; }
 
-}  // namespace
-
 void run_quantize_linear(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                          std::span<Tensor> outputs, int threads) {
   const Tensor& x = inputs[0];
@@ -168,8 +166,6 @@ bool check_dynamic_quantize_linear(const Graph& graph, const Node& node) {
          output_dtype(graph, node, 2) == DType::kUInt8;
 }
 
-namespace {
-
 template <typename A, typename B>
 void matmul_integer(const Tensor& a, const Tensor& b, const Tensor* a_zero, const Tensor* b_zero,
                     Tensor& y, int threads) {
@@ -229,8 +225,6 @@ void matmul_integer(const Tensor& a, const Tensor& b, const Tensor* a_zero, cons
     }
   }
 }
-
-}  // namespace
 
 void run_matmul_integer(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                         std::span<Tensor> outputs, int threads) {
@@ -330,5 +324,17 @@ bool check_qlinear_matmul(const Graph& graph, const Node& node) {
   }
   return graph.type(node.input(0)).rank() >= 2 && graph.type(node.input(3)).rank() >= 2;
 }
+
+constexpr OpEntry kQuantizeOps[] = {
+    {"QuantizeLinear", run_quantize_linear, check_quantize_linear},
+    {"DequantizeLinear", run_dequantize_linear, check_dequantize_linear},
+    {"DynamicQuantizeLinear", run_dynamic_quantize_linear, check_dynamic_quantize_linear},
+    {"MatMulInteger", run_matmul_integer, check_matmul_integer},
+    {"QLinearMatMul", run_qlinear_matmul, check_qlinear_matmul},
+};
+
+}  // namespace
+
+std::span<const OpEntry> quantize_ops() { return kQuantizeOps; }
 
 }  // namespace collage::native

@@ -511,8 +511,6 @@ class DirectionRun {
 // initial_c and P.
 constexpr std::size_t kX = 0, kW = 1, kR = 2, kB = 3, kLens = 4, kH0 = 5, kC0 = 6, kP = 7;
 
-}  // namespace
-
 void run_recurrent(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                    std::span<Tensor> outputs, int threads) {
   (void)graph;
@@ -659,5 +657,15 @@ bool check_recurrent(const Graph& graph, const Node& node) {
   }
   return true;
 }
+
+constexpr OpEntry kRecurrentOps[] = {
+    {"RNN", run_recurrent, check_recurrent},
+    {"GRU", run_recurrent, check_recurrent},
+    {"LSTM", run_recurrent, check_recurrent},
+};
+
+}  // namespace
+
+std::span<const OpEntry> recurrent_ops() { return kRecurrentOps; }
 
 }  // namespace collage::native

@@ -336,8 +336,6 @@ void run_arg_reduction(const Node& node, std::span<const Tensor> inputs, std::sp
   }
 }
 
-}  // namespace
-
 void run_reduce_sum(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                     std::span<Tensor> outputs, int threads) {
   run_reduction<Reduction::kSum>(node, inputs, outputs, threads);
@@ -543,5 +541,26 @@ bool check_top_k(const Graph& graph, const Node& node) {
   }
   return graph.type(node.input(0)).rank() >= 1;
 }
+
+constexpr OpEntry kReduceOps[] = {
+    {"ReduceSum", run_reduce_sum, check_reduce},
+    {"ReduceMean", run_reduce_mean, check_reduce},
+    {"ReduceMax", run_reduce_max, check_reduce},
+    {"ReduceMin", run_reduce_min, check_reduce},
+    {"ReduceProd", run_reduce_prod, check_reduce},
+    {"ReduceSumSquare", run_reduce_sum_square, check_reduce},
+    {"ReduceL1", run_reduce_l1, check_reduce},
+    {"ReduceL2", run_reduce_l2, check_reduce},
+    {"ReduceLogSum", run_reduce_log_sum, check_reduce},
+    {"ReduceLogSumExp", run_reduce_log_sum_exp, check_reduce},
+    {"ArgMax", run_arg_max, check_arg_reduce},
+    {"ArgMin", run_arg_min, check_arg_reduce},
+    {"Hardmax", run_hardmax, check_hardmax},
+    {"TopK", run_top_k, check_top_k},
+};
+
+}  // namespace
+
+std::span<const OpEntry> reduce_ops() { return kReduceOps; }
 
 }  // namespace collage::native

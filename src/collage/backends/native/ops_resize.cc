@@ -390,8 +390,6 @@ bool legacy_mode_supported(const Node& node) {
   return mode.has_value() && *mode != Mode::kCubic;
 }
 
-}  // namespace
-
 void run_resize(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                 std::span<Tensor> outputs, int threads) {
   const Tensor& x = inputs[0];
@@ -491,5 +489,14 @@ bool check_upsample(const Graph& graph, const Node& node) {
   if (!scales_input && !node.attributes.has("scales")) return false;
   return legacy_mode_supported(node);
 }
+
+constexpr OpEntry kResizeOps[] = {
+    {"Resize", run_resize, check_resize},
+    {"Upsample", run_upsample, check_upsample},
+};
+
+}  // namespace
+
+std::span<const OpEntry> resize_ops() { return kResizeOps; }
 
 }  // namespace collage::native
