@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "collage/ir/graph.h"
@@ -87,6 +88,18 @@ class DataflowGraph {
   };
 
   const Entry& entry(PostDfsIndex index) const { return entries_[index]; }
+
+  enum class VisitState : char { kUnvisited, kOnStack, kDone };
+  // Building, in the order the constructor runs: every node and host value
+  // indexed in post-DFS order (a node after its producers), the edges
+  // between entries, and each entry's downstream closure.
+  void index_entries();
+  void index_with_producers(NodeId root, std::vector<VisitState>& state,
+                            const std::unordered_set<ValueId>& graph_inputs);
+  void index_host(ValueId id);
+  void index_node(NodeId id);
+  void link_edges();
+  void close_downstream();
 
   const Graph* graph_;
   std::vector<Entry> entries_;

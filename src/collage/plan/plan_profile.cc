@@ -26,75 +26,67 @@ double median(std::vector<double> values) {
   return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
 
-}  // namespace
+// What the spans of a plan's runs add up to, per run (ms).
+struct RunTimes {
+  // Per partition, per run: its kernel time and the work inside it.
+  std::vector<std::vector<double>> kernel;
+  std::vector<std::vector<double>> layout;
+  std::vector<std::vector<double>> copy;
+  // Per run: its wall time and its allocations.
+  std::vector<double> wall;
+  std::vector<double> allocate;
+  // How many spans of each kind the first run has.
+  std::map<SpanKind, int> spans_of_kind;
+};
 
-PlanProfile profile_plan(const Plan& plan, const std::vector<TraceSpan>& spans, int first_run) {
-  const std::size_t count = plan.partitions.size();
-  int last_run = first_run - 1;
-  for (const TraceSpan& span : spans) last_run = std::max(last_run, span.run);
-  const int runs = last_run - first_run + 1;
-  if (runs <= 0) throw Error("the trace holds no run of the plan");
-
-  // Per run: each partition's kernel time and its inside work; each run's
-  // wall time and allocations.
+RunTimes times_per_run(std::size_t partitions, const std::vector<TraceSpan>& spans, int first_run,
+                       int runs) {
   auto per_run = [&](std::size_t rows) {
     return std::vector<std::vector<double>>(rows, std::vector<double>(runs, 0.0));
   };
-  std::vector<std::vector<double>> kernel = per_run(count);
-  std::vector<std::vector<double>> layout = per_run(count);
-  std::vector<std::vector<double>> copy = per_run(count);
-  std::vector<double> wall(runs, 0.0);
-  std::vector<double> allocate(runs, 0.0);
-  std::map<SpanKind, int> spans_of_kind;
+  RunTimes times{per_run(partitions),
+                 per_run(partitions),
+                 per_run(partitions),
+                 std::vector<double>(runs, 0.0),
+                 std::vector<double>(runs, 0.0),
+                 {}};
   for (const TraceSpan& span : spans) {
     if (span.run < first_run) continue;
     const auto r = static_cast<std::size_t>(span.run - first_run);
     const double span_ms = span.duration_us / 1e3;
-    if (span.partition >= static_cast<int>(count)) {
-      throw Error(
-          fmt::format("the trace names partition {}, but the plan has {}", span.partition, count));
+    if (span.partition >= static_cast<int>(partitions)) {
+      throw Error(fmt::format("the trace names partition {}, but the plan has {}", span.partition,
+                              partitions));
     }
-    if (span.run == first_run) ++spans_of_kind[span.kind];
+    if (span.run == first_run) ++times.spans_of_kind[span.kind];
     const auto p = static_cast<std::size_t>(std::max(span.partition, 0));
     switch (span.kind) {
       case SpanKind::kRun:
-        wall[r] += span_ms;
+        times.wall[r] += span_ms;
         break;
       case SpanKind::kAllocate:
-        allocate[r] += span_ms;
+        times.allocate[r] += span_ms;
         break;
       case SpanKind::kPartition:
-        kernel[p][r] += span_ms;
+        times.kernel[p][r] += span_ms;
         break;
       case SpanKind::kLayout:
-        layout[p][r] += span_ms;
+        times.layout[p][r] += span_ms;
         break;
       case SpanKind::kCopy:
-        copy[p][r] += span_ms;
+        times.copy[p][r] += span_ms;
         break;
       case SpanKind::kDispatch:
         break;
     }
   }
+  return times;
+}
 
-  PlanProfile profile;
-  profile.runs = runs;
-  profile.run_median_ms = median(wall);
-  profile.estimated_ms = plan.estimated_ms;
-  std::vector<double> between(runs, 0.0);
-  std::vector<double> layout_total(runs, 0.0);
-  std::vector<double> copy_total(runs, 0.0);
-  for (int r = 0; r < runs; ++r) {
-    double kernels = 0;
-    for (std::size_t p = 0; p < count; ++p) {
-      kernels += kernel[p][static_cast<std::size_t>(r)];
-      layout_total[static_cast<std::size_t>(r)] += layout[p][static_cast<std::size_t>(r)];
-      copy_total[static_cast<std::size_t>(r)] += copy[p][static_cast<std::size_t>(r)];
-    }
-    between[static_cast<std::size_t>(r)] = std::max(
-        0.0, wall[static_cast<std::size_t>(r)] - kernels - allocate[static_cast<std::size_t>(r)]);
-  }
-  for (std::size_t p = 0; p < count; ++p) {
+// One row per partition of `plan`: its in-context time (the trimmed mean
+// of its kernel's runs) beside its estimate.
+void add_partition_rows(PlanProfile& profile, const Plan& plan, const RunTimes& times) {
+  for (std::size_t p = 0; p < plan.partitions.size(); ++p) {
     const PlanPartition& partition = plan.partitions[p];
     PartitionProfile row;
     row.index = static_cast<int>(p);
@@ -102,22 +94,44 @@ PlanProfile profile_plan(const Plan& plan, const std::vector<TraceSpan>& spans, 
     row.previous_backend = p == 0 ? "" : plan.partitions[p - 1].backend;
     row.ops = fmt::format("{}", fmt::join(partition.ops, "+"));
     row.estimated_ms = partition.estimated_ms;
-    row.in_context_ms = trimmed_mean(kernel[p]);
-    row.layout_ms = median(layout[p]);
-    row.copy_ms = median(copy[p]);
+    row.in_context_ms = trimmed_mean(times.kernel[p]);
+    row.layout_ms = median(times.layout[p]);
+    row.copy_ms = median(times.copy[p]);
     profile.partitions_ms += row.in_context_ms;
     profile.partitions.push_back(std::move(row));
   }
+}
 
-  profile.boundaries.push_back({"layout conversion (inside kernels)", median(layout_total),
-                                spans_of_kind[SpanKind::kLayout]});
+// The boundary lines: the work inside kernels, allocation and the time
+// between kernels (medians over runs), then the in-context excess over the
+// estimate by backend pair: what a switch from one backend to the next
+// costs beyond the kernels timed alone.
+void add_boundaries(PlanProfile& profile, const RunTimes& times) {
+  const std::size_t runs = times.wall.size();
+  std::vector<double> between(runs, 0.0);
+  std::vector<double> layout_total(runs, 0.0);
+  std::vector<double> copy_total(runs, 0.0);
+  for (std::size_t r = 0; r < runs; ++r) {
+    double kernels = 0;
+    for (std::size_t p = 0; p < times.kernel.size(); ++p) {
+      kernels += times.kernel[p][r];
+      layout_total[r] += times.layout[p][r];
+      copy_total[r] += times.copy[p][r];
+    }
+    between[r] = std::max(0.0, times.wall[r] - kernels - times.allocate[r]);
+  }
+  const std::map<SpanKind, int>& spans = times.spans_of_kind;
+  auto count = [&](SpanKind kind) {
+    auto found = spans.find(kind);
+    return found == spans.end() ? 0 : found->second;
+  };
   profile.boundaries.push_back(
-      {"staging copy (inside kernels)", median(copy_total), spans_of_kind[SpanKind::kCopy]});
+      {"layout conversion (inside kernels)", median(layout_total), count(SpanKind::kLayout)});
   profile.boundaries.push_back(
-      {kAllocationKind, median(allocate), spans_of_kind[SpanKind::kAllocate]});
+      {"staging copy (inside kernels)", median(copy_total), count(SpanKind::kCopy)});
+  profile.boundaries.push_back(
+      {kAllocationKind, median(times.allocate), count(SpanKind::kAllocate)});
   profile.boundaries.push_back({kBetweenKind, median(between), 0});
-  // The in-context excess over the estimate, by backend pair: what a switch
-  // from one backend to the next costs beyond the kernels timed alone.
   std::map<std::string, std::pair<double, int>> by_pair;
   for (const PartitionProfile& row : profile.partitions) {
     std::optional<double> gap = row.gap_ms();
@@ -131,6 +145,22 @@ PlanProfile profile_plan(const Plan& plan, const std::vector<TraceSpan>& spans, 
   for (const auto& [key, total] : by_pair) {
     profile.boundaries.push_back({key, total.first, total.second});
   }
+}
+
+}  // namespace
+
+PlanProfile profile_plan(const Plan& plan, const std::vector<TraceSpan>& spans, int first_run) {
+  int last_run = first_run - 1;
+  for (const TraceSpan& span : spans) last_run = std::max(last_run, span.run);
+  const int runs = last_run - first_run + 1;
+  if (runs <= 0) throw Error("the trace holds no run of the plan");
+  const RunTimes times = times_per_run(plan.partitions.size(), spans, first_run, runs);
+  PlanProfile profile;
+  profile.runs = runs;
+  profile.run_median_ms = median(times.wall);
+  profile.estimated_ms = plan.estimated_ms;
+  add_partition_rows(profile, plan, times);
+  add_boundaries(profile, times);
   return profile;
 }
 

@@ -205,47 +205,68 @@ Result<RecurrentSpec> recurrent_spec(const Graph& graph, const Node& node) {
   return spec;
 }
 
-void emit_recurrent(ProgramBuilder& builder, const RecurrentSpec& spec) {
+namespace {
+
+// The memory descriptors and direction of a recurrent primitive for `spec`.
+struct RecurrentDescs {
+  memory::desc src_layer, dst_layer;
+  memory::desc src_iter, src_iter_c, dst_iter, dst_iter_c;
+  memory::desc weights_layer, weights_iter, bias;
+  dnnl::rnn_direction direction;
+};
+
+RecurrentDescs recurrent_descs(const RecurrentSpec& spec) {
   const std::int64_t t = spec.steps, n = spec.batch, c = spec.hidden, d = spec.directions;
-  const std::vector<std::int64_t> gates = onnx_gates(spec.cell);
-  const auto g = static_cast<std::int64_t>(gates.size());
+  const auto g = static_cast<std::int64_t>(onnx_gates(spec.cell).size());
   const memory::dims state = {1, d, n, c};
-  const memory::desc src_layer = plain_desc({t, n, spec.input});
-  const memory::desc dst_layer = plain_desc({t, n, d * c});
+  const std::int64_t bias_gates = spec.cell == Cell::kLinearBeforeResetGru ? 4 : g;
   // Every state is given, as zeros or as a buffer nobody reads where the
   // node leaves it out: oneDNN 2.6 refuses an LSTM whose iteration states
   // are partly left out.
-  const memory::desc src_iter = plain_desc(state), src_iter_c = plain_desc(state);
-  const memory::desc dst_iter = plain_desc(state), dst_iter_c = plain_desc(state);
-  const memory::desc weights_layer = any_desc({1, d, spec.input, g, c});
-  const memory::desc weights_iter = any_desc({1, d, c, g, c});
-  const std::int64_t bias_gates = spec.cell == Cell::kLinearBeforeResetGru ? 4 : g;
-  const memory::desc bias = plain_desc({1, d, bias_gates, c});
-  const auto direction = d == 2         ? dnnl::rnn_direction::bidirectional_concat
-                         : spec.reverse ? dnnl::rnn_direction::unidirectional_right2left
-                                        : dnnl::rnn_direction::unidirectional_left2right;
-  constexpr auto kInference = dnnl::prop_kind::forward_inference;
+  return RecurrentDescs{.src_layer = plain_desc({t, n, spec.input}),
+                        .dst_layer = plain_desc({t, n, d * c}),
+                        .src_iter = plain_desc(state),
+                        .src_iter_c = plain_desc(state),
+                        .dst_iter = plain_desc(state),
+                        .dst_iter_c = plain_desc(state),
+                        .weights_layer = any_desc({1, d, spec.input, g, c}),
+                        .weights_iter = any_desc({1, d, c, g, c}),
+                        .bias = plain_desc({1, d, bias_gates, c}),
+                        .direction = d == 2 ? dnnl::rnn_direction::bidirectional_concat
+                                     : spec.reverse
+                                         ? dnnl::rnn_direction::unidirectional_right2left
+                                         : dnnl::rnn_direction::unidirectional_left2right};
+}
 
+// The primitive of `spec`'s cell, with the weight layouts it chose.
+struct RecurrentPrimitive {
   dnnl::primitive primitive;
-  memory::desc weights_layer_desc, weights_iter_desc;
-  std::unordered_map<int, memory> args;
+  memory::desc weights_layer, weights_iter;
+};
+
+// Makes the cell's primitive; an LSTM's peepholes go into `args`.
+RecurrentPrimitive recurrent_primitive(ProgramBuilder& builder, const RecurrentSpec& spec,
+                                       const RecurrentDescs& m,
+                                       std::unordered_map<int, memory>& args) {
+  constexpr auto kInference = dnnl::prop_kind::forward_inference;
+  const std::int64_t c = spec.hidden, d = spec.directions;
+  RecurrentPrimitive made;
   // What every cell's primitive descriptor gives the same way.
-  const auto adopt = [&](dnnl::primitive made, const auto& pd) {
-    primitive = std::move(made);
-    weights_layer_desc = pd.weights_layer_desc();
-    weights_iter_desc = pd.weights_iter_desc();
+  const auto adopt = [&](dnnl::primitive primitive, const auto& pd) {
+    made = {std::move(primitive), pd.weights_layer_desc(), pd.weights_iter_desc()};
   };
   if (spec.cell == Cell::kLstm) {
     // Without peepholes, the form that has none (a zero peephole
     // descriptor is refused).
     const dnnl::lstm_forward::desc desc =
         spec.peephole != kNoValue
-            ? dnnl::lstm_forward::desc(kInference, direction, src_layer, src_iter, src_iter_c,
-                                       weights_layer, weights_iter, plain_desc({1, d, 3, c}), bias,
-                                       dst_layer, dst_iter, dst_iter_c)
-            : dnnl::lstm_forward::desc(kInference, direction, src_layer, src_iter, src_iter_c,
-                                       weights_layer, weights_iter, bias, dst_layer, dst_iter,
-                                       dst_iter_c);
+            ? dnnl::lstm_forward::desc(kInference, m.direction, m.src_layer, m.src_iter,
+                                       m.src_iter_c, m.weights_layer, m.weights_iter,
+                                       plain_desc({1, d, 3, c}), m.bias, m.dst_layer, m.dst_iter,
+                                       m.dst_iter_c)
+            : dnnl::lstm_forward::desc(kInference, m.direction, m.src_layer, m.src_iter,
+                                       m.src_iter_c, m.weights_layer, m.weights_iter, m.bias,
+                                       m.dst_layer, m.dst_iter, m.dst_iter_c);
     dnnl::lstm_forward::primitive_desc pd(desc, builder.engine());
     adopt(dnnl::lstm_forward(pd), pd);
     if (spec.peephole != kNoValue) {
@@ -253,17 +274,18 @@ void emit_recurrent(ProgramBuilder& builder, const RecurrentSpec& spec) {
       args[DNNL_ARG_WEIGHTS_PEEPHOLE] = builder.read(p, pd.weights_peephole_desc());
     }
   } else if (spec.cell == Cell::kRnn) {
-    dnnl::vanilla_rnn_forward::desc desc(kInference, spec.activation, direction, src_layer,
-                                         src_iter, weights_layer, weights_iter, bias, dst_layer,
-                                         dst_iter);
+    dnnl::vanilla_rnn_forward::desc desc(kInference, spec.activation, m.direction, m.src_layer,
+                                         m.src_iter, m.weights_layer, m.weights_iter, m.bias,
+                                         m.dst_layer, m.dst_iter);
     dnnl::vanilla_rnn_forward::primitive_desc pd(desc, builder.engine());
     adopt(dnnl::vanilla_rnn_forward(pd), pd);
   } else {
     // The two GRU primitives take the same descriptors.
     auto gru = [&](auto kind) {
       using Primitive = decltype(kind);
-      typename Primitive::desc desc(kInference, direction, src_layer, src_iter, weights_layer,
-                                    weights_iter, bias, dst_layer, dst_iter);
+      typename Primitive::desc desc(kInference, m.direction, m.src_layer, m.src_iter,
+                                    m.weights_layer, m.weights_iter, m.bias, m.dst_layer,
+                                    m.dst_iter);
       typename Primitive::primitive_desc pd(desc, builder.engine());
       adopt(Primitive(pd), pd);
     };
@@ -273,42 +295,61 @@ void emit_recurrent(ProgramBuilder& builder, const RecurrentSpec& spec) {
       gru(dnnl::lbr_gru_forward());
     }
   }
+  return made;
+}
+
+// Binds the weights, bias and initial states (zeros where the node leaves
+// them out) of `spec` into `args`.
+void bind_inputs(ProgramBuilder& builder, const RecurrentSpec& spec, const RecurrentDescs& m,
+                 const RecurrentPrimitive& made, std::unordered_map<int, memory>& args) {
+  const std::int64_t n = spec.batch, c = spec.hidden, d = spec.directions;
+  const std::vector<std::int64_t> gates = onnx_gates(spec.cell);
   const ValueId w = builder.add_constant(weights_ldigo(builder.constant(spec.w), gates, c));
   const ValueId r = builder.add_constant(weights_ldigo(builder.constant(spec.r), gates, c));
   const ValueId b = builder.add_constant(
       bias_ldgo(spec.bias != kNoValue ? &builder.constant(spec.bias) : nullptr, spec.cell, d, c));
-  args[DNNL_ARG_SRC_LAYER] = builder.read(spec.x, src_layer);
-  args[DNNL_ARG_WEIGHTS_LAYER] = builder.read(w, weights_layer_desc);
-  args[DNNL_ARG_WEIGHTS_ITER] = builder.read(r, weights_iter_desc);
-  args[DNNL_ARG_BIAS] = builder.read(b, bias);
+  args[DNNL_ARG_SRC_LAYER] = builder.read(spec.x, m.src_layer);
+  args[DNNL_ARG_WEIGHTS_LAYER] = builder.read(w, made.weights_layer);
+  args[DNNL_ARG_WEIGHTS_ITER] = builder.read(r, made.weights_iter);
+  args[DNNL_ARG_BIAS] = builder.read(b, m.bias);
   auto initial = [&](ValueId value) {
-    if (value != kNoValue) return builder.read(value, src_iter);
+    if (value != kNoValue) return builder.read(value, m.src_iter);
     const ValueId zeros =
         builder.add_constant(Tensor::zeros(TensorType{DType::kFloat32, {1, d, n, c}}));
-    return builder.read(zeros, src_iter);
+    return builder.read(zeros, m.src_iter);
   };
   args[DNNL_ARG_SRC_ITER] = initial(spec.initial_h);
   if (spec.cell == Cell::kLstm) args[DNNL_ARG_SRC_ITER_C] = initial(spec.initial_c);
+}
+
+}  // namespace
+
+void emit_recurrent(ProgramBuilder& builder, const RecurrentSpec& spec) {
+  const std::int64_t t = spec.steps, n = spec.batch, c = spec.hidden, d = spec.directions;
+  const RecurrentDescs m = recurrent_descs(spec);
+  std::unordered_map<int, memory> args;
+  const RecurrentPrimitive made = recurrent_primitive(builder, spec, m, args);
+  bind_inputs(builder, spec, m, made, args);
   // The final states are ONNX's as they are; Y is too for one direction.
   const memory::desc y_desc = plain_desc({t, d, n, c});
   memory y_memory, dst_layer_memory;
   if (d == 1 && spec.y != kNoValue) {
     y_memory = builder.output_memory(spec.y, y_desc);
-    dst_layer_memory = builder.view_of(y_memory, dst_layer);
+    dst_layer_memory = builder.view_of(y_memory, m.dst_layer);
   } else {
-    dst_layer_memory = memory(dst_layer, builder.engine());
+    dst_layer_memory = memory(m.dst_layer, builder.engine());
   }
   args[DNNL_ARG_DST_LAYER] = dst_layer_memory;
   memory h_memory, c_memory;
   const memory::desc state_desc = plain_desc({d, n, c});
   auto final_state = [&](ValueId value, memory& kept) {
-    if (value == kNoValue) return memory(dst_iter, builder.engine());
+    if (value == kNoValue) return memory(m.dst_iter, builder.engine());
     kept = builder.output_memory(value, state_desc);
-    return builder.view_of(kept, dst_iter);
+    return builder.view_of(kept, m.dst_iter);
   };
   args[DNNL_ARG_DST_ITER] = final_state(spec.y_h, h_memory);
   if (spec.cell == Cell::kLstm) args[DNNL_ARG_DST_ITER_C] = final_state(spec.y_c, c_memory);
-  builder.add(primitive, std::move(args));
+  builder.add(made.primitive, std::move(args));
   if (spec.y != kNoValue && d == 2) {
     // [steps, batch, directions, hidden] as written, to [steps, directions,
     // batch, hidden]: a reorder from a strided view of the same bytes.

@@ -202,6 +202,40 @@ std::optional<std::pair<std::vector<double>, double>> current_bias(const Graph& 
   return std::pair{std::move(*values), beta};
 }
 
+// The values as a float32 tensor of one axis.
+Tensor channel_values(const std::vector<double>& values) {
+  Tensor tensor =
+      Tensor::allocate(TensorType{DType::kFloat32, {static_cast<std::int64_t>(values.size())}});
+  for (std::size_t c = 0; c < values.size(); ++c) {
+    tensor.data<float>()[c] = static_cast<float>(values[c]);
+  }
+  return tensor;
+}
+
+// The bias `b` (scaled by `beta` where it is added) with `affine` folded in:
+// y = s * (acc + beta * b) + t = s * acc + beta * (s * b + t / beta).
+Tensor folded_bias(const std::vector<double>& b, double beta, const Affine& affine) {
+  std::vector<double> folded(b.size());
+  for (std::size_t c = 0; c < b.size(); ++c) {
+    folded[c] = b[c] * affine.scale[c] + affine.shift[c] / beta;
+  }
+  return channel_values(folded);
+}
+
+void count_fold(ChannelAffineFolds& folds, Affine::Kind kind) {
+  switch (kind) {
+    case Affine::Kind::kBatchNorm:
+      ++folds.batch_norms;
+      break;
+    case Affine::Kind::kScale:
+      ++folds.scales;
+      break;
+    case Affine::Kind::kShift:
+      ++folds.shifts;
+      break;
+  }
+}
+
 }  // namespace
 
 ChannelAffineFolds fold_channel_affine(Graph& graph) {
@@ -239,22 +273,11 @@ ChannelAffineFolds fold_channel_affine(Graph& graph) {
       // fuse_matmul_add has run).
       ValueId kept_shift = kNoValue;
       if (p->has_bias) {
-        const auto& [b, beta] = *bias;
-        Tensor tensor = Tensor::allocate(TensorType{DType::kFloat32, {p->channels}});
-        for (std::size_t c = 0; c < b.size(); ++c) {
-          // y = s * (acc + beta * b) + t = s * acc + beta * (s * b + t / beta)
-          tensor.data<float>()[c] =
-              static_cast<float>(b[c] * affine->scale[c] + affine->shift[c] / beta);
-        }
-        new_bias =
-            graph.add_constant(unused_value_name(graph, base + "/folded_bias"), std::move(tensor));
+        new_bias = graph.add_constant(unused_value_name(graph, base + "/folded_bias"),
+                                      folded_bias(bias->first, bias->second, *affine));
       } else if (shifts) {
-        Tensor tensor = Tensor::allocate(TensorType{DType::kFloat32, {p->channels}});
-        for (std::size_t c = 0; c < affine->shift.size(); ++c) {
-          tensor.data<float>()[c] = static_cast<float>(affine->shift[c]);
-        }
-        kept_shift =
-            graph.add_constant(unused_value_name(graph, base + "/shift"), std::move(tensor));
+        kept_shift = graph.add_constant(unused_value_name(graph, base + "/shift"),
+                                        channel_values(affine->shift));
       }
       if (kept_shift == kNoValue && !redirect_uses(graph, y, x)) continue;
       Node& producer = graph.node(p->id);
@@ -276,17 +299,7 @@ ChannelAffineFolds fold_channel_affine(Graph& graph) {
       } else {
         folded.push_back(static_cast<NodeId>(n));
       }
-      switch (affine->kind) {
-        case Affine::Kind::kBatchNorm:
-          ++folds.batch_norms;
-          break;
-        case Affine::Kind::kScale:
-          ++folds.scales;
-          break;
-        case Affine::Kind::kShift:
-          ++folds.shifts;
-          break;
-      }
+      count_fold(folds, affine->kind);
     }
     if (folded.empty()) break;
     graph.erase_nodes(folded);

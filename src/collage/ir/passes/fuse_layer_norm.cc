@@ -80,6 +80,43 @@ std::optional<Tensor> affine_parameter(const Graph& graph, const Node& node, Val
   return expanded;
 }
 
+// A layer normalization spelled out, ending at `div`:
+// (x - mean(x)) / sqrt(mean((x - mean(x))^2) + epsilon), the means over
+// trailing axes from `axis`.
+struct LayerNormMatch {
+  ValueId x = kNoValue;
+  int axis = 0;
+  double epsilon = 0;
+};
+
+std::optional<LayerNormMatch> match_layer_norm(const Graph& graph, const Node& div) {
+  if (!is_onnx_op(div, "Div") || div.inputs.size() != 2 || div.outputs.size() != 1) {
+    return std::nullopt;
+  }
+  const ValueId d = div.inputs[0];
+  const Node* sub = made_by(graph, d, "Sub");
+  if (sub == nullptr || sub->inputs.size() != 2) return std::nullopt;
+  const ValueId x = sub->inputs[0];
+  const TensorType& x_type = graph.type(x);
+  if (x_type.dtype != DType::kFloat32 || graph.type(div.outputs[0]) != x_type) return std::nullopt;
+  std::optional<int> axis =
+      trailing_mean_axis(graph, made_by(graph, sub->inputs[1], "ReduceMean"), x);
+  if (!axis) return std::nullopt;
+  const Node* sqrt = made_by(graph, div.inputs[1], "Sqrt");
+  if (sqrt == nullptr || sqrt->inputs.size() != 1) return std::nullopt;
+  const Node* add = made_by(graph, sqrt->inputs[0], "Add");
+  if (add == nullptr || add->inputs.size() != 2) return std::nullopt;
+  const int variance_side = scalar_constant(graph, add->inputs[1]) ? 0 : 1;
+  std::optional<double> epsilon = scalar_constant(graph, add->inputs[1 - variance_side]);
+  if (!epsilon || *epsilon < 0) return std::nullopt;
+  const Node* variance =
+      made_by(graph, add->inputs[static_cast<std::size_t>(variance_side)], "ReduceMean");
+  if (variance == nullptr || variance->inputs.size() != 1) return std::nullopt;
+  if (trailing_mean_axis(graph, variance, variance->inputs[0]) != axis) return std::nullopt;
+  if (!is_square_of(graph, variance->inputs[0], d)) return std::nullopt;
+  return LayerNormMatch{x, *axis, *epsilon};
+}
+
 }  // namespace
 
 int fuse_layer_norm(Graph& graph) {
@@ -88,28 +125,12 @@ int fuse_layer_norm(Graph& graph) {
   for (std::size_t n = 0; n < graph.num_nodes(); ++n) {
     const auto div_id = static_cast<NodeId>(n);
     const Node& div = graph.node(div_id);
-    if (!is_onnx_op(div, "Div") || div.inputs.size() != 2 || div.outputs.size() != 1) continue;
-    const ValueId d = div.inputs[0];
-    const Node* sub = made_by(graph, d, "Sub");
-    if (sub == nullptr || sub->inputs.size() != 2) continue;
-    const ValueId x = sub->inputs[0];
+    const std::optional<LayerNormMatch> match = match_layer_norm(graph, div);
+    if (!match) continue;
+    const ValueId x = match->x;
     const TensorType& x_type = graph.type(x);
-    if (x_type.dtype != DType::kFloat32 || graph.type(div.outputs[0]) != x_type) continue;
-    std::optional<int> axis =
-        trailing_mean_axis(graph, made_by(graph, sub->inputs[1], "ReduceMean"), x);
-    if (!axis) continue;
-    const Node* sqrt = made_by(graph, div.inputs[1], "Sqrt");
-    if (sqrt == nullptr || sqrt->inputs.size() != 1) continue;
-    const Node* add = made_by(graph, sqrt->inputs[0], "Add");
-    if (add == nullptr || add->inputs.size() != 2) continue;
-    const int variance_side = scalar_constant(graph, add->inputs[1]) ? 0 : 1;
-    std::optional<double> epsilon = scalar_constant(graph, add->inputs[1 - variance_side]);
-    if (!epsilon || *epsilon < 0) continue;
-    const Node* variance =
-        made_by(graph, add->inputs[static_cast<std::size_t>(variance_side)], "ReduceMean");
-    if (variance == nullptr || variance->inputs.size() != 1) continue;
-    if (trailing_mean_axis(graph, variance, variance->inputs[0]) != axis) continue;
-    if (!is_square_of(graph, variance->inputs[0], d)) continue;
+    const std::optional<int> axis = match->axis;
+    const std::optional<double> epsilon = match->epsilon;
 
     // The normalized value, then gamma and beta where a Mul and an Add of
     // such constants follow (and read nothing else).
