@@ -107,4 +107,15 @@ void store_number(DType dtype, double value, void* destination) {
   });
 }
 
+bool check_data_and_output(const Graph& graph, const Node& node) {
+  const std::optional<DType> dtype = input_dtype(graph, node, 0);
+  return dtype && dtype_size(*dtype) <= 8 && output_dtype(graph, node, 0) == *dtype;
+}
+
+std::int64_t dims_product(const Shape& shape, std::size_t begin, std::size_t end) {
+  std::int64_t product = 1;
+  for (std::size_t d = begin; d < end; ++d) product *= shape[d];
+  return product;
+}
+
 }  // namespace collage::native

@@ -1,9 +1,9 @@
 // The shared vocabulary of the native tensor op files.
 //
-// tensor_ops() is assembled from four tables, one per file: elementwise
+// tensor_ops() is assembled from five tables, one per file: elementwise
 // math and logic (ops_elementwise.cc), shape and type ops (ops_shape.cc),
-// data movement and indexing (ops_index.cc), and writing by index
-// (ops_scatter.cc). The helpers here are what those
+// data movement and indexing (ops_index.cc), writing from computed
+// positions (ops_expand.cc), and writing by index (ops_scatter.cc). The helpers here are what those
 // ops all need: errors that name the node, reading shape and axis inputs, an
 // opset-dependent "input or attribute" lookup, and dispatch on dtype.
 #pragma once
@@ -24,6 +24,7 @@ namespace collage::native {
 std::span<const OpEntry> elementwise_ops();
 std::span<const OpEntry> shape_ops();
 std::span<const OpEntry> index_ops();
+std::span<const OpEntry> expand_ops();
 std::span<const OpEntry> scatter_ops();
 
 // An Error about `node`, named by its name and op type.
@@ -50,6 +51,12 @@ std::int64_t wrap_index(std::int64_t index, std::int64_t dim, const Node& node);
 // value. Throws an Error naming the node for indices that do not fit.
 std::vector<std::int64_t> offsets_along_axis(const Node& node, const Shape& data,
                                              const Tensor& indices, std::size_t axis);
+
+// Whether input 0 is of a dtype of at most 8 bytes and output 0 of the same.
+bool check_data_and_output(const Graph& graph, const Node& node);
+
+// The product of shape[begin, end).
+std::int64_t dims_product(const Shape& shape, std::size_t begin, std::size_t end);
 
 // All elements of an integer tensor (shape, axes, indices inputs) as int64.
 std::vector<std::int64_t> read_ints(const Tensor& tensor);
