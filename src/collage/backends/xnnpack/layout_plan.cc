@@ -24,12 +24,6 @@ class Groups {
     std::iota(parent_.begin(), parent_.end(), 0);
   }
 
-  // A value whose layout matters: a computed 4-D value that is not layout-free.
-  bool constrained(ValueId value) const {
-    if (value == kNoValue || graph_.value(value).is_constant()) return false;
-    return graph_.type(value).rank() == 4 && !is_layout_free(graph_.type(value).shape);
-  }
-
   std::size_t find(ValueId value) {
     auto v = static_cast<std::size_t>(value);
     while (parent_[v] != v) {
@@ -40,7 +34,7 @@ class Groups {
   }
 
   void unite(ValueId a, ValueId b) {
-    if (!constrained(a) || !constrained(b)) return;
+    if (!is_layout_constrained(graph_, a) || !is_layout_constrained(graph_, b)) return;
     std::size_t root_a = find(a);
     std::size_t root_b = find(b);
     if (root_a == root_b) return;
@@ -50,7 +44,7 @@ class Groups {
 
   void restrict(ValueId value, unsigned layouts) {
     if (value == kNoValue || graph_.type(value).rank() != 4) return;
-    if (!constrained(value)) {
+    if (!is_layout_constrained(graph_, value)) {
       if (layouts == kChannelsLastBit)
         prefers_channels_last_[static_cast<std::size_t>(value)] = true;
       return;
@@ -118,6 +112,11 @@ void apply_rule(const Graph& graph, const Node& node, Groups& groups) {
 
 }  // namespace
 
+bool is_layout_constrained(const Graph& graph, ValueId value) {
+  if (value == kNoValue || graph.value(value).is_constant()) return false;
+  return graph.type(value).rank() == 4 && !is_layout_free(graph.type(value).shape);
+}
+
 Result<LayoutPlan> LayoutPlan::make(const Graph& partition) {
   Groups groups(partition);
   for (const Node& node : partition.nodes()) apply_rule(partition, node, groups);
@@ -126,7 +125,7 @@ Result<LayoutPlan> LayoutPlan::make(const Graph& partition) {
   plan.layouts_.assign(partition.num_values(), Layout::kPlain);
   for (std::size_t v = 0; v < partition.num_values(); ++v) {
     auto value = static_cast<ValueId>(v);
-    if (!groups.constrained(value)) {
+    if (!is_layout_constrained(partition, value)) {
       if (groups.prefers_channels_last(value)) plan.layouts_[v] = Layout::kChannelsLast;
       continue;
     }

@@ -20,6 +20,13 @@
 
 namespace collage::xnnpack {
 
+// Whether `value` has exactly one layout in a partition: a computed 4-D
+// value whose NCHW and NHWC orders differ. The plan places these and the
+// builder keeps them where the plan put them; any other value is read in
+// either layout by a reshape (layout-free), has only one (other ranks), or is
+// re-laid out when the subgraph is built (constants).
+bool is_layout_constrained(const Graph& graph, ValueId value);
+
 class LayoutPlan {
  public:
   // Plans `partition`, whose nodes must all be supported (supports_node).

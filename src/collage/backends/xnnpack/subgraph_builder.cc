@@ -104,7 +104,6 @@ class Builder {
                                   float value, std::int64_t bottom, std::int64_t right);
   // The layout of an op whose output follows its input's layout.
   Layout follow_layout(ValueId in, ValueId out) const;
-  bool constrained(ValueId value) const;
 
   bool check(xnn_status status, const char* what);
   bool fail(std::string reason);
@@ -398,7 +397,7 @@ bool Builder::emit_broadcast(const Node& node) {
   const ValueId out = node.outputs[0];
   const Shape& out_shape = shape(out);
   Layout layout = Layout::kPlain;
-  if (constrained(out)) {
+  if (is_layout_constrained(graph_, out)) {
     layout = plan_.layout(out);
   } else if (out_shape.size() == 4) {
     // A layout-free output: take the layout of a 4-D activation input, so it needs no reshape.
@@ -505,7 +504,7 @@ bool Builder::emit_softmax(const Node& node) {
   const ValueId in = node.inputs[0];
   const Shape& x_shape = shape(in);
   Layout layout = Layout::kPlain;
-  if (constrained(in)) {
+  if (is_layout_constrained(graph_, in)) {
     layout = plan_.layout(in);
   } else if (x_shape.size() == 4) {
     layout = slots_[static_cast<std::size_t>(in)].layout;
@@ -1006,7 +1005,7 @@ std::uint32_t Builder::use(ValueId value, Layout layout) {
   }
   const Shape& value_shape = shape(value);
   if (value_shape.size() != 4 || slot.layout == layout) return slot.id;
-  if (!is_layout_free(value_shape)) {
+  if (is_layout_constrained(graph_, value)) {
     fail(fmt::format("value '{}' is needed in two layouts", graph_.value(value).name));
     return kInvalid;
   }
@@ -1023,7 +1022,7 @@ std::uint32_t Builder::use_in_logical_order(ValueId value) {
     fail(fmt::format("value '{}' is read before it is computed", graph_.value(value).name));
     return kInvalid;
   }
-  if (slot.layout == Layout::kChannelsLast && !is_layout_free(shape(value))) {
+  if (slot.layout == Layout::kChannelsLast && is_layout_constrained(graph_, value)) {
     fail(fmt::format("value '{}' is channels-last but read in NCHW order",
                      graph_.value(value).name));
     return kInvalid;
@@ -1052,13 +1051,9 @@ std::uint32_t Builder::broadcast_operand(ValueId value, const Shape& out_shape, 
 }
 
 Layout Builder::follow_layout(ValueId in, ValueId out) const {
-  if (constrained(out)) return plan_.layout(out);
+  if (is_layout_constrained(graph_, out)) return plan_.layout(out);
   const Slot& slot = slots_[static_cast<std::size_t>(in)];
   return shape(in).size() == 4 && slot.id != kInvalid ? slot.layout : Layout::kPlain;
-}
-
-bool Builder::constrained(ValueId value) const {
-  return shape(value).size() == 4 && !is_layout_free(shape(value));
 }
 
 bool Builder::check(xnn_status status, const char* what) {
