@@ -429,6 +429,22 @@ std::optional<ClampBounds> clamp_bounds(const Graph& graph, const Node& node) {
   return bounds;
 }
 
+ChannelAffine batch_norm_affine(const Graph& graph, const Node& node) {
+  auto data = [&](std::size_t i) { return graph.value(node.inputs[i]).constant->data<float>(); };
+  const float* gamma = data(1);
+  const float* beta = data(2);
+  const float* mean = data(3);
+  const float* variance = data(4);
+  const double epsilon = node.attributes.get_float("epsilon", 1e-5f);
+  const auto channels = static_cast<std::size_t>(graph.type(node.inputs[1]).numel());
+  ChannelAffine affine{std::vector<double>(channels), std::vector<double>(channels)};
+  for (std::size_t c = 0; c < channels; ++c) {
+    affine.scale[c] = gamma[c] / std::sqrt(static_cast<double>(variance[c]) + epsilon);
+    affine.shift[c] = beta[c] - mean[c] * affine.scale[c];
+  }
+  return affine;
+}
+
 std::optional<ConstantPad> constant_pad(const Graph& graph, const Node& node) {
   if (node.attributes.get_string("mode", "constant") != "constant") return std::nullopt;
   const std::size_t rank = static_cast<std::size_t>(graph.type(node.inputs[0]).rank());

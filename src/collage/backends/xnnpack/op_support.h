@@ -79,6 +79,14 @@ struct ClampBounds {
 };
 std::optional<ClampBounds> clamp_bounds(const Graph& graph, const Node& node);
 
+// BatchNormalization (inference): y = scale * x + shift per channel. Kept in
+// double so that folding it into a convolution's weights rounds once.
+struct ChannelAffine {
+  std::vector<double> scale;
+  std::vector<double> shift;
+};
+ChannelAffine batch_norm_affine(const Graph& graph, const Node& node);
+
 // Pad (mode "constant"): paddings per logical dimension and the fill value.
 struct ConstantPad {
   std::vector<std::int64_t> pre;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -37,6 +38,45 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
   return result;
 }
 
+std::uint32_t u32(std::int64_t v) { return static_cast<std::uint32_t>(v); }
+
+// A Conv's weights as XNNPACK's filter, each output channel scaled by `scale`
+// (a folded BatchNormalization): [1, kH, kW, M] for a depthwise convolution,
+// OHWI otherwise.
+struct ConvFilter {
+  std::vector<float> data;
+  Dims dims;
+};
+
+ConvFilter conv_filter(const float* weights, const Shape& w_shape, const std::vector<double>& scale,
+                       bool depthwise) {
+  const auto out_channels = static_cast<std::size_t>(w_shape[0]);
+  const auto group_channels = static_cast<std::size_t>(w_shape[1]);
+  const auto kh = static_cast<std::size_t>(w_shape[2]);
+  const auto kw = static_cast<std::size_t>(w_shape[3]);
+  ConvFilter filter{std::vector<float>(out_channels * group_channels * kh * kw), {}};
+  if (depthwise) {
+    filter.dims = {1, kh, kw, out_channels};
+    for (std::size_t m = 0; m < out_channels; ++m) {
+      for (std::size_t i = 0; i < kh * kw; ++i) {
+        filter.data[i * out_channels + m] = static_cast<float>(weights[m * kh * kw + i] * scale[m]);
+      }
+    }
+    return filter;
+  }
+  // OIHW -> OHWI.
+  filter.dims = {out_channels, kh, kw, group_channels};
+  for (std::size_t m = 0; m < out_channels; ++m) {
+    for (std::size_t c = 0; c < group_channels; ++c) {
+      for (std::size_t i = 0; i < kh * kw; ++i) {
+        filter.data[(m * kh * kw + i) * group_channels + c] =
+            static_cast<float>(weights[(m * group_channels + c) * kh * kw + i] * scale[m]);
+      }
+    }
+  }
+  return filter;
+}
+
 class Builder {
  public:
   Builder(const Graph& graph, const LayoutPlan& plan)
@@ -55,6 +95,25 @@ class Builder {
   // XNNPACK gives no buffer to a value nothing reads, and then fails an
   // assertion; nodes no output depends on are left out.
   void mark_live_nodes();
+  // Input 0 and output 0 of an op that reads one activation, in the one
+  // layout the op runs in.
+  struct Io {
+    std::uint32_t x = kInvalid;
+    std::uint32_t y = kInvalid;
+    Layout layout = Layout::kPlain;
+  };
+  // What every emitter of such an op starts with: `in` read in `layout` and
+  // `out` defined in it; nullopt when either fails (the failure is recorded).
+  std::optional<Io> bind_io(ValueId in, ValueId out, Layout layout);
+  // Input 0 and output 0 of `node`, in `layout`.
+  std::optional<Io> bind_io(const Node& node, Layout layout) {
+    return bind_io(node.inputs[0], node.outputs[0], layout);
+  }
+  // Input 0 and output 0 of `node`, whose output follows its input's layout.
+  std::optional<Io> bind_io(const Node& node) {
+    return bind_io(node, follow_layout(node.inputs[0], node.outputs[0]));
+  }
+
   bool emit(NodeId id, const Node& node);
   bool emit_unary(const Node& node);
   bool emit_hard_sigmoid(const Node& node);
@@ -287,13 +346,10 @@ bool Builder::emit(NodeId id, const Node& node) {
 }
 
 bool Builder::emit_unary(const Node& node) {
-  const ValueId in = node.inputs[0];
-  const ValueId out = node.outputs[0];
-  const Layout layout = follow_layout(in, out);
-  const std::uint32_t x = use(in, layout);
-  if (x == kInvalid) return false;
-  const std::uint32_t y = define_output(out, layout);
-  if (y == kInvalid) return false;
+  const auto io = bind_io(node);
+  if (!io) return false;
+  const std::uint32_t x = io->x;
+  const std::uint32_t y = io->y;
   xnn_subgraph_t g = subgraph();
   const std::string& op = node.op_type;
   if (op == "Relu" || op == "Clip") {
@@ -324,46 +380,33 @@ bool Builder::emit_unary(const Node& node) {
     return fail("the exponent is neither 2 nor 0.5");
   }
   if (op == "Identity") {
-    Dims dims = xnn_dims(shape(out), layout);
+    Dims dims = xnn_dims(shape(node.outputs[0]), io->layout);
     return check(xnn_define_static_reshape(g, dims.size(), dims.data(), x, y, 0), "identity");
   }
   return fail(fmt::format("op {} is not supported", op));
 }
 
 bool Builder::emit_hard_sigmoid(const Node& node) {
-  const ValueId in = node.inputs[0];
-  const ValueId out = node.outputs[0];
-  const Layout layout = follow_layout(in, out);
-  const std::uint32_t x = use(in, layout);
-  if (x == kInvalid) return false;
+  const auto io = bind_io(node);
+  if (!io) return false;
   // max(0, min(1, alpha * x + beta)): a multiply, then an add clamped to [0, 1].
-  const Dims dims = xnn_dims(shape(in), layout);
+  const Dims dims = xnn_dims(shape(node.inputs[0]), io->layout);
   const Dims ones(dims.size(), 1);
   const std::uint32_t alpha = define_static({node.attributes.get_float("alpha", 0.2f)}, ones);
   const std::uint32_t beta = define_static({node.attributes.get_float("beta", 0.5f)}, ones);
-  const std::uint32_t scaled = define_internal(dims);
-  if (alpha == kInvalid || beta == kInvalid || scaled == kInvalid) return false;
-  if (!check(xnn_define_multiply2(subgraph(), kNoMin, kNoMax, x, alpha, scaled, 0), "multiply")) {
-    return false;
-  }
-  const std::uint32_t y = define_output(out, layout);
-  if (y == kInvalid) return false;
-  return check(xnn_define_add2(subgraph(), 0.0f, 1.0f, scaled, beta, y, 0), "add");
+  const std::uint32_t scaled = binary(xnn_define_multiply2, "multiply", io->x, alpha, dims);
+  if (beta == kInvalid || scaled == kInvalid) return false;
+  return check(xnn_define_add2(subgraph(), 0.0f, 1.0f, scaled, beta, io->y, 0), "add");
 }
 
 template <typename Argument>
 bool Builder::emit_x_times_sigmoid(const Node& node, Argument argument) {
-  const ValueId in = node.inputs[0];
-  const ValueId out = node.outputs[0];
-  const Layout layout = follow_layout(in, out);
-  const std::uint32_t x = use(in, layout);
-  if (x == kInvalid) return false;
-  const Dims dims = xnn_dims(shape(in), layout);
-  const std::uint32_t gate = sigmoid(argument(x, dims), dims);
+  const auto io = bind_io(node);
+  if (!io) return false;
+  const Dims dims = xnn_dims(shape(node.inputs[0]), io->layout);
+  const std::uint32_t gate = sigmoid(argument(io->x, dims), dims);
   if (gate == kInvalid) return false;
-  const std::uint32_t y = define_output(out, layout);
-  if (y == kInvalid) return false;
-  return check(xnn_define_multiply2(subgraph(), kNoMin, kNoMax, x, gate, y, 0), "multiply");
+  return check(xnn_define_multiply2(subgraph(), kNoMin, kNoMax, io->x, gate, io->y, 0), "multiply");
 }
 
 bool Builder::emit_swish(const Node& node) {
@@ -445,48 +488,26 @@ bool Builder::emit_broadcast(const Node& node) {
 }
 
 bool Builder::emit_batch_norm(const Node& node) {
-  const ValueId in = node.inputs[0];
-  const ValueId out = node.outputs[0];
-  const Layout layout = follow_layout(in, out);
-  const std::uint32_t x = use(in, layout);
-  if (x == kInvalid) return false;
-  const std::int64_t channels = shape(in)[1];
-  const float* gamma = float_data(graph_, node.inputs[1]);
-  const float* beta = float_data(graph_, node.inputs[2]);
-  const float* mean = float_data(graph_, node.inputs[3]);
-  const float* variance = float_data(graph_, node.inputs[4]);
-  const double epsilon = node.attributes.get_float("epsilon", 1e-5f);
-  std::vector<float> scale(static_cast<std::size_t>(channels));
-  std::vector<float> shift(static_cast<std::size_t>(channels));
-  for (std::size_t c = 0; c < scale.size(); ++c) {
-    double s = gamma[c] / std::sqrt(static_cast<double>(variance[c]) + epsilon);
-    scale[c] = static_cast<float>(s);
-    shift[c] = static_cast<float>(beta[c] - mean[c] * s);
-  }
+  const auto io = bind_io(node);
+  if (!io) return false;
+  const ChannelAffine affine = batch_norm_affine(graph_, node);
+  std::vector<float> scale(affine.scale.begin(), affine.scale.end());
+  std::vector<float> shift(affine.shift.begin(), affine.shift.end());
   // Per-channel constants shaped to broadcast along the channel axis.
-  const Dims dims = xnn_dims(shape(in), layout);
+  const Dims dims = xnn_dims(shape(node.inputs[0]), io->layout);
   Dims channel_dims(dims.size(), 1);
-  channel_dims[layout == Layout::kChannelsLast && dims.size() == 4 ? 3 : 1] =
-      static_cast<std::size_t>(channels);
+  channel_dims[io->layout == Layout::kChannelsLast && dims.size() == 4 ? 3 : 1] = scale.size();
   const std::uint32_t scale_id = define_static(std::move(scale), channel_dims);
   const std::uint32_t shift_id = define_static(std::move(shift), channel_dims);
-  const std::uint32_t scaled = define_internal(dims);
-  if (scale_id == kInvalid || shift_id == kInvalid || scaled == kInvalid) return false;
-  if (!check(xnn_define_multiply2(subgraph(), kNoMin, kNoMax, x, scale_id, scaled, 0),
-             "multiply")) {
-    return false;
-  }
-  const std::uint32_t y = define_output(out, layout);
-  if (y == kInvalid) return false;
-  return check(xnn_define_add2(subgraph(), kNoMin, kNoMax, scaled, shift_id, y, 0), "add");
+  const std::uint32_t scaled = binary(xnn_define_multiply2, "multiply", io->x, scale_id, dims);
+  if (shift_id == kInvalid || scaled == kInvalid) return false;
+  return check(xnn_define_add2(subgraph(), kNoMin, kNoMax, scaled, shift_id, io->y, 0), "add");
 }
 
 bool Builder::emit_prelu(const Node& node) {
-  const ValueId in = node.inputs[0];
-  const Shape& x_shape = shape(in);
-  const Layout layout = x_shape.size() == 4 ? Layout::kChannelsLast : Layout::kPlain;
-  const std::uint32_t x = use(in, layout);
-  if (x == kInvalid) return false;
+  const Shape& x_shape = shape(node.inputs[0]);
+  const auto io = bind_io(node, x_shape.size() == 4 ? Layout::kChannelsLast : Layout::kPlain);
+  if (!io) return false;
   const std::int64_t channels = x_shape.size() == 4 ? x_shape[1] : x_shape.back();
   const Tensor& slope = *graph_.value(node.inputs[1]).constant;
   std::vector<float> slopes(static_cast<std::size_t>(channels));
@@ -495,9 +516,8 @@ bool Builder::emit_prelu(const Node& node) {
   }
   const std::uint32_t slope_id =
       define_static(std::move(slopes), {static_cast<std::size_t>(channels)});
-  const std::uint32_t y = define_output(node.outputs[0], layout);
-  if (slope_id == kInvalid || y == kInvalid) return false;
-  return check(xnn_define_prelu(subgraph(), x, slope_id, y, 0), "prelu");
+  if (slope_id == kInvalid) return false;
+  return check(xnn_define_prelu(subgraph(), io->x, slope_id, io->y, 0), "prelu");
 }
 
 bool Builder::emit_softmax(const Node& node) {
@@ -512,8 +532,8 @@ bool Builder::emit_softmax(const Node& node) {
       layout = layout == Layout::kPlain ? Layout::kChannelsLast : Layout::kPlain;
     }
   }
-  const std::uint32_t x = use(in, layout);
-  if (x == kInvalid) return false;
+  const auto io = bind_io(node, layout);
+  if (!io) return false;
   // The elements normalized together are the trailing `inner` ones of the
   // stored order: from the axis on (before opset 13), the axis alone (13 on,
   // whose later axes are all 1 in plain order), or C for channels-last.
@@ -528,32 +548,26 @@ bool Builder::emit_softmax(const Node& node) {
   const std::int64_t inner = numel / outer;
   const Dims dims = xnn_dims(x_shape, layout);
   if (static_cast<std::int64_t>(dims.back()) == inner) {
-    const std::uint32_t y = define_output(node.outputs[0], layout);
-    if (y == kInvalid) return false;
-    return check(xnn_define_softmax(subgraph(), x, y, 0), "softmax");
+    return check(xnn_define_softmax(subgraph(), io->x, io->y, 0), "softmax");
   }
   const Dims flat = {static_cast<std::size_t>(outer), static_cast<std::size_t>(inner)};
-  const std::uint32_t rows = reshape(x, flat);
+  const std::uint32_t rows = reshape(io->x, flat);
   const std::uint32_t normalized = define_internal(flat);
   if (rows == kInvalid || normalized == kInvalid) return false;
   if (!check(xnn_define_softmax(subgraph(), rows, normalized, 0), "softmax")) return false;
-  const std::uint32_t y = define_output(node.outputs[0], layout);
-  if (y == kInvalid) return false;
-  return check(xnn_define_static_reshape(subgraph(), dims.size(), dims.data(), normalized, y, 0),
-               "reshape");
+  return check(
+      xnn_define_static_reshape(subgraph(), dims.size(), dims.data(), normalized, io->y, 0),
+      "reshape");
 }
 
 bool Builder::emit_pad(const Node& node) {
-  const ValueId in = node.inputs[0];
-  const ValueId out = node.outputs[0];
   auto pad = constant_pad(graph_, node);
   if (!pad) return fail("the paddings are not constant and non-negative");
-  const Layout layout = follow_layout(in, out);
-  const std::uint32_t x = use(in, layout);
-  if (x == kInvalid) return false;
+  const auto io = bind_io(node);
+  if (!io) return false;
   Dims pre(pad->pre.begin(), pad->pre.end());
   Dims post(pad->post.begin(), pad->post.end());
-  if (layout == Layout::kChannelsLast && pre.size() == 4) {
+  if (io->layout == Layout::kChannelsLast && pre.size() == 4) {
     pre = {pre[0], pre[2], pre[3], pre[1]};
     post = {post[0], post[2], post[3], post[1]};
   }
@@ -561,11 +575,9 @@ bool Builder::emit_pad(const Node& node) {
     pre = {0};
     post = {0};
   }
-  const std::uint32_t y = define_output(out, layout);
-  if (y == kInvalid) return false;
-  return check(
-      xnn_define_static_constant_pad(subgraph(), pre.data(), post.data(), pad->value, x, y, 0),
-      "constant pad");
+  return check(xnn_define_static_constant_pad(subgraph(), pre.data(), post.data(), pad->value,
+                                              io->x, io->y, 0),
+               "constant pad");
 }
 
 bool Builder::emit_reshape(const Node& node) {
@@ -581,87 +593,53 @@ bool Builder::emit_reshape(const Node& node) {
 bool Builder::emit_conv(NodeId id, const Node& node) {
   auto window = conv_window(graph_, node);
   if (!window) return fail("the convolution window does not match the output shape");
-  const Shape& x_shape = shape(node.inputs[0]);
   const Shape& w_shape = shape(node.inputs[1]);
   const auto group = static_cast<std::size_t>(node.attributes.get_int("group", 1));
-  const auto channels = static_cast<std::size_t>(x_shape[1]);
+  const auto channels = static_cast<std::size_t>(shape(node.inputs[0])[1]);
   const auto out_channels = static_cast<std::size_t>(w_shape[0]);
   const auto group_channels = static_cast<std::size_t>(w_shape[1]);
-  const auto kh = static_cast<std::size_t>(w_shape[2]);
-  const auto kw = static_cast<std::size_t>(w_shape[3]);
 
   // An inference BatchNormalization after the convolution scales each output
   // channel and shifts it: fold both into the weights and the bias.
   ValueId out = node.outputs[0];
-  std::vector<double> scale(out_channels, 1.0);
-  std::vector<double> shift(out_channels, 0.0);
+  ChannelAffine affine{std::vector<double>(out_channels, 1.0),
+                       std::vector<double>(out_channels, 0.0)};
   if (auto it = absorbs_.find(id); it != absorbs_.end()) {
     const Node& bn = graph_.node(it->second);
-    const float* gamma = float_data(graph_, bn.inputs[1]);
-    const float* beta = float_data(graph_, bn.inputs[2]);
-    const float* mean = float_data(graph_, bn.inputs[3]);
-    const float* variance = float_data(graph_, bn.inputs[4]);
-    const double epsilon = bn.attributes.get_float("epsilon", 1e-5f);
-    for (std::size_t m = 0; m < out_channels; ++m) {
-      scale[m] = gamma[m] / std::sqrt(static_cast<double>(variance[m]) + epsilon);
-      shift[m] = beta[m] - mean[m] * scale[m];
-    }
+    affine = batch_norm_affine(graph_, bn);
     out = bn.outputs[0];
   }
-  const float* weights = float_data(graph_, node.inputs[1]);
   const float* bias = node.input(2) == kNoValue ? nullptr : float_data(graph_, node.inputs[2]);
   std::vector<float> folded_bias(out_channels);
   for (std::size_t m = 0; m < out_channels; ++m) {
-    folded_bias[m] = static_cast<float>((bias ? bias[m] : 0.0) * scale[m] + shift[m]);
+    folded_bias[m] = static_cast<float>((bias ? bias[m] : 0.0) * affine.scale[m] + affine.shift[m]);
   }
-
-  // One input channel per group and as many groups as channels: a depthwise
-  // convolution, whose filter XNNPACK wants as [1, kH, kW, M].
+  // One input channel per group and as many groups as channels: a depthwise convolution.
   const bool depthwise = group > 1 && group == channels && group_channels == 1;
-  std::vector<float> filter(out_channels * group_channels * kh * kw);
-  Dims filter_dims;
-  if (depthwise) {
-    filter_dims = {1, kh, kw, out_channels};
-    for (std::size_t m = 0; m < out_channels; ++m) {
-      for (std::size_t i = 0; i < kh * kw; ++i) {
-        filter[i * out_channels + m] = static_cast<float>(weights[m * kh * kw + i] * scale[m]);
-      }
-    }
-  } else {
-    // OIHW -> OHWI.
-    filter_dims = {out_channels, kh, kw, group_channels};
-    for (std::size_t m = 0; m < out_channels; ++m) {
-      for (std::size_t c = 0; c < group_channels; ++c) {
-        for (std::size_t i = 0; i < kh * kw; ++i) {
-          filter[(m * kh * kw + i) * group_channels + c] =
-              static_cast<float>(weights[(m * group_channels + c) * kh * kw + i] * scale[m]);
-        }
-      }
-    }
-  }
-  const std::uint32_t x = use(node.inputs[0], Layout::kChannelsLast);
-  if (x == kInvalid) return false;
-  const std::uint32_t filter_id = define_static(std::move(filter), filter_dims);
+  ConvFilter filter =
+      conv_filter(float_data(graph_, node.inputs[1]), w_shape, affine.scale, depthwise);
+
+  const auto io = bind_io(node.inputs[0], out, Layout::kChannelsLast);
+  if (!io) return false;
+  const std::uint32_t filter_id = define_static(std::move(filter.data), filter.dims);
   const std::uint32_t bias_id = define_static(std::move(folded_bias), {out_channels});
-  const std::uint32_t y = define_output(out, Layout::kChannelsLast);
-  if (filter_id == kInvalid || bias_id == kInvalid || y == kInvalid) return false;
+  if (filter_id == kInvalid || bias_id == kInvalid) return false;
   const Window2d& w = *window;
-  auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
   if (depthwise) {
     return check(
         xnn_define_depthwise_convolution_2d(
             subgraph(), u32(w.pad_top), u32(w.pad_right), u32(w.pad_bottom), u32(w.pad_left),
             u32(w.kernel_h), u32(w.kernel_w), u32(w.stride_h), u32(w.stride_w), u32(w.dilation_h),
             u32(w.dilation_w), static_cast<std::uint32_t>(out_channels / channels), channels,
-            kNoMin, kNoMax, x, filter_id, bias_id, y, 0),
+            kNoMin, kNoMax, io->x, filter_id, bias_id, io->y, 0),
         "depthwise convolution");
   }
   return check(
-      xnn_define_convolution_2d(subgraph(), u32(w.pad_top), u32(w.pad_right), u32(w.pad_bottom),
-                                u32(w.pad_left), u32(w.kernel_h), u32(w.kernel_w), u32(w.stride_h),
-                                u32(w.stride_w), u32(w.dilation_h), u32(w.dilation_w),
-                                static_cast<std::uint32_t>(group), group_channels,
-                                out_channels / group, kNoMin, kNoMax, x, filter_id, bias_id, y, 0),
+      xnn_define_convolution_2d(
+          subgraph(), u32(w.pad_top), u32(w.pad_right), u32(w.pad_bottom), u32(w.pad_left),
+          u32(w.kernel_h), u32(w.kernel_w), u32(w.stride_h), u32(w.stride_w), u32(w.dilation_h),
+          u32(w.dilation_w), static_cast<std::uint32_t>(group), group_channels,
+          out_channels / group, kNoMin, kNoMax, io->x, filter_id, bias_id, io->y, 0),
       "convolution");
 }
 
@@ -695,31 +673,29 @@ bool Builder::emit_conv_transpose(const Node& node) {
     const float* b = float_data(graph_, node.inputs[2]);
     std::copy(b, b + out_channels, bias.begin());
   }
-  const std::uint32_t x = use(node.inputs[0], Layout::kChannelsLast);
-  if (x == kInvalid) return false;
+  const auto io = bind_io(node, Layout::kChannelsLast);
+  if (!io) return false;
   const std::uint32_t filter_id =
       define_static(std::move(filter), {out_channels, kh, kw, group_channels});
   const std::uint32_t bias_id = define_static(std::move(bias), {out_channels});
-  const std::uint32_t y = define_output(node.outputs[0], Layout::kChannelsLast);
-  if (filter_id == kInvalid || bias_id == kInvalid || y == kInvalid) return false;
+  if (filter_id == kInvalid || bias_id == kInvalid) return false;
   const Window2d& w = *window;
-  auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
   return check(xnn_define_deconvolution_2d(
                    subgraph(), u32(w.pad_top), u32(w.pad_right), u32(w.pad_bottom), u32(w.pad_left),
                    u32(w.adjustment_h), u32(w.adjustment_w), u32(w.kernel_h), u32(w.kernel_w),
                    u32(w.stride_h), u32(w.stride_w), u32(w.dilation_h), u32(w.dilation_w),
                    static_cast<std::uint32_t>(group), group_channels, group_out_channels, kNoMin,
-                   kNoMax, x, filter_id, bias_id, y, 0),
+                   kNoMax, io->x, filter_id, bias_id, io->y, 0),
                "deconvolution");
 }
 
 bool Builder::emit_pool(const Node& node) {
   auto window = pool_window(graph_, node);
   if (!window) return fail("the pooling window does not match the output shape");
-  std::uint32_t x = use(node.inputs[0], Layout::kChannelsLast);
-  if (x == kInvalid) return false;
+  const auto io = bind_io(node, Layout::kChannelsLast);
+  if (!io) return false;
+  std::uint32_t x = io->x;
   Window2d w = *window;
-  auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
   const Shape& x_shape = shape(node.inputs[0]);
   if (node.op_type == "MaxPool") {
     // This XNNPACK takes the wrong elements when a dilated window overlaps
@@ -731,13 +707,11 @@ bool Builder::emit_pool(const Node& node) {
       if (x == kInvalid) return false;
       w.pad_top = w.pad_left = w.pad_bottom = w.pad_right = 0;
     }
-    const std::uint32_t y = define_output(node.outputs[0], Layout::kChannelsLast);
-    if (y == kInvalid) return false;
     return check(
         xnn_define_max_pooling_2d(subgraph(), u32(w.pad_top), u32(w.pad_right), u32(w.pad_bottom),
                                   u32(w.pad_left), u32(w.kernel_h), u32(w.kernel_w),
                                   u32(w.stride_h), u32(w.stride_w), u32(w.dilation_h),
-                                  u32(w.dilation_w), kNoMin, kNoMax, x, y, 0),
+                                  u32(w.dilation_w), kNoMin, kNoMax, x, io->y, 0),
         "max pooling");
   }
   // XNNPACK's average leaves padding out of the count. For count_include_pad,
@@ -753,22 +727,18 @@ bool Builder::emit_pool(const Node& node) {
     w.pad_bottom = w.ceil_extra_bottom;
     w.pad_right = w.ceil_extra_right;
   }
-  const std::uint32_t y = define_output(node.outputs[0], Layout::kChannelsLast);
-  if (y == kInvalid) return false;
   return check(
       xnn_define_average_pooling_2d(subgraph(), u32(w.pad_top), u32(w.pad_right), u32(w.pad_bottom),
                                     u32(w.pad_left), u32(w.kernel_h), u32(w.kernel_w),
-                                    u32(w.stride_h), u32(w.stride_w), kNoMin, kNoMax, x, y, 0),
+                                    u32(w.stride_h), u32(w.stride_w), kNoMin, kNoMax, x, io->y, 0),
       "average pooling");
 }
 
 bool Builder::emit_global_pool(const Node& node) {
-  const std::uint32_t x = use(node.inputs[0], Layout::kChannelsLast);
-  if (x == kInvalid) return false;
-  const std::uint32_t y = define_output(node.outputs[0], Layout::kChannelsLast);
-  if (y == kInvalid) return false;
+  const auto io = bind_io(node, Layout::kChannelsLast);
+  if (!io) return false;
   if (node.op_type == "GlobalAveragePool") {
-    return check(xnn_define_global_average_pooling_2d(subgraph(), kNoMin, kNoMax, x, y, 0),
+    return check(xnn_define_global_average_pooling_2d(subgraph(), kNoMin, kNoMax, io->x, io->y, 0),
                  "global average pooling");
   }
   const Shape& x_shape = shape(node.inputs[0]);
@@ -777,35 +747,31 @@ bool Builder::emit_global_pool(const Node& node) {
   // XNNPACK has no 1x1 pooling; the maximum of one element is the element.
   if (height * width == 1) {
     const Dims dims = xnn_dims(shape(node.outputs[0]), Layout::kChannelsLast);
-    return check(xnn_define_static_reshape(subgraph(), dims.size(), dims.data(), x, y, 0),
+    return check(xnn_define_static_reshape(subgraph(), dims.size(), dims.data(), io->x, io->y, 0),
                  "reshape");
   }
   return check(xnn_define_max_pooling_2d(subgraph(), 0, 0, 0, 0, height, width, 1, 1, 1, 1, kNoMin,
-                                         kNoMax, x, y, 0),
+                                         kNoMax, io->x, io->y, 0),
                "global max pooling");
 }
 
 bool Builder::emit_depth_to_space(const Node& node) {
-  const std::uint32_t x = use(node.inputs[0], Layout::kChannelsLast);
-  if (x == kInvalid) return false;
-  const std::uint32_t y = define_output(node.outputs[0], Layout::kChannelsLast);
-  if (y == kInvalid) return false;
+  const auto io = bind_io(node, Layout::kChannelsLast);
+  if (!io) return false;
   const auto block = static_cast<std::uint32_t>(node.attributes.get_int("blocksize"));
-  return check(xnn_define_depth_to_space(subgraph(), x, y, block, 0), "depth to space");
+  return check(xnn_define_depth_to_space(subgraph(), io->x, io->y, block, 0), "depth to space");
 }
 
 bool Builder::emit_resize(const Node& node) {
   auto flags = resize_flags(node);
   if (!flags) return fail("the coordinate transformation mode is not supported");
-  const std::uint32_t x = use(node.inputs[0], Layout::kChannelsLast);
-  if (x == kInvalid) return false;
-  const std::uint32_t y = define_output(node.outputs[0], Layout::kChannelsLast);
-  if (y == kInvalid) return false;
+  const auto io = bind_io(node, Layout::kChannelsLast);
+  if (!io) return false;
   const Shape& y_shape = shape(node.outputs[0]);
-  return check(
-      xnn_define_static_resize_bilinear_2d(subgraph(), static_cast<std::size_t>(y_shape[2]),
-                                           static_cast<std::size_t>(y_shape[3]), x, y, *flags),
-      "bilinear resize");
+  return check(xnn_define_static_resize_bilinear_2d(
+                   subgraph(), static_cast<std::size_t>(y_shape[2]),
+                   static_cast<std::size_t>(y_shape[3]), io->x, io->y, *flags),
+               "bilinear resize");
 }
 
 bool Builder::emit_gemm(const Node& node) {
@@ -824,56 +790,49 @@ bool Builder::emit_gemm(const Node& node) {
       filter[row * k + col] = alpha * (trans_b ? b[row * k + col] : b[col * n + row]);
     }
   }
-  const std::uint32_t a = use(node.inputs[0], Layout::kPlain);
+  const auto io = bind_io(node, Layout::kPlain);
+  if (!io) return false;
   const std::uint32_t filter_id = define_static(std::move(filter), {n, k});
-  if (a == kInvalid || filter_id == kInvalid) return false;
+  if (filter_id == kInvalid) return false;
 
   // A constant C that is the same for every row is the layer's bias; any
   // other C is added after it.
   const ValueId c = node.input(2);
-  std::uint32_t bias_id = kInvalid;
-  bool add_c = false;
-  if (c != kNoValue) {
-    Shape aligned = pad_to_rank(shape(c), 2);
-    if (graph_.value(c).is_constant() && aligned[0] == 1) {
-      const float* c_data = float_data(graph_, c);
-      std::vector<float> bias(n);
-      for (std::size_t col = 0; col < n; ++col)
-        bias[col] = beta * c_data[aligned[1] == 1 ? 0 : col];
-      bias_id = define_static(std::move(bias), {n});
-      if (bias_id == kInvalid) return false;
-    } else {
-      add_c = true;
-    }
+  if (c == kNoValue) {
+    return check(xnn_define_fully_connected(subgraph(), kNoMin, kNoMax, io->x, filter_id, kInvalid,
+                                            io->y, 0),
+                 "fully connected");
   }
-  const ValueId out = node.outputs[0];
-  if (!add_c) {
-    const std::uint32_t y = define_output(out, Layout::kPlain);
-    if (y == kInvalid) return false;
+  const Shape aligned = pad_to_rank(shape(c), 2);
+  const bool constant = graph_.value(c).is_constant();
+  const float* c_data = constant ? float_data(graph_, c) : nullptr;
+  if (constant && aligned[0] == 1) {
+    std::vector<float> bias(n);
+    for (std::size_t col = 0; col < n; ++col) bias[col] = beta * c_data[aligned[1] == 1 ? 0 : col];
+    const std::uint32_t bias_id = define_static(std::move(bias), {n});
+    if (bias_id == kInvalid) return false;
     return check(
-        xnn_define_fully_connected(subgraph(), kNoMin, kNoMax, a, filter_id, bias_id, y, 0),
+        xnn_define_fully_connected(subgraph(), kNoMin, kNoMax, io->x, filter_id, bias_id, io->y, 0),
         "fully connected");
   }
+  const ValueId out = node.outputs[0];
   const std::uint32_t product = define_internal(xnn_dims(shape(out), Layout::kPlain));
   if (product == kInvalid) return false;
-  if (!check(xnn_define_fully_connected(subgraph(), kNoMin, kNoMax, a, filter_id, kInvalid, product,
-                                        0),
+  if (!check(xnn_define_fully_connected(subgraph(), kNoMin, kNoMax, io->x, filter_id, kInvalid,
+                                        product, 0),
              "fully connected")) {
     return false;
   }
   std::uint32_t addend = kInvalid;
-  if (graph_.value(c).is_constant()) {
-    Shape aligned = pad_to_rank(shape(c), 2);
-    const float* c_data = float_data(graph_, c);
+  if (constant) {
     std::vector<float> scaled(c_data, c_data + shape_numel(aligned));
     for (float& v : scaled) v *= beta;
     addend = define_static(std::move(scaled), xnn_dims(aligned, Layout::kPlain));
   } else {
     addend = broadcast_operand(c, shape(out), Layout::kPlain);
   }
-  const std::uint32_t y = define_output(out, Layout::kPlain);
-  if (addend == kInvalid || y == kInvalid) return false;
-  return check(xnn_define_add2(subgraph(), kNoMin, kNoMax, product, addend, y, 0), "add");
+  if (addend == kInvalid) return false;
+  return check(xnn_define_add2(subgraph(), kNoMin, kNoMax, product, addend, io->y, 0), "add");
 }
 
 bool Builder::emit_matmul(NodeId id, const Node& node) {
@@ -885,22 +844,27 @@ bool Builder::emit_matmul(NodeId id, const Node& node) {
   for (std::size_t row = 0; row < n; ++row) {
     for (std::size_t col = 0; col < k; ++col) filter[row * k + col] = b[col * n + row];
   }
+  // A bias Add folded into the layer computes the Add's output.
   ValueId out = node.outputs[0];
-  std::uint32_t bias_id = kInvalid;
+  ValueId bias = kNoValue;
   if (auto it = absorbs_.find(id); it != absorbs_.end()) {
     const Node& add = graph_.node(it->second);
-    const ValueId bias = add.inputs[0] == out ? add.inputs[1] : add.inputs[0];
+    bias = add.inputs[0] == out ? add.inputs[1] : add.inputs[0];
+    out = add.outputs[0];
+  }
+  const auto io = bind_io(node.inputs[0], out, Layout::kPlain);
+  if (!io) return false;
+  std::uint32_t bias_id = kInvalid;
+  if (bias != kNoValue) {
     const float* bias_data = float_data(graph_, bias);
     bias_id = define_static(std::vector<float>(bias_data, bias_data + n), {n});
     if (bias_id == kInvalid) return false;
-    out = add.outputs[0];
   }
-  const std::uint32_t a = use(node.inputs[0], Layout::kPlain);
   const std::uint32_t filter_id = define_static(std::move(filter), {n, k});
-  const std::uint32_t y = define_output(out, Layout::kPlain);
-  if (a == kInvalid || filter_id == kInvalid || y == kInvalid) return false;
-  return check(xnn_define_fully_connected(subgraph(), kNoMin, kNoMax, a, filter_id, bias_id, y, 0),
-               "fully connected");
+  if (filter_id == kInvalid) return false;
+  return check(
+      xnn_define_fully_connected(subgraph(), kNoMin, kNoMax, io->x, filter_id, bias_id, io->y, 0),
+      "fully connected");
 }
 
 std::uint32_t Builder::define_output(ValueId value, Layout layout) {
@@ -1048,6 +1012,14 @@ std::uint32_t Builder::broadcast_operand(ValueId value, const Shape& out_shape, 
   const std::uint32_t source = use_in_logical_order(value);
   if (source == kInvalid) return kInvalid;
   return reshape(source, dims);
+}
+
+std::optional<Builder::Io> Builder::bind_io(ValueId in, ValueId out, Layout layout) {
+  const std::uint32_t x = use(in, layout);
+  if (x == kInvalid) return std::nullopt;
+  const std::uint32_t y = define_output(out, layout);
+  if (y == kInvalid) return std::nullopt;
+  return Io{x, y, layout};
 }
 
 Layout Builder::follow_layout(ValueId in, ValueId out) const {
