@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "collage/backends/xnnpack/op_support.h"
+#include "collage/backends/xnnpack/op_table.h"
 
 namespace collage::xnnpack {
 namespace {

@@ -1,14 +1,10 @@
 #include "collage/backends/xnnpack/op_support.h"
 
-#include <fmt/format.h>
 #include <xnnpack.h>
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
-#include <map>
-#include <string_view>
 
 namespace collage::xnnpack {
 namespace {
@@ -37,6 +33,8 @@ bool has_one_float_output(const Graph& graph, const Node& node) {
 const Shape& shape_of(const Graph& graph, ValueId value) { return graph.type(value).shape; }
 
 bool present(const Node& node, std::size_t i) { return node.input(i) != kNoValue; }
+
+}  // namespace
 
 // One activation in, one float output of the same shape.
 bool is_unary(const Graph& graph, const Node& node) {
@@ -295,73 +293,7 @@ bool is_resize(const Graph& graph, const Node& node) {
   return true;
 }
 
-using Check = bool (*)(const Graph&, const Node&);
-
-struct OpInfo {
-  Check check;
-  LayoutRule rule;
-  Emitter emitter;
-  // The conditions check() imposes beyond float32, for `collage backends`.
-  std::string_view conditions;
-};
-
-const std::map<std::string_view, OpInfo>& op_table() {
-  static const std::map<std::string_view, OpInfo> table = {
-      {"Abs", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
-      {"Add", {is_binary, LayoutRule::kBroadcast, Emitter::kBroadcast, ""}},
-      {"AveragePool", {is_pool, LayoutRule::kChannelsLast, Emitter::kPool, "2-D, ceil_mode"}},
-      {"BatchNormalization",
-       {is_batch_norm, LayoutRule::kFollowInput, Emitter::kBatchNorm,
-        "inference; folded into a preceding Conv"}},
-      {"Ceil", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
-      {"Clip", {is_clamp, LayoutRule::kFollowInput, Emitter::kUnary, "constant bounds"}},
-      {"Conv",
-       {is_conv, LayoutRule::kChannelsLast, Emitter::kConv,
-        "2-D, constant weights; groups, depthwise, dilations, auto_pad"}},
-      {"ConvTranspose",
-       {is_conv, LayoutRule::kChannelsLast, Emitter::kConvTranspose, "2-D, constant weights"}},
-      {"DepthToSpace", {is_depth_to_space, LayoutRule::kChannelsLast, Emitter::kDepthToSpace, ""}},
-      {"Div", {is_binary, LayoutRule::kBroadcast, Emitter::kBroadcast, ""}},
-      {"Elu", {is_elu, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
-      {"Flatten", {is_reshape, LayoutRule::kPlain, Emitter::kReshape, ""}},
-      {"Floor", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
-      {"Gelu",
-       {is_gelu_tanh, LayoutRule::kFollowInput, Emitter::kGeluTanh,
-        "tanh form only, as x * sigmoid(2u); no erf in this XNNPACK"}},
-      {"Gemm", {is_gemm, LayoutRule::kPlain, Emitter::kGemm, "by a constant 2-D matrix"}},
-      {"GlobalAveragePool", {is_global_pool, LayoutRule::kChannelsLast, Emitter::kGlobalPool, ""}},
-      {"GlobalMaxPool", {is_global_pool, LayoutRule::kChannelsLast, Emitter::kGlobalPool, ""}},
-      {"HardSigmoid", {is_hard_sigmoid, LayoutRule::kFollowInput, Emitter::kHardSigmoid, ""}},
-      {"HardSwish", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
-      {"Identity", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
-      {"LeakyRelu", {is_leaky_relu, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
-      {"MatMul", {is_matmul, LayoutRule::kPlain, Emitter::kMatMul, "by a constant 2-D matrix"}},
-      {"Max", {is_broadcast, LayoutRule::kBroadcast, Emitter::kBroadcast, ""}},
-      {"MaxPool", {is_pool, LayoutRule::kChannelsLast, Emitter::kPool, "2-D, ceil_mode"}},
-      {"Min", {is_broadcast, LayoutRule::kBroadcast, Emitter::kBroadcast, ""}},
-      {"Mul", {is_binary, LayoutRule::kBroadcast, Emitter::kBroadcast, ""}},
-      {"Neg", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
-      {"Pad", {is_pad, LayoutRule::kFollowInput, Emitter::kPad, "constant, non-negative"}},
-      {"Pow", {is_pow, LayoutRule::kFollowInput, Emitter::kUnary, "by 2 or 0.5"}},
-      {"PRelu", {is_prelu, LayoutRule::kPrelu, Emitter::kPrelu, "per-channel slope"}},
-      {"Relu", {is_clamp, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
-      {"Reshape", {is_reshape, LayoutRule::kPlain, Emitter::kReshape, ""}},
-      {"Resize",
-       {is_resize, LayoutRule::kChannelsLast, Emitter::kResize,
-        "linear, 2-D, half_pixel/align_corners/asymmetric"}},
-      {"Round", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
-      {"Sigmoid", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
-      {"Softmax",
-       {is_softmax, LayoutRule::kSoftmax, Emitter::kSoftmax, "normalized axes innermost"}},
-      {"Sqrt", {is_unary, LayoutRule::kFollowInput, Emitter::kUnary, ""}},
-      {"Squeeze", {is_reshape, LayoutRule::kPlain, Emitter::kReshape, ""}},
-      {"Sub", {is_binary, LayoutRule::kBroadcast, Emitter::kBroadcast, ""}},
-      {"Sum", {is_broadcast, LayoutRule::kBroadcast, Emitter::kBroadcast, ""}},
-      {"Swish", {is_swish, LayoutRule::kFollowInput, Emitter::kSwish, "as x * sigmoid(alpha * x)"}},
-      {"Unsqueeze", {is_reshape, LayoutRule::kPlain, Emitter::kReshape, ""}},
-  };
-  return table;
-}
+namespace {
 
 bool pads_inside_kernel(const Window2d& w) {
   return w.pad_top < w.extent_h && w.pad_bottom < w.extent_h && w.pad_left < w.extent_w &&
@@ -370,30 +302,8 @@ bool pads_inside_kernel(const Window2d& w) {
 
 }  // namespace
 
-bool supports_node(const Graph& graph, const Node& node) {
-  if (!node.domain.empty() && node.domain != "ai.onnx") return false;
-  auto it = op_table().find(node.op_type);
-  if (it == op_table().end()) return false;
-  return it->second.check(graph, node);
-}
-
-std::string describe_ops() {
-  std::vector<std::string> ops;
-  for (const auto& [name, info] : op_table()) {
-    ops.push_back(info.conditions.empty() ? std::string(name)
-                                          : fmt::format("{} ({})", name, info.conditions));
-  }
-  return fmt::format("{}", fmt::join(ops, ", "));
-}
-
-LayoutRule layout_rule(const Node& node) {
-  auto it = op_table().find(node.op_type);
-  return it == op_table().end() ? LayoutRule::kPlain : it->second.rule;
-}
-
-Emitter emitter(const Node& node) {
-  auto it = op_table().find(node.op_type);
-  return it == op_table().end() ? Emitter::kUnary : it->second.emitter;
+const float* float_data(const Graph& graph, ValueId value) {
+  return graph.value(value).constant->data<float>();
 }
 
 std::optional<float> constant_scalar(const Graph& graph, ValueId value) {
@@ -430,11 +340,10 @@ std::optional<ClampBounds> clamp_bounds(const Graph& graph, const Node& node) {
 }
 
 ChannelAffine batch_norm_affine(const Graph& graph, const Node& node) {
-  auto data = [&](std::size_t i) { return graph.value(node.inputs[i]).constant->data<float>(); };
-  const float* gamma = data(1);
-  const float* beta = data(2);
-  const float* mean = data(3);
-  const float* variance = data(4);
+  const float* gamma = float_data(graph, node.inputs[1]);
+  const float* beta = float_data(graph, node.inputs[2]);
+  const float* mean = float_data(graph, node.inputs[3]);
+  const float* variance = float_data(graph, node.inputs[4]);
   const double epsilon = node.attributes.get_float("epsilon", 1e-5f);
   const auto channels = static_cast<std::size_t>(graph.type(node.inputs[1]).numel());
   ChannelAffine affine{std::vector<double>(channels), std::vector<double>(channels)};

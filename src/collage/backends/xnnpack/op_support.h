@@ -1,16 +1,17 @@
 // Op support: which ONNX nodes the XNNPACK backend runs, and the XNNPACK
 // parameters they decode to.
 //
-// The support predicate must never claim a node XNNPACK gets wrong or
-// refuses, so it decodes every attribute and static shape exactly as the
-// subgraph builder does; both go through the decoders below. The checks are
-// node-local: a partition of supported nodes can still fail to compile when
-// two nodes need the same value in different layouts (see LayoutPlan).
+// The support checks must never claim a node XNNPACK gets wrong or refuses,
+// so they decode every attribute and static shape exactly as the emitters
+// do; both go through the decoders below. Each check is the `check` of rows
+// of the op table (op_table.h), which is where an op type is paired with its
+// check. The checks are node-local: a partition of supported nodes can still
+// fail to compile when two nodes need the same value in different layouts
+// (see LayoutPlan).
 #pragma once
 
 #include <cstdint>
 #include <optional>
-#include <string>
 #include <vector>
 
 #include "collage/backends/xnnpack/channels_last.h"
@@ -19,58 +20,40 @@
 
 namespace collage::xnnpack {
 
-// One table row per op type (op_support.cc) carries its support check, its
-// layout rule and its emitter, so an op is added in one place.
+// The support checks: whether XNNPACK runs `node` of `graph` on its own, for
+// a node whose op type the check's row lists. Every one requires float32
+// values XNNPACK can hold and an input computed at run time (ops on
+// constants only are left to constant folding).
 
-// Whether the XNNPACK backend can run `node` of `graph` as a partition of its own.
-bool supports_node(const Graph& graph, const Node& node);
-
-// The op types supports_node can accept, sorted, each with its conditions:
-// "Abs, Add, ..., Conv (2-D, constant weights; ...), ...".
-std::string describe_ops();
-
-// How an op constrains the layouts of its 4-D values (see LayoutPlan).
-enum class LayoutRule {
-  // Input 0 and output 0 share a layout, whichever it is (elementwise ops, Pad).
-  kFollowInput,
-  // Every input of the output's rank shares the output's layout; lower-rank
-  // inputs are broadcast into it (Add, Mul, Max, ...).
-  kBroadcast,
-  // Input 0 and output 0 must be channels-last (convolution, pooling).
-  kChannelsLast,
-  // Input 0 and output 0 must be plain (reshapes, fully connected).
-  kPlain,
-  // Shared layout, restricted to those where the axis maps onto XNNPACK's.
-  kSoftmax,
-  // Channels-last when 4-D (the slope is per channel), plain otherwise.
-  kPrelu,
-};
-LayoutRule layout_rule(const Node& node);
-
-// Which of the subgraph builder's emitters lowers an op (one per way of
-// defining XNNPACK nodes; several ops share one).
-enum class Emitter {
-  kUnary,
-  kHardSigmoid,
-  kSwish,
-  kGeluTanh,
-  kBroadcast,
-  kBatchNorm,
-  kPrelu,
-  kSoftmax,
-  kPad,
-  kReshape,
-  kConv,
-  kConvTranspose,
-  kPool,
-  kGlobalPool,
-  kDepthToSpace,
-  kResize,
-  kGemm,
-  kMatMul,
-};
-// The emitter of a node supports_node accepts.
-Emitter emitter(const Node& node);
+// One input, one output of the same shape (Abs, Sigmoid, ...).
+bool is_unary(const Graph& graph, const Node& node);
+// Two inputs broadcasting (numpy rules) to the output (Add, Sub, Mul, Div).
+bool is_binary(const Graph& graph, const Node& node);
+// Two or more inputs broadcasting to the output (Max, Min, Sum).
+bool is_broadcast(const Graph& graph, const Node& node);
+bool is_leaky_relu(const Graph& graph, const Node& node);
+bool is_elu(const Graph& graph, const Node& node);
+// Relu, and Clip with constant bounds.
+bool is_clamp(const Graph& graph, const Node& node);
+bool is_hard_sigmoid(const Graph& graph, const Node& node);
+bool is_swish(const Graph& graph, const Node& node);
+bool is_gelu_tanh(const Graph& graph, const Node& node);
+bool is_pow(const Graph& graph, const Node& node);
+bool is_prelu(const Graph& graph, const Node& node);
+bool is_softmax(const Graph& graph, const Node& node);
+// Conv and ConvTranspose: 2-D, constant weights and bias.
+bool is_conv(const Graph& graph, const Node& node);
+// MaxPool and AveragePool.
+bool is_pool(const Graph& graph, const Node& node);
+bool is_global_pool(const Graph& graph, const Node& node);
+bool is_gemm(const Graph& graph, const Node& node);
+bool is_matmul(const Graph& graph, const Node& node);
+bool is_batch_norm(const Graph& graph, const Node& node);
+bool is_pad(const Graph& graph, const Node& node);
+// Flatten, Reshape, Squeeze, Unsqueeze.
+bool is_reshape(const Graph& graph, const Node& node);
+bool is_depth_to_space(const Graph& graph, const Node& node);
+bool is_resize(const Graph& graph, const Node& node);
 
 // Relu and Clip: the clamp bounds (constant).
 struct ClampBounds {
@@ -110,6 +93,9 @@ std::optional<std::uint32_t> resize_flags(const Node& node);
 
 // Pow with a constant exponent XNNPACK has an op for (2 -> square, 0.5 -> square root).
 std::optional<float> pow_exponent(const Graph& graph, const Node& node);
+
+// The data of a float32 constant.
+const float* float_data(const Graph& graph, ValueId value);
 
 // A constant holding exactly one float value (Clip bounds, Pad value, ...).
 std::optional<float> constant_scalar(const Graph& graph, ValueId value);

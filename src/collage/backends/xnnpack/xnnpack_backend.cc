@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "code_version.h"
-#include "collage/backends/xnnpack/op_support.h"
+#include "collage/backends/xnnpack/op_table.h"
 #include "collage/backends/xnnpack/runtime_kernel.h"
 #include "collage/backends/xnnpack/subgraph_builder.h"
 #include "collage/ir/error.h"

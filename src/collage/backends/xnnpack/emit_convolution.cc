@@ -1,0 +1,168 @@
+// Convolution: Conv (with a following BatchNormalization folded in) and
+// ConvTranspose, over channels-last values.
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "collage/backends/xnnpack/emitters.h"
+#include "collage/backends/xnnpack/op_support.h"
+
+namespace collage::xnnpack {
+namespace {
+
+// A Conv's weights as XNNPACK's filter, each output channel scaled by `scale`
+// (a folded BatchNormalization): [1, kH, kW, M] for a depthwise convolution,
+// OHWI otherwise.
+struct ConvFilter {
+  std::vector<float> data;
+  Dims dims;
+};
+
+ConvFilter conv_filter(const float* weights, const Shape& w_shape, const std::vector<double>& scale,
+                       bool depthwise) {
+  const auto out_channels = static_cast<std::size_t>(w_shape[0]);
+  const auto group_channels = static_cast<std::size_t>(w_shape[1]);
+  const auto kh = static_cast<std::size_t>(w_shape[2]);
+  const auto kw = static_cast<std::size_t>(w_shape[3]);
+  ConvFilter filter{std::vector<float>(out_channels * group_channels * kh * kw), {}};
+  if (depthwise) {
+    filter.dims = {1, kh, kw, out_channels};
+    for (std::size_t m = 0; m < out_channels; ++m) {
+      for (std::size_t i = 0; i < kh * kw; ++i) {
+        filter.data[i * out_channels + m] = static_cast<float>(weights[m * kh * kw + i] * scale[m]);
+      }
+    }
+    return filter;
+  }
+  // OIHW -> OHWI.
+  filter.dims = {out_channels, kh, kw, group_channels};
+  for (std::size_t m = 0; m < out_channels; ++m) {
+    for (std::size_t c = 0; c < group_channels; ++c) {
+      for (std::size_t i = 0; i < kh * kw; ++i) {
+        filter.data[(m * kh * kw + i) * group_channels + c] =
+            static_cast<float>(weights[(m * group_channels + c) * kh * kw + i] * scale[m]);
+      }
+    }
+  }
+  return filter;
+}
+
+// A ConvTranspose's weights [C, M/group, kH, kW] as XNNPACK's filter
+// [M, kH, kW, C/group], output channels grouped.
+std::vector<float> conv_transpose_filter(const float* weights, const Shape& w_shape,
+                                         std::size_t group) {
+  const auto channels = static_cast<std::size_t>(w_shape[0]);
+  const std::size_t group_channels = channels / group;
+  const auto group_out_channels = static_cast<std::size_t>(w_shape[1]);
+  const std::size_t out_channels = group_out_channels * group;
+  const auto kh = static_cast<std::size_t>(w_shape[2]);
+  const auto kw = static_cast<std::size_t>(w_shape[3]);
+  std::vector<float> filter(out_channels * kh * kw * group_channels);
+  for (std::size_t g = 0; g < group; ++g) {
+    for (std::size_t c = 0; c < group_channels; ++c) {
+      for (std::size_t o = 0; o < group_out_channels; ++o) {
+        for (std::size_t i = 0; i < kh * kw; ++i) {
+          const std::size_t m = g * group_out_channels + o;
+          filter[(m * kh * kw + i) * group_channels + c] =
+              weights[((g * group_channels + c) * group_out_channels + o) * kh * kw + i];
+        }
+      }
+    }
+  }
+  return filter;
+}
+
+}  // namespace
+
+bool emit_conv(SubgraphBuilder& builder, const Node& node) {
+  auto window = conv_window(builder.graph(), node);
+  if (!window) return builder.fail("the convolution window does not match the output shape");
+  const Shape& w_shape = builder.shape(node.inputs[1]);
+  const auto group = static_cast<std::size_t>(node.attributes.get_int("group", 1));
+  const auto channels = static_cast<std::size_t>(builder.shape(node.inputs[0])[1]);
+  const auto out_channels = static_cast<std::size_t>(w_shape[0]);
+  const auto group_channels = static_cast<std::size_t>(w_shape[1]);
+
+  // An inference BatchNormalization after the convolution scales each output
+  // channel and shifts it: fold both into the weights and the bias.
+  ValueId out = node.outputs[0];
+  ChannelAffine affine{std::vector<double>(out_channels, 1.0),
+                       std::vector<double>(out_channels, 0.0)};
+  if (const Node* bn = builder.folded_node()) {
+    affine = batch_norm_affine(builder.graph(), *bn);
+    out = bn->outputs[0];
+  }
+  const float* bias =
+      node.input(2) == kNoValue ? nullptr : float_data(builder.graph(), node.inputs[2]);
+  std::vector<float> folded_bias(out_channels);
+  for (std::size_t m = 0; m < out_channels; ++m) {
+    folded_bias[m] = static_cast<float>((bias ? bias[m] : 0.0) * affine.scale[m] + affine.shift[m]);
+  }
+  // One input channel per group and as many groups as channels: a depthwise convolution.
+  const bool depthwise = group > 1 && group == channels && group_channels == 1;
+  ConvFilter filter =
+      conv_filter(float_data(builder.graph(), node.inputs[1]), w_shape, affine.scale, depthwise);
+
+  const auto io = builder.bind_io(node.inputs[0], out, Layout::kChannelsLast);
+  if (!io) return false;
+  const std::uint32_t filter_id = builder.define_static(std::move(filter.data), filter.dims);
+  const std::uint32_t bias_id = builder.define_static(std::move(folded_bias), {out_channels});
+  if (filter_id == kInvalidId || bias_id == kInvalidId) return false;
+  const Window2d& w = *window;
+  if (depthwise) {
+    return builder.check(xnn_define_depthwise_convolution_2d(
+                             builder.subgraph(), u32(w.pad_top), u32(w.pad_right),
+                             u32(w.pad_bottom), u32(w.pad_left), u32(w.kernel_h), u32(w.kernel_w),
+                             u32(w.stride_h), u32(w.stride_w), u32(w.dilation_h), u32(w.dilation_w),
+                             static_cast<std::uint32_t>(out_channels / channels), channels, kNoMin,
+                             kNoMax, io->x, filter_id, bias_id, io->y, 0),
+                         "depthwise convolution");
+  }
+  return builder.check(
+      xnn_define_convolution_2d(
+          builder.subgraph(), u32(w.pad_top), u32(w.pad_right), u32(w.pad_bottom), u32(w.pad_left),
+          u32(w.kernel_h), u32(w.kernel_w), u32(w.stride_h), u32(w.stride_w), u32(w.dilation_h),
+          u32(w.dilation_w), static_cast<std::uint32_t>(group), group_channels,
+          out_channels / group, kNoMin, kNoMax, io->x, filter_id, bias_id, io->y, 0),
+      "convolution");
+}
+
+bool emit_conv_transpose(SubgraphBuilder& builder, const Node& node) {
+  auto window = conv_window(builder.graph(), node);
+  if (!window) {
+    return builder.fail("the transposed convolution window does not match the output shape");
+  }
+  const Shape& w_shape = builder.shape(node.inputs[1]);
+  const auto group = static_cast<std::size_t>(node.attributes.get_int("group", 1));
+  const auto channels = static_cast<std::size_t>(w_shape[0]);
+  const std::size_t group_channels = channels / group;
+  const auto group_out_channels = static_cast<std::size_t>(w_shape[1]);
+  const std::size_t out_channels = group_out_channels * group;
+  const auto kh = static_cast<std::size_t>(w_shape[2]);
+  const auto kw = static_cast<std::size_t>(w_shape[3]);
+  std::vector<float> filter =
+      conv_transpose_filter(float_data(builder.graph(), node.inputs[1]), w_shape, group);
+  std::vector<float> bias(out_channels, 0.0f);
+  if (node.input(2) != kNoValue) {
+    const float* b = float_data(builder.graph(), node.inputs[2]);
+    std::copy(b, b + out_channels, bias.begin());
+  }
+  const auto io = builder.bind_io(node, Layout::kChannelsLast);
+  if (!io) return false;
+  const std::uint32_t filter_id =
+      builder.define_static(std::move(filter), {out_channels, kh, kw, group_channels});
+  const std::uint32_t bias_id = builder.define_static(std::move(bias), {out_channels});
+  if (filter_id == kInvalidId || bias_id == kInvalidId) return false;
+  const Window2d& w = *window;
+  return builder.check(
+      xnn_define_deconvolution_2d(
+          builder.subgraph(), u32(w.pad_top), u32(w.pad_right), u32(w.pad_bottom), u32(w.pad_left),
+          u32(w.adjustment_h), u32(w.adjustment_w), u32(w.kernel_h), u32(w.kernel_w),
+          u32(w.stride_h), u32(w.stride_w), u32(w.dilation_h), u32(w.dilation_w),
+          static_cast<std::uint32_t>(group), group_channels, group_out_channels, kNoMin, kNoMax,
+          io->x, filter_id, bias_id, io->y, 0),
+      "deconvolution");
+}
+
+}  // namespace collage::xnnpack

@@ -1,0 +1,84 @@
+// Emitters: how each op becomes XNNPACK subgraph nodes.
+//
+// One function per way of lowering an op, grouped by op family in
+// emit_<family>.cc. Each is the `emit` of rows of the op table (op_table.h)
+// and runs on a node that row's check accepted, reading the node's values
+// through `builder` in the layouts of its LayoutPlan. It returns false, with
+// the failure recorded in `builder`, when XNNPACK refuses a definition.
+#pragma once
+
+#include <cstdint>
+
+#include "collage/backends/xnnpack/subgraph_builder.h"
+#include "collage/ir/graph.h"
+
+namespace collage::xnnpack {
+
+// A window parameter (Window2d) as XNNPACK's definitions take it.
+inline std::uint32_t u32(std::int64_t v) { return static_cast<std::uint32_t>(v); }
+
+// emit_activation.cc: ops applied to one activation, element by element or
+// (Softmax) along an axis; each keeps its input's layout.
+// One XNNPACK op of the same meaning each.
+bool emit_abs(SubgraphBuilder& builder, const Node& node);
+bool emit_ceil(SubgraphBuilder& builder, const Node& node);
+bool emit_floor(SubgraphBuilder& builder, const Node& node);
+bool emit_hard_swish(SubgraphBuilder& builder, const Node& node);
+bool emit_neg(SubgraphBuilder& builder, const Node& node);
+bool emit_round(SubgraphBuilder& builder, const Node& node);
+bool emit_sigmoid(SubgraphBuilder& builder, const Node& node);
+bool emit_sqrt(SubgraphBuilder& builder, const Node& node);
+// A reshape to the same dims.
+bool emit_identity(SubgraphBuilder& builder, const Node& node);
+// Relu and Clip.
+bool emit_clamp(SubgraphBuilder& builder, const Node& node);
+bool emit_leaky_relu(SubgraphBuilder& builder, const Node& node);
+bool emit_elu(SubgraphBuilder& builder, const Node& node);
+// A square or a square root.
+bool emit_pow(SubgraphBuilder& builder, const Node& node);
+// A multiply, then an add clamped to [0, 1].
+bool emit_hard_sigmoid(SubgraphBuilder& builder, const Node& node);
+// x * sigmoid(alpha * x).
+bool emit_swish(SubgraphBuilder& builder, const Node& node);
+// x * sigmoid(2u), u the argument of tanh in the tanh form.
+bool emit_gelu_tanh(SubgraphBuilder& builder, const Node& node);
+bool emit_prelu(SubgraphBuilder& builder, const Node& node);
+// XNNPACK's softmax over the innermost dimension, reshaped to it when the
+// normalized axes span more than one stored dimension.
+bool emit_softmax(SubgraphBuilder& builder, const Node& node);
+
+// emit_arithmetic.cc: broadcasting binary ops, chained over the inputs of
+// the variadic ones (Sum, Max, Min), and BatchNormalization as a multiply
+// and an add.
+bool emit_add(SubgraphBuilder& builder, const Node& node);
+bool emit_sub(SubgraphBuilder& builder, const Node& node);
+bool emit_mul(SubgraphBuilder& builder, const Node& node);
+bool emit_div(SubgraphBuilder& builder, const Node& node);
+bool emit_max(SubgraphBuilder& builder, const Node& node);
+bool emit_min(SubgraphBuilder& builder, const Node& node);
+bool emit_batch_norm(SubgraphBuilder& builder, const Node& node);
+
+// emit_convolution.cc: Conv (a following BatchNormalization folded in;
+// depthwise when it has one input channel per group) and ConvTranspose.
+bool emit_conv(SubgraphBuilder& builder, const Node& node);
+bool emit_conv_transpose(SubgraphBuilder& builder, const Node& node);
+
+// emit_pooling.cc.
+bool emit_max_pool(SubgraphBuilder& builder, const Node& node);
+bool emit_average_pool(SubgraphBuilder& builder, const Node& node);
+bool emit_global_max_pool(SubgraphBuilder& builder, const Node& node);
+bool emit_global_average_pool(SubgraphBuilder& builder, const Node& node);
+
+// emit_fully_connected.cc: Gemm, and MatMul with a following bias Add folded in.
+bool emit_gemm(SubgraphBuilder& builder, const Node& node);
+bool emit_matmul(SubgraphBuilder& builder, const Node& node);
+
+// emit_data_movement.cc: ops that move or resample data.
+// Flatten, Reshape, Squeeze and Unsqueeze: the input in logical order, given
+// the output's dims.
+bool emit_reshape(SubgraphBuilder& builder, const Node& node);
+bool emit_pad(SubgraphBuilder& builder, const Node& node);
+bool emit_depth_to_space(SubgraphBuilder& builder, const Node& node);
+bool emit_resize(SubgraphBuilder& builder, const Node& node);
+
+}  // namespace collage::xnnpack
