@@ -18,7 +18,8 @@ namespace collage::xnnpack {
 inline std::uint32_t u32(std::int64_t v) { return static_cast<std::uint32_t>(v); }
 
 // emit_activation.cc: ops applied to one activation, element by element or
-// (Softmax) along an axis; each keeps its input's layout.
+// (Softmax) along an axis.
+
 // One XNNPACK op of the same meaning each.
 bool emit_abs(SubgraphBuilder& builder, const Node& node);
 bool emit_ceil(SubgraphBuilder& builder, const Node& node);
@@ -74,6 +75,7 @@ bool emit_gemm(SubgraphBuilder& builder, const Node& node);
 bool emit_matmul(SubgraphBuilder& builder, const Node& node);
 
 // emit_data_movement.cc: ops that move or resample data.
+
 // Flatten, Reshape, Squeeze and Unsqueeze: the input in logical order, given
 // the output's dims.
 bool emit_reshape(SubgraphBuilder& builder, const Node& node);
