@@ -1,5 +1,5 @@
 // The halide backend: a fusing compiler. Any connected region of the ops
-// the lowering handles (lowering.h) becomes one Halide pipeline, scheduled
+// it supports (op_support.h) becomes one Halide pipeline, scheduled
 // (schedule.h), compiled ahead of time for this CPU into a shared library
 // that the kernel cache keeps on disk (kernel_cache.h), and run on the
 // plan's OpenMP threads (halide_kernel.h).
@@ -16,6 +16,7 @@
 #include "collage/backends/halide/halide_kernel.h"
 #include "collage/backends/halide/kernel_cache.h"
 #include "collage/backends/halide/lowering.h"
+#include "collage/backends/halide/op_support.h"
 #include "collage/backends/halide/schedule.h"
 #include "collage/ir/error.h"
 #include "collage/ir/structural_hash.h"

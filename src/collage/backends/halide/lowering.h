@@ -18,7 +18,6 @@
 
 #include <Halide.h>
 
-#include <string>
 #include <vector>
 
 #include "collage/ir/graph.h"
@@ -48,14 +47,8 @@ struct Lowered {
   std::vector<Stage> stages;
 };
 
-// Whether the halide backend can run `node` of `graph` (float32 data,
-// static shapes, an op and attributes the lowering handles).
-bool supports_node(const Graph& graph, const Node& node);
-
-// The ops the lowering handles, for `collage backends`.
-std::vector<std::string> supported_ops();
-
-// Builds the pipeline's Funcs for `partition`. A node it cannot lower is a
+// Builds the pipeline's Funcs for `partition`, each node by its op table
+// row (op_table.h). A node the backend does not support (op_support.h) is a
 // Failure naming it.
 Result<Lowered> lower(const Graph& partition);
 
