@@ -94,10 +94,10 @@ collage::TuneOptions tune_options(std::vector<std::string> backends, int threads
   options.graph_opt = std::move(graph_opt);
   options.cache_path = std::move(cache);
   options.isolate = isolate;
-  options.refine_rounds = refine_rounds;
-  options.budget_seconds = budget;
-  options.max_depth = max_depth;
-  options.max_exits = max_exits;
+  options.search.refine_rounds = refine_rounds;
+  options.search.budget_seconds = budget;
+  options.search.max_depth = max_depth;
+  options.search.max_exits = max_exits;
   options.verify = verify;
   options.repeat = repeat;
   if (progress) {

@@ -40,6 +40,29 @@ struct TuneProgress {
   std::string message;
 };
 
+// The limits of the search (as `collage tune --help` describes them). The
+// command line, this API and the Python module take the same fields and
+// validate them the same way, so a value one refuses, all refuse.
+struct SearchSettings {
+  // Rounds of: profile the plan in context, charge each backend's observed
+  // per-partition overhead, search again. 0: search once with the overheads
+  // stored for this machine, without profiling.
+  int refine_rounds = 3;
+  // Refinement (re-search rounds, then local moves) starts nothing new
+  // after this many seconds of it.
+  double budget_seconds = 120;
+  // Longest path inside a graph-runtime or fusing-compiler candidate.
+  int max_depth = 6;
+  // Most outputs of a graph-runtime or fusing-compiler candidate.
+  int max_exits = 1;
+  // Charge the layout conversions at boundaries between partitions on the
+  // search's edges (docs/partitioning.md, "Costs in context").
+  bool boundary_costs = true;
+  // After the rounds, improve the plan by local moves measured end to end
+  // (docs/partitioning.md, "Local moves"), within the budget.
+  bool local_moves = true;
+};
+
 struct TuneOptions {
   // Backends the search may use; empty: every backend of this build. Native
   // is always included. For compare(), also greedy placement's priority order.
@@ -55,13 +78,8 @@ struct TuneOptions {
   bool isolate = true;
   // Keep only maximal candidates of each backend.
   bool prune = false;
-  // The search's limits (as `collage tune --help` describes them).
-  int refine_rounds = 3;
-  double budget_seconds = 120;
-  int max_depth = 6;
-  int max_exits = 1;
-  // Improve the searched plan by local moves measured end to end.
-  bool local_moves = true;
+  // The search's limits.
+  SearchSettings search;
   // tune(): run the searched plan beside each single backend and keep the faster.
   bool verify = true;
   // End-to-end runs per plan (tune's verification, compare's rounds).

@@ -19,7 +19,7 @@ class TuningTest : public ::testing::Test {
     TuneOptions options;
     options.threads = 1;
     options.cache_path = "none";
-    options.refine_rounds = 0;
+    options.search.refine_rounds = 0;
     options.repeat = 2;
     return options;
   }
@@ -30,7 +30,7 @@ class TuningTest : public ::testing::Test {
     TuneOptions options = quick_options();
     options.isolate = false;
     options.verify = false;
-    options.refine_rounds = 1;
+    options.search.refine_rounds = 1;
     options.cache_path = dir_.file("cache.sqlite");
     return options;
   }
@@ -137,7 +137,7 @@ TEST_F(TuningTest, LocalMovesAreMeasuredOnceAndTheirPlanIsReproduced) {
   EXPECT_EQ(partitions_of(again.plan_json), partitions_of(first.plan_json));
 
   // Without local moves, the searched plan as it is.
-  options.local_moves = false;
+  options.search.local_moves = false;
   TuneResult without = tune(model_, options);
   EXPECT_EQ(without.search.moves_tried, 0);
   EXPECT_EQ(without.search.moves_start, "");
@@ -182,7 +182,7 @@ TEST_F(TuningTest, TheKeptPlansChargesAreFittedToItsRunsAndStoredWithTheModel) {
   EXPECT_GT(nlohmann::json::parse(again.plan_json)["estimated_ms"].get<double>(), 0);
 
   // Without refinement nothing is profiled, so nothing is fitted.
-  options.refine_rounds = 0;
+  options.search.refine_rounds = 0;
   options.cache_path = "none";
   tune(model_, options);
   EXPECT_TRUE(fitted.empty());
@@ -193,7 +193,7 @@ TEST_F(TuningTest, BadOptionsAreErrorsNamingTheOption) {
   options.backends = {"nosuch"};
   EXPECT_THROW(tune(model_, options), Error);
   options = quick_options();
-  options.max_depth = 0;
+  options.search.max_depth = 0;
   try {
     tune(model_, options);
     FAIL() << "expected an error";

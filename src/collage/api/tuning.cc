@@ -28,11 +28,7 @@ PlanningOptions planning_options(const std::string& model_path, const TuneOption
   planning.cache_path = options.cache_path;
   planning.isolate = options.isolate;
   planning.prune = options.prune;
-  planning.search = SearchSettings{.refine_rounds = options.refine_rounds,
-                                   .budget_seconds = options.budget_seconds,
-                                   .max_depth = options.max_depth,
-                                   .max_exits = options.max_exits,
-                                   .local_moves = options.local_moves};
+  planning.search = options.search;
   planning.progress = options.progress;
   check_search_settings(planning.search);
   resolve_backends(planning.backends);

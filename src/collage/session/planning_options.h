@@ -23,27 +23,6 @@ namespace collage {
 // same reports. The command line draws them as a progress bar.
 using ProgressCallback = std::function<void(const TuneProgress&)>;
 
-// The limits of the search; every front end validates them with
-// check_search_settings(), so a value one refuses, all refuse.
-struct SearchSettings {
-  // Rounds of: profile the plan in context, charge each backend's observed
-  // per-partition overhead, search again. 0: search once with the overheads
-  // stored for this machine, without profiling.
-  int refine_rounds = 3;
-  // Refinement (re-search rounds, then local moves) starts nothing new
-  // after this many seconds of it.
-  double budget_seconds = 120;
-  // Longest path inside a graph-runtime or fusing-compiler candidate.
-  int max_depth = 6;
-  // Most outputs of a graph-runtime or fusing-compiler candidate.
-  int max_exits = 1;
-  // Charge the layout conversions at boundaries between partitions on the
-  // search's edges (cost/boundary_costs.h).
-  bool boundary_costs = true;
-  // After the rounds, improve the plan by local moves measured end to end
-  // (session/move_refinement.h), within the budget.
-  bool local_moves = true;
-};
 
 // Throws Error naming the flag (--refine-rounds, --budget, --max-depth,
 // --max-exits) of a value out of range.
