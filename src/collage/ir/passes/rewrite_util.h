@@ -16,7 +16,7 @@
 
 namespace collage {
 
-// Who reads each value, refreshed by the pass when it changes the graph.
+// Who reads each value, kept up to date by the pass when it changes the graph.
 class ValueUsers {
  public:
   explicit ValueUsers(const Graph& graph) : graph_(&graph), users_(graph.consumers()) {}
