@@ -17,10 +17,7 @@ collage="${1:-$(dirname "$here")/build/collage}"
 threads="${THREADS:-2}"
 rounds="${ROUNDS:-3}"
 repeat="${REPEAT:-30}"
-zoo="${COLLAGE_ZOO_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/collage/zoo}"
-paddle="${XDG_CACHE_HOME:-$HOME/.cache}/collage/thirdparty/paddleocr"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+. "$here/models.sh"
 cache=()
 case "${CACHE:-}" in
   "") ;;
@@ -29,7 +26,6 @@ case "${CACHE:-}" in
 esac
 without="$("$collage" backends | awk '$2 ~ /^(library|graph|compiler)$/ && $1 != "halide" {print $1}' | paste -sd,)"
 
-. "$here/models.sh"
 declare -A models
 names=()
 for m in ${MODELS:-$default_models}; do

@@ -16,10 +16,6 @@ threads="${THREADS:-2}"
 rounds="${ROUNDS:-3}"
 extra=()
 [ "${SCHEDULES:-0}" = 1 ] && extra+=(--schedules)
-zoo="${COLLAGE_ZOO_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/collage/zoo}"
-paddle="${XDG_CACHE_HOME:-$HOME/.cache}/collage/thirdparty/paddleocr"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
 . "$here/models.sh"
 if [[ ! -x "$binary" ]]; then
   echo "halide_regions.sh: $binary not found; build the bench_halide_regions target first" >&2

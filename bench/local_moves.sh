@@ -18,13 +18,9 @@ collage="${1:-$(dirname "$here")/build/collage}"
 threads="${THREADS:-2}"
 rounds="${ROUNDS:-3}"
 repeat="${REPEAT:-30}"
-zoo="${COLLAGE_ZOO_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/collage/zoo}"
-paddle="${XDG_CACHE_HOME:-$HOME/.cache}/collage/thirdparty/paddleocr"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+. "$here/models.sh"
 cache="${CACHE:-$work/cache.sqlite}"
 
-. "$here/models.sh"
 moves() {
   /usr/bin/python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['search']; \
 print(s.get('moves_tried', 0), s.get('moves_kept', 0))" "$1"
@@ -34,10 +30,7 @@ echo "|---|---|---|---|---|---|"
 product=1
 count=0
 for m in ${MODELS:-$default_models}; do
-  read -r onnx _ _ shape <<< "$(model_args "$m")"
-  [ -n "${onnx:-}" ] || { echo "skip $m: not available (make zoo)" >&2; continue; }
-  args=("$onnx")
-  [ -n "${shape:-}" ] && args+=(--input-shape "$shape")
+  tune_args "$m" || continue
   start=$(date +%s)
   "$collage" tune "${args[@]}" --backends all --threads "$threads" --cache "$cache" -q \
     --no-verify -o "$work/$m.moved.json" > /dev/null

@@ -18,14 +18,10 @@ exits="${EXITS:-2}"
 threads="${THREADS:-2}"
 rounds="${ROUNDS:-3}"
 repeat="${REPEAT:-30}"
-zoo="${COLLAGE_ZOO_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/collage/zoo}"
-paddle="${XDG_CACHE_HOME:-$HOME/.cache}/collage/thirdparty/paddleocr"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+. "$here/models.sh"
 cache_args=()
 [ -n "${CACHE:-}" ] && cache_args=(--cache "$CACHE")
 
-. "$here/models.sh"
 summary() {
   /usr/bin/python3 -c "import json,sys; p=json.load(open(sys.argv[1])); \
 print(len(p['partitions']), p['search']['candidates'])" "$1"
@@ -35,10 +31,7 @@ echo "|---|---|---|---|---|---|---|"
 product=1
 count=0
 for m in ${MODELS:-$default_models}; do
-  read -r onnx _ _ shape <<< "$(model_args "$m")"
-  [ -n "${onnx:-}" ] || { echo "skip $m: not available (make zoo)" >&2; continue; }
-  args=("$onnx")
-  [ -n "${shape:-}" ] && args+=(--input-shape "$shape")
+  tune_args "$m" || continue
   seconds=()
   for e in 1 "$exits"; do
     start=$(date +%s)

@@ -1,7 +1,15 @@
 # Sourced by the bench scripts: the benchmark models and where they live,
 # and the median of the numbers on standard input (one per line).
-# Needs $zoo (the exported zoo), $paddle (the PaddleOCR models) and $work (a
-# scratch directory). Models: the zoo and the three PaddleOCR models.
+# Models: the zoo and the three PaddleOCR models. $zoo (the exported zoo) and
+# $paddle (the PaddleOCR models) keep a value the script set before sourcing;
+# $work, when the script has none, is a new scratch directory removed when
+# the script exits.
+zoo="${zoo:-${COLLAGE_ZOO_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/collage/zoo}}"
+paddle="${paddle:-${XDG_CACHE_HOME:-$HOME/.cache}/collage/thirdparty/paddleocr}"
+if [ -z "${work:-}" ]; then
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+fi
 default_models="resnet18 resnet50 mobilenet_v2 squeezenet1_1 bert_encoder dcgan_generator ocr_det ocr_rec ocr_cls"
 
 # A model is a zoo or PaddleOCR name, or any ONNX file of float inputs:
@@ -13,6 +21,20 @@ model_name() {
   local file="${1%%:*}"
   file="$(basename "$file" .onnx)"
   echo "${file//[^A-Za-z0-9_-]/_}"
+}
+
+# Sets `args` to MODEL's ONNX file and, when it has one, its --input-shape
+# (model_args); returns 1, with a line on stderr, when it is not available.
+tune_args() {
+  local onnx shape
+  read -r onnx _ _ shape <<< "$(model_args "$1")"
+  if [ -z "${onnx:-}" ]; then
+    echo "skip $1: not available (make zoo)" >&2
+    return 1
+  fi
+  args=("$onnx")
+  if [ -n "${shape:-}" ]; then args+=(--input-shape "$shape"); fi
+  return 0
 }
 
 # MODEL -> "ONNX_FILE INPUT_NAME INPUT_NPY [NAME=DIMS]"; empty when the model
