@@ -1,5 +1,5 @@
-// The op table: every op type has one row, and an op without a row is
-// neither supported nor lowered.
+// The op table: every op type has one row, an op without a row is neither
+// supported nor lowered, and the description reads the rows.
 #include "collage/backends/halide/op_table.h"
 
 #include <gtest/gtest.h>
@@ -36,6 +36,18 @@ TEST(HalideOpTable, AnOpWithoutARowIsNeitherSupportedNorLowered) {
   ASSERT_FALSE(lowered.ok());
   EXPECT_NE(lowered.error().find("Halide cannot run ReduceProd"), std::string::npos)
       << lowered.error();
+}
+
+TEST(HalideOpTable, TheDescriptionListsEveryOpInNameOrderWithItsConditions) {
+  const std::string described = describe_ops();
+  std::size_t at = 0;
+  for (const std::string& op : supported_ops()) {
+    const std::size_t found = described.find(op, at);
+    ASSERT_NE(found, std::string::npos) << op << " in " << described;
+    at = found + op.size();
+  }
+  EXPECT_NE(described.find("Conv (2-D, constant weights"), std::string::npos) << described;
+  EXPECT_NE(described.find("Relu, "), std::string::npos) << described;
 }
 
 }  // namespace

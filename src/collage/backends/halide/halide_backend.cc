@@ -63,7 +63,7 @@ class HalideBackend final : public Backend, public CompilesAhead {
         "float32 regions fused into one generated kernel for {} ({} schedule; compiled "
         "kernels cached in {}): {}",
         halide::kernel_target().to_string(), halide::schedule_name(schedule_),
-        halide::default_kernel_cache_dir(), fmt::join(halide::supported_ops(), ", "));
+        halide::default_kernel_cache_dir(), halide::describe_ops());
   }
 
   Result<std::unique_ptr<Kernel>> compile(const Graph& partition,

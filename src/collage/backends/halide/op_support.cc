@@ -1,5 +1,7 @@
 #include "collage/backends/halide/op_support.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -96,6 +98,20 @@ std::vector<std::string> supported_ops() {
     ops.insert(ops.end(), row.op_types.begin(), row.op_types.end());
   std::sort(ops.begin(), ops.end());
   return ops;
+}
+
+std::string describe_ops() {
+  std::vector<std::pair<std::string_view, std::string_view>> ops;
+  for (const OpRow& row : op_table()) {
+    for (const std::string& type : row.op_types) ops.emplace_back(type, row.conditions);
+  }
+  std::sort(ops.begin(), ops.end());
+  std::vector<std::string> described;
+  for (const auto& [type, conditions] : ops) {
+    described.push_back(conditions.empty() ? std::string(type)
+                                           : fmt::format("{} ({})", type, conditions));
+  }
+  return fmt::format("{}", fmt::join(described, ", "));
 }
 
 bool unary_supported(const Graph& graph, const Node& node) {

@@ -17,8 +17,13 @@ namespace collage::halide {
 // Whether the halide backend can run `node` of `graph`.
 bool supports_node(const Graph& graph, const Node& node);
 
-// The ops the lowering handles, sorted, for `collage backends`.
+// The ops the lowering handles, sorted.
 std::vector<std::string> supported_ops();
+
+// The ops the lowering handles, sorted, each with what its check requires
+// (the op table's conditions), for `collage backends`: "Abs, Add, ...,
+// Conv (2-D, constant weights; ...), ...".
+std::string describe_ops();
 
 // ---- the op table's checks, given float32 data and static shapes
 

@@ -3,10 +3,11 @@
 // A row names the ONNX op types of a family, which of their inputs are
 // parameters compiled into the kernel (bounds, axes, shapes, paddings)
 // rather than float data, the check a node of the family must pass beyond
-// float32 data and static shapes (op_support.h), and the Lowerer method that
-// defines its outputs' Funcs (lowerer.h). The support predicate, the op list
-// `collage backends` prints and the lowering's dispatch all read these rows,
-// so an op is added in one place.
+// float32 data and static shapes (op_support.h), the Lowerer method that
+// defines its outputs' Funcs (lowerer.h), and what the check requires, as
+// `collage backends` prints it. The support predicate, that description and
+// the lowering's dispatch all read these rows, so an op is added in one
+// place.
 #pragma once
 
 #include <string>
@@ -38,6 +39,9 @@ struct OpRow {
   bool (*check)(const Graph& graph, const Node& node) = nullptr;
   // Defines the Funcs of the node's outputs.
   void (Lowerer::*lower)(const Node& node) = nullptr;
+  // What check requires, for `collage backends`; empty when nothing worth
+  // saying.
+  std::string_view conditions;
 };
 
 // Every family.
