@@ -14,19 +14,9 @@ namespace {
 using Ints = std::vector<std::int64_t>;
 
 // A convolution problem with up to 3 spatial axes.
-struct ConvProblem {
+struct ConvProblem : WindowProblem {
   std::int64_t batch = 1, channels = 1, out_channels = 1, group = 1;
-  Ints input;                     // spatial sizes
-  Ints kernel;                    // spatial sizes
-  Ints strides, dilations, pads;  // empty means the ONNX default
-  std::string auto_pad;           // empty means NOTSET
   bool bias = true;
-  int threads = 1;
-
-  std::size_t rank() const { return input.size(); }
-  std::int64_t stride(std::size_t i) const { return strides.empty() ? 1 : strides[i]; }
-  std::int64_t dilation(std::size_t i) const { return dilations.empty() ? 1 : dilations[i]; }
-  std::int64_t extent(std::size_t i) const { return (kernel[i] - 1) * dilation(i) + 1; }
 
   // Output size and leading pad per axis, computed the way the ONNX spec words it.
   std::int64_t output(std::size_t i) const {

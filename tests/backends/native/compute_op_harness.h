@@ -37,6 +37,22 @@ inline Tensor i64_tensor(Shape shape, const std::vector<std::int64_t>& values) {
 
 using testing::random_tensor;
 
+// The sliding window of a convolution or pooling problem with up to 3
+// spatial axes, as the ONNX attributes give it (an empty list: the default).
+struct WindowProblem {
+  std::vector<std::int64_t> input;   // spatial sizes
+  std::vector<std::int64_t> kernel;  // spatial sizes
+  std::vector<std::int64_t> strides, dilations, pads;
+  std::string auto_pad;  // empty means NOTSET
+  int threads = 1;
+
+  std::size_t rank() const { return input.size(); }
+  std::int64_t stride(std::size_t i) const { return strides.empty() ? 1 : strides[i]; }
+  std::int64_t dilation(std::size_t i) const { return dilations.empty() ? 1 : dilations[i]; }
+  // The dilated kernel's span along axis i.
+  std::int64_t extent(std::size_t i) const { return (kernel[i] - 1) * dilation(i) + 1; }
+};
+
 inline const native::OpEntry& compute_entry(std::string_view op_type) {
   for (const native::OpEntry& entry : native::compute_ops()) {
     if (entry.op_type == op_type) return entry;

@@ -14,19 +14,11 @@ namespace {
 
 using Ints = std::vector<std::int64_t>;
 
-struct PoolProblem {
+struct PoolProblem : WindowProblem {
   std::string op = "MaxPool";
   std::int64_t batch = 2, channels = 3;
-  Ints input, kernel, strides, dilations, pads;
-  std::string auto_pad;
   bool ceil_mode = false;
   bool count_include_pad = false;
-  int threads = 1;
-
-  std::size_t rank() const { return input.size(); }
-  std::int64_t stride(std::size_t i) const { return strides.empty() ? 1 : strides[i]; }
-  std::int64_t dilation(std::size_t i) const { return dilations.empty() ? 1 : dilations[i]; }
-  std::int64_t extent(std::size_t i) const { return (kernel[i] - 1) * dilation(i) + 1; }
   std::int64_t output(std::size_t i) const {
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       return (input[i] + stride(i) - 1) / stride(i);
