@@ -8,6 +8,7 @@
 
 #include "collage/backends/halide/constants.h"
 #include "collage/backends/halide/op_table.h"
+#include "collage/backends/op_rows.h"
 #include "collage/ir/error.h"
 #include "collage/ir/window.h"
 
@@ -100,19 +101,7 @@ std::vector<std::string> supported_ops() {
   return ops;
 }
 
-std::string describe_ops() {
-  std::vector<std::pair<std::string_view, std::string_view>> ops;
-  for (const OpRow& row : op_table()) {
-    for (const std::string& type : row.op_types) ops.emplace_back(type, row.conditions);
-  }
-  std::sort(ops.begin(), ops.end());
-  std::vector<std::string> described;
-  for (const auto& [type, conditions] : ops) {
-    described.push_back(conditions.empty() ? std::string(type)
-                                           : fmt::format("{} ({})", type, conditions));
-  }
-  return fmt::format("{}", fmt::join(described, ", "));
-}
+std::string describe_ops() { return describe_op_rows(op_table()); }
 
 bool unary_supported(const Graph& graph, const Node& node) {
   return in_shape(graph, node, 0) == out_shape(graph, node);

@@ -4,6 +4,7 @@
 
 #include "collage/backends/halide/lowerer.h"
 #include "collage/backends/halide/op_support.h"
+#include "collage/backends/op_rows.h"
 
 namespace collage::halide {
 
@@ -76,12 +77,8 @@ const std::vector<OpRow>& op_table() {
 }
 
 const OpRow* find_op_row(std::string_view op_type) {
-  for (const OpRow& row : op_table()) {
-    if (std::find(row.op_types.begin(), row.op_types.end(), op_type) != row.op_types.end()) {
-      return &row;
-    }
-  }
-  return nullptr;
+  static const OpRowIndex<OpRow> index(op_table());
+  return index.find(op_type);
 }
 
 bool is_parameter_input(const OpRow& row, std::size_t i) {

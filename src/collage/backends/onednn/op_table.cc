@@ -12,6 +12,7 @@
 #include "collage/backends/onednn/pooling.h"
 #include "collage/backends/onednn/recurrent.h"
 #include "collage/backends/onednn/softmax.h"
+#include "collage/backends/op_rows.h"
 
 namespace collage::onednn {
 namespace {
@@ -119,12 +120,8 @@ const std::vector<OpRow>& op_table() {
 }
 
 const OpRow* find_op_row(std::string_view op_type) {
-  for (const OpRow& row : op_table()) {
-    if (std::find(row.op_types.begin(), row.op_types.end(), op_type) != row.op_types.end()) {
-      return &row;
-    }
-  }
-  return nullptr;
+  static const OpRowIndex<OpRow> index(op_table());
+  return index.find(op_type);
 }
 
 }  // namespace collage::onednn

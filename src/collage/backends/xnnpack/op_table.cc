@@ -1,12 +1,6 @@
 #include "collage/backends/xnnpack/op_table.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cassert>
-#include <map>
-#include <utility>
-
+#include "collage/backends/op_rows.h"
 #include "collage/backends/xnnpack/emitters.h"
 #include "collage/backends/xnnpack/op_support.h"
 
@@ -81,19 +75,8 @@ const std::vector<OpRow>& op_table() {
 }
 
 const OpRow* find_op_row(std::string_view op_type) {
-  // supports_node asks for every node of every candidate: index the rows once.
-  static const std::map<std::string_view, const OpRow*> index = [] {
-    std::map<std::string_view, const OpRow*> rows;
-    for (const OpRow& row : op_table()) {
-      for (std::string_view type : row.op_types) {
-        [[maybe_unused]] const bool added = rows.emplace(type, &row).second;
-        assert(added && "an op type is in two rows of the op table");
-      }
-    }
-    return rows;
-  }();
-  auto it = index.find(op_type);
-  return it == index.end() ? nullptr : it->second;
+  static const OpRowIndex<OpRow> index(op_table());
+  return index.find(op_type);
 }
 
 bool supports_node(const Graph& graph, const Node& node) {
@@ -102,19 +85,7 @@ bool supports_node(const Graph& graph, const Node& node) {
   return row != nullptr && row->check(graph, node);
 }
 
-std::string describe_ops() {
-  std::vector<std::pair<std::string_view, std::string_view>> ops;
-  for (const OpRow& row : op_table()) {
-    for (std::string_view type : row.op_types) ops.emplace_back(type, row.conditions);
-  }
-  std::sort(ops.begin(), ops.end());
-  std::vector<std::string> described;
-  for (const auto& [type, conditions] : ops) {
-    described.push_back(conditions.empty() ? std::string(type)
-                                           : fmt::format("{} ({})", type, conditions));
-  }
-  return fmt::format("{}", fmt::join(described, ", "));
-}
+std::string describe_ops() { return describe_op_rows(op_table()); }
 
 LayoutRule layout_rule(const Node& node) {
   const OpRow* row = find_op_row(node.op_type);
