@@ -48,24 +48,33 @@ ConvFilter conv_filter(const float* weights, const Shape& w_shape, const std::ve
   return filter;
 }
 
-// A ConvTranspose's weights [C, M/group, kH, kW] as XNNPACK's filter
-// [M, kH, kW, C/group], output channels grouped.
-std::vector<float> conv_transpose_filter(const float* weights, const Shape& w_shape,
-                                         std::size_t group) {
-  const auto channels = static_cast<std::size_t>(w_shape[0]);
-  const std::size_t group_channels = channels / group;
+// A ConvTranspose's sizes, from its weights [C, M/group, kH, kW].
+struct TransposeGeometry {
+  std::size_t group, group_channels, group_out_channels, out_channels, kh, kw;
+};
+
+TransposeGeometry transpose_geometry(const Shape& w_shape, std::size_t group) {
   const auto group_out_channels = static_cast<std::size_t>(w_shape[1]);
-  const std::size_t out_channels = group_out_channels * group;
-  const auto kh = static_cast<std::size_t>(w_shape[2]);
-  const auto kw = static_cast<std::size_t>(w_shape[3]);
-  std::vector<float> filter(out_channels * kh * kw * group_channels);
-  for (std::size_t g = 0; g < group; ++g) {
-    for (std::size_t c = 0; c < group_channels; ++c) {
-      for (std::size_t o = 0; o < group_out_channels; ++o) {
-        for (std::size_t i = 0; i < kh * kw; ++i) {
-          const std::size_t m = g * group_out_channels + o;
-          filter[(m * kh * kw + i) * group_channels + c] =
-              weights[((g * group_channels + c) * group_out_channels + o) * kh * kw + i];
+  return TransposeGeometry{.group = group,
+                           .group_channels = static_cast<std::size_t>(w_shape[0]) / group,
+                           .group_out_channels = group_out_channels,
+                           .out_channels = group_out_channels * group,
+                           .kh = static_cast<std::size_t>(w_shape[2]),
+                           .kw = static_cast<std::size_t>(w_shape[3])};
+}
+
+// A ConvTranspose's weights as XNNPACK's filter [M, kH, kW, C/group],
+// output channels grouped.
+std::vector<float> conv_transpose_filter(const float* weights, const TransposeGeometry& t) {
+  const std::size_t taps = t.kh * t.kw;
+  std::vector<float> filter(t.out_channels * taps * t.group_channels);
+  for (std::size_t g = 0; g < t.group; ++g) {
+    for (std::size_t c = 0; c < t.group_channels; ++c) {
+      for (std::size_t o = 0; o < t.group_out_channels; ++o) {
+        for (std::size_t i = 0; i < taps; ++i) {
+          const std::size_t m = g * t.group_out_channels + o;
+          filter[(m * taps + i) * t.group_channels + c] =
+              weights[((g * t.group_channels + c) * t.group_out_channels + o) * taps + i];
         }
       }
     }
@@ -133,26 +142,19 @@ bool emit_conv_transpose(SubgraphBuilder& builder, const Node& node) {
   if (!window) {
     return builder.fail("the transposed convolution window does not match the output shape");
   }
-  const Shape& w_shape = builder.shape(node.inputs[1]);
-  const auto group = static_cast<std::size_t>(node.attributes.get_int("group", 1));
-  const auto channels = static_cast<std::size_t>(w_shape[0]);
-  const std::size_t group_channels = channels / group;
-  const auto group_out_channels = static_cast<std::size_t>(w_shape[1]);
-  const std::size_t out_channels = group_out_channels * group;
-  const auto kh = static_cast<std::size_t>(w_shape[2]);
-  const auto kw = static_cast<std::size_t>(w_shape[3]);
-  std::vector<float> filter =
-      conv_transpose_filter(float_data(builder.graph(), node.inputs[1]), w_shape, group);
-  std::vector<float> bias(out_channels, 0.0f);
+  const TransposeGeometry t = transpose_geometry(
+      builder.shape(node.inputs[1]), static_cast<std::size_t>(node.attributes.get_int("group", 1)));
+  std::vector<float> filter = conv_transpose_filter(float_data(builder.graph(), node.inputs[1]), t);
+  std::vector<float> bias(t.out_channels, 0.0f);
   if (node.input(2) != kNoValue) {
     const float* b = float_data(builder.graph(), node.inputs[2]);
-    std::copy(b, b + out_channels, bias.begin());
+    std::copy(b, b + t.out_channels, bias.begin());
   }
   const auto io = builder.bind_io(node, Layout::kChannelsLast);
   if (!io) return false;
   const std::uint32_t filter_id =
-      builder.define_static(std::move(filter), {out_channels, kh, kw, group_channels});
-  const std::uint32_t bias_id = builder.define_static(std::move(bias), {out_channels});
+      builder.define_static(std::move(filter), {t.out_channels, t.kh, t.kw, t.group_channels});
+  const std::uint32_t bias_id = builder.define_static(std::move(bias), {t.out_channels});
   if (filter_id == kInvalidId || bias_id == kInvalidId) return false;
   const Window2d& w = *window;
   return builder.check(
@@ -160,8 +162,8 @@ bool emit_conv_transpose(SubgraphBuilder& builder, const Node& node) {
           builder.subgraph(), u32(w.pad_top), u32(w.pad_right), u32(w.pad_bottom), u32(w.pad_left),
           u32(w.adjustment_h), u32(w.adjustment_w), u32(w.kernel_h), u32(w.kernel_w),
           u32(w.stride_h), u32(w.stride_w), u32(w.dilation_h), u32(w.dilation_w),
-          static_cast<std::uint32_t>(group), group_channels, group_out_channels, kNoMin, kNoMax,
-          io->x, filter_id, bias_id, io->y, 0),
+          static_cast<std::uint32_t>(t.group), t.group_channels, t.group_out_channels, kNoMin,
+          kNoMax, io->x, filter_id, bias_id, io->y, 0),
       "deconvolution");
 }
 

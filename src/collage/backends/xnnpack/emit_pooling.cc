@@ -2,19 +2,36 @@
 // values.
 #include <cstdint>
 #include <limits>
+#include <optional>
+#include <utility>
 
 #include "collage/backends/xnnpack/emitters.h"
 #include "collage/backends/xnnpack/op_support.h"
 
 namespace collage::xnnpack {
+namespace {
+
+// A pool's window, and its input and output bound in channels-last; none
+// (the failure recorded in `builder`) when either does not fit.
+std::optional<std::pair<Window2d, SubgraphBuilder::Io>> pool_io(SubgraphBuilder& builder,
+                                                                const Node& node) {
+  auto window = pool_window(builder.graph(), node);
+  if (!window) {
+    builder.fail("the pooling window does not match the output shape");
+    return std::nullopt;
+  }
+  const auto io = builder.bind_io(node, Layout::kChannelsLast);
+  if (!io) return std::nullopt;
+  return std::pair{*window, *io};
+}
+
+}  // namespace
 
 bool emit_max_pool(SubgraphBuilder& builder, const Node& node) {
-  auto window = pool_window(builder.graph(), node);
-  if (!window) return builder.fail("the pooling window does not match the output shape");
-  const auto io = builder.bind_io(node, Layout::kChannelsLast);
-  if (!io) return false;
-  std::uint32_t x = io->x;
-  Window2d w = *window;
+  auto pooled = pool_io(builder, node);
+  if (!pooled) return false;
+  auto& [w, io] = *pooled;
+  std::uint32_t x = io.x;
   // This XNNPACK takes the wrong elements when a dilated window overlaps
   // padding; padding with -inf first leaves it windows inside its input.
   const bool dilated = w.dilation_h > 1 || w.dilation_w > 1;
@@ -29,17 +46,15 @@ bool emit_max_pool(SubgraphBuilder& builder, const Node& node) {
       xnn_define_max_pooling_2d(builder.subgraph(), u32(w.pad_top), u32(w.pad_right),
                                 u32(w.pad_bottom), u32(w.pad_left), u32(w.kernel_h),
                                 u32(w.kernel_w), u32(w.stride_h), u32(w.stride_w),
-                                u32(w.dilation_h), u32(w.dilation_w), kNoMin, kNoMax, x, io->y, 0),
+                                u32(w.dilation_h), u32(w.dilation_w), kNoMin, kNoMax, x, io.y, 0),
       "max pooling");
 }
 
 bool emit_average_pool(SubgraphBuilder& builder, const Node& node) {
-  auto window = pool_window(builder.graph(), node);
-  if (!window) return builder.fail("the pooling window does not match the output shape");
-  const auto io = builder.bind_io(node, Layout::kChannelsLast);
-  if (!io) return false;
-  std::uint32_t x = io->x;
-  Window2d w = *window;
+  auto pooled = pool_io(builder, node);
+  if (!pooled) return false;
+  auto& [w, io] = *pooled;
+  std::uint32_t x = io.x;
   // XNNPACK's average leaves padding out of the count. For count_include_pad,
   // the node's own pads become zeros that count; ceil_mode's extra end
   // padding still does not count, as in ONNX Runtime and PyTorch.
@@ -56,7 +71,7 @@ bool emit_average_pool(SubgraphBuilder& builder, const Node& node) {
   return builder.check(xnn_define_average_pooling_2d(
                            builder.subgraph(), u32(w.pad_top), u32(w.pad_right), u32(w.pad_bottom),
                            u32(w.pad_left), u32(w.kernel_h), u32(w.kernel_w), u32(w.stride_h),
-                           u32(w.stride_w), kNoMin, kNoMax, x, io->y, 0),
+                           u32(w.stride_w), kNoMin, kNoMax, x, io.y, 0),
                        "average pooling");
 }
 
