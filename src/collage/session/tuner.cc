@@ -102,6 +102,8 @@ Tuner::Tuner(const Graph& graph, const DataflowGraph& dfg, const Strategy& strat
       boundaries_(backends_, conversions_),
       boundaries_or_null_(options.search.boundary_costs ? &boundaries_ : nullptr) {
   for (const Backend* backend : backends_) backend_names_.push_back(backend->name());
+  moves_key_ = local_moves_key(model_, measuring_.machine, backend_names_, options.search.max_depth,
+                               options.search.max_exits, options.search.boundary_costs);
 }
 
 Plan Tuner::run() {
@@ -197,10 +199,7 @@ std::optional<Plan> Tuner::plan_without_refining(const Plan& plan, const Collage
 
 std::optional<Plan> Tuner::replay_kept_moves(const CollageResult& result) {
   if (!measuring_.cache) return std::nullopt;
-  const std::string key =
-      local_moves_key(model_, measuring_.machine, backend_names_, options_.search.max_depth,
-                      options_.search.max_exits, options_.search.boundary_costs);
-  std::optional<CachedMeasurement> stored = measuring_.cache->find(key);
+  std::optional<CachedMeasurement> stored = measuring_.cache->find(moves_key_);
   if (!stored) return std::nullopt;
   InContextEstimator in_context(*measuring_.estimator, overheads_);
   auto cover = cover_from_text(dfg_, specs_, stored->reason, in_context);
@@ -285,12 +284,10 @@ void Tuner::refine_by_local_moves() {
     best_->plan.search.moves_kept = refined.kept;
     best_->plan.search.moves_start = refined.start;
     if (measuring_.cache) {
-      measuring_.cache->store(
-          local_moves_key(model_, measuring_.machine, backend_names_, options_.search.max_depth,
-                          options_.search.max_exits, options_.search.boundary_costs),
-          CachedMeasurement{.valid = true,
-                            .reason = cover_to_text(refined.partitions),
-                            .machine = measuring_.machine});
+      measuring_.cache->store(moves_key_,
+                              CachedMeasurement{.valid = true,
+                                                .reason = cover_to_text(refined.partitions),
+                                                .machine = measuring_.machine});
     }
   } catch (const Error& e) {
     report(fmt::format("local moves stopped: {}", e.what()));

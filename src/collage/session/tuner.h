@@ -112,6 +112,8 @@ class Tuner {
   Measuring measuring_;
   // model_key(): the key of what this model's tunes learned.
   std::string model_;
+  // local_moves_key(): where the cover local moves kept is stored.
+  std::string moves_key_;
   // Charged while searching.
   PartitionOverheads overheads_;
   // Learned last (this model's own profiles when it was profiled): the
