@@ -153,6 +153,12 @@ class Backend {
   // Empty for backends without generated hashes (test doubles).
   virtual std::string code_version() const { return {}; }
   virtual BackendStyle style() const = 0;
+  // Whether compile() takes any convex region of supported nodes, with
+  // several outputs and outputs also used inside, as one program: the
+  // baselines then give the backend maximal regions (search/regions.h), as
+  // an execution provider would. Graph runtimes and compilers do; a library
+  // says so when its compile() chains its primitives.
+  virtual bool compiles_regions() const { return style() != BackendStyle::kLibrary; }
 
   // Whether the backend can run `node` of `graph` on its own, with the
   // node's actual types and attributes. A predicate that claims a case the

@@ -4,6 +4,7 @@
 #include "collage/partition/dataflow_graph.h"
 #include "collage/plan/plan_builder.h"
 #include "collage/search/local_moves.h"
+#include "collage/search/regions.h"
 #include "collage/session/tuner.h"
 
 namespace collage {
@@ -23,7 +24,8 @@ Plan whole_graph_plan(const DataflowGraph& dfg, const Backend& native, const Str
 }
 
 // The greedy strategies (`single:<b>`, `greedy:<b1>,<b2>`): greedy_cover()
-// in the strategy's order of backends, native covering what is left.
+// in the strategy's order of backends, native covering what is left, its
+// partitions merged into maximal regions (search/regions.h).
 Plan greedy_plan(const DataflowGraph& dfg, const Backend& native, const Strategy& strategy,
                  const PlanningOptions& options) {
   PartitionSpecPtr fallback = make_backend_spec(native, spec_options(options.search));
@@ -32,7 +34,8 @@ Plan greedy_plan(const DataflowGraph& dfg, const Backend& native, const Strategy
     if (backend != &native)
       priority.push_back(make_backend_spec(*backend, spec_options(options.search)));
   }
-  std::vector<ChosenPartition> chosen = greedy_cover(dfg, priority, fallback);
+  std::vector<ChosenPartition> chosen =
+      merge_into_regions(dfg, greedy_cover(dfg, priority, fallback));
   Plan plan = build_plan(dfg, chosen, plan_context(strategy, options));
   for (const PartitionSpecPtr& spec : priority) {
     plan.backend_versions[spec->name] = spec->backend->version();

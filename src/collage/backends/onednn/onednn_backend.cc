@@ -61,6 +61,8 @@ class OnednnBackend final : public Backend {
   std::string code_version() const override { return COLLAGE_CODE_VERSION; }
 
   BackendStyle style() const override { return BackendStyle::kLibrary; }
+  // A partition is one program of primitives over memories (onednn/program.h).
+  bool compiles_regions() const override { return true; }
 
   bool supports(const Graph& graph, const Node& node) const override {
     return !onednn::why_unsupported(graph, node).has_value();
