@@ -77,6 +77,7 @@ RunTimes times_per_run(std::size_t partitions, const std::vector<TraceSpan>& spa
         times.copy[p][r] += span_ms;
         break;
       case SpanKind::kDispatch:
+      case SpanKind::kOp:  // inside its partition's span
         break;
     }
   }

@@ -21,6 +21,7 @@ const std::pair<SpanKind, const char*> kKindNames[] = {
     {SpanKind::kRun, "run"},           {SpanKind::kPartition, "partition"},
     {SpanKind::kLayout, "layout"},     {SpanKind::kCopy, "copy"},
     {SpanKind::kAllocate, "allocate"}, {SpanKind::kDispatch, "dispatch"},
+    {SpanKind::kOp, "op"},
 };
 
 std::optional<SpanKind> span_kind_from(const std::string& name) {
@@ -63,6 +64,7 @@ ScopedSpan::~ScopedSpan() {
   span.duration_us = std::chrono::duration<double, std::micro>(end - start_).count();
   span.run = recorder_->run();
   span.partition = recorder_->partition();
+  if (node_ != nullptr) span.args.emplace_back("node", node_);
   recorder_->add(std::move(span));
 }
 

@@ -30,6 +30,7 @@ enum class SpanKind {
   kCopy,       // copying a tensor into or out of a staging buffer
   kAllocate,   // allocating tensors while running
   kDispatch,   // the executor's own work between kernels
+  kOp,         // one op (or fused chain) inside a partition's kernel
 };
 
 std::string span_kind_name(SpanKind kind);
@@ -96,6 +97,10 @@ class ScopedSpan {
       : recorder_(TraceRecorder::current()), name_(name), kind_(kind) {
     if (recorder_ != nullptr) start_ = TraceRecorder::Clock::now();
   }
+  // A span that also names the graph node it runs (args "node").
+  ScopedSpan(const char* name, SpanKind kind, const char* node) : ScopedSpan(name, kind) {
+    node_ = node;
+  }
   ~ScopedSpan();
   ScopedSpan(const ScopedSpan&) = delete;
   ScopedSpan& operator=(const ScopedSpan&) = delete;
@@ -103,6 +108,7 @@ class ScopedSpan {
  private:
   TraceRecorder* recorder_;
   const char* name_;
+  const char* node_ = nullptr;
   SpanKind kind_;
   TraceRecorder::Clock::time_point start_;
 };

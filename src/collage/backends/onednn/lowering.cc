@@ -34,7 +34,17 @@ std::size_t emit_anchor(ProgramBuilder& builder, const FusedOp& op) {
 }
 
 void emit(ProgramBuilder& builder, const FusedOp& op) {
+  const std::size_t first = builder.step_count();
   const std::size_t fused = emit_anchor(builder, op);
+  const Graph& graph = builder.graph();
+  std::string label;
+  auto add = [&](const Unit& unit) {
+    for (NodeId node : unit.nodes) label += (label.empty() ? "" : "+") + graph.node(node).op_type;
+  };
+  add(op.anchor);
+  if (op.bias_add) add(*op.bias_add);
+  for (std::size_t i = 0; i < fused; ++i) add(op.post[i].unit);
+  builder.label_steps(first, label, graph.node(op.anchor.nodes.front()).name);
   for (std::size_t i = fused; i < op.post.size(); ++i) {
     emit(builder, FusedOp{op.post[i].unit, std::nullopt, kNoValue, {}});
   }

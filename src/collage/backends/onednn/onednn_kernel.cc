@@ -52,6 +52,7 @@ void OnednnKernel::run(std::span<const Tensor> inputs, std::span<Tensor> outputs
         step.primitive.execute(stream_, step.args);
         continue;
       }
+      ScopedSpan span(step.label.c_str(), SpanKind::kOp, step.node.c_str());
       step.primitive.execute(stream_, step.args);
     }
     stream_.wait();

@@ -203,6 +203,15 @@ bool ProgramBuilder::is_defined(ValueId value) const {
   return std::find(inputs.begin(), inputs.end(), value) != inputs.end();
 }
 
+void ProgramBuilder::label_steps(std::size_t first, const std::string& label,
+                                 const std::string& node) {
+  for (std::size_t i = first; i < program_.steps.size(); ++i) {
+    if (program_.steps[i].is_reorder) continue;
+    program_.steps[i].label = label;
+    program_.steps[i].node = node;
+  }
+}
+
 Program ProgramBuilder::finish() { return std::move(program_); }
 
 }  // namespace collage::onednn

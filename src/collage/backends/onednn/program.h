@@ -14,6 +14,7 @@
 #pragma once
 
 #include <dnnl.hpp>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -28,6 +29,10 @@ struct Step {
   std::unordered_map<int, memory> args;
   // A reorder between layouts (traced as layout work, not compute).
   bool is_reorder = false;
+  // The op types the primitive computes ("Conv+Relu") and the name of the
+  // node it was lowered from (the chain's first), for the trace.
+  std::string label;
+  std::string node;
 };
 
 // A memory that points into kernel input or output `slot`; its data handle is
@@ -73,6 +78,10 @@ class ProgramBuilder {
   // layout they must have the same element count: the value is read as a
   // row-major reshape. Reorders are added (or, for constants, run now) only
   // when needed.
+  // Names the compute steps added since the first `first` steps (see Step).
+  void label_steps(std::size_t first, const std::string& label, const std::string& node);
+  std::size_t step_count() const { return program_.steps.size(); }
+
   memory read(ValueId value, const memory::desc& want);
   memory read_plain(ValueId value, const memory::dims& dims) {
     return read(value, plain_desc(dims));
