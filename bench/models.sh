@@ -12,7 +12,7 @@ if [ -z "${work:-}" ]; then
 fi
 default_models="resnet18 resnet50 mobilenet_v2 squeezenet1_1 bert_encoder dcgan_generator ocr_det ocr_rec ocr_cls"
 
-# A model is a zoo or PaddleOCR name, or any ONNX file of float inputs:
+# A model is a zoo or PaddleOCR name, or any ONNX file of float or integer inputs:
 # PATH.onnx, or PATH.onnx:DIMS (e.g. m.onnx:1,3,224,224) to fix its first
 # input's shape (dims the file leaves open are 1 otherwise).
 
@@ -59,14 +59,20 @@ constants = {i.name for i in model.graph.initializer}
 inputs = [i for i in model.graph.input if i.name not in constants]
 def declared(value):
     return [d.dim_value if d.HasField("dim_value") else 1 for d in value.type.tensor_type.shape.dim]
+def data(value, dims, seed):
+    # Integer inputs (token ids) get small ids, the others values in [0, 1).
+    dtype = onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[value.type.tensor_type.elem_type]
+    if np.issubdtype(dtype, np.integer):
+        return np.random.RandomState(seed).randint(0, 64, size=dims).astype(dtype)
+    return np.random.RandomState(seed).rand(*dims).astype(dtype)
 dims = declared(inputs[0])
 if sys.argv[2]:
     dims = [int(d) for d in sys.argv[2].split(",")]
-np.save(sys.argv[3], np.random.RandomState(0).rand(*dims).astype(np.float32))
+np.save(sys.argv[3], data(inputs[0], dims, 0))
 stem = sys.argv[3][:-len(".npy")]
 with open(stem + ".more_inputs", "w") as listing:
     for k, value in enumerate(inputs[1:], start=1):
-        np.save(f"{stem}.{k}.npy", np.random.RandomState(k).rand(*declared(value)).astype(np.float32))
+        np.save(f"{stem}.{k}.npy", data(value, declared(value), k))
         listing.write(f"--input {value.name}={stem}.{k}.npy\n")
 print(inputs[0].name, ",".join(map(str, dims)))
 PY
