@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "backends/onednn/onednn_test_util.h"
+#include "collage/runtime/trace.h"
 
 namespace collage::onednn_test {
 namespace {
@@ -303,6 +304,43 @@ TEST(LayoutTest, TransformerBlockMatchesTheReference) {
   ValueId down = b.node("MatMul", {act, b.weights({32, 16})}, h);
   b.output(b.node("Add", {down, residual}, h));
   EXPECT_TRUE(matches_reference(b.graph()));
+}
+
+}  // namespace
+}  // namespace collage::onednn_test
+
+namespace collage::onednn_test {
+namespace {
+
+// The trace names each primitive by the ops it computes and the node it was
+// lowered from, so that a region's time splits by op (bench/op_gaps.py).
+TEST(FusionTest, EachPrimitiveIsTracedWithItsOpsAndItsNode) {
+  GraphBuilder b;
+  ValueId conv = b.node("Conv", {b.input({1, 8, 6, 6}), b.weights({16, 8, 3, 3})}, {1, 16, 4, 4});
+  ValueId relu = b.node("Relu", {conv}, {1, 16, 4, 4});
+  b.output(b.node("MaxPool", {relu}, {1, 16, 2, 2},
+                  attrs({{"kernel_shape", std::vector<std::int64_t>{2, 2}},
+                         {"strides", std::vector<std::int64_t>{2, 2}}})));
+  const Graph& graph = b.graph();
+  std::vector<std::string> labels;
+  for (const onednn::Step& step : lowered_steps(graph)) {
+    if (!step.is_reorder) labels.push_back(step.label + " @" + step.node);
+  }
+  EXPECT_EQ(labels, (std::vector<std::string>{"Conv+Relu @" + graph.node(0).name,
+                                              "MaxPool @" + graph.node(2).name}));
+
+  Result<std::unique_ptr<Kernel>> kernel = onednn_backend().compile(graph, CompileOptions{1});
+  ASSERT_TRUE(kernel.ok());
+  TraceRecorder recorder;
+  {
+    TraceRecorder::Install install(&recorder);
+    run(*kernel.value(), graph, {Tensor::zeros(graph.type(graph.inputs()[0]))});
+  }
+  std::vector<std::string> spans;
+  for (const TraceSpan& span : recorder.spans()) {
+    if (span.kind == SpanKind::kOp) spans.push_back(span.name + " @" + span.args.at(0).second);
+  }
+  EXPECT_EQ(spans, labels);
 }
 
 }  // namespace
