@@ -10,7 +10,8 @@
 # Models: the zoo and the three PaddleOCR models (scripts/fetch_thirdparty.sh),
 # or MODELS="a.onnx b.onnx:1,3,224,224 resnet18 ..." (see bench/models.sh).
 # Usage: bench/compare_zoo.sh [COLLAGE_BINARY] [ZOO_DIR]
-#   (env: THREADS, ROUNDS, REPEAT, MODELS, OUT: the results file)
+#   (env: THREADS, ROUNDS, REPEAT, MODELS, OUT: the results file; TUNE_ARGS:
+#   more options for the first tune, e.g. "--budget 30")
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 collage="${1:-$root/build/collage}"
@@ -43,8 +44,9 @@ for entry in "${available[@]}"; do
   # Tune once (fills the cache) so the timed rounds measure plans, not tuning.
   echo "== $name tune"
   start=$(date +%s.%N)
+  read -r -a tune_args <<< "${TUNE_ARGS:-}"
   "$collage" tune "$onnx" "${extra[@]}" --backends all --threads "$threads" -q --no-verify \
-    -o "$work/$name.plan.json" > /dev/null
+    "${tune_args[@]}" -o "$work/$name.plan.json" > /dev/null
   echo "$name $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')" >> "$work/tune_seconds.txt"
 done
 
@@ -69,7 +71,7 @@ out="${OUT:-$root/bench/results/$(date +%Y-%m-%d).md}"
   /usr/bin/python3 "$root/bench/summarize_compare.py" "$work" "$threads" "$rounds" "$repeat"
   # Cold when the measurement cache held nothing of these models, warm otherwise.
   echo
-  echo "Tune times (\`collage tune --backends all --threads $threads\`, seconds):"
+  echo "Tune times (\`collage tune --backends all --threads $threads${TUNE_ARGS:+ $TUNE_ARGS}\`, seconds):"
   echo
   echo "| model | tune s |"
   echo "|---|---|"
