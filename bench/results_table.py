@@ -78,7 +78,7 @@ class Run:
         return f"{rounds.group(1)} rounds of {rounds.group(2)} runs at {threads.group(1)} threads"
 
     def command(self):
-        found = re.search(r"`([^`]*bench/(?:compare_zoo|heldout)\.sh[^`]*)`", self.text)
+        found = re.search(r"`([^`]*bench/(?:compare_zoo|heldout|broad_set)\.sh[^`]*)`", self.text)
         return f"`{found.group(1)}`" if found else NOT_RECORDED
 
     def commit(self):
