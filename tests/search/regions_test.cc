@@ -13,39 +13,16 @@ namespace {
 
 using testing::GraphBuilder;
 using testing::SearchFixture;
+using testing::SmallRegionsBackend;
 using Lines = std::vector<std::string>;
 
-class NoKernel : public Kernel {
- public:
-  void run(std::span<const Tensor>, std::span<Tensor>) override {}
-};
-
-// A graph-style backend over Relu and Add that compiles partitions of at
-// most `max_nodes` nodes.
-class ReluBackend : public Backend {
- public:
-  explicit ReluBackend(std::size_t max_nodes) : max_nodes_(max_nodes) {}
-  std::string name() const override { return "relu"; }
-  std::string version() const override { return "1"; }
-  BackendStyle style() const override { return BackendStyle::kGraph; }
-  bool supports(const Graph&, const Node& node) const override { return node.op_type != "Abs"; }
-  std::string describe_support() const override { return "Relu, Add"; }
-  Result<std::unique_ptr<Kernel>> compile(const Graph& partition,
-                                          const CompileOptions&) const override {
-    if (partition.num_nodes() > max_nodes_) return Failure{"region too large"};
-    return std::unique_ptr<Kernel>(std::make_unique<NoKernel>());
-  }
-
- private:
-  std::size_t max_nodes_;
-};
-
-// Greedy placement of `graph` on the relu backend (candidates of depth at
-// most 2), native the fallback, then merged into regions.
+// Greedy placement of `graph` on a graph backend over Relu and Add
+// (candidates of depth at most 2) that compiles at most `max_nodes` nodes,
+// native the fallback, then merged into regions.
 Lines regions(Graph graph, std::size_t max_nodes) {
   SearchFixture fixture(std::move(graph));
   fixture.native_singles().graph_backend("relu", {"Relu", "Add"}, SubGraphConfig{.max_depth = 2});
-  ReluBackend backend(max_nodes);
+  SmallRegionsBackend backend(max_nodes, {"Abs"});
   auto relu = std::make_shared<PartitionSpec>(*fixture.spec("relu"));
   relu->backend = &backend;
   auto cover = greedy_cover(fixture.dfg(), {relu}, fixture.spec("native"));

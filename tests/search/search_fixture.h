@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "collage/backends/backend.h"
 #include "collage/cost/mock_cost_estimator.h"
 #include "collage/partition/partition_rule.h"
 #include "collage/partition/prune_candidates.h"
@@ -48,6 +49,36 @@ inline NodePredicate ops_of_type(std::set<std::string> types) {
     return types.count(node.op_type) != 0;
   };
 }
+
+class NoKernel : public Kernel {
+ public:
+  void run(std::span<const Tensor>, std::span<Tensor>) override {}
+};
+
+// A graph-style backend that runs every op but those of `unsupported`, and
+// compiles only partitions of at most `max_nodes` nodes, like XNNPACK with a
+// region whose values would need two layouts.
+class SmallRegionsBackend : public Backend {
+ public:
+  explicit SmallRegionsBackend(std::size_t max_nodes, std::set<std::string> unsupported = {})
+      : max_nodes_(max_nodes), unsupported_(std::move(unsupported)) {}
+  std::string name() const override { return "small"; }
+  std::string version() const override { return "1"; }
+  BackendStyle style() const override { return BackendStyle::kGraph; }
+  bool supports(const Graph&, const Node& node) const override {
+    return unsupported_.count(node.op_type) == 0;
+  }
+  std::string describe_support() const override { return "most ops, in small regions"; }
+  Result<std::unique_ptr<Kernel>> compile(const Graph& partition,
+                                          const CompileOptions&) const override {
+    if (partition.num_nodes() > max_nodes_) return Failure{"region too large"};
+    return std::unique_ptr<Kernel>(std::make_unique<NoKernel>());
+  }
+
+ private:
+  std::size_t max_nodes_;
+  std::set<std::string> unsupported_;
+};
 
 class SearchFixture {
  public:

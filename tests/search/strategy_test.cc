@@ -12,32 +12,7 @@ namespace {
 
 using testing::GraphBuilder;
 using testing::SearchFixture;
-
-class NoKernel : public Kernel {
- public:
-  void run(std::span<const Tensor>, std::span<Tensor>) override {}
-};
-
-// A graph-style backend that runs every op but compiles only partitions of
-// at most `max_nodes` nodes, like XNNPACK with a region whose values would
-// need two layouts.
-class SmallRegionsBackend : public Backend {
- public:
-  explicit SmallRegionsBackend(std::size_t max_nodes) : max_nodes_(max_nodes) {}
-  std::string name() const override { return "small"; }
-  std::string version() const override { return "1"; }
-  BackendStyle style() const override { return BackendStyle::kGraph; }
-  bool supports(const Graph&, const Node&) const override { return true; }
-  std::string describe_support() const override { return "everything, in small regions"; }
-  Result<std::unique_ptr<Kernel>> compile(const Graph& partition,
-                                          const CompileOptions&) const override {
-    if (partition.num_nodes() > max_nodes_) return Failure{"region too large"};
-    return std::unique_ptr<Kernel>(std::make_unique<NoKernel>());
-  }
-
- private:
-  std::size_t max_nodes_;
-};
+using testing::SmallRegionsBackend;
 
 // x -> a -> b -> c -> d (Relu chain)
 Graph relu_chain() {
