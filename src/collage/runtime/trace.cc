@@ -18,9 +18,12 @@ constexpr std::int64_t kMaxTraceBytes = std::int64_t{1} << 30;
 using nlohmann::json;
 
 const std::pair<SpanKind, const char*> kKindNames[] = {
-    {SpanKind::kRun, "run"},           {SpanKind::kPartition, "partition"},
-    {SpanKind::kLayout, "layout"},     {SpanKind::kCopy, "copy"},
-    {SpanKind::kAllocate, "allocate"}, {SpanKind::kDispatch, "dispatch"},
+    {SpanKind::kRun, "run"},
+    {SpanKind::kPartition, "partition"},
+    {SpanKind::kLayout, "layout"},
+    {SpanKind::kCopy, "copy"},
+    {SpanKind::kAllocate, "allocate"},
+    {SpanKind::kDispatch, "dispatch"},
     {SpanKind::kOp, "op"},
 };
 

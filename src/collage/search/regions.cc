@@ -119,9 +119,8 @@ void add_compiled(const DataflowGraph& dfg, const std::vector<ChosenPartition>& 
                        "region of " + std::to_string(sub_graph.operator_count(dfg)) + " ops");
   const PartitionSpec& spec = *first.candidate.spec;
   if (sub_graph.is_valid(dfg, region_config(spec)) && compiles(dfg, spec, sub_graph)) {
-    out.push_back(ChosenPartition{CandidatePartition{std::move(sub_graph), first.candidate.spec,
-                                                     "region"},
-                                  Cost::zero()});
+    out.push_back(ChosenPartition{
+        CandidatePartition{std::move(sub_graph), first.candidate.spec, "region"}, Cost::zero()});
     return;
   }
   auto middle = members.begin() + static_cast<std::ptrdiff_t>(members.size() / 2);

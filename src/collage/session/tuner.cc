@@ -49,19 +49,18 @@ Plan with_estimates_in_context(Plan plan, const PartitionOverheads& charged,
 }
 
 // The covers the baselines run, made of the same specs' candidates merged
-// into regions (search/regions.h) and estimated alone: `single:<backend>` for each backend of `specs` but the
-// native one (the first), and with two or more such backends the greedy
-// placement in `specs`' order (`greedy:<backends>`). Local moves may start
-// from one of them. A cover with a partition that is invalid when measured
-// alone is left out.
+// into regions (search/regions.h) and estimated alone: `single:<backend>`
+// for each backend of `specs` but the native one (the first), and with two
+// or more such backends the greedy placement in `specs`' order
+// (`greedy:<backends>`). Local moves may start from one of them. A cover
+// with a partition that is invalid when measured alone is left out.
 std::vector<MoveStart> baseline_starts(const DataflowGraph& dfg,
                                        const std::vector<PartitionSpecPtr>& specs,
                                        CostEstimator& estimator) {
   std::vector<MoveStart> starts;
   auto add = [&](std::string name, const std::vector<PartitionSpecPtr>& priority) {
-    std::vector<ChosenPartition> cover =
-        with_costs_alone(
-            dfg, merge_into_regions(dfg, greedy_cover(dfg, priority, specs.front())), estimator);
+    std::vector<ChosenPartition> cover = with_costs_alone(
+        dfg, merge_into_regions(dfg, greedy_cover(dfg, priority, specs.front())), estimator);
     bool valid = std::all_of(cover.begin(), cover.end(),
                              [](const ChosenPartition& p) { return p.cost.is_valid(); });
     if (valid) starts.push_back({std::move(name), std::move(cover), priority.size() == 1});
