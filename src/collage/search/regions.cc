@@ -8,6 +8,7 @@
 #include "collage/ir/error.h"
 #include "collage/partition/partition_order.h"
 #include "collage/partition/partition_spec.h"
+#include "collage/search/strategy.h"
 
 namespace collage {
 namespace {
@@ -98,11 +99,6 @@ std::vector<Region> grow_regions(const DataflowGraph& dfg,
   return regions;
 }
 
-bool compiles(const DataflowGraph& dfg, const PartitionSpec& spec, const SubGraph& sub_graph) {
-  if (spec.backend == nullptr) return true;
-  return spec.backend->compile(sub_graph.extract(dfg), CompileOptions{}).ok();
-}
-
 // `members` of the cover as regions its backend compiles: all of them as one
 // when that compiles (or it is one partition of the cover), else each half so.
 void add_compiled(const DataflowGraph& dfg, const std::vector<ChosenPartition>& cover,
@@ -118,7 +114,7 @@ void add_compiled(const DataflowGraph& dfg, const std::vector<ChosenPartition>& 
   sub_graph = SubGraph(dfg, sub_graph.inside(),
                        "region of " + std::to_string(sub_graph.operator_count(dfg)) + " ops");
   const PartitionSpec& spec = *first.candidate.spec;
-  if (sub_graph.is_valid(dfg, region_config(spec)) && compiles(dfg, spec, sub_graph)) {
+  if (sub_graph.is_valid(dfg, region_config(spec)) && spec_compiles(dfg, spec, sub_graph)) {
     out.push_back(ChosenPartition{
         CandidatePartition{std::move(sub_graph), first.candidate.spec, "region"}, Cost::zero()});
     return;

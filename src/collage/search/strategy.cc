@@ -9,17 +9,6 @@
 namespace collage {
 namespace {
 
-// Whether `spec`'s backend compiles `candidate`. A region of supported
-// nodes may still not compile as a whole (XNNPACK cannot hold a value in two
-// layouts without a transpose); greedy placement measures nothing, so it
-// compiles what it takes, and a smaller candidate or the fallback gets the
-// nodes instead. Specs without a backend (tests of the search) always pass.
-bool compiles(const DataflowGraph& dfg, const PartitionSpec& spec,
-              const CandidatePartition& candidate) {
-  if (spec.backend == nullptr) return true;
-  return spec.backend->compile(candidate.sub_graph.extract(dfg), CompileOptions{}).ok();
-}
-
 // Takes `spec`'s candidates, largest first, wherever they fit and compile.
 void take_largest(const DataflowGraph& dfg, const PartitionSpecPtr& spec, IndexSet& covered,
                   std::vector<ChosenPartition>& chosen, std::vector<IndexSet>& chosen_sets) {
@@ -38,7 +27,8 @@ void take_largest(const DataflowGraph& dfg, const PartitionSpecPtr& spec, IndexS
   for (std::size_t i : order) {
     if (operators[i].popcount() == 0 || operators[i].intersects(covered)) continue;
     chosen_sets.push_back(operators[i]);
-    if (partitions_form_cycle(dfg, chosen_sets) || !compiles(dfg, *spec, candidates[i])) {
+    if (partitions_form_cycle(dfg, chosen_sets) ||
+        !spec_compiles(dfg, *spec, candidates[i].sub_graph)) {
       chosen_sets.pop_back();
       continue;
     }
@@ -96,6 +86,11 @@ std::vector<std::string> split_backend_names(const std::string& text) {
     start = comma + 1;
   }
   return names;
+}
+
+bool spec_compiles(const DataflowGraph& dfg, const PartitionSpec& spec, const SubGraph& sub_graph) {
+  if (spec.backend == nullptr) return true;
+  return spec.backend->compile(sub_graph.extract(dfg), CompileOptions{}).ok();
 }
 
 IndexSet operator_set(const DataflowGraph& dfg, const SubGraph& sub_graph) {

@@ -46,6 +46,13 @@ std::vector<ChosenPartition> greedy_cover(const DataflowGraph& dfg,
 // list, empty entries dropped (shared by --strategy and --backends).
 std::vector<std::string> split_backend_names(const std::string& text);
 
+// Whether `spec`'s backend compiles `sub_graph` as one partition. A region
+// of supported nodes may still not compile as a whole (XNNPACK cannot hold a
+// value in two layouts without a transpose); greedy placement measures
+// nothing, so it compiles what it takes. Specs without a backend (tests of
+// the search) always pass.
+bool spec_compiles(const DataflowGraph& dfg, const PartitionSpec& spec, const SubGraph& sub_graph);
+
 // The operator indices of a candidate (constants merged into it excluded).
 IndexSet operator_set(const DataflowGraph& dfg, const SubGraph& sub_graph);
 

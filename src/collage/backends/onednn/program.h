@@ -74,14 +74,14 @@ class ProgramBuilder {
   // value's shape (a matmul lowers [K] to [1, K]).
   memory::desc desc(ValueId value);
 
-  // `value` in layout `want`. When `want` has other dims than the current
-  // layout they must have the same element count: the value is read as a
-  // row-major reshape. Reorders are added (or, for constants, run now) only
-  // when needed.
   // Names the compute steps added since the first `first` steps (see Step).
   void label_steps(std::size_t first, const std::string& label, const std::string& node);
   std::size_t step_count() const { return program_.steps.size(); }
 
+  // `value` in layout `want`. When `want` has other dims than the current
+  // layout they must have the same element count: the value is read as a
+  // row-major reshape. Reorders are added (or, for constants, run now) only
+  // when needed.
   memory read(ValueId value, const memory::desc& want);
   memory read_plain(ValueId value, const memory::dims& dims) {
     return read(value, plain_desc(dims));
