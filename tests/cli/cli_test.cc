@@ -257,11 +257,11 @@ TEST_F(CliTest, AnInputFileFixesTheDynamicDimensionsOfItsInput) {
     add_tensor_info(graph.add_output(), "y", {});
     add_node(graph, "Relu", {"x"}, "y");
   });
-  expect_one_line_error(run_collage({"run", model}), "--input-shape");
   Outcome outcome = run_collage({"run", model, "--input", write_zero_npy("x.npy", {5, 3}),
                                  "--repeat", "1", "--threads", "1"});
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
   EXPECT_NE(outcome.out.find("output y  f32[5,3]"), std::string::npos) << outcome.out;
+  EXPECT_EQ(outcome.err.find("warning"), std::string::npos) << outcome.err;
   // A dimension the model fixes is not overridden by the file.
   expect_one_line_error(
       run_collage({"run", model, "--input", "x=" + write_zero_npy("w.npy", {5, 4})}), "'x'");
@@ -269,6 +269,35 @@ TEST_F(CliTest, AnInputFileFixesTheDynamicDimensionsOfItsInput) {
   expect_one_line_error(run_collage({"run", model, "--input-shape", "x=2,3", "--input",
                                      "x=" + write_zero_npy("v.npy", {5, 3})}),
                         "'x'");
+}
+
+TEST_F(CliTest, AnOpenDimensionIsSetToOneWithAWarningThatSaysHowToChangeIt) {
+  std::string model = write_model("dynamic.onnx", [](onnx::GraphProto& graph) {
+    add_tensor_info(graph.add_input(), "x", {-1, 3});
+    add_tensor_info(graph.add_output(), "y", {});
+    add_node(graph, "Relu", {"x"}, "y");
+  });
+  Outcome outcome = run_collage({"run", model, "--repeat", "1", "--threads", "1"});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("output y  f32[1,3]"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.err.find("collage: warning: dynamic input dimension set to 1: 'x' dimension "
+                             "0 ('N'); other sizes: --input-shape x=1,3\n"),
+            std::string::npos)
+      << outcome.err;
+  // info names the open dimension and says what it counts it as.
+  outcome = run_collage({"info", model});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("x  f32[N,3]"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("open dimensions: counted as 1"), std::string::npos) << outcome.out;
+  // A plan tuned for the open dimension records the size it was tuned at.
+  std::string plan = path("dynamic.plan.json");
+  outcome = run_collage({"tune", model, "--backends", "native", "--no-verify", "--cache", "none",
+                         "--threads", "1", "-q", "-o", plan});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.err.find("'x' dimension 0 ('N')"), std::string::npos) << outcome.err;
+  std::ifstream in(plan);
+  std::string saved((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(std::regex_search(saved, std::regex("\"x\": \\[\\s*1,\\s*3\\s*\\]"))) << saved;
 }
 
 TEST_F(CliTest, InfoDescribesAValidModel) {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -45,6 +46,8 @@ void run_compare(const CompareArgs& args) {
   }
   Graph graph =
       load_runnable_model(model, options.input_shapes, options.graph_opt, args.planning.max_memory);
+  if (std::optional<std::string> open = pin_open_dims(graph, options.input_shapes))
+    std::fprintf(stderr, "collage: warning: %s\n", open->c_str());
   std::size_t others = resolve_backends(options.backends).size() - 1;
   std::size_t strategies = 1 + others + (others > 1 ? 1 : 0) + 1;
   fmt::print("comparing {} strategies on {} ({} nodes) at {} thread{}\n", strategies, model,

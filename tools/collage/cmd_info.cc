@@ -7,6 +7,7 @@
 
 #include "cli_flags.h"
 #include "collage/backends/registry.h"
+#include "collage/ir/error.h"
 #include "collage/ir/flops.h"
 #include "collage/session/model_loading.h"
 #include "commands.h"
@@ -37,11 +38,25 @@ std::string with_thousands(std::int64_t number) {
   return out;
 }
 
+// A value's type, with the model's name (or "?") for each dimension it left
+// open: f32[batch,3,224,224].
+std::string declared_type(const Graph& graph, ValueId id) {
+  const TensorType& type = graph.type(id);
+  std::vector<std::string> dims;
+  for (std::int64_t dim : type.shape) dims.push_back(std::to_string(dim));
+  for (const OpenDim& open : graph.open_dims) {
+    if (open.input != graph.value(id).name) continue;
+    dims[static_cast<std::size_t>(open.axis)] = open.param.empty() ? "?" : open.param;
+  }
+  return fmt::format("{}[{}]", dtype_name(type.dtype), fmt::join(dims, ","));
+}
+
 void print_values(const Graph& graph, const std::vector<ValueId>& ids) {
   std::size_t width = 0;
   for (ValueId id : ids) width = std::max(width, graph.value(id).name.size());
   for (ValueId id : ids) {
-    fmt::print("  {:<{}}  {}\n", graph.value(id).name, width, graph.type(id).to_string());
+    fmt::print("  {:<{}}  {}\n", graph.value(id).name, width,
+               escape_control(declared_type(graph, id)));
   }
 }
 
@@ -90,6 +105,10 @@ void run_info(const InfoArgs& args) {
   print_values(graph, graph.inputs());
   fmt::print("outputs:\n");
   print_values(graph, graph.outputs());
+  if (!graph.open_dims.empty()) {
+    // Shapes below, parameter counts aside, are at the size import chose.
+    fmt::print("open dimensions: counted as {} below (--input-shape fixes them)\n", kOpenDimSize);
+  }
 
   print_operators(stats.ops_before_optimization, op_histogram(graph));
   if (stats.rewrites.empty()) {

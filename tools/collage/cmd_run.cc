@@ -179,8 +179,8 @@ void run_run(const RunArgs& args) {
   PreparedModel prepared = prepare_model(args.model, std::nullopt, prepare);
   double prepare_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (prepared.warning) {
-    std::fprintf(stderr, "collage: warning: %s\n", prepared.warning->c_str());
+  for (const std::string& warning : prepared.warnings) {
+    std::fprintf(stderr, "collage: warning: %s\n", warning.c_str());
   }
   const Graph& graph = prepared.graph;
   const Plan& plan = prepared.plan;

@@ -7,6 +7,7 @@
 // says so.
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 
@@ -55,6 +56,8 @@ void run_tune(const TuneArgs& args) {
   check_writable(output);
   Graph graph =
       load_runnable_model(model, options.input_shapes, options.graph_opt, args.planning.max_memory);
+  if (std::optional<std::string> open = pin_open_dims(graph, options.input_shapes))
+    std::fprintf(stderr, "collage: warning: %s\n", open->c_str());
   fmt::print("tuning {} ({} nodes) with {} at {} thread{}\n", model, graph.num_nodes(),
              fmt::join(options.backends, ","), options.threads, options.threads == 1 ? "" : "s");
 

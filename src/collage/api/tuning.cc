@@ -59,6 +59,7 @@ TuneResult tune(const std::string& model_path, const TuneOptions& options) {
     PlanningOptions planning = planning_options(model_path, options);
     Graph graph = load_runnable_model(model_path, planning.input_shapes, planning.graph_opt,
                                       options.max_memory);
+    pin_open_dims(graph, planning.input_shapes);
     TuneOutcome outcome =
         tune_model(graph, planning, {.verify = options.verify, .repeat = options.repeat});
     TuneResult result;
@@ -82,6 +83,7 @@ CompareResult compare(const std::string& model_path, const TuneOptions& options)
     PlanningOptions planning = planning_options(model_path, options);
     Graph graph = load_runnable_model(model_path, planning.input_shapes, planning.graph_opt,
                                       options.max_memory);
+    pin_open_dims(graph, planning.input_shapes);
     CompareOutcome outcome = compare_strategies(graph, planning, options.repeat);
     CompareResult result;
     for (const EvaluatedPlan& e : outcome.results) result.strategies.push_back(strategy_result(e));

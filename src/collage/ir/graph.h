@@ -54,6 +54,19 @@ struct Node {
   ValueId input(std::size_t i) const { return i < inputs.size() ? inputs[i] : kNoValue; }
 };
 
+// A dimension of a graph input that the model leaves open (a named or
+// unnamed dynamic dimension) and neither --input-shape nor the caller's data
+// fixed. Every kernel and measurement is for concrete shapes, so import sets
+// it to kOpenDimSize, the size inference engines' benchmark tools assume;
+// the commands say so in one line.
+inline constexpr std::int64_t kOpenDimSize = 1;
+struct OpenDim {
+  std::string input;
+  int axis = 0;
+  // The model's name for the dimension ("batch_size"); empty when unnamed.
+  std::string param;
+};
+
 class Graph {
  public:
   // Building. Names must be unique among values; add_value and friends assert it.
@@ -106,6 +119,9 @@ class Graph {
   std::int64_t source_opset = 0;
   // Other imported domains and their versions ("com.microsoft" -> 1, ...).
   std::map<std::string, std::int64_t> other_opsets;
+  // Dimensions of graph inputs the model left open and nothing else fixed,
+  // which import set to kOpenDimSize (see OpenDim).
+  std::vector<OpenDim> open_dims;
 
  private:
   ValueId new_value(std::string name, TensorType type);

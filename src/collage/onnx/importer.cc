@@ -210,7 +210,9 @@ class Importer {
     return shape;
   }
 
-  TensorType input_type(const onnx::ValueInfoProto& input, bool only_input) const {
+  // The input's type; open dimensions become kOpenDimSize and are recorded
+  // in graph_.open_dims.
+  TensorType input_type(const onnx::ValueInfoProto& input, bool only_input) {
     const std::string field = "input " + quote_untrusted(input.name());
     if (input.name().empty()) throw Error("graph input without a name");
     if (!input.type().has_tensor_type())
@@ -255,10 +257,9 @@ class Importer {
         shape.push_back(dim.dim_value());
         continue;
       }
-      std::string label = dim.has_dim_param() ? " (" + quote_untrusted(dim.dim_param()) + ")" : "";
-      throw Error(fmt::format("dimension {}{} is dynamic; fix it with {}", i, label,
-                              input_shape_hint(input.name())),
-                  {.field = field});
+      graph_.open_dims.push_back(
+          OpenDim{input.name(), i, dim.has_dim_param() ? dim.dim_param() : std::string()});
+      shape.push_back(kOpenDimSize);
     }
     TensorType type{*dtype, std::move(shape)};
     check_byte_size(type, {.field = field});

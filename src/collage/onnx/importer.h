@@ -2,9 +2,10 @@
 //
 // The importer parses the model (any size protobuf allows; weights stay in
 // the parsed message and are borrowed, not copied), checks that the opset is
-// one the project implements, fixes the input shapes (from the model or the
-// user: dynamic dimensions must be pinned, since every kernel and every
-// measurement is for concrete shapes), takes every other type from ONNX shape
+// one the project implements, fixes the input shapes (from the model, the
+// user or the caller's data; every kernel and every measurement is for
+// concrete shapes, so a dimension left open is set to kOpenDimSize and
+// recorded in Graph::open_dims), takes every other type from ONNX shape
 // inference, and canonicalizes the graph (ir/passes/canonicalize.h). What it
 // cannot handle it reports at once and completely: all unsupported operators
 // in one message, so a user sees the whole gap of a model in one run.

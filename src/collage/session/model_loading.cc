@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "collage/backends/native/native_backend.h"
 #include "collage/backends/registry.h"
@@ -42,6 +44,30 @@ Graph load_model_bytes(const std::string& bytes, const std::map<std::string, Sha
   }
   return import_onnx_model(std::move(model),
                            import_options(input_shapes, level, nullptr, data_shapes), ".");
+}
+
+std::optional<std::string> open_dims_warning(const Graph& graph) {
+  if (graph.open_dims.empty()) return std::nullopt;
+  std::vector<std::string> dims;
+  std::vector<std::string> flags;
+  for (const OpenDim& dim : graph.open_dims) {
+    dims.push_back(fmt::format("{} dimension {}{}", quote_untrusted(dim.input), dim.axis,
+                               dim.param.empty() ? "" : " (" + quote_untrusted(dim.param) + ")"));
+    const Shape& shape = graph.type(*graph.find_value(dim.input)).shape;
+    const std::string flag = fmt::format("--input-shape {}={}", dim.input, fmt::join(shape, ","));
+    if (std::find(flags.begin(), flags.end(), flag) == flags.end()) flags.push_back(flag);
+  }
+  return escape_control(fmt::format("dynamic input dimension{} set to {}: {}; other sizes: {}",
+                                    dims.size() == 1 ? "" : "s", kOpenDimSize,
+                                    fmt::join(dims, ", "), fmt::join(flags, " ")));
+}
+
+std::optional<std::string> pin_open_dims(const Graph& graph,
+                                         std::map<std::string, Shape>& input_shapes) {
+  for (const OpenDim& dim : graph.open_dims) {
+    input_shapes.emplace(dim.input, graph.type(*graph.find_value(dim.input)).shape);
+  }
+  return open_dims_warning(graph);
 }
 
 GraphOptLevel graph_opt_level(const std::string& text) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "collage/backends/backend.h"
@@ -30,6 +31,17 @@ Graph load_model(const std::string& path, const std::map<std::string, Shape>& in
 Graph load_model_bytes(const std::string& bytes, const std::map<std::string, Shape>& input_shapes,
                        GraphOptLevel level = GraphOptLevel::kAll,
                        const std::map<std::string, Shape>& data_shapes = {});
+
+// One line saying which input dimensions the model left open and import set
+// to kOpenDimSize (Graph::open_dims), with the --input-shape flags that fix
+// them; nullopt when there are none.
+std::optional<std::string> open_dims_warning(const Graph& graph);
+
+// Adds the shape of each input with an open dimension to `input_shapes`, so
+// that what is planned, loaded again by worker processes and saved in a plan
+// is what was imported; returns open_dims_warning(graph).
+std::optional<std::string> pin_open_dims(const Graph& graph,
+                                         std::map<std::string, Shape>& input_shapes);
 
 // The level a --graph-opt value names ("none", "basic" or "all"); Error otherwise.
 GraphOptLevel graph_opt_level(const std::string& text);

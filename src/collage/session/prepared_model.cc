@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "collage/backends/registry.h"
@@ -68,21 +69,31 @@ PreparedModel prepare_model(const std::string& path, const std::optional<std::st
 
   Graph graph = bytes ? load_model_bytes(*bytes, shapes, graph_opt, options.data_shapes)
                       : load_model(path, shapes, graph_opt, nullptr, options.data_shapes);
-  // The shapes the data fixed hold from here on: planning loads the model
-  // again, in worker processes. (Pinning an input that was static already
-  // changes nothing.)
-  if (!options.data_shapes.empty()) {
+  // The shapes the data fixed, and those of open dimensions, hold from here
+  // on: planning loads the model again, in worker processes. (Pinning an
+  // input that was static already changes nothing.)
+  if (!options.data_shapes.empty() || !graph.open_dims.empty()) {
     for (ValueId id : graph.inputs()) shapes.emplace(graph.value(id).name, graph.type(id).shape);
   }
   require_native_support(graph, path);
   check_max_memory(graph, options.max_memory);
 
   Plan plan;
-  std::optional<std::string> warning;
+  std::vector<std::string> warnings;
+  // Data given for an input that is still open contradicts the model: the
+  // run refuses it, and the warning would only precede that error.
+  const bool data_disagrees =
+      std::any_of(graph.open_dims.begin(), graph.open_dims.end(), [&](const OpenDim& dim) {
+        return options.data_shapes.count(dim.input) != 0 ||
+               (options.data_shapes.count("") != 0 && graph.inputs().size() == 1);
+      });
+  std::optional<std::string> open = open_dims_warning(graph);
+  if (open && !data_disagrees) warnings.push_back(*open);
   if (saved) {
     plan = *saved;
     check_plan_matches(graph, plan, options.plan_source);
-    warning = measured_elsewhere(plan, threads, options.plan_source);
+    if (auto elsewhere = measured_elsewhere(plan, threads, options.plan_source))
+      warnings.push_back(*elsewhere);
   } else {
     PlanningOptions planning;
     planning.model_path = path;
@@ -96,7 +107,7 @@ PreparedModel prepare_model(const std::string& path, const std::optional<std::st
   }
   Executor executor = compile_plan(graph, plan, BackendRegistry::global(), threads);
   return PreparedModel{std::move(graph), std::move(plan), std::move(executor), threads,
-                       std::move(warning)};
+                       std::move(warnings)};
 }
 
 }  // namespace collage

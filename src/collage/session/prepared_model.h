@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "collage/ir/graph.h"
 #include "collage/plan/plan.h"
@@ -43,9 +44,10 @@ struct PreparedModel {
   Plan plan;
   Executor executor;
   int threads = 1;
-  // Set when the plan was measured on another machine or with other backend
-  // versions: one line saying how.
-  std::optional<std::string> warning;
+  // One line each: input dimensions the model left open and import set
+  // (open_dims_warning), a plan measured on another machine or with other
+  // backend versions.
+  std::vector<std::string> warnings;
 };
 
 // Loads the model at `path` (or, when `bytes` is given, from those bytes)
