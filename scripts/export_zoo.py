@@ -10,6 +10,11 @@ as DIR/<name>/ with:
                compares against)
   meta.json    input/output names and shapes, opset, torch version
 
+A *_fp16 model is its float32 namesake converted to float16 weights, input
+and output (the way float16 conversion tools write one); its reference is
+PyTorch computing in float32 from those float16 weights and input, rounded
+to float16.
+
 Random-init BatchNorm layers have running mean 0 and variance 1, which makes
 them identities that a wrong BatchNorm kernel would still pass; their running
 statistics and affine parameters are perturbed (with the same seed) so the
@@ -89,7 +94,38 @@ MODELS = {
     "squeezenet1_1": (lambda: torchvision.models.squeezenet1_1(weights=None), (1, 3, 224, 224)),
     "bert_encoder": (bert_like_encoder, (1, 128, 256)),
     "dcgan_generator": (dcgan_generator, (1, 100, 1, 1)),
+    # float16 weights, input and output (see to_float16); SqueezeNet has no
+    # BatchNorm for the export to fold, so the ONNX weights are PyTorch's own.
+    "squeezenet1_1_fp16": (lambda: torchvision.models.squeezenet1_1(weights=None),
+                           (1, 3, 224, 224)),
 }
+FLOAT16 = {"squeezenet1_1_fp16"}
+
+
+def to_float16(proto):
+    """The model with float16 weights, Constants, Casts and interface, as
+    float16 conversion tools write it."""
+    from onnx import numpy_helper
+    float16 = onnx.TensorProto.FLOAT16
+    graph = proto.graph
+    for initializer in graph.initializer:
+        if initializer.data_type == onnx.TensorProto.FLOAT:
+            array = numpy_helper.to_array(initializer).astype(np.float16)
+            initializer.CopyFrom(numpy_helper.from_array(array, initializer.name))
+    for node in graph.node:
+        for attribute in node.attribute:
+            if node.op_type == "Constant" and attribute.name == "value" and \
+                    attribute.t.data_type == onnx.TensorProto.FLOAT:
+                array = numpy_helper.to_array(attribute.t).astype(np.float16)
+                attribute.t.CopyFrom(numpy_helper.from_array(array))
+            if node.op_type == "Cast" and attribute.name == "to" and \
+                    attribute.i == onnx.TensorProto.FLOAT:
+                attribute.i = float16
+    for value in list(graph.input) + list(graph.output):
+        if value.type.tensor_type.elem_type == onnx.TensorProto.FLOAT:
+            value.type.tensor_type.elem_type = float16
+    del graph.value_info[:]
+    return proto
 
 
 def perturb_batch_norms(model, generator):
@@ -115,6 +151,13 @@ def export_one(name, out_dir):
     generator = torch.Generator().manual_seed(SEED + 1)
     perturb_batch_norms(model, generator)
     example = torch.randn(*input_shape, generator=generator)
+    half = name in FLOAT16
+    if half:
+        # The reference computes in float32 from the float16 weights and
+        # input the model holds, as collage does; its output is rounded to
+        # float16 like the model's.
+        model = model.half().float()
+        example = example.half().float()
 
     # Grad stays enabled on purpose: in eval mode without grad, PyTorch
     # routes TransformerEncoderLayer through a fused kernel
@@ -132,9 +175,13 @@ def export_one(name, out_dir):
                           input_names=["input"], output_names=["output"],
                           do_constant_folding=True)
         proto = onnx.load(model_path)
+        if half:
+            proto = to_float16(proto)
+            onnx.save(proto, model_path)
         onnx.checker.check_model(proto)
-        np.save(os.path.join(staging, "input.npy"), example.numpy().astype(np.float32))
-        np.save(os.path.join(staging, "output.npy"), expected.numpy().astype(np.float32))
+        dtype = np.float16 if half else np.float32
+        np.save(os.path.join(staging, "input.npy"), example.numpy().astype(dtype))
+        np.save(os.path.join(staging, "output.npy"), expected.numpy().astype(dtype))
         ops = sorted({node.op_type for node in proto.graph.node})
         meta = {
             "name": name,
@@ -142,6 +189,7 @@ def export_one(name, out_dir):
             "input_shape": list(input_shape),
             "output_name": "output",
             "output_shape": list(expected.shape),
+            "dtype": "float16" if half else "float32",
             "opset": OPSET,
             "seed": SEED,
             "torch_version": torch.__version__,

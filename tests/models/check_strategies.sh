@@ -8,7 +8,7 @@
 # Tolerance: max |ours - reference| <= 1e-5 + 1e-3 * max |reference|.
 # Exits 77 (skipped) when none of the models asked for exists.
 # Usage: check_strategies.sh COLLAGE_BINARY [MODEL ...]
-#   MODEL: a zoo model (resnet18, ..., dcgan_generator) or paddleocr_det,
+#   MODEL: a zoo model (resnet18, ..., dcgan_generator, squeezenet1_1_fp16) or paddleocr_det,
 #   paddleocr_rec, paddleocr_cls; none: all of them. The test suite runs one
 #   model per test, so that ctest spreads them over the cores and each has
 #   its own timeout.
@@ -86,7 +86,8 @@ PY
   done
 }
 
-zoo_models=(resnet18 resnet50 mobilenet_v2 squeezenet1_1 bert_encoder dcgan_generator)
+zoo_models=(resnet18 resnet50 mobilenet_v2 squeezenet1_1 bert_encoder dcgan_generator
+  squeezenet1_1_fp16)
 paddle_models=(det:ch_PP-OCRv4_det_infer:1,3,320,320 rec:ch_PP-OCRv4_rec_infer:1,3,48,320
                cls:ch_ppocr_mobile_v2.0_cls_infer:1,3,48,192)
 wanted=("$@")

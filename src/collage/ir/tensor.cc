@@ -1,5 +1,7 @@
 #include "collage/ir/tensor.h"
 
+#include <immintrin.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -141,8 +143,7 @@ double Tensor::number_at(std::int64_t i) const {
     case DType::kFloat64:
       return data<double>()[i];
     case DType::kFloat16:
-      assert(false && "Tensor::number_at on float16");
-      return 0;
+      return _cvtsh_ss(static_cast<const std::uint16_t*>(data_)[i]);
     default:
       return static_cast<double>(int_at(i));
   }

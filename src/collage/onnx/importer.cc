@@ -11,6 +11,7 @@
 
 #include "collage/ir/error.h"
 #include "collage/ir/passes/canonicalize.h"
+#include "collage/ir/passes/float16.h"
 #include "collage/ir/passes/partial_type.h"
 #include "collage/onnx/old_opset.h"
 #include "collage/onnx/opset_conversion.h"
@@ -83,6 +84,15 @@ class Importer {
     graph_.sort_topologically();
     graph_.prune();
     infer_types(graph_);
+    if (compute_float16_in_float32(graph_) > 0) {
+      // Types the model declares for values now computed in float32.
+      for (auto& [name, type] : declared_) {
+        std::optional<ValueId> id = graph_.find_value(name);
+        if (type.dtype == DType::kFloat16 && id && graph_.type(*id).dtype == DType::kFloat32)
+          type.dtype = DType::kFloat32;
+      }
+      infer_types(graph_);
+    }
     if (options_.canonicalize) {
       CanonicalizeOptions canonical;
       canonical.evaluator = options_.evaluator;
