@@ -43,19 +43,26 @@ for model in models:
             per_strategy.setdefault(s["name"], []).append(s["latency_ms_median"])
             if s["name"] == "collage" and s.get("estimated_ms") is not None:
                 estimates.append(s["estimated_ms"])
-            if s["name"] == "collage" and s.get("same_as"):
+            if s["name"].startswith("collage") and s.get("same_as"):
                 same_as.add(s["same_as"])
     ort = [json.load(open(p))["median_ms"] for p in sorted(glob.glob(os.path.join(work, f"{model}.ort.*.json")))]
     med = {k: statistics.median(v) for k, v in per_strategy.items()}
     spread = {k: (min(v), max(v)) for k, v in per_strategy.items()}
+    # A strategy may be there in several compute layouts ("single:onednn
+    # [onednn:blocked-16]"): each counts as that strategy, the faster as
+    # the tuner keeps it.
     singles = {k: v for k, v in med.items() if k.startswith("single:") or k == "native"}
     best_name = min(singles, key=singles.get)
-    greedy = next((k for k in med if k.startswith("greedy:")), None)
-    collage = med["collage"]
+    greedies = [k for k in med if k.startswith("greedy:")]
+    greedy = min(greedies, key=med.get) if greedies else None
+    collage_name = min((k for k in med if k == "collage" or k.startswith("collage [")),
+                       key=med.get)
+    collage = med[collage_name]
     row = {
         "model": model, "native": med["native"], "best": (best_name, med[best_name]),
         "greedy": med.get(greedy) if greedy else None, "collage": collage,
-        "collage_spread": spread["collage"], "ort": statistics.median(ort) if ort else None,
+        "collage_name": collage_name,
+        "collage_spread": spread[collage_name], "ort": statistics.median(ort) if ort else None,
         "estimate": statistics.median(estimates) if estimates else None,
         "search_estimate": statistics.median(search_estimates) if search_estimates else None,
         "same_as": ", ".join(sorted(same_as)),
@@ -80,7 +87,9 @@ print(f"# Collage vs. baselines, {threads} threads\n")
 print(f"Machine: {cpu_model()}, {os.cpu_count()} cores. Threads: {threads}. "
       f"{rounds} rounds x {repeat} interleaved runs per strategy (each timed run follows 20 ms of "
       f"untimed runs of the same plan, so plans run back to back); latency = median over rounds of "
-      f"each round's median (ms); the collage column is the searched plan before any fallback, "
+      f"each round's median (ms); a strategy timed in several compute layouts counts at its "
+      f"fastest (as `tune` keeps it; the layout is named in brackets); "
+      f"the collage column is the searched plan before any fallback, "
       f"with the min-max of round medians (where it is a baseline's plan, `compare` ran that plan "
       f"once and both rows share its timing); its estimate sums its partitions as the search "
       f"measures them, timed again in between each round's runs (twice each, half the runs apart), and the additive error is "
@@ -95,6 +104,8 @@ for r in rows:
     vs_o = f"{r['ort'] / r['collage']:.2f}" if r["ort"] else "-"
     lo, hi = r["collage_spread"]
     same = f", {r['same_as']}'s plan" if r["same_as"] else ""
+    if r["collage_name"] != "collage":
+        same += ", " + r["collage_name"][len("collage "):]
     est = f"{r['estimate']:.2f}" if r["estimate"] else "-"
     err = f"{(r['collage'] - r['estimate']) / r['collage'] * 100:+.0f}%" if r["estimate"] else "-"
     searched = r["search_estimate"]

@@ -124,6 +124,39 @@ TEST(PlanCompilerTest, AdjacentOnednnPartitionsExchangeTheLayoutTheyComputeInAnd
   expect_plan_matches_native(model, chain_plan("onednn", "onednn"));
 }
 
+TEST(PlanCompilerTest, AComputeLayoutIsTheLayoutItsPartitionsExchangeAndMatchesNative) {
+  if (!registry_has("onednn")) GTEST_SKIP() << "no oneDNN in this build";
+  const Backend& onednn = *BackendRegistry::global().find("onednn");
+  if (onednn.compute_layouts().empty()) GTEST_SKIP() << "oneDNN offers no other layout here";
+  const EdgeLayout other = onednn.compute_layouts().front();
+  EXPECT_NE(other, onednn.edge_layouts().front());
+  Graph model = conv_chain(32, 16);
+  const BackendRegistry& registry = BackendRegistry::global();
+  std::vector<EdgeLayout> layouts = negotiate_edge_layouts(
+      model, {{0, 1}, {2, 3}, {4}}, {&onednn, &onednn, registry.find("native")},
+      {other, other, std::nullopt});
+  EXPECT_EQ(layouts[static_cast<std::size_t>(*model.find_value("r1"))], other);
+  Plan plan = chain_plan("onednn", "onednn");
+  plan.strategy = "collage";
+  plan.compute_layouts["onednn"] = edge_layout_name(other);
+  expect_plan_matches_native(model, plan);
+  // The same partitions in another layout are another program.
+  EXPECT_NE(plan.partitions_signature(), chain_plan("onednn", "onednn").partitions_signature());
+  EXPECT_EQ(plan.label(), "collage [onednn:" + edge_layout_name(other) + "]");
+}
+
+TEST(PlanCompilerTest, AnUnknownComputeLayoutIsAnError) {
+  Graph model = conv_chain();
+  Plan plan = plan_of({{"native", {"conv1", "relu1", "conv2", "relu2", "flat"}}});
+  plan.compute_layouts["native"] = "diagonal";
+  try {
+    compile_plan(model, plan, BackendRegistry::global(), 1);
+    FAIL() << "compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'diagonal' is not plain"), std::string::npos) << e.what();
+  }
+}
+
 TEST(PlanCompilerTest, ABlockedLayoutNeedsChannelsTheBlockDivides) {
   if (!registry_has("onednn")) GTEST_SKIP() << "no oneDNN in this build";
   Graph model = conv_chain(12, 16);

@@ -33,6 +33,9 @@ TEST(PlanJsonTest, APlanSurvivesTheRoundTrip) {
   EXPECT_EQ(copy.search.cache_hits, 10);
   EXPECT_DOUBLE_EQ(copy.search.seconds, 12.5);
   EXPECT_EQ(copy.search.routes_dropped, 7);
+  EXPECT_TRUE(copy.compute_layouts.empty());
+  original.compute_layouts["onednn"] = "blocked-16";
+  EXPECT_EQ(plan_from_json(plan_to_json(original)).compute_layouts, original.compute_layouts);
 }
 
 TEST(PlanJsonTest, TheJsonHasTheDocumentedTopLevelFields) {

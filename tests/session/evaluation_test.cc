@@ -55,6 +55,23 @@ TEST(KeepFasterPlanTest, ASearchedPlanWhoseOutputsDifferIsReplacedEvenWhenFaster
   EXPECT_EQ(kept.kept, 1u);
 }
 
+TEST(KeepFasterPlanTest, TheSearchedPlanIsItsFastestComputeLayout) {
+  std::vector<EvaluatedPlan> plans = {evaluated("native", 10),       evaluated("single:onednn", 9),
+                                      evaluated("single:onednn", 8), evaluated("collage", 8.5),
+                                      evaluated("collage", 7.5),     evaluated("collage", 7)};
+  plans[2].plan.compute_layouts["onednn"] = "blocked-16";
+  plans[3].plan.compute_layouts["onednn"] = "blocked-16";
+  plans[4].plan.compute_layouts["onednn"] = "blocked-8";
+  plans[5].mismatch = "output 'y': differs";
+  KeptPlan kept = keep_faster_plan(plans);
+  EXPECT_EQ(kept.best_baseline, 2u);
+  EXPECT_EQ(kept.searched, 4u);
+  EXPECT_EQ(kept.kept, 4u);
+  EXPECT_NE(describe_kept_plan(kept, plans).find("faster than single:onednn [onednn:blocked-16]"),
+            std::string::npos)
+      << describe_kept_plan(kept, plans);
+}
+
 // x -> Neg -> Relu -> Add(., x) -> y
 Graph small_model() {
   const TensorType type{DType::kFloat32, {64}};

@@ -57,17 +57,17 @@ void run_compare(const CompareArgs& args) {
   double native = results.front().timing.median_seconds;
   const EvaluatedPlan& best = results[outcome.decision.best_baseline];
   double best_single = best.timing.median_seconds;
-  const std::string& best_single_name = best.plan.strategy;
+  const std::string best_single_name = best.plan.label();
 
   // The strategy column fits the longest name (greedy: lists every backend).
   std::size_t width = 28;
-  for (const EvaluatedPlan& r : results) width = std::max(width, r.plan.strategy.size() + 1);
+  for (const EvaluatedPlan& r : results) width = std::max(width, r.plan.label().size() + 1);
   fmt::print("\n{:<{}} {:>5} {:>10} {:>10} {:>10} {:>9} {:>11} {:>10}\n", "strategy", width,
              "parts", "median ms", "p10 ms", "p90 ms", "vs native", "vs best 1", "est ms");
   for (const EvaluatedPlan& r : results) {
     std::string est = r.plan.estimated_ms ? fmt::format("{:.3f}", *r.plan.estimated_ms) : "-";
     fmt::print("{:<{}} {:>5} {:>10.3f} {:>10.3f} {:>10.3f} {:>8.2f}x {:>10.2f}x {:>10}{}\n",
-               r.plan.strategy, width, r.plan.partitions.size(), ms(r.timing.median_seconds),
+               r.plan.label(), width, r.plan.partitions.size(), ms(r.timing.median_seconds),
                ms(r.timing.p10_seconds), ms(r.timing.p90_seconds), native / r.timing.median_seconds,
                best_single / r.timing.median_seconds, est,
                (r.same_as.empty() ? "" : "  (same plan as " + r.same_as + ")") +
@@ -89,14 +89,15 @@ void run_compare(const CompareArgs& args) {
           *searched, error(*searched));
     }
   }
-  const Plan* kept = &collage.plan;
+  const Plan* kept = &results[outcome.decision.kept].plan;
   if (outcome.decision.kept != outcome.decision.searched) {
     fmt::print("collage's plan {} in this run; `collage tune` keeps {} for this model\n",
                outcome.decision.reason == KeptPlan::Reason::kSearchedMismatch
                    ? "gave outputs that differ from native's"
                    : "measured slower than " + best_single_name,
                best_single_name);
-    kept = &results[outcome.decision.kept].plan;
+  } else if (&results[outcome.decision.searched] != &collage) {
+    fmt::print("collage's plan ran faster as {}: `collage tune` keeps it so\n", kept->label());
   }
   if (!args.save_plan.empty()) {
     save_plan(*kept, args.save_plan);
@@ -107,7 +108,7 @@ void run_compare(const CompareArgs& args) {
   nlohmann::json strategies_json = nlohmann::json::array();
   for (const EvaluatedPlan& r : results) {
     strategies_json.push_back(
-        {{"name", r.plan.strategy},
+        {{"name", r.plan.label()},
          {"latency_ms_median", ms(r.timing.median_seconds)},
          {"latency_ms_p10", ms(r.timing.p10_seconds)},
          {"latency_ms_p90", ms(r.timing.p90_seconds)},

@@ -36,7 +36,7 @@ PlanningOptions planning_options(const std::string& model_path, const TuneOption
 }
 
 StrategyResult strategy_result(const EvaluatedPlan& evaluated) {
-  return StrategyResult{.strategy = evaluated.plan.strategy,
+  return StrategyResult{.strategy = evaluated.plan.label(),
                         .partitions = static_cast<int>(evaluated.plan.partitions.size()),
                         .median_ms = evaluated.timing.median_seconds * 1e3,
                         .p10_ms = evaluated.timing.p10_seconds * 1e3,
@@ -87,7 +87,7 @@ CompareResult compare(const std::string& model_path, const TuneOptions& options)
     CompareOutcome outcome = compare_strategies(graph, planning, options.repeat);
     CompareResult result;
     for (const EvaluatedPlan& e : outcome.results) result.strategies.push_back(strategy_result(e));
-    result.best_single = outcome.results[outcome.decision.best_baseline].plan.strategy;
+    result.best_single = outcome.results[outcome.decision.best_baseline].plan.label();
     const Plan& kept = outcome.results[outcome.decision.kept].plan;
     result.kept_strategy = kept.strategy;
     result.kept_plan_json = plan_to_json(kept).dump(2);

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collage/ir/graph.h"
@@ -64,6 +65,15 @@ inline std::string edge_layout_name(EdgeLayout layout) {
   return "?";
 }
 
+// The layout edge_layout_name() names, or nullopt.
+inline std::optional<EdgeLayout> edge_layout_from_name(std::string_view name) {
+  for (EdgeLayout layout : {EdgeLayout::kPlain, EdgeLayout::kChannelsLast, EdgeLayout::kBlocked8,
+                            EdgeLayout::kBlocked16}) {
+    if (edge_layout_name(layout) == name) return layout;
+  }
+  return std::nullopt;
+}
+
 // The channel block of a blocked layout; 0 for the others.
 inline int edge_layout_block(EdgeLayout layout) {
   if (layout == EdgeLayout::kBlocked8) return 8;
@@ -87,6 +97,9 @@ struct CompileOptions {
   // layouts it accepts_edge_layout().
   std::vector<EdgeLayout> input_layouts;
   std::vector<EdgeLayout> output_layouts;
+  // The layout to compute in where the backend has a choice (one of its
+  // compute_layouts()); unset: the backend's own, edge_layouts().front().
+  std::optional<EdgeLayout> compute_layout;
 };
 
 // Why `options`' edge layouts do not fit `partition` (a count that is not
@@ -183,6 +196,11 @@ class Backend {
     return false;
   }
 
+  // Layouts besides its own that the backend can be asked to compute in
+  // (CompileOptions::compute_layout): which is faster depends on the model,
+  // so the tuner times a plan in each (Plan::compute_layouts).
+  virtual std::vector<EdgeLayout> compute_layouts() const { return {}; }
+
   // The conversion this backend's kernels do where an edge of `type` is
   // plain and they compute in `layout` (into it, or with `to_plain` back out
   // of it), at `threads` threads. nullptr: the backend converts with the
@@ -209,13 +227,17 @@ inline EdgeLayout timed_edge_layout(const Backend& backend, const TensorType& ty
 }
 
 // The layout a value of `type` that `producer` hands to `readers` is
-// exchanged in: the first of the producer's layouts that fits and every
+// exchanged in: the first of the producer's layouts (after `computed_in`,
+// the layout it was asked to compute in, when given) that fits and every
 // reader takes; plain when there is none or the layout does not matter.
 inline EdgeLayout agreed_edge_layout(const Backend& producer,
                                      const std::vector<const Backend*>& readers,
-                                     const TensorType& type) {
+                                     const TensorType& type,
+                                     std::optional<EdgeLayout> computed_in = std::nullopt) {
   if (edge_layout_free(type)) return EdgeLayout::kPlain;
-  for (EdgeLayout layout : producer.edge_layouts()) {
+  std::vector<EdgeLayout> candidates = producer.edge_layouts();
+  if (computed_in) candidates.insert(candidates.begin(), *computed_in);
+  for (EdgeLayout layout : candidates) {
     if (layout == EdgeLayout::kPlain || !edge_layout_fits(layout, type)) continue;
     bool every_reader_takes = true;
     for (const Backend* reader : readers) every_reader_takes &= reader->accepts_edge_layout(layout);

@@ -15,7 +15,18 @@ std::string Plan::partitions_signature() const {
     for (const std::string& node : partition.nodes) text += node + ",";
     text += ";";
   }
+  for (const auto& [backend, layout] : compute_layouts) text += backend + "@" + layout + ";";
   return text;
+}
+
+std::string Plan::label() const {
+  if (compute_layouts.empty()) return strategy;
+  std::string text = strategy + " [";
+  for (auto it = compute_layouts.begin(); it != compute_layouts.end(); ++it) {
+    if (it != compute_layouts.begin()) text += ",";
+    text += it->first + ":" + it->second;
+  }
+  return text + "]";
 }
 
 }  // namespace collage

@@ -81,6 +81,11 @@ struct Plan {
   // Backend name -> version string, for every backend the plan uses.
   std::map<std::string, std::string> backend_versions;
   std::vector<PlanPartition> partitions;
+  // Backend name -> the layout its partitions compute in where the backend
+  // has a choice (Backend::compute_layouts, by edge_layout_name: "blocked-16");
+  // a backend not named computes in its own. The tuner sets it when the
+  // plan ran faster so.
+  std::map<std::string, std::string> compute_layouts;
   // Sum of the partitions' estimates, when all have one.
   std::optional<double> estimated_ms;
   // End-to-end time of the whole plan, when it was measured.
@@ -90,8 +95,12 @@ struct Plan {
   // Partitions per backend, sorted by backend name.
   std::map<std::string, int> partitions_per_backend() const;
   // What the plan runs, as text: each partition's backend and nodes, in
-  // order. Two plans with the same signature compile to the same program.
+  // order, and the compute layouts. Two plans with the same signature
+  // compile to the same program.
   std::string partitions_signature() const;
+  // The strategy, with the compute layouts when there are any:
+  // "single:onednn [onednn:blocked-16]".
+  std::string label() const;
 };
 
 }  // namespace collage

@@ -31,7 +31,8 @@ void check_plan_matches(const Graph& model, const Plan& plan, const std::string&
 
 std::vector<EdgeLayout> negotiate_edge_layouts(
     const Graph& model, const std::vector<std::vector<NodeId>>& partition_nodes,
-    const std::vector<const Backend*>& backends) {
+    const std::vector<const Backend*>& backends,
+    const std::vector<std::optional<EdgeLayout>>& compute_layouts) {
   const std::size_t none = partition_nodes.size();
   std::vector<std::size_t> partition_of(model.num_nodes(), none);
   for (std::size_t p = 0; p < partition_nodes.size(); ++p) {
@@ -61,7 +62,9 @@ std::vector<EdgeLayout> negotiate_edge_layouts(
       readers.push_back(backends[to]);
     }
     if (!crosses || readers.empty()) continue;
-    result[v] = agreed_edge_layout(*backends[from], readers, model.type(id));
+    result[v] =
+        agreed_edge_layout(*backends[from], readers, model.type(id),
+                           from < compute_layouts.size() ? compute_layouts[from] : std::nullopt);
   }
   return result;
 }
@@ -107,8 +110,24 @@ Executor compile_plan(const Graph& model, const Plan& plan, const BackendRegistr
     }
   }
 
+  std::map<std::string, EdgeLayout> asked;
+  for (const auto& [name, layout_name] : plan.compute_layouts) {
+    std::optional<EdgeLayout> layout = edge_layout_from_name(layout_name);
+    if (!layout) {
+      throw Error(fmt::format("{} is not plain, channels-last, blocked-8 or blocked-16",
+                              quote_untrusted(layout_name)),
+                  {.field = "compute_layouts." + quote_untrusted(name)});
+    }
+    asked.emplace(name, *layout);
+  }
+  std::vector<std::optional<EdgeLayout>> compute_layouts;
+  for (const Backend* backend : backends) {
+    auto found = asked.find(backend->name());
+    compute_layouts.push_back(found == asked.end() ? std::nullopt
+                                                   : std::optional<EdgeLayout>(found->second));
+  }
   const std::vector<EdgeLayout> value_layouts =
-      negotiate_edge_layouts(model, partition_nodes, backends);
+      negotiate_edge_layouts(model, partition_nodes, backends, compute_layouts);
   auto layouts_of = [&](const Graph& graph, const std::vector<ValueId>& edges) {
     std::vector<EdgeLayout> layouts;
     bool any = false;
@@ -138,6 +157,7 @@ Executor compile_plan(const Graph& model, const Plan& plan, const BackendRegistr
     CompileOptions options{threads};
     options.input_layouts = layouts_of(graph, graph.inputs());
     options.output_layouts = layouts_of(graph, graph.outputs());
+    options.compute_layout = compute_layouts[p];
     auto kernel = backend->compile(graph, options);
     if (!kernel) {
       throw Error(

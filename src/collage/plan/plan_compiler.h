@@ -7,6 +7,9 @@
 // which partition and why, never a crash at run time.
 #pragma once
 
+#include <optional>
+#include <vector>
+
 #include "collage/backends/registry.h"
 #include "collage/ir/graph.h"
 #include "collage/plan/plan.h"
@@ -17,6 +20,8 @@ namespace collage {
 // Throws Error when the plan does not fit `model` or a partition does not compile.
 // Boundary values are exchanged in the layout negotiate_edge_layouts picks,
 // so a value is converted where the layout family changes, not at both ends.
+// A backend the plan names in compute_layouts compiles its partitions with
+// that CompileOptions::compute_layout (an unknown layout name is an Error).
 Executor compile_plan(const Graph& model, const Plan& plan, const BackendRegistry& registry,
                       int threads);
 
@@ -25,10 +30,13 @@ Executor compile_plan(const Graph& model, const Plan& plan, const BackendRegistr
 // that crosses a boundary, is not a model output and fits the layout
 // (edge_layout_fits) gets the first of its producer's edge_layouts() that
 // every reader's backend accepts (oneDNN hands over the layout its
-// convolutions compute in, XNNPACK its NHWC); every other value is plain.
+// convolutions compute in, XNNPACK its NHWC), or the layout the producing
+// partition was asked to compute in (`compute_layouts`, per partition; empty:
+// none) where that fits; every other value is plain.
 std::vector<EdgeLayout> negotiate_edge_layouts(
     const Graph& model, const std::vector<std::vector<NodeId>>& partition_nodes,
-    const std::vector<const Backend*>& backends);
+    const std::vector<const Backend*>& backends,
+    const std::vector<std::optional<EdgeLayout>>& compute_layouts = {});
 
 // Throws Error when the plan was made for another model (structural hash),
 // or records no model hash.

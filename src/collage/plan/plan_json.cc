@@ -126,6 +126,7 @@ json plan_to_json(const Plan& plan) {
           {"machine", plan.machine},
           {"threads", plan.threads},
           {"backends", plan.backend_versions},
+          {"compute_layouts", plan.compute_layouts},
           {"estimated_ms", optional_number(plan.estimated_ms)},
           {"measured_ms", optional_number(plan.measured_ms)},
           {"search",
@@ -159,6 +160,7 @@ Plan plan_from_json(const json& document, const std::string& source) {
   plan.machine = top.get_or<std::string>("machine", "");
   plan.threads = top.get_or<int>("threads", 1);
   plan.backend_versions = top.get_or<std::map<std::string, std::string>>("backends", {});
+  plan.compute_layouts = top.get_or<std::map<std::string, std::string>>("compute_layouts", {});
   plan.estimated_ms = top.number("estimated_ms");
   plan.measured_ms = top.number("measured_ms");
   if (document.contains("search")) {

@@ -56,7 +56,7 @@ std::string backend_color(const std::string& backend) {
 
 std::string plan_to_text(const Plan& plan) {
   std::string text;
-  text += fmt::format("plan: {}   model: {}   threads: {}\n", plan.strategy, plan.model_path,
+  text += fmt::format("plan: {}   model: {}   threads: {}\n", plan.label(), plan.model_path,
                       plan.threads);
   if (!plan.machine.empty()) text += fmt::format("machine: {}\n", plan.machine);
   text += fmt::format("estimated: {} ms   measured end to end: {} ms\n",

@@ -49,7 +49,7 @@ std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<
     EvaluatedPlan evaluated{plans[i], {}, std::nullopt, ""};
     if (first[i] != i) {
       evaluated.mismatch = results[first[i]].mismatch;
-      evaluated.same_as = plans[first[i]].strategy;
+      evaluated.same_as = plans[first[i]].label();
       results.push_back(std::move(evaluated));
       continue;
     }
@@ -94,7 +94,7 @@ std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<
 }
 
 std::string describe_evaluated(const EvaluatedPlan& evaluated) {
-  return fmt::format("{:<18} {:>9.3f} ms{}{}", evaluated.plan.strategy,
+  return fmt::format("{:<18} {:>9.3f} ms{}{}", evaluated.plan.label(),
                      evaluated.timing.median_seconds * 1e3,
                      evaluated.same_as.empty() ? "" : "  (same plan as " + evaluated.same_as + ")",
                      evaluated.mismatch ? "  (outputs differ: " + *evaluated.mismatch + ")" : "");
@@ -107,8 +107,17 @@ KeptPlan keep_faster_plan(const std::vector<EvaluatedPlan>& evaluated) {
   };
   KeptPlan kept;
   kept.searched = evaluated.size();
+  // The searched plan: the fastest collage entry whose outputs match (the
+  // search's plan may be there in more than one compute layout).
+  auto better_searched = [&](std::size_t i) {
+    if (kept.searched == evaluated.size()) return true;
+    const EvaluatedPlan& now = evaluated[kept.searched];
+    if (evaluated[i].mismatch) return false;
+    return now.mismatch.has_value() ||
+           evaluated[i].timing.median_seconds < now.timing.median_seconds;
+  };
   for (std::size_t i = 0; i < evaluated.size(); ++i) {
-    if (evaluated[i].plan.strategy == "collage") kept.searched = i;
+    if (evaluated[i].plan.strategy == "collage" && better_searched(i)) kept.searched = i;
     if (i == 0 || !is_baseline(i) || evaluated[i].mismatch) continue;
     if (evaluated[i].timing.median_seconds < evaluated[kept.best_baseline].timing.median_seconds) {
       kept.best_baseline = i;
@@ -134,25 +143,25 @@ std::string describe_kept_plan(const KeptPlan& kept, const std::vector<Evaluated
   switch (kept.reason) {
     case KeptPlan::Reason::kSearchedMismatch:
       return fmt::format("the searched plan's outputs differ from native ({}); keeping {} instead",
-                         *searched.mismatch, best.plan.strategy);
+                         *searched.mismatch, best.plan.label());
     case KeptPlan::Reason::kBaselineFaster:
       return fmt::format(
           "the searched plan measured {:.3f} ms, slower than {} at {:.3f} ms; keeping {}",
-          searched.timing.median_seconds * 1e3, best.plan.strategy,
-          best.timing.median_seconds * 1e3, best.plan.strategy);
+          searched.timing.median_seconds * 1e3, best.plan.label(), best.timing.median_seconds * 1e3,
+          best.plan.label());
     case KeptPlan::Reason::kSearchedIsFastest:
       break;
   }
-  if (!searched.same_as.empty() && searched.same_as == best.plan.strategy) {
+  if (!searched.same_as.empty() && searched.same_as == best.plan.label()) {
     return fmt::format(
         "measured end to end: {:.3f} ms (estimated {:.3f} ms); the searched plan is {}'s own",
         searched.timing.median_seconds * 1e3, searched.plan.estimated_ms.value_or(0),
-        best.plan.strategy);
+        best.plan.label());
   }
   return fmt::format("measured end to end: {:.3f} ms (estimated {:.3f} ms), {:.2f}x faster than {}",
                      searched.timing.median_seconds * 1e3, searched.plan.estimated_ms.value_or(0),
                      best.timing.median_seconds / searched.timing.median_seconds,
-                     best.plan.strategy);
+                     best.plan.label());
 }
 
 }  // namespace collage

@@ -68,8 +68,10 @@ struct KeptPlan {
 
 // The one keep-the-faster-plan rule of every front end: among `evaluated`,
 // the baselines are `native` and the `single:` strategies (the first entry,
-// the reference, is always a baseline); the searched plan is the `collage`
-// entry. A baseline whose outputs differ from the reference never wins. The
+// the reference, is always a baseline), each in any compute layouts; the
+// searched plan is the fastest `collage` entry whose outputs match (it may
+// be there in several compute layouts). A baseline whose outputs differ
+// from the reference never wins. The
 // searched plan is kept unless its outputs differ or a baseline measured
 // faster. Asserts that there is a collage entry.
 KeptPlan keep_faster_plan(const std::vector<EvaluatedPlan>& evaluated);

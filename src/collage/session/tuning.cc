@@ -5,7 +5,11 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <set>
+#include <string>
+#include <vector>
 
+#include "collage/backends/registry.h"
 #include "collage/ir/error.h"
 #include "collage/session/parts_retiming.h"
 #include "collage/session/resources.h"
@@ -26,6 +30,35 @@ std::vector<std::string> other_backends(const PlanningOptions& options) {
     if (backend->name() != "native") names.push_back(backend->name());
   }
   return names;
+}
+
+// `plan` in each other layout that a backend it runs can compute in
+// (Backend::compute_layouts): which layout is faster depends on the model
+// (docs/onednn.md), so the evaluation times each.
+std::vector<Plan> compute_layout_variants(const Plan& plan) {
+  std::set<std::string> used;
+  for (const PlanPartition& partition : plan.partitions) used.insert(partition.backend);
+  std::vector<Plan> variants;
+  for (const std::string& name : used) {
+    const Backend* backend = BackendRegistry::global().find(name);
+    if (backend == nullptr) continue;
+    for (EdgeLayout layout : backend->compute_layouts()) {
+      Plan variant = plan;
+      variant.compute_layouts[name] = edge_layout_name(layout);
+      variants.push_back(std::move(variant));
+    }
+  }
+  return variants;
+}
+
+// `plans` with each one's compute-layout variants right after it.
+std::vector<Plan> with_layout_variants(const std::vector<Plan>& plans) {
+  std::vector<Plan> all;
+  for (const Plan& plan : plans) {
+    all.push_back(plan);
+    for (Plan& variant : compute_layout_variants(plan)) all.push_back(std::move(variant));
+  }
+  return all;
 }
 
 void report_verification(const PlanningOptions& options, const std::vector<EvaluatedPlan>& plans) {
@@ -51,9 +84,15 @@ TuneOutcome tune_model(const Graph& graph, const PlanningOptions& options,
   if (!settings.verify) return outcome;
 
   // The collage plan beside every single-backend baseline, interleaved.
+  // Each in the layouts its backends can compute in, the searched plan's
+  // own last.
   std::vector<Plan> plans = {make_plan(graph, Strategy::parse("native"), options)};
   for (const std::string& name : others) {
     plans.push_back(make_plan(graph, Strategy::parse("single:" + name), options));
+  }
+  plans = with_layout_variants(plans);
+  for (Plan& variant : compute_layout_variants(outcome.searched)) {
+    plans.push_back(std::move(variant));
   }
   plans.push_back(outcome.searched);
   outcome.evaluated = evaluate_plans(graph, plans, options.threads, settings.repeat, 2);
@@ -76,10 +115,17 @@ CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& opt
   }
   strategies.push_back("collage");
 
+  // Each in the layouts its backends can compute in, the searched plan's
+  // own last (its partitions are timed again in between the runs).
   std::vector<Plan> plans;
   for (const std::string& name : strategies) {
     plans.push_back(make_plan(graph, Strategy::parse(name), options));
   }
+  Plan collage_plan = plans.back();
+  plans.pop_back();
+  plans = with_layout_variants(plans);
+  for (Plan& variant : compute_layout_variants(collage_plan)) plans.push_back(std::move(variant));
+  plans.push_back(std::move(collage_plan));
   CompareOutcome outcome;
   Plan& searched = plans.back();
   // With a measurement cache, the collage plan's partitions are timed

@@ -276,17 +276,36 @@ std::size_t emit_convolution(ProgramBuilder& builder, const ConvolutionSpec& spe
   // grouped one: 0.22 ms to reorder its input, 0.16 ms to compute). So when
   // oneDNN has a generated kernel for the layout the input is in, with as
   // many post-ops fused, the convolution reads and writes that layout.
+  //
+  // A convolution whose input arrives in no such layout (the partition's
+  // plain input) computes in the builder's compute_layout() when one is
+  // asked for and oneDNN has a generated kernel writing it: the ones after
+  // it then follow in that layout.
   auto choose = [&]() -> FusedPd<dnnl::primitive_desc> {
     FusedPd<dnnl::primitive_desc> chosen = create_fused<dnnl::primitive_desc>(
         builder, build_in(any_desc(spec.src_dims), any_desc(spec.dst_dims)), {}, chain,
         spec.dst_dims);
     const memory::desc arrives = builder.desc(spec.input);
-    const std::optional<EdgeLayout> layout = laid_out_edge_layout(arrives);
+    const std::optional<EdgeLayout> arrived = laid_out_edge_layout(arrives);
+    const Shape dst_shape(spec.dst_dims.begin(), spec.dst_dims.end());
+    const std::optional<EdgeLayout> asked = builder.compute_layout();
+    if (!arrived && asked && spec.dst_dims.size() == 4 &&
+        edge_layout_fits(*asked, TensorType{DType::kFloat32, dst_shape}) &&
+        chosen.pd.dst_desc(0) != edge_desc(dst_shape, *asked)) {
+      try {
+        FusedPd<dnnl::primitive_desc> in_asked = create_fused<dnnl::primitive_desc>(
+            builder, build_in(any_desc(spec.src_dims), edge_desc(dst_shape, *asked)), {}, chain,
+            spec.dst_dims);
+        if (in_asked.fused == chosen.fused && is_generated_kernel(in_asked.pd)) return in_asked;
+      } catch (const dnnl::error&) {
+        // No implementation writing that layout: keep oneDNN's choice.
+      }
+    }
+    const std::optional<EdgeLayout> layout = arrived;
     if (!layout || arrives.dims() != spec.src_dims || chosen.pd.src_desc(0) == arrives) {
       return chosen;
     }
-    const memory::desc leaves =
-        edge_desc(Shape(spec.dst_dims.begin(), spec.dst_dims.end()), *layout);
+    const memory::desc leaves = edge_desc(dst_shape, *layout);
     try {
       FusedPd<dnnl::primitive_desc> in_place = create_fused<dnnl::primitive_desc>(
           builder, build_in(arrives, leaves), {}, chain, spec.dst_dims);

@@ -63,6 +63,28 @@ EdgeLayout preferred_edge_layout(const dnnl::engine& engine) {
   return laid_out_edge_layout(chosen).value_or(EdgeLayout::kPlain);
 }
 
+std::vector<EdgeLayout> other_compute_layouts(const dnnl::engine& engine, EdgeLayout preferred) {
+  const Shape src = {1, 64, 28, 28};
+  const memory::dims weights = {64, 64, 3, 3};
+  std::vector<EdgeLayout> others;
+  for (EdgeLayout layout :
+       {EdgeLayout::kBlocked16, EdgeLayout::kBlocked8, EdgeLayout::kChannelsLast}) {
+    if (layout == preferred) continue;
+    try {
+      const memory::desc md = edge_desc(src, layout);
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                           dnnl::algorithm::convolution_direct, md,
+                                           any_desc(weights), md, {1, 1}, {1, 1}, {1, 1});
+      const std::string impl =
+          dnnl::convolution_forward::primitive_desc(desc, engine).impl_info_str();
+      if (impl.rfind("jit", 0) == 0 || impl.rfind("brg", 0) == 0) others.push_back(layout);
+    } catch (const dnnl::error&) {
+      // No kernel for this layout here.
+    }
+  }
+  return others;
+}
+
 std::optional<EdgeLayout> laid_out_edge_layout(const memory::desc& desc) {
   const memory::dims dims = desc.dims();
   if (dims.size() != 4) return std::nullopt;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <dnnl.hpp>
 #include <optional>
+#include <vector>
 
 #include "collage/backends/backend.h"
 #include "collage/ir/tensor_type.h"
@@ -49,6 +50,12 @@ memory::desc edge_desc(const Shape& shape, EdgeLayout layout);
 // brgemm ones of newer CPUs), found by asking for a typical convolution
 // with free layouts; plain when it is none of those.
 EdgeLayout preferred_edge_layout(const dnnl::engine& engine);
+
+// The other layouts (of nChw16c, nChw8c and nhwc, in that order, not
+// `preferred`) in which oneDNN has a generated (JIT or BRGEMM) kernel for
+// that convolution: what the backend could be asked to compute in instead
+// (Backend::compute_layouts).
+std::vector<EdgeLayout> other_compute_layouts(const dnnl::engine& engine, EdgeLayout preferred);
 
 // The channels-last or blocked edge layout a 4-D `desc` is stored in, as
 // edge_desc describes it; nullopt for a plain or any other descriptor.

@@ -60,8 +60,8 @@ Result<Program> lower_partition(const Graph& partition, const dnnl::engine& engi
         return Failure{fmt::format("input '{}' is not float32", partition.value(input).name)};
       }
     }
-    ProgramBuilder builder(partition, engine, stream, options.input_layouts,
-                           options.output_layouts);
+    ProgramBuilder builder(partition, engine, stream, options.input_layouts, options.output_layouts,
+                           options.compute_layout);
     for (const FusedOp& op : fuse_units(partition, build_units(partition))) emit(builder, op);
     for (ValueId output : partition.outputs()) {
       if (partition.value(output).producer == kNoNode || !builder.is_defined(output)) {

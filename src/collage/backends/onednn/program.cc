@@ -9,13 +9,15 @@ namespace collage::onednn {
 
 ProgramBuilder::ProgramBuilder(const Graph& graph, dnnl::engine engine, dnnl::stream stream,
                                std::vector<EdgeLayout> input_layouts,
-                               std::vector<EdgeLayout> output_layouts)
+                               std::vector<EdgeLayout> output_layouts,
+                               std::optional<EdgeLayout> compute_layout)
     : graph_(graph),
       engine_(std::move(engine)),
       stream_(std::move(stream)),
       next_synthetic_(static_cast<ValueId>(graph.num_values())),
       input_layouts_(std::move(input_layouts)),
-      output_layouts_(std::move(output_layouts)) {}
+      output_layouts_(std::move(output_layouts)),
+      compute_layout_(compute_layout) {}
 
 memory::desc ProgramBuilder::edge(ValueId value, int slot, bool output) const {
   const std::vector<EdgeLayout>& layouts = output ? output_layouts_ : input_layouts_;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <dnnl.hpp>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -53,13 +54,18 @@ struct Program {
 
 class ProgramBuilder {
  public:
-  // `input_layouts` and `output_layouts` as in CompileOptions (empty: all plain).
+  // `input_layouts`, `output_layouts` and `compute_layout` as in
+  // CompileOptions (empty: all plain; unset: oneDNN's choice).
   ProgramBuilder(const Graph& graph, dnnl::engine engine, dnnl::stream stream,
                  std::vector<EdgeLayout> input_layouts = {},
-                 std::vector<EdgeLayout> output_layouts = {});
+                 std::vector<EdgeLayout> output_layouts = {},
+                 std::optional<EdgeLayout> compute_layout = std::nullopt);
 
   const Graph& graph() const { return graph_; }
   const dnnl::engine& engine() const { return engine_; }
+  // The layout a convolution whose input arrives plain computes in, where
+  // oneDNN has a generated kernel for it; unset: oneDNN's choice.
+  std::optional<EdgeLayout> compute_layout() const { return compute_layout_; }
 
   // The logical (ONNX) shape of a value.
   const Shape& shape(ValueId value) const;
@@ -137,6 +143,7 @@ class ProgramBuilder {
   ValueId next_synthetic_;
   std::vector<EdgeLayout> input_layouts_;
   std::vector<EdgeLayout> output_layouts_;
+  std::optional<EdgeLayout> compute_layout_;
   Program program_;
 };
 
