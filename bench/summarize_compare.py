@@ -33,8 +33,9 @@ for model in models:
     per_strategy = {}
     estimates = []
     search_estimates = []
-    # The strategies whose plan the search's was (compare runs such a plan once).
-    same_as = set()
+    # Per collage entry, the strategies whose plan it was (compare runs such
+    # a plan once).
+    same_as = {}
     for path in sorted(glob.glob(os.path.join(work, f"{model}.collage.*.json"))):
         document = json.load(open(path))
         if document.get("search_estimated_ms") is not None:
@@ -44,7 +45,7 @@ for model in models:
             if s["name"] == "collage" and s.get("estimated_ms") is not None:
                 estimates.append(s["estimated_ms"])
             if s["name"].startswith("collage") and s.get("same_as"):
-                same_as.add(s["same_as"])
+                same_as.setdefault(s["name"], set()).add(s["same_as"])
     ort = [json.load(open(p))["median_ms"] for p in sorted(glob.glob(os.path.join(work, f"{model}.ort.*.json")))]
     med = {k: statistics.median(v) for k, v in per_strategy.items()}
     spread = {k: (min(v), max(v)) for k, v in per_strategy.items()}
@@ -65,7 +66,7 @@ for model in models:
         "collage_spread": spread[collage_name], "ort": statistics.median(ort) if ort else None,
         "estimate": statistics.median(estimates) if estimates else None,
         "search_estimate": statistics.median(search_estimates) if search_estimates else None,
-        "same_as": ", ".join(sorted(same_as)),
+        "same_as": ", ".join(sorted(same_as.get(collage_name, ()))),
     }
     rows.append(row)
     geo["best single"].append(med[best_name] / collage)
@@ -104,8 +105,8 @@ for r in rows:
     vs_o = f"{r['ort'] / r['collage']:.2f}" if r["ort"] else "-"
     lo, hi = r["collage_spread"]
     same = f", {r['same_as']}'s plan" if r["same_as"] else ""
-    if r["collage_name"] != "collage":
-        same += ", " + r["collage_name"][len("collage "):]
+    if r["collage_name"] != "collage" and not r["same_as"]:
+        same += ", in " + r["collage_name"][len("collage "):]
     est = f"{r['estimate']:.2f}" if r["estimate"] else "-"
     err = f"{(r['collage'] - r['estimate']) / r['collage'] * 100:+.0f}%" if r["estimate"] else "-"
     searched = r["search_estimate"]

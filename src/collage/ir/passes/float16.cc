@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -36,17 +35,20 @@ bool names_type(const Node& node, const std::string& name) {
   return (node.op_type == "Cast" && name == "to") || name == "dtype";
 }
 
-// The float32 form of an attribute that holds a float16 tensor (Constant's
-// and ConstantOfShape's `value`) or names float16 as an output type; nullopt
-// for any other.
-std::optional<AttributeValue> widened(const Node& node, const std::string& name,
-                                      const AttributeValue& value) {
+// Whether an attribute holds a float16 tensor (Constant's and
+// ConstantOfShape's `value`) or names float16 as an output type.
+bool is_half_attribute(const Node& node, const std::string& name, const AttributeValue& value) {
   if (const auto* tensor = std::get_if<Tensor>(&value)) {
-    if (tensor->dtype() == DType::kFloat16) return to_float32(*tensor);
-  } else if (const auto* number = std::get_if<std::int64_t>(&value)) {
-    if (*number == kOnnxFloat16 && names_type(node, name)) return kOnnxFloat;
+    return tensor->dtype() == DType::kFloat16;
   }
-  return std::nullopt;
+  const auto* number = std::get_if<std::int64_t>(&value);
+  return number != nullptr && *number == kOnnxFloat16 && names_type(node, name);
+}
+
+// The float32 form of an attribute is_half_attribute() accepts.
+AttributeValue widened(const AttributeValue& value) {
+  if (const auto* tensor = std::get_if<Tensor>(&value)) return to_float32(*tensor);
+  return kOnnxFloat;
 }
 
 bool holds_half(const Graph& graph) {
@@ -55,12 +57,7 @@ bool holds_half(const Graph& graph) {
   }
   for (const Node& node : graph.nodes()) {
     for (const auto& [name, value] : node.attributes.all()) {
-      if (const auto* tensor = std::get_if<Tensor>(&value);
-          tensor != nullptr && tensor->dtype() == DType::kFloat16)
-        return true;
-      if (const auto* number = std::get_if<std::int64_t>(&value);
-          number != nullptr && *number == kOnnxFloat16 && names_type(node, name))
-        return true;
+      if (is_half_attribute(node, name, value)) return true;
     }
   }
   return false;
@@ -90,7 +87,7 @@ int compute_float16_in_float32(Graph& graph) {
     Node& node = graph.node(static_cast<NodeId>(n));
     std::vector<std::pair<std::string, AttributeValue>> wide;
     for (const auto& [name, value] : node.attributes.all()) {
-      if (auto widened_value = widened(node, name, value)) wide.emplace_back(name, *widened_value);
+      if (is_half_attribute(node, name, value)) wide.emplace_back(name, widened(value));
     }
     for (auto& [name, value] : wide) node.attributes.set(name, std::move(value));
     changed += static_cast<int>(wide.size());
