@@ -91,6 +91,19 @@ ElementType check_input_array(const ArrayDescription& array, const ValueInfo& ex
   // of another shape is refused before it is copied. An element type that
   // differs is the session's to report, with the model's type beside it.
   if (array.shape != expected.dims) {
+    // A size that differs where the model leaves the dimension open: the
+    // session set it to 1, and says how to make one for this size.
+    for (std::size_t axis = 0; axis < expected.open_dims.size(); ++axis) {
+      if (expected.open_dims[axis].empty() || array.shape.size() != expected.dims.size() ||
+          array.shape[axis] == expected.dims[axis])
+        continue;
+      throw input_error(expected, "has shape " + shape_text(array.shape) +
+                                      ", but the session was made for " +
+                                      shape_text(expected.dims) + ": dimension " +
+                                      std::to_string(axis) + " ('" + expected.open_dims[axis] +
+                                      "') is dynamic in the model and was set to 1; give its "
+                                      "size in input_shapes when making the session");
+    }
     throw input_error(expected, "has shape " + shape_text(array.shape) + ", but the model needs " +
                                     shape_text(expected.dims));
   }

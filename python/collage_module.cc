@@ -228,6 +228,7 @@ PYBIND11_MODULE(_collage, m) {
       .def_property_readonly("strategy", &collage::Session::strategy)
       .def_property_readonly("threads", &collage::Session::threads)
       .def_property_readonly("partitions", &collage::Session::partitions)
+      .def_property_readonly("warnings", &collage::Session::warnings)
       .def_property_readonly("plan", &collage::Session::plan_json, "The plan, as JSON text.");
 
   m.def(

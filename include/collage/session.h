@@ -50,6 +50,10 @@ struct ValueInfo {
   std::string name;
   ElementType type = ElementType::kFloat32;
   std::vector<std::int64_t> dims;
+  // Per dimension of an input, the model's name for one it leaves open and
+  // the session set to 1 ("?" when unnamed; SessionOptions::input_shapes
+  // gives another size), empty for one that is fixed. Empty for outputs.
+  std::vector<std::string> open_dims;
 };
 
 class Session {
@@ -87,6 +91,10 @@ class Session {
   int threads() const;
   // Partitions per backend.
   std::map<std::string, int> partitions() const;
+  // One line each on what the session chose for the caller: input
+  // dimensions the model leaves open, set to 1 (SessionOptions::input_shapes
+  // gives other sizes); a plan measured on another machine.
+  std::vector<std::string> warnings() const;
 
  private:
   struct Impl;

@@ -105,6 +105,42 @@ TEST_F(SessionTest, AMistypedInputIsAnErrorNamingTheInput) {
   }
 }
 
+TEST_F(SessionTest, AnOpenDimensionIsSetToOneWithAWarningAndAWrongSizeSaysHowToGiveIt) {
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(conv_model_bytes()));
+  model.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param("batch");
+  for (onnx::ValueInfoProto& output : *model.mutable_graph()->mutable_output()) {
+    output.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param(
+        "batch");
+  }
+  const std::string bytes = model.SerializeAsString();
+  Session session = Session::from_bytes(bytes, {.threads = 1});
+  ASSERT_EQ(session.warnings().size(), 1u);
+  EXPECT_NE(session.warnings()[0].find("'x' dimension 0 ('batch')"), std::string::npos)
+      << session.warnings()[0];
+  EXPECT_EQ(session.inputs()[0].dims, (std::vector<std::int64_t>{1, 8, 12, 12}));
+  std::vector<float> two(2 * 8 * 12 * 12, 0.5f);
+  try {
+    session.run({{"x", Array::view(two.data(), {2, 8, 12, 12})}});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("dimension 0 ('batch') is dynamic"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("input_shapes"), std::string::npos) << e.what();
+  }
+  Session sized =
+      Session::from_bytes(bytes, {.threads = 1, .input_shapes = {{"x", {2, 8, 12, 12}}}});
+  EXPECT_TRUE(sized.warnings().empty());
+  EXPECT_EQ(sized.run({{"x", Array::view(two.data(), {2, 8, 12, 12})}}).at("z").dims(),
+            (std::vector<std::int64_t>{2, 16, 12, 12}));
+}
+
 TEST_F(SessionTest, AMissingModelIsAnErrorNamingTheFile) {
   try {
     Session session(dir_.file("missing.onnx"));

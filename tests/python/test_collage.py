@@ -28,6 +28,25 @@ def test_session_describes_inputs_and_outputs(model):
     assert session.threads == 1
 
 
+def test_an_open_dimension_is_set_to_one_with_a_warning_and_input_shapes_gives_another(tmp_path, model):
+    import onnx
+    proto = onnx.load(str(model))
+    for value in list(proto.graph.input) + list(proto.graph.output):
+        value.type.tensor_type.shape.dim[0].dim_param = "batch"
+    path = tmp_path / "dynamic.onnx"
+    onnx.save(proto, str(path))
+    session = collage.Session(str(path), threads=1)
+    assert session.inputs[0]["shape"] == (1, 8, 12, 12)
+    assert len(session.warnings) == 1 and "'x' dimension 0 ('batch')" in session.warnings[0]
+    x = np.concatenate([random_input(1), random_input(2)])
+    with pytest.raises(collage.Error, match="dynamic in the model"):
+        session.run({"x": x})
+    sized = collage.Session(str(path), threads=1, input_shapes={"x": [2, 8, 12, 12]})
+    assert sized.warnings == []
+    y, _ = models.reference(x[:1], model)
+    np.testing.assert_allclose(sized.run({"x": x})["y"][:1], y, rtol=1e-4, atol=1e-4)
+
+
 def test_run_matches_numpy_on_every_backend(model):
     x = random_input(1)
     y, z = models.reference(x, model)

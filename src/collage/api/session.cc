@@ -1,6 +1,8 @@
 // collage::Session (include/collage/session.h) over session/prepared_model.h.
 #include "collage/session.h"
 
+#include <fmt/format.h>
+
 #include <mutex>
 #include <nlohmann/json.hpp>
 
@@ -19,7 +21,13 @@ struct Session::Impl {
 
   ValueInfo info(ValueId id) const {
     const Value& value = prepared.graph.value(id);
-    return ValueInfo{value.name, value.type.dtype, value.type.shape};
+    ValueInfo result{value.name, value.type.dtype, value.type.shape, {}};
+    for (const OpenDim& dim : prepared.graph.open_dims) {
+      if (dim.input != value.name) continue;
+      result.open_dims.resize(value.type.shape.size());
+      result.open_dims[static_cast<std::size_t>(dim.axis)] = dim.param.empty() ? "?" : dim.param;
+    }
+    return result;
   }
 
   PreparedModel prepared;
@@ -83,9 +91,33 @@ std::map<std::string, Array> Session::run(const std::map<std::string, Array>& in
   return outputs;
 }
 
+namespace {
+
+// An input whose open dimension the session set to 1 (Graph::open_dims),
+// given at another size: the error says why the session wants 1 and how to
+// make one for the size given.
+void check_open_dims(const Graph& graph, const std::map<std::string, Array>& inputs) {
+  for (const OpenDim& dim : graph.open_dims) {
+    auto given = inputs.find(dim.input);
+    if (given == inputs.end()) continue;
+    const Shape& shape = graph.type(*graph.find_value(dim.input)).shape;
+    if (given->second.dims() == shape) continue;
+    throw Error(
+        fmt::format("has shape [{}], but the session was made for [{}]: dimension {}{} is dynamic "
+                    "in the model and was set to {}; give its size in input_shapes when making "
+                    "the session",
+                    fmt::join(given->second.dims(), ","), fmt::join(shape, ","), dim.axis,
+                    dim.param.empty() ? "" : " (" + quote_untrusted(dim.param) + ")", kOpenDimSize),
+        {.field = "input " + quote_untrusted(dim.input)});
+  }
+}
+
+}  // namespace
+
 void Session::run(const std::map<std::string, Array>& inputs,
                   std::map<std::string, Array>& outputs) {
   api::one_error_type([&] {
+    check_open_dims(impl_->prepared.graph, inputs);
     std::map<std::string, Tensor> in = api::to_tensors(inputs);
     std::map<std::string, Tensor> out = api::to_tensors(outputs);
     {
@@ -104,5 +136,6 @@ int Session::threads() const { return impl_->prepared.threads; }
 std::map<std::string, int> Session::partitions() const {
   return impl_->prepared.plan.partitions_per_backend();
 }
+std::vector<std::string> Session::warnings() const { return impl_->prepared.warnings; }
 
 }  // namespace collage
