@@ -51,13 +51,17 @@ std::vector<Plan> compute_layout_variants(const Plan& plan) {
   return variants;
 }
 
-// `plans` with each one's compute-layout variants right after it.
-std::vector<Plan> with_layout_variants(const std::vector<Plan>& plans) {
+// What tune and compare evaluate: each baseline followed by its
+// compute-layout variants, then the searched plan's variants, then the
+// searched plan itself, last.
+std::vector<Plan> in_every_compute_layout(const std::vector<Plan>& baselines, Plan searched) {
   std::vector<Plan> all;
-  for (const Plan& plan : plans) {
+  for (const Plan& plan : baselines) {
     all.push_back(plan);
     for (Plan& variant : compute_layout_variants(plan)) all.push_back(std::move(variant));
   }
+  for (Plan& variant : compute_layout_variants(searched)) all.push_back(std::move(variant));
+  all.push_back(std::move(searched));
   return all;
 }
 
@@ -86,15 +90,11 @@ TuneOutcome tune_model(const Graph& graph, const PlanningOptions& options,
   // The collage plan beside every single-backend baseline, interleaved.
   // Each in the layouts its backends can compute in, the searched plan's
   // own last.
-  std::vector<Plan> plans = {make_plan(graph, Strategy::parse("native"), options)};
+  std::vector<Plan> baselines = {make_plan(graph, Strategy::parse("native"), options)};
   for (const std::string& name : others) {
-    plans.push_back(make_plan(graph, Strategy::parse("single:" + name), options));
+    baselines.push_back(make_plan(graph, Strategy::parse("single:" + name), options));
   }
-  plans = with_layout_variants(plans);
-  for (Plan& variant : compute_layout_variants(outcome.searched)) {
-    plans.push_back(std::move(variant));
-  }
-  plans.push_back(outcome.searched);
+  const std::vector<Plan> plans = in_every_compute_layout(baselines, outcome.searched);
   outcome.evaluated = evaluate_plans(graph, plans, options.threads, settings.repeat, 2);
   report_verification(options, outcome.evaluated);
   outcome.decision = keep_faster_plan(outcome.evaluated);
@@ -113,19 +113,15 @@ CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& opt
   if (others.size() > 1) {
     strategies.push_back("greedy:" + fmt::format("{}", fmt::join(others, ",")));
   }
-  strategies.push_back("collage");
 
   // Each in the layouts its backends can compute in, the searched plan's
   // own last (its partitions are timed again in between the runs).
-  std::vector<Plan> plans;
+  std::vector<Plan> baselines;
   for (const std::string& name : strategies) {
-    plans.push_back(make_plan(graph, Strategy::parse(name), options));
+    baselines.push_back(make_plan(graph, Strategy::parse(name), options));
   }
-  Plan collage_plan = plans.back();
-  plans.pop_back();
-  plans = with_layout_variants(plans);
-  for (Plan& variant : compute_layout_variants(collage_plan)) plans.push_back(std::move(variant));
-  plans.push_back(std::move(collage_plan));
+  std::vector<Plan> plans =
+      in_every_compute_layout(baselines, make_plan(graph, Strategy::parse("collage"), options));
   CompareOutcome outcome;
   Plan& searched = plans.back();
   // With a measurement cache, the collage plan's partitions are timed

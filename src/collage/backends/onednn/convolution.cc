@@ -138,13 +138,6 @@ Result<ConvolutionSpec> convolution_spec(const Graph& graph, const Node& node) {
 
 namespace {
 
-// Whether oneDNN runs `pd` with one of its generated kernels (JIT or BRGEMM),
-// not a reference or GEMM-based one.
-bool is_generated_kernel(const dnnl::primitive_desc& pd) {
-  const std::string impl = pd.impl_info_str();
-  return impl.rfind("jit", 0) == 0 || impl.rfind("brg", 0) == 0;
-}
-
 std::atomic<WinogradPolicy> winograd_policy{WinogradPolicy::kWhenFaster};
 
 // How much faster the Winograd kernel must be to be chosen: a tie keeps the
@@ -301,11 +294,10 @@ std::size_t emit_convolution(ProgramBuilder& builder, const ConvolutionSpec& spe
         // No implementation writing that layout: keep oneDNN's choice.
       }
     }
-    const std::optional<EdgeLayout> layout = arrived;
-    if (!layout || arrives.dims() != spec.src_dims || chosen.pd.src_desc(0) == arrives) {
+    if (!arrived || arrives.dims() != spec.src_dims || chosen.pd.src_desc(0) == arrives) {
       return chosen;
     }
-    const memory::desc leaves = edge_desc(dst_shape, *layout);
+    const memory::desc leaves = edge_desc(dst_shape, *arrived);
     try {
       FusedPd<dnnl::primitive_desc> in_place = create_fused<dnnl::primitive_desc>(
           builder, build_in(arrives, leaves), {}, chain, spec.dst_dims);

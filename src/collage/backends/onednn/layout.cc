@@ -1,5 +1,8 @@
 #include "collage/backends/onednn/layout.h"
 
+#include <optional>
+#include <string>
+
 namespace collage::onednn {
 
 memory::dims to_dims(const Shape& shape) {
@@ -53,36 +56,44 @@ memory::desc edge_desc(const Shape& shape, EdgeLayout layout) {
   return plain_desc(dims);
 }
 
-EdgeLayout preferred_edge_layout(const dnnl::engine& engine) {
-  const memory::dims src = {1, 64, 28, 28};
+namespace {
+
+// A typical 3x3 convolution (64 channels, 28x28) with activations in `md`
+// (any_desc: oneDNN's choice), as the machine would run it.
+dnnl::convolution_forward::primitive_desc probe_convolution(const dnnl::engine& engine,
+                                                            const memory::desc& md) {
   const memory::dims weights = {64, 64, 3, 3};
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                       dnnl::algorithm::convolution_direct, any_desc(src),
-                                       any_desc(weights), any_desc(src), {1, 1}, {1, 1}, {1, 1});
-  const memory::desc chosen = dnnl::convolution_forward::primitive_desc(desc, engine).src_desc();
+                                       dnnl::algorithm::convolution_direct, md, any_desc(weights),
+                                       md, {1, 1}, {1, 1}, {1, 1});
+  return dnnl::convolution_forward::primitive_desc(desc, engine);
+}
+
+}  // namespace
+
+bool is_generated_kernel(const dnnl::primitive_desc& pd) {
+  const std::string impl = pd.impl_info_str();
+  return impl.rfind("jit", 0) == 0 || impl.rfind("brg", 0) == 0;
+}
+
+EdgeLayout preferred_edge_layout(const dnnl::engine& engine) {
+  const memory::desc chosen = probe_convolution(engine, any_desc({1, 64, 28, 28})).src_desc();
   return laid_out_edge_layout(chosen).value_or(EdgeLayout::kPlain);
 }
 
-std::vector<EdgeLayout> other_compute_layouts(const dnnl::engine& engine, EdgeLayout preferred) {
-  const Shape src = {1, 64, 28, 28};
-  const memory::dims weights = {64, 64, 3, 3};
-  std::vector<EdgeLayout> others;
+std::optional<EdgeLayout> other_compute_layout(const dnnl::engine& engine, EdgeLayout preferred) {
   for (EdgeLayout layout :
        {EdgeLayout::kBlocked16, EdgeLayout::kBlocked8, EdgeLayout::kChannelsLast}) {
     if (layout == preferred) continue;
     try {
-      const memory::desc md = edge_desc(src, layout);
-      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                           dnnl::algorithm::convolution_direct, md,
-                                           any_desc(weights), md, {1, 1}, {1, 1}, {1, 1});
-      const std::string impl =
-          dnnl::convolution_forward::primitive_desc(desc, engine).impl_info_str();
-      if (impl.rfind("jit", 0) == 0 || impl.rfind("brg", 0) == 0) others.push_back(layout);
+      if (is_generated_kernel(probe_convolution(engine, edge_desc({1, 64, 28, 28}, layout)))) {
+        return layout;
+      }
     } catch (const dnnl::error&) {
       // No kernel for this layout here.
     }
   }
-  return others;
+  return std::nullopt;
 }
 
 std::optional<EdgeLayout> laid_out_edge_layout(const memory::desc& desc) {

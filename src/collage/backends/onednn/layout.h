@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <dnnl.hpp>
 #include <optional>
-#include <vector>
 
 #include "collage/backends/backend.h"
 #include "collage/ir/tensor_type.h"
@@ -51,11 +50,15 @@ memory::desc edge_desc(const Shape& shape, EdgeLayout layout);
 // with free layouts; plain when it is none of those.
 EdgeLayout preferred_edge_layout(const dnnl::engine& engine);
 
-// The other layouts (of nChw16c, nChw8c and nhwc, in that order, not
-// `preferred`) in which oneDNN has a generated (JIT or BRGEMM) kernel for
-// that convolution: what the backend could be asked to compute in instead
-// (Backend::compute_layouts).
-std::vector<EdgeLayout> other_compute_layouts(const dnnl::engine& engine, EdgeLayout preferred);
+// The first of nChw16c, nChw8c and nhwc, other than `preferred`, in which
+// oneDNN has a generated kernel for that convolution: what the backend can
+// be asked to compute in instead (Backend::compute_layouts); nullopt when
+// there is none.
+std::optional<EdgeLayout> other_compute_layout(const dnnl::engine& engine, EdgeLayout preferred);
+
+// Whether oneDNN runs `pd` with one of its generated kernels (JIT or BRGEMM),
+// not a reference or GEMM-based one.
+bool is_generated_kernel(const dnnl::primitive_desc& pd);
 
 // The channels-last or blocked edge layout a 4-D `desc` is stored in, as
 // edge_desc describes it; nullopt for a plain or any other descriptor.

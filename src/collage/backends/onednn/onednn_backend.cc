@@ -50,7 +50,7 @@ class OnednnBackend final : public Backend {
   OnednnBackend()
       : engine_(dnnl::engine::kind::cpu, 0),
         preferred_layout_(onednn::preferred_edge_layout(engine_)),
-        other_layouts_(onednn::other_compute_layouts(engine_, preferred_layout_)) {}
+        other_layout_(onednn::other_compute_layout(engine_, preferred_layout_)) {}
 
   std::string name() const override { return "onednn"; }
 
@@ -81,17 +81,17 @@ class OnednnBackend final : public Backend {
     return layouts;
   }
 
-  // A oneDNN kernel converts its edges with a reorder primitive.
   // One alternative to the layout oneDNN picks: the first of nChw16c,
   // nChw8c and nhwc with generated convolution kernels here (on AVX-512,
   // where oneDNN computes nhwc, nChw16c: 13 to 15 % faster on
   // EfficientNet-B0 and SqueezeNet, 8 times slower on RegNetY's grouped
   // convolutions; measured per plan by the tuner).
   std::vector<EdgeLayout> compute_layouts() const override {
-    if (other_layouts_.empty()) return {};
-    return {other_layouts_.front()};
+    if (!other_layout_) return {};
+    return {*other_layout_};
   }
 
+  // A oneDNN kernel converts its edges with a reorder primitive.
   std::unique_ptr<LayoutConversion> layout_conversion(const TensorType& type, EdgeLayout layout,
                                                       bool to_plain, int threads) const override {
     if (layout == EdgeLayout::kPlain || !edge_layout_fits(layout, type)) return nullptr;
@@ -138,7 +138,7 @@ class OnednnBackend final : public Backend {
  private:
   dnnl::engine engine_;
   EdgeLayout preferred_layout_;
-  std::vector<EdgeLayout> other_layouts_;
+  std::optional<EdgeLayout> other_layout_;
 };
 
 }  // namespace
