@@ -236,6 +236,20 @@ TEST_F(CliTest, InputShapeForAnUnknownInputIsOneLineAndExitCodeTwo) {
   expect_one_line_error(run_collage({"info", write_relu_model(), "--input-shape", "z=2,3"}), "'z'");
 }
 
+TEST_F(CliTest, AZeroQuantizationScaleIsOneLineAndExitCodeTwo) {
+  std::string model = write_model("zero_scale.onnx", [](onnx::GraphProto& graph) {
+    add_tensor_info(graph.add_input(), "x", {2, 3});
+    add_tensor_info(graph.add_output(), "y", {});
+    onnx::TensorProto* scale = graph.add_initializer();
+    scale->set_name("s");
+    scale->set_data_type(onnx::TensorProto::FLOAT);
+    scale->add_float_data(0.0f);
+    add_node(graph, "QuantizeLinear", {"x", "s"}, "q")->set_name("quantize");
+    add_node(graph, "DequantizeLinear", {"q", "s"}, "y");
+  });
+  expect_one_line_error(run_collage({"run", model}), "'quantize'");
+}
+
 TEST_F(CliTest, UnknownFlagIsOneLineAndExitCodeTwo) {
   expect_one_line_error(run_collage({"run", write_relu_model(), "--fast"}), "--fast");
 }

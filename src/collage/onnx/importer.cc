@@ -16,6 +16,7 @@
 #include "collage/onnx/old_opset.h"
 #include "collage/onnx/opset_conversion.h"
 #include "collage/onnx/proto_file.h"
+#include "collage/onnx/quantization_checks.h"
 #include "collage/onnx/tensor_proto.h"
 #include "collage/onnx/type_inference.h"
 
@@ -93,6 +94,7 @@ class Importer {
       }
       infer_types(graph_);
     }
+    check_quantization_parameters(graph_);
     if (options_.canonicalize) {
       CanonicalizeOptions canonical;
       canonical.evaluator = options_.evaluator;

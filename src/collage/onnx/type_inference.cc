@@ -12,6 +12,7 @@
 #include "collage/ir/passes/partial_type.h"
 #include "collage/onnx/attribute_checks.h"
 #include "collage/onnx/exporter.h"
+#include "collage/onnx/microsoft_schemas.h"
 #include "collage/onnx/opset_conversion.h"
 #include "collage/onnx/tensor_proto.h"
 
@@ -164,6 +165,7 @@ void infer_types_once(Graph& graph) {
 
 void infer_types(Graph& graph) {
   register_elementwise_schemas();
+  register_microsoft_quantized_schemas();
   infer_types_once(graph);
   // What follows a OneHot learns its shape from the one settled here.
   if (settle_one_hot_depths(graph)) infer_types_once(graph);

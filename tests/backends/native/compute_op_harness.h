@@ -53,6 +53,8 @@ struct WindowProblem {
   std::int64_t extent(std::size_t i) const { return (kernel[i] - 1) * dilation(i) + 1; }
 };
 
+// `op_type` is qualified by its domain outside the default one
+// ("com.microsoft.QLinearAdd").
 inline const native::OpEntry& compute_entry(std::string_view op_type) {
   for (const native::OpEntry& entry : native::compute_ops()) {
     if (entry.op_type == op_type) return entry;
@@ -63,6 +65,7 @@ inline const native::OpEntry& compute_entry(std::string_view op_type) {
 }
 
 struct ComputeCase {
+  // Qualified by its domain outside the default one ("com.microsoft.QGemm").
   std::string op_type;
   // An empty tensor stands for an omitted optional input.
   std::vector<Tensor> inputs;
@@ -93,7 +96,10 @@ struct ComputeCase {
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       outs.push_back(g.add_value("out" + std::to_string(i), outputs[i]));
     }
-    g.add_node(op_type, ids, outs, attributes, "node");
+    const std::size_t dot = op_type.rfind('.');
+    const NodeId id = g.add_node(dot == std::string::npos ? op_type : op_type.substr(dot + 1), ids,
+                                 outs, attributes, "node");
+    if (dot != std::string::npos) g.node(id).domain = op_type.substr(0, dot);
     for (ValueId out : outs) g.add_output(out);
     return g;
   }

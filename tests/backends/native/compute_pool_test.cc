@@ -264,7 +264,7 @@ TEST(PoolTest, OnnxAveragePoolCountingPaddingIsExact) {
 
 // MaxPool's Indices output is int64 and of the values' shape (its values:
 // TensorScatterTest); AveragePool has none.
-TEST(PoolTest, CheckRejectsIndicesOtherThanMaxPoolsAndIntegerInputs) {
+TEST(PoolTest, CheckRejectsIndicesOtherThanMaxPoolsAndIntegerAverages) {
   Attributes attributes;
   attributes.set("kernel_shape", Ints{2, 2});
   const Tensor x = random_tensor({1, 1, 4, 4}, 1);
@@ -283,7 +283,8 @@ TEST(PoolTest, CheckRejectsIndicesOtherThanMaxPoolsAndIntegerInputs) {
                               {f32_type({1, 1, 3, 3}), TensorType{DType::kInt64, {1, 1, 3, 3}}},
                               attributes};
   EXPECT_FALSE(average_indices.supported());
-  ComputeCase bytes{"MaxPool",
+  // 8-bit values are pooled by their maximum only (quantized models).
+  ComputeCase bytes{"AveragePool",
                     {Tensor::zeros(TensorType{DType::kUInt8, {1, 1, 4, 4}})},
                     {TensorType{DType::kUInt8, {1, 1, 3, 3}}},
                     attributes};

@@ -34,8 +34,14 @@ std::span<const OpEntry> grid_sample_ops();     // ops_grid_sample.cc
 std::span<const OpEntry> recurrent_ops();       // ops_recurrent.cc
 std::span<const OpEntry> quantize_ops();        // ops_quantize.cc
 
+std::span<const OpEntry> qlinear_ops();  // ops_qlinear.cc
+
 // Conv and ConvTranspose (ops_conv.cc): whether conv_shape() takes the node.
 bool check_conv(const Graph& graph, const Node& node);
+// Whether a convolution node's data and weights (given by value, so that
+// the quantized convolutions can name theirs) fit its attributes and output:
+// rank 3 to 5, groups, and a well-formed window.
+bool conv_geometry_fits(const Graph& graph, const Node& node, ValueId data, ValueId weights);
 
 // --- Shared helpers (compute_ops.cc) ---
 

@@ -20,8 +20,7 @@ namespace collage {
 namespace {
 
 bool node_supported(const Graph& graph, const Node& node) {
-  if (!node.domain.empty()) return false;
-  const native::OpEntry* entry = native::find_op(node.op_type);
+  const native::OpEntry* entry = native::find_op(node);
   if (entry == nullptr) return false;
   // A malformed attribute (wrong kind) makes a check throw: that node is
   // simply not one the kernels handle.
@@ -185,7 +184,7 @@ class NativeKernel final : public Kernel {
       } else if (in_group[id]) {
         continue;
       } else {
-        step.op = native::find_op(node.op_type);
+        step.op = native::find_op(node);
         assert(step.op != nullptr && "NativeKernel: unsupported node survived the check");
         step.node = static_cast<NodeId>(id);
         step.inputs = node.inputs;
@@ -341,8 +340,8 @@ class NativeEvaluator final : public OpEvaluator {
 
   std::vector<Tensor> evaluate(const Graph& graph, const Node& node,
                                std::span<const Tensor> inputs) const override {
-    const native::OpEntry* entry = native::find_op(node.op_type);
-    if (entry == nullptr || !node.domain.empty()) {
+    const native::OpEntry* entry = native::find_op(node);
+    if (entry == nullptr) {
       throw Error("no native kernel for " + node.op_type, {.node = node.name});
     }
     std::vector<Tensor> outputs;

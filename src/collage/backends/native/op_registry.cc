@@ -1,6 +1,7 @@
 #include "collage/backends/native/op_registry.h"
 
 #include <cassert>
+#include <string>
 #include <unordered_map>
 
 namespace collage::native {
@@ -19,6 +20,11 @@ const OpEntry* find_op(std::string_view op_type) {
   }();
   auto it = by_type.find(op_type);
   return it == by_type.end() ? nullptr : it->second;
+}
+
+const OpEntry* find_op(const Node& node) {
+  if (node.domain.empty()) return find_op(node.op_type);
+  return find_op(node.domain + "." + node.op_type);
 }
 
 }  // namespace collage::native

@@ -1,4 +1,5 @@
-// The native op kernels, by ONNX op type.
+// The native op kernels, by ONNX op type (and domain, for the com.microsoft
+// ops of ONNX Runtime's quantized models).
 //
 // Each entry runs one node on plain row-major tensors. The native backend,
 // the reference executor and constant folding all go through this table, so
@@ -36,7 +37,11 @@ struct OpEntry {
 std::span<const OpEntry> compute_ops();
 std::span<const OpEntry> tensor_ops();
 
-// The entry for `op_type` in the default ONNX domain, or nullptr.
+// The entry for `op_type`, or nullptr: an op of the default ONNX domain by
+// its name ("Conv"), one of another domain by domain and name
+// ("com.microsoft.QLinearAdd").
 const OpEntry* find_op(std::string_view op_type);
+// The entry for the node's op in its domain, or nullptr.
+const OpEntry* find_op(const Node& node);
 
 }  // namespace collage::native

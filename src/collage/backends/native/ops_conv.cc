@@ -345,13 +345,17 @@ bool check_conv(const Graph& graph, const Node& node) {
   if (node.inputs.size() < 2 || node.outputs.size() != 1) return false;
   if (!is_float32(graph, node.input(0)) || !is_float32(graph, node.input(1))) return false;
   if (!float32_io(graph, node, 3)) return false;
-  const int rank = graph.type(node.input(0)).rank();
-  if (rank < 3 || rank > 5 || graph.type(node.input(1)).rank() != rank) return false;
+  return conv_geometry_fits(graph, node, node.input(0), node.input(1));
+}
+
+bool conv_geometry_fits(const Graph& graph, const Node& node, ValueId data, ValueId weights) {
+  const int rank = graph.type(data).rank();
+  if (rank < 3 || rank > 5 || graph.type(weights).rank() != rank) return false;
   if (graph.type(node.outputs[0]).rank() != rank) return false;
   const bool transposed = node.op_type == "ConvTranspose";
   const std::int64_t groups = node.attributes.get_int("group", 1);
-  const Shape& x = graph.type(node.input(0)).shape;
-  const Shape& w = graph.type(node.input(1)).shape;
+  const Shape& x = graph.type(data).shape;
+  const Shape& w = graph.type(weights).shape;
   if (groups < 1 || x[1] % groups != 0) return false;
   const bool weights_fit = transposed ? w[0] == x[1] : w[0] % groups == 0 && w[1] * groups == x[1];
   if (!weights_fit) return false;

@@ -13,8 +13,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <optional>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -250,7 +252,13 @@ bool check_window_pool(const Graph& graph, const Node& node) {
       return false;
     }
   }
-  if (!is_float32(graph, node.input(0)) || !is_float32(graph, node.outputs[0])) return false;
+  const DType x_type = graph.type(node.input(0)).dtype;
+  const bool eight_bit = node.op_type == "MaxPool" && node.outputs.size() == 1 &&
+                         (x_type == DType::kInt8 || x_type == DType::kUInt8) &&
+                         graph.type(node.outputs[0]).dtype == x_type;
+  if (!eight_bit && (!is_float32(graph, node.input(0)) || !is_float32(graph, node.outputs[0]))) {
+    return false;
+  }
   const int rank = graph.type(node.input(0)).rank();
   if (rank < 3 || rank > 5 || graph.type(node.outputs[0]).rank() != rank) return false;
   const auto kernel = node.attributes.all().find("kernel_shape");
@@ -287,8 +295,33 @@ void run_global_pool(const Node& node, std::span<const Tensor> inputs, std::span
   }
 }
 
+// MaxPool of 8-bit values (quantized models pool them without dequantizing):
+// the float kernel on their exact float copies, converted back.
+void max_pool_8bit(const Node& node, const Tensor& x, Tensor& y, int threads) {
+  std::array<Tensor, 1> in = {Tensor::allocate(TensorType{DType::kFloat32, x.shape()})};
+  std::array<Tensor, 1> out = {Tensor::allocate(TensorType{DType::kFloat32, y.shape()})};
+  auto widen = [&](const auto* data) { std::copy(data, data + x.numel(), in[0].data<float>()); };
+  auto narrow = [&](auto* data) {
+    using T = std::remove_pointer_t<decltype(data)>;
+    const float* pooled = out[0].data<float>();
+    const std::int64_t y_count = y.numel();
+    for (std::int64_t i = 0; i < y_count; ++i) data[i] = static_cast<T>(pooled[i]);
+  };
+  if (x.dtype() == DType::kInt8) {
+    widen(x.data<std::int8_t>());
+    run_pool<PoolKind::kMax>(node, in, out, threads);
+    narrow(y.data<std::int8_t>());
+  } else {
+    widen(x.data<std::uint8_t>());
+    run_pool<PoolKind::kMax>(node, in, out, threads);
+    narrow(y.data<std::uint8_t>());
+  }
+}
+
 void run_max_pool(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                   std::span<Tensor> outputs, int threads) {
+  if (inputs[0].dtype() != DType::kFloat32)
+    return max_pool_8bit(node, inputs[0], outputs[0], threads);
   if (outputs.size() > 1 && !outputs[1].empty()) {
     return max_pool_with_indices(node, inputs[0], outputs[0], outputs[1], threads);
   }

@@ -21,6 +21,7 @@
 
 #include "collage/backends/native/broadcast.h"
 #include "collage/backends/native/compute_kernels.h"
+#include "collage/backends/native/quantize_math.h"
 #include "collage/backends/native/tensor_kernels.h"
 #include "collage/ir/error.h"
 
@@ -55,21 +56,17 @@ QuantAxis quant_axis(const Node& node, const Shape& shape, const Tensor& scale,
   return q;
 }
 
-template <typename Q>
-Q saturate(float value) {
-  const float low = static_cast<float>(std::numeric_limits<Q>::min());
-  const float high = static_cast<float>(std::numeric_limits<Q>::max());
-  return static_cast<Q>(std::clamp(std::nearbyint(value), low, high));
-}
-
+// Runs of elements share a scale and zero point: the whole tensor for one
+// value per tensor, else `inner` elements at a time.
 template <typename Q>
 void quantize(const float* x, std::int64_t n, const float* scale, const Tensor* zero_point,
               const QuantAxis& axis, Q* y) {
   const Q* zp = zero_point != nullptr ? zero_point->data<Q>() : nullptr;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const std::int64_t k = axis.index(i);
-    const float shifted = std::nearbyint(x[i] / scale[k]) + (zp != nullptr ? zp[k] : 0);
-    y[i] = saturate<Q>(shifted);
+  const std::int64_t run = axis.count == 1 ? n : axis.inner;
+  for (std::int64_t start = 0; start < n; start += run) {
+    const std::int64_t k = axis.index(start);
+    quantize_run(x + start, std::min(run, n - start), scale[k],
+                 static_cast<float>(zp != nullptr ? zp[k] : 0), y + start);
   }
 }
 
@@ -77,10 +74,11 @@ template <typename Q>
 void dequantize(const Q* x, std::int64_t n, const float* scale, const Tensor* zero_point,
                 const QuantAxis& axis, float* y) {
   const Q* zp = zero_point != nullptr ? zero_point->data<Q>() : nullptr;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const std::int64_t k = axis.index(i);
-    const auto q = static_cast<std::int64_t>(x[i]) - (zp != nullptr ? zp[k] : 0);
-    y[i] = static_cast<float>(q) * scale[k];
+  const std::int64_t run = axis.count == 1 ? n : axis.inner;
+  for (std::int64_t start = 0; start < n; start += run) {
+    const std::int64_t k = axis.index(start);
+    dequantize_run(x + start, std::min(run, n - start), scale[k],
+                   static_cast<std::int32_t>(zp != nullptr ? zp[k] : 0), y + start);
   }
 }
 
@@ -145,14 +143,15 @@ void run_dynamic_quantize_linear(const Graph& graph, const Node& node,
   const Tensor& x = inputs[0];
   const float* in = x.data<float>();
   float low = 0.0f, high = 0.0f;
-  for (std::int64_t i = 0; i < x.numel(); ++i) {
+  const std::int64_t x_count = x.numel();
+  for (std::int64_t i = 0; i < x_count; ++i) {
     low = std::min(low, in[i]);
     high = std::max(high, in[i]);
   }
   const float scale = (high - low) / 255.0f;
   const std::uint8_t zero_point = scale == 0.0f ? 0 : saturate<std::uint8_t>(-low / scale);
   std::uint8_t* y = outputs[0].data<std::uint8_t>();
-  for (std::int64_t i = 0; i < x.numel(); ++i) {
+  for (std::int64_t i = 0; i < x_count; ++i) {
     y[i] = scale == 0.0f ? zero_point
                          : saturate<std::uint8_t>(std::nearbyint(in[i] / scale) + zero_point);
   }
@@ -296,7 +295,8 @@ void run_qlinear_matmul(const Graph& graph, const Node& node, std::span<const Te
   const std::int32_t* in = sums.data<std::int32_t>();
   auto requantize = [&](auto* out, std::int32_t zero) {
     using Q = std::remove_pointer_t<decltype(out)>;
-    for (std::int64_t i = 0; i < y.numel(); ++i) {
+    const std::int64_t y_count = y.numel();
+    for (std::int64_t i = 0; i < y_count; ++i) {
       const std::int64_t row = (i / n) % m, col = i % n;
       const float scale = as[a_scale.numel() == 1 ? 0 : row] * bs[b_scale.numel() == 1 ? 0 : col];
       out[i] = saturate<Q>(std::nearbyint(static_cast<float>(in[i]) * scale / output_scale) +

@@ -29,31 +29,47 @@ memory::dims row_major_strides(const memory::dims& dims) {
   return strides;
 }
 
-memory::desc plain_desc(const memory::dims& dims) {
-  return memory::desc(dims, memory::data_type::f32, row_major_strides(dims));
+std::optional<memory::data_type> onednn_data_type(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return memory::data_type::f32;
+    case DType::kInt8:
+      return memory::data_type::s8;
+    case DType::kUInt8:
+      return memory::data_type::u8;
+    case DType::kInt32:
+      return memory::data_type::s32;
+    default:
+      return std::nullopt;
+  }
 }
 
-memory::desc any_desc(const memory::dims& dims) {
-  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+memory::desc plain_desc(const memory::dims& dims, memory::data_type type) {
+  return memory::desc(dims, type, row_major_strides(dims));
 }
 
-memory::desc strided_desc(const memory::dims& dims, const memory::dims& strides) {
-  return memory::desc(dims, memory::data_type::f32, strides);
+memory::desc any_desc(const memory::dims& dims, memory::data_type type) {
+  return memory::desc(dims, type, memory::format_tag::any);
 }
 
-memory::desc edge_desc(const Shape& shape, EdgeLayout layout) {
+memory::desc strided_desc(const memory::dims& dims, const memory::dims& strides,
+                          memory::data_type type) {
+  return memory::desc(dims, type, strides);
+}
+
+memory::desc edge_desc(const Shape& shape, EdgeLayout layout, memory::data_type type) {
   const memory::dims dims = to_dims(shape);
   switch (layout) {
     case EdgeLayout::kPlain:
-      return plain_desc(dims);
+      return plain_desc(dims, type);
     case EdgeLayout::kChannelsLast:
-      return memory::desc(dims, memory::data_type::f32, memory::format_tag::nhwc);
+      return memory::desc(dims, type, memory::format_tag::nhwc);
     case EdgeLayout::kBlocked8:
-      return memory::desc(dims, memory::data_type::f32, memory::format_tag::nChw8c);
+      return memory::desc(dims, type, memory::format_tag::nChw8c);
     case EdgeLayout::kBlocked16:
-      return memory::desc(dims, memory::data_type::f32, memory::format_tag::nChw16c);
+      return memory::desc(dims, type, memory::format_tag::nChw16c);
   }
-  return plain_desc(dims);
+  return plain_desc(dims, type);
 }
 
 namespace {
@@ -109,7 +125,7 @@ std::optional<EdgeLayout> laid_out_edge_layout(const memory::desc& desc) {
 
 bool is_plain(const memory::desc& desc) {
   const dnnl_memory_desc_t& md = desc.data;
-  if (md.data_type != dnnl_f32 || md.format_kind != dnnl_blocked) return false;
+  if (md.format_kind != dnnl_blocked) return false;
   if (md.offset0 != 0 || md.format_desc.blocking.inner_nblks != 0) return false;
   // A stride of a size-1 dimension never matters; every other stride must be
   // that of the dense row-major layout.

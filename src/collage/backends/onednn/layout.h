@@ -1,6 +1,7 @@
 // Layout: oneDNN memory descriptors for the project's plain tensors.
 //
-// Kernels take and return dense row-major float32 tensors; inside a kernel,
+// Kernels take and return dense row-major float32 (or, for quantized
+// convolutions, 8-bit) tensors; inside a kernel,
 // oneDNN primitives pick their own (often blocked, e.g. nChw8c) layouts. These
 // helpers describe the plain side of that boundary and tell whether a
 // descriptor oneDNN chose is plain, so that reorders are inserted only where
@@ -31,18 +32,25 @@ memory::dims align_rank(const memory::dims& dims, int rank);
 // Dense row-major strides of `dims`.
 memory::dims row_major_strides(const memory::dims& dims);
 
-// A float32 dense row-major descriptor.
-memory::desc plain_desc(const memory::dims& dims);
+// oneDNN's data type for an element type it computes with (float32, and
+// int8, uint8 and int32 for quantized convolutions); nullopt for others.
+std::optional<memory::data_type> onednn_data_type(DType dtype);
 
-// A float32 descriptor that lets the primitive choose the layout.
-memory::desc any_desc(const memory::dims& dims);
+// A dense row-major descriptor (float32 unless `type` says otherwise).
+memory::desc plain_desc(const memory::dims& dims, memory::data_type type = memory::data_type::f32);
 
-// A float32 descriptor with explicit strides (a transposed view of a buffer).
-memory::desc strided_desc(const memory::dims& dims, const memory::dims& strides);
+// A descriptor that lets the primitive choose the layout.
+memory::desc any_desc(const memory::dims& dims, memory::data_type type = memory::data_type::f32);
+
+// A descriptor with explicit strides (a transposed view of a buffer).
+memory::desc strided_desc(const memory::dims& dims, const memory::dims& strides,
+                          memory::data_type type = memory::data_type::f32);
 
 // The descriptor of a kernel edge of `shape` stored in `layout` (see
-// EdgeLayout): plain row-major, nhwc, nChw8c or nChw16c.
-memory::desc edge_desc(const Shape& shape, EdgeLayout layout);
+// EdgeLayout): plain row-major, nhwc, nChw8c or nChw16c; float32 unless
+// `type` says otherwise.
+memory::desc edge_desc(const Shape& shape, EdgeLayout layout,
+                       memory::data_type type = memory::data_type::f32);
 
 // The layout oneDNN's convolutions choose for their activations on this
 // machine (nChw16c or nChw8c for the direct JIT kernels, nhwc for the
@@ -64,8 +72,9 @@ bool is_generated_kernel(const dnnl::primitive_desc& pd);
 // edge_desc describes it; nullopt for a plain or any other descriptor.
 std::optional<EdgeLayout> laid_out_edge_layout(const memory::desc& desc);
 
-// Whether `desc` is float32, dense and row-major for its dims, with no
-// blocking, padding or offset: its bytes are those of a plain tensor.
+// Whether `desc` is dense and row-major for its dims, with no blocking,
+// padding or offset: its bytes are those of a plain tensor (of its own data
+// type, which callers compare where it matters).
 bool is_plain(const memory::desc& desc);
 
 }  // namespace collage::onednn

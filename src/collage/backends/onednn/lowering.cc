@@ -4,6 +4,7 @@
 
 #include "collage/backends/onednn/eltwise.h"
 #include "collage/backends/onednn/fusion.h"
+#include "collage/backends/onednn/layout.h"
 #include "collage/backends/onednn/lowering_error.h"
 #include "collage/backends/onednn/node_checks.h"
 #include "collage/backends/onednn/op_table.h"
@@ -56,8 +57,10 @@ Result<Program> lower_partition(const Graph& partition, const dnnl::engine& engi
                                 const dnnl::stream& stream, const CompileOptions& options) {
   try {
     for (ValueId input : partition.inputs()) {
-      if (partition.type(input).dtype != DType::kFloat32) {
-        return Failure{fmt::format("input '{}' is not float32", partition.value(input).name)};
+      if (!onednn_data_type(partition.type(input).dtype)) {
+        return Failure{fmt::format("input '{}' is {}, which oneDNN does not compute with",
+                                   partition.value(input).name,
+                                   dtype_name(partition.type(input).dtype))};
       }
     }
     ProgramBuilder builder(partition, engine, stream, options.input_layouts, options.output_layouts,

@@ -10,6 +10,7 @@
 #include "collage/backends/onednn/matmul.h"
 #include "collage/backends/onednn/normalization.h"
 #include "collage/backends/onednn/pooling.h"
+#include "collage/backends/onednn/qlinear_conv.h"
 #include "collage/backends/onednn/recurrent.h"
 #include "collage/backends/onednn/softmax.h"
 #include "collage/backends/op_rows.h"
@@ -78,6 +79,11 @@ std::size_t emit_pooling_op(ProgramBuilder& builder, const FusedOp&, const Node&
   return 0;
 }
 
+std::size_t emit_qlinear_conv_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {
+  emit_qlinear_conv(builder, require(qlinear_conv_spec(builder.graph(), node)));
+  return 0;
+}
+
 std::size_t emit_recurrent_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {
   emit_recurrent(builder, require(recurrent_spec(builder.graph(), node)));
   return 0;
@@ -108,6 +114,9 @@ const std::vector<OpRow>& op_table() {
       {{"Softmax", "LogSoftmax"},
        [](const Graph& g, const Node& n) { return reason(softmax_spec(g, n)); },
        emit_softmax_op},
+      {{"QLinearConv"},
+       [](const Graph& g, const Node& n) { return reason(qlinear_conv_spec(g, n)); },
+       emit_qlinear_conv_op},
       {{"LSTM", "GRU", "RNN"},
        [](const Graph& g, const Node& n) { return reason(recurrent_spec(g, n)); },
        emit_recurrent_op},

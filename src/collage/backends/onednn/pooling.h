@@ -24,6 +24,8 @@ struct PoolingSpec {
   memory::dims src_dims;
   memory::dims dst_dims;
   WindowDims window;
+  // f32, or u8/s8 for a MaxPool of 8-bit values.
+  memory::data_type type = memory::data_type::f32;
 };
 
 // Decodes a MaxPool, AveragePool, GlobalMaxPool or GlobalAveragePool node,

@@ -22,7 +22,20 @@ ProgramBuilder::ProgramBuilder(const Graph& graph, dnnl::engine engine, dnnl::st
 memory::desc ProgramBuilder::edge(ValueId value, int slot, bool output) const {
   const std::vector<EdgeLayout>& layouts = output ? output_layouts_ : input_layouts_;
   const auto index = static_cast<std::size_t>(slot);
-  return edge_desc(shape(value), index < layouts.size() ? layouts[index] : EdgeLayout::kPlain);
+  return edge_desc(shape(value), index < layouts.size() ? layouts[index] : EdgeLayout::kPlain,
+                   data_type(value));
+}
+
+memory::data_type ProgramBuilder::data_type(ValueId value) const {
+  auto it = synthetic_constants_.find(value);
+  const DType dtype =
+      it != synthetic_constants_.end() ? it->second.dtype() : graph_.type(value).dtype;
+  std::optional<memory::data_type> type = onednn_data_type(dtype);
+  if (!type) {
+    throw std::runtime_error(fmt::format("value {} is {}, which oneDNN does not compute with",
+                                         value, dtype_name(dtype)));
+  }
+  return *type;
 }
 
 const Shape& ProgramBuilder::shape(ValueId value) const {
@@ -51,13 +64,10 @@ ValueId ProgramBuilder::add_constant(Tensor tensor) {
 ProgramBuilder::ValueState& ProgramBuilder::state(ValueId value) {
   auto it = values_.find(value);
   if (it != values_.end()) return it->second;
-  const memory::desc desc = plain_desc(to_dims(shape(value)));
+  const memory::desc desc = plain_desc(to_dims(shape(value)), data_type(value));
   ValueState fresh;
   if (is_constant(value)) {
     const Tensor& tensor = constant(value);
-    if (tensor.dtype() != DType::kFloat32) {
-      throw std::runtime_error(fmt::format("constant '{}' is not float32", value));
-    }
     program_.constants.push_back(tensor);
     // oneDNN only reads source memories; the const_cast never leads to a write.
     fresh.primary = memory(desc, engine_, const_cast<void*>(tensor.raw()));
@@ -89,30 +99,36 @@ memory ProgramBuilder::read(ValueId value, const memory::desc& want) {
                                          dims_numel(current.dims())));
   }
   memory result;
-  if (is_plain(current) && is_plain(want)) {
+  if (is_plain(current) && is_plain(want) && current.data_type() == want.data_type()) {
     result = view_of(s.primary, want);
   } else if (current.dims() == want.dims()) {
     result = reorder_into_new(value, s.primary, want);
   } else {
     // A reshape of a blocked layout: go through the plain layout of the
     // current dims, whose bytes every row-major reshape shares.
-    memory plain = read(value, plain_desc(current.dims()));
-    result = is_plain(want)
+    memory plain = read(value, plain_desc(current.dims(), current.data_type()));
+    const memory::desc reshaped = plain_desc(want.dims(), current.data_type());
+    result = is_plain(want) && want.data_type() == current.data_type()
                  ? view_of(plain, want)
-                 : reorder_into_new(value, view_of(plain, plain_desc(want.dims())), want);
+                 : reorder_into_new(value, view_of(plain, reshaped), want);
   }
   state(value).versions.push_back(result);
   return result;
 }
 
 memory ProgramBuilder::reinterpret(ValueId value, const memory::desc& view) {
-  memory plain = read(value, plain_desc(desc(value).dims()));
+  const memory::desc current = desc(value);
+  memory plain = read(value, plain_desc(current.dims(), current.data_type()));
   return view_of(plain, view);
+}
+
+memory ProgramBuilder::read_plain(ValueId value, const memory::dims& dims) {
+  return read(value, plain_desc(dims, data_type(value)));
 }
 
 memory ProgramBuilder::read_view(ValueId value, const memory::desc& view,
                                  const memory::desc& want) {
-  if (view == plain_desc(view.dims())) return read(value, want);
+  if (view == plain_desc(view.dims(), view.data_type())) return read(value, want);
   memory seen = reinterpret(value, view);
   if (view == want) return seen;
   return reorder_into_new(value, seen, want);
@@ -154,7 +170,10 @@ memory ProgramBuilder::output_memory(ValueId value, const memory::desc& desc) {
   if (output != outputs.end()) {
     const int slot = static_cast<int>(output - outputs.begin());
     const memory::desc want = edge(value, slot, true);
-    if (desc == want || (is_plain(desc) && is_plain(want))) return bound_memory(desc, slot, true);
+    if (desc == want ||
+        (is_plain(desc) && is_plain(want) && desc.data_type() == want.data_type())) {
+      return bound_memory(desc, slot, true);
+    }
   }
   memory result(desc, engine_);
   program_.memories.push_back(result);

@@ -89,9 +89,8 @@ class ProgramBuilder {
   // row-major reshape. Reorders are added (or, for constants, run now) only
   // when needed.
   memory read(ValueId value, const memory::desc& want);
-  memory read_plain(ValueId value, const memory::dims& dims) {
-    return read(value, plain_desc(dims));
-  }
+  // `value` in the dense row-major layout of `dims`, in its own data type.
+  memory read_plain(ValueId value, const memory::dims& dims);
   // The row-major buffer of `value` seen through another descriptor over the
   // same bytes (a transposed view via strides). No data moves.
   memory reinterpret(ValueId value, const memory::desc& view);
@@ -128,6 +127,8 @@ class ProgramBuilder {
   };
 
   ValueState& state(ValueId value);
+  // oneDNN's data type for `value`'s elements.
+  memory::data_type data_type(ValueId value) const;
   memory reorder_into_new(ValueId value, const memory& src, const memory::desc& want);
   void add_reorder(const memory& src, const memory& dst);
   const Binding* binding_of(const memory& mem) const;

@@ -1,5 +1,8 @@
 #include "collage/ir/passes/canonicalize.h"
 
+#include <utility>
+#include <vector>
+
 #include "collage/ir/passes/cancel_transposes.h"
 #include "collage/ir/passes/collapse_reshapes.h"
 #include "collage/ir/passes/constant_nodes.h"
@@ -10,6 +13,7 @@
 #include "collage/ir/passes/fuse_matmul_add.h"
 #include "collage/ir/passes/lower_einsum.h"
 #include "collage/ir/passes/merge_common_subexpressions.h"
+#include "collage/ir/passes/quantized_units.h"
 #include "collage/ir/passes/remove_identity.h"
 
 namespace collage {
@@ -21,6 +25,11 @@ constexpr int kMaxOptimizationRounds = 8;
 
 // The name `collage info` lists lowered Einsums under, at every level.
 constexpr const char* kLowerEinsum = "lower Einsum to MatMul";
+constexpr const char* kQuantizedConvolution =
+    "DequantizeLinear + Conv + QuantizeLinear -> QLinearConv";
+constexpr const char* kQuantizedAdd = "DequantizeLinear + Add + QuantizeLinear -> QLinearAdd";
+constexpr const char* kQuantizedMove =
+    "MaxPool/reshape between cancelling DequantizeLinear and QuantizeLinear on quantized values";
 
 class RewriteLog {
  public:
@@ -99,6 +108,14 @@ CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options)
   // Constants first: a Dropout's training_mode may come from a Constant node.
   stats.constant_nodes_replaced = constant_nodes_to_constants(graph);
   stats.identities_removed = remove_identity_ops(graph);
+  // Quantized units before folding, which would turn their weights' DequantizeLinear
+  // into float constants.
+  std::vector<std::pair<const char*, int>> quantized_units;
+  if (options.graph_opt != GraphOptLevel::kNone) {
+    quantized_units = {{kQuantizedConvolution, fuse_quantized_convolutions(graph)},
+                       {kQuantizedAdd, fuse_quantized_adds(graph)},
+                       {kQuantizedMove, move_quantized_values(graph)}};
+  }
   int einsums_lowered = 0;
   // Types read from what were Constant nodes (OneHot's depth) are inferred
   // again once those are constants, even when nothing folds.
@@ -122,6 +139,9 @@ CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options)
   stats.dead_nodes_removed = static_cast<int>(before_prune - graph.num_nodes());
   stats.ops_before_optimization = op_histogram(graph);
   if (einsums_lowered > 0) stats.rewrites.emplace_back(kLowerEinsum, einsums_lowered);
+  for (const auto& [rewrite, count] : quantized_units) {
+    if (count > 0) stats.rewrites.emplace_back(rewrite, count);
+  }
   if (options.graph_opt == GraphOptLevel::kNone) return stats;
 
   RewriteLog log(stats);

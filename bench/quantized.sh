@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Quantized models against their float originals and against ONNX Runtime.
+# Each zoo model is quantized by scripts/quantize_model.py in both forms
+# (QOperator and QDQ; calibration on random inputs) and every one of the three
+# models is tuned (`collage tune`); then each round runs, one after the other,
+# collage on the float model, on the QOperator and on the QDQ model (each with
+# its tuned plan) and ONNX Runtime on the same three, so that a slow spell of
+# the machine falls on one round of every variant alike. Medians over rounds
+# of each run's median.
+# Usage: bench/quantized.sh [COLLAGE_BINARY]   (env: MODELS, zoo names, default
+#   "resnet18 mobilenet_v2 squeezenet1_1"; THREADS (2), ROUNDS (5), REPEAT (20);
+#   TUNE_ARGS: more `collage tune` options; OUT: the results file, default
+#   bench/results/<date>-quantized.md)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+collage="${1:-$root/build/collage}"
+cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/collage"
+zoo="${COLLAGE_ZOO_DIR:-$cache_dir/zoo}"
+modules="$cache_dir/npm/node_modules"
+threads="${THREADS:-2}"
+rounds="${ROUNDS:-5}"
+repeat="${REPEAT:-20}"
+models="${MODELS:-resnet18 mobilenet_v2 squeezenet1_1}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+forms=(float qoperator qdq)
+
+for name in $models; do
+  [ -f "$zoo/$name/model.onnx" ] || { echo "quantized: no zoo model $name (make zoo)" >&2; exit 2; }
+  cp "$zoo/$name/model.onnx" "$work/$name.float.onnx"
+  for form in qoperator qdq; do
+    echo "== $name: quantize ($form)" >&2
+    /usr/bin/python3 "$root/scripts/quantize_model.py" "$zoo/$name/model.onnx" \
+      "$work/$name.$form.onnx" --format "$form" --collage "$collage" > /dev/null
+  done
+  for form in "${forms[@]}"; do
+    echo "== $name: tune ($form)" >&2
+    read -r -a tune_args <<< "${TUNE_ARGS:-}"
+    "$collage" tune "$work/$name.$form.onnx" --backends all --threads "$threads" -q --no-verify \
+      "${tune_args[@]}" -o "$work/$name.$form.plan.json" > /dev/null
+  done
+done
+
+# collage's median (ms) of one run of REPEAT.
+collage_ms() {
+  "$collage" run "$1" --plan "$2" --input "$3" --threads "$threads" --repeat "$repeat" \
+    | awk '/^latency/ { print $6 }'
+}
+ort_ms() {
+  node "$root/scripts/ort_runner.js" "$1" --input "$2" --threads "$threads" --repeat "$repeat" \
+    --modules "$modules" | /usr/bin/python3 -c "import json, sys; print(json.load(sys.stdin)['median_ms'])"
+}
+
+for r in $(seq 1 "$rounds"); do
+  for name in $models; do
+    echo "== $name round $r/$rounds" >&2
+    input="input=$zoo/$name/input.npy"
+    for form in "${forms[@]}"; do
+      collage_ms "$work/$name.$form.onnx" "$work/$name.$form.plan.json" "$input" \
+        >> "$work/$name.$form.collage"
+      if [ -d "$modules/onnxruntime-node" ]; then
+        ort_ms "$work/$name.$form.onnx" "$input" >> "$work/$name.$form.ort"
+      fi
+    done
+  done
+done
+
+median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+spread() { sort -g "$1" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%.2f-%.2f", lo, hi }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'; }
+
+out="${OUT:-$root/bench/results/$(date +%Y-%m-%d)-quantized.md}"
+{
+  echo "# Quantized models: collage int8 vs collage float32 vs ONNX Runtime"
+  echo
+  echo "- date: $(date -u +%Y-%m-%dT%H:%MZ); machine: $(lscpu | awk -F: '/Model name/ { gsub(/^ +/, "", $2); print $2 }'); flags: $(grep -o -w 'avx512f\|avx512_vnni\|avx2\|avx_vnni' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+  echo "- threads: $threads; rounds: $rounds of $repeat runs each (median of the round medians; spread: min-max of the round medians)"
+  echo "- models: the zoo's (torchvision, random weights), quantized by scripts/quantize_model.py (uint8 activations per tensor, int8 weights per channel, calibration on 8 random inputs)"
+  echo "- command: \`THREADS=$threads ROUNDS=$rounds REPEAT=$repeat MODELS=\"$models\" bash bench/quantized.sh\`"
+  echo
+  echo "| model | collage f32 ms | collage int8 QOperator ms | collage int8 QDQ ms | ORT f32 ms | ORT int8 QOperator ms | ORT int8 QDQ ms | collage f32 / int8 (QOp, QDQ) | collage / ORT int8 (QOp, QDQ) |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  for name in $models; do
+    declare -A c o
+    for form in "${forms[@]}"; do
+      c[$form]=$(median "$work/$name.$form.collage")
+      o[$form]=$( [ -f "$work/$name.$form.ort" ] && median "$work/$name.$form.ort" || echo -)
+    done
+    echo "| $name | ${c[float]} ($(spread "$work/$name.float.collage")) | ${c[qoperator]} ($(spread "$work/$name.qoperator.collage")) | ${c[qdq]} ($(spread "$work/$name.qdq.collage")) | ${o[float]} | ${o[qoperator]} | ${o[qdq]} | $(ratio "${c[float]}" "${c[qoperator]}"), $(ratio "${c[float]}" "${c[qdq]}") | $(ratio "${c[qoperator]}" "${o[qoperator]}"), $(ratio "${c[qdq]}" "${o[qdq]}") |"
+  done
+} > "$out"
+cat "$out"

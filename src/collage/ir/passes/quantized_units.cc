@@ -1,0 +1,338 @@
+#include "collage/ir/passes/quantized_units.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collage/ir/passes/rewrite_util.h"
+
+namespace collage {
+namespace {
+
+bool is_eight_bit(DType dtype) { return dtype == DType::kInt8 || dtype == DType::kUInt8; }
+
+// The constant behind `value`, or nullptr (also for kNoValue).
+const Tensor* constant_of(const Graph& graph, ValueId value) {
+  if (value == kNoValue || !graph.value(value).is_constant()) return nullptr;
+  return &*graph.value(value).constant;
+}
+
+// A one-element constant's value; 0 for an absent zero point.
+std::optional<double> zero_point_of(const Graph& graph, ValueId value) {
+  if (value == kNoValue) return 0.0;
+  const Tensor* tensor = constant_of(graph, value);
+  if (tensor == nullptr || tensor->numel() != 1) return std::nullopt;
+  return tensor->number_at(0);
+}
+
+// The parameters of a DequantizeLinear (x, scale, zero point) with constant
+// scale and zero point; nullopt when they are not constants.
+struct Dequantize {
+  ValueId data = kNoValue;
+  ValueId scale = kNoValue;
+  ValueId zero_point = kNoValue;  // kNoValue when the node leaves it out
+  const Tensor* scales = nullptr;
+  std::int64_t axis = 1;
+};
+
+std::optional<Dequantize> dequantize_of(const Graph& graph, ValueId value) {
+  const Node* node = made_by(graph, value, "DequantizeLinear");
+  if (node == nullptr || node->inputs.size() < 2) return std::nullopt;
+  Dequantize dq;
+  dq.data = node->input(0);
+  dq.scale = node->input(1);
+  dq.zero_point = node->inputs.size() > 2 ? node->input(2) : kNoValue;
+  dq.scales = constant_of(graph, dq.scale);
+  dq.axis = node->attributes.get_int("axis", 1);
+  if (dq.scales == nullptr || dq.scales->dtype() != DType::kFloat32) return std::nullopt;
+  if (dq.zero_point != kNoValue && constant_of(graph, dq.zero_point) == nullptr) {
+    return std::nullopt;
+  }
+  return dq;
+}
+
+// A scalar zero constant of `dtype`, for a zero point the QDQ spelling left out.
+ValueId zero_constant(Graph& graph, DType dtype, const std::string& name) {
+  return graph.add_constant(unused_value_name(graph, name), Tensor::zeros(TensorType{dtype, {}}));
+}
+
+// Whether `activation` (a Relu or Clip) between an op and the
+// QuantizeLinear with scale `y_scale` and zero point `y_zero` of `y_type`
+// changes nothing the quantization does not do anyway: quantizing clamps
+// to [q(low), q(high)] when those reach the type's ends.
+bool absorbed_by_quantization(const Graph& graph, const Node& activation, double y_scale,
+                              double y_zero, DType y_type) {
+  const double lowest = y_type == DType::kInt8 ? -128.0 : 0.0;
+  const double highest = y_type == DType::kInt8 ? 127.0 : 255.0;
+  auto quantized = [&](double v) { return std::nearbyint(v / y_scale) + y_zero; };
+  if (is_onnx_op(activation, "Relu")) return quantized(0.0) <= lowest;
+  if (!is_onnx_op(activation, "Clip")) return false;
+  for (std::size_t i = 1; i < activation.inputs.size(); ++i) {
+    const ValueId bound = activation.input(i);
+    if (bound == kNoValue) continue;
+    const std::optional<double> value = scalar_constant(graph, bound);
+    if (!value) return false;
+    if (i == 1 ? quantized(*value) > lowest : quantized(*value) < highest) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int fuse_quantized_convolutions(Graph& graph) {
+  const ValueUsers users(graph);
+  std::vector<NodeId> doomed;
+  int fused = 0;
+  for (std::size_t n = 0; n < graph.num_nodes(); ++n) {
+    const Node& quantize = graph.node(static_cast<NodeId>(n));
+    if (!is_onnx_op(quantize, "QuantizeLinear") || quantize.inputs.size() < 2 ||
+        quantize.outputs.size() != 1) {
+      continue;
+    }
+    const DType y_type = graph.type(quantize.outputs[0]).dtype;
+    const Tensor* y_scale = constant_of(graph, quantize.input(1));
+    const ValueId y_zero_value = quantize.inputs.size() > 2 ? quantize.input(2) : kNoValue;
+    const std::optional<double> y_zero = zero_point_of(graph, y_zero_value);
+    if (!is_eight_bit(y_type) || y_scale == nullptr || y_scale->numel() != 1 || !y_zero) continue;
+
+    // Conv, or Conv then a Relu or Clip the quantization absorbs, read
+    // only by this QuantizeLinear.
+    ValueId conv_out = quantize.input(0);
+    NodeId relu_id = kNoNode;
+    if (const Node* activation = producer_of(graph, conv_out);
+        activation != nullptr &&
+        (is_onnx_op(*activation, "Relu") || is_onnx_op(*activation, "Clip"))) {
+      if (!users.only_by_one_node(conv_out) ||
+          !absorbed_by_quantization(graph, *activation, y_scale->number_at(0), *y_zero, y_type)) {
+        continue;
+      }
+      relu_id = graph.value(conv_out).producer;
+      conv_out = activation->input(0);
+    }
+    const Node* conv = made_by(graph, conv_out, "Conv");
+    if (conv == nullptr || !users.only_by_one_node(conv_out) || conv->inputs.size() < 2) continue;
+    const std::int64_t out_channels =
+        graph.type(conv_out).shape.size() > 1 ? graph.type(conv_out).shape[1] : -1;
+
+    // The input: one scale and zero point.
+    const std::optional<Dequantize> x = dequantize_of(graph, conv->input(0));
+    if (!x || x->scales->numel() != 1 || !is_eight_bit(graph.type(x->data).dtype)) continue;
+    const std::optional<double> x_zero = zero_point_of(graph, x->zero_point);
+    if (!x_zero) continue;
+    // The weights: constant 8-bit values, one scale or one per output
+    // channel (axis 0), zero points to match.
+    const std::optional<Dequantize> w = dequantize_of(graph, conv->input(1));
+    if (!w || constant_of(graph, w->data) == nullptr || !is_eight_bit(graph.type(w->data).dtype)) {
+      continue;
+    }
+    const std::int64_t w_count = w->scales->numel();
+    if (w_count != 1 && (w_count != out_channels || w->axis != 0)) continue;
+    if (w->zero_point != kNoValue && constant_of(graph, w->zero_point)->numel() != w_count) {
+      continue;
+    }
+
+    // The bias, as int32 sums at the scale x_scale * w_scale[m].
+    const float xs = x->scales->data<float>()[0];
+    auto sums_scale = [&](std::int64_t m) {
+      return static_cast<double>(xs) *
+             static_cast<double>(w->scales->data<float>()[w_count == 1 ? 0 : m]);
+    };
+    ValueId bias = kNoValue;
+    std::optional<Tensor> rounded_bias;
+    if (conv->inputs.size() > 2 && conv->input(2) != kNoValue) {
+      const ValueId b = conv->input(2);
+      if (graph.type(b).shape != Shape{out_channels}) continue;
+      if (std::optional<Dequantize> dq = dequantize_of(graph, b)) {
+        // An int32 bias at the sums' scale is taken as it is.
+        const Tensor* values = constant_of(graph, dq->data);
+        const Tensor* zeros = constant_of(graph, dq->zero_point);
+        bool fits = values != nullptr && values->dtype() == DType::kInt32 &&
+                    (dq->scales->numel() == 1 || dq->scales->numel() == out_channels);
+        for (std::int64_t i = 0; fits && zeros != nullptr && i < zeros->numel(); ++i) {
+          fits = zeros->number_at(i) == 0.0;
+        }
+        for (std::int64_t m = 0; fits && m < out_channels; ++m) {
+          const double scale = dq->scales->data<float>()[dq->scales->numel() == 1 ? 0 : m];
+          fits = std::abs(scale - sums_scale(m)) <= 1e-6 * sums_scale(m);
+        }
+        if (!fits) continue;
+        bias = dq->data;
+      } else if (const Tensor* values = float_constant(graph, b)) {
+        Tensor sums = Tensor::allocate(TensorType{DType::kInt32, {out_channels}});
+        constexpr double kLow = std::numeric_limits<std::int32_t>::min();
+        constexpr double kHigh = std::numeric_limits<std::int32_t>::max();
+        for (std::int64_t m = 0; m < out_channels; ++m) {
+          const double q = std::nearbyint(values->data<float>()[m] / sums_scale(m));
+          sums.data<std::int32_t>()[m] = static_cast<std::int32_t>(std::clamp(q, kLow, kHigh));
+        }
+        rounded_bias = std::move(sums);
+      } else {
+        continue;
+      }
+    }
+
+    // Everything matched: the QuantizeLinear becomes the QLinearConv (it
+    // writes the unit's output after every value the unit reads).
+    const NodeId conv_id = graph.value(conv_out).producer;
+    const Attributes attributes = conv->attributes;
+    const std::string name = graph.value(conv_out).name;
+    const ValueId x_zero_value =
+        x->zero_point != kNoValue
+            ? x->zero_point
+            : zero_constant(graph, graph.type(x->data).dtype, name + "_x_zero_point");
+    const ValueId w_zero_value =
+        w->zero_point != kNoValue
+            ? w->zero_point
+            : zero_constant(graph, graph.type(w->data).dtype, name + "_w_zero_point");
+    const ValueId y_zero_id = y_zero_value != kNoValue
+                                  ? y_zero_value
+                                  : zero_constant(graph, y_type, name + "_y_zero_point");
+    if (rounded_bias) {
+      bias = graph.add_constant(unused_value_name(graph, name + "_bias_int32"), *rounded_bias);
+    }
+    std::vector<ValueId> inputs = {x->data,
+                                   x->scale,
+                                   x_zero_value,
+                                   w->data,
+                                   w->scale,
+                                   w_zero_value,
+                                   graph.node(static_cast<NodeId>(n)).input(1),
+                                   y_zero_id};
+    if (bias != kNoValue) inputs.push_back(bias);
+    Node& unit = graph.node(static_cast<NodeId>(n));
+    unit.op_type = "QLinearConv";
+    unit.domain.clear();
+    unit.inputs = std::move(inputs);
+    unit.attributes = attributes;
+    doomed.push_back(conv_id);
+    if (relu_id != kNoNode) doomed.push_back(relu_id);
+    ++fused;
+  }
+  if (fused == 0) return 0;
+  graph.erase_nodes(doomed);
+  graph.prune();
+  return fused;
+}
+
+namespace {
+
+// The QuantizeLinear reading `value` as its only reader, with one constant
+// scale and zero point; nullptr otherwise.
+const Node* only_quantized_by(const Graph& graph, const ValueUsers& users, ValueId value) {
+  if (!users.only_by_one_node(value)) return nullptr;
+  const Node& reader = graph.node(users.of(value)[0]);
+  if (!is_onnx_op(reader, "QuantizeLinear") || reader.inputs.size() < 2 ||
+      reader.input(0) != value) {
+    return nullptr;
+  }
+  const Tensor* scale = constant_of(graph, reader.input(1));
+  const ValueId zero = reader.inputs.size() > 2 ? reader.input(2) : kNoValue;
+  if (scale == nullptr || scale->numel() != 1 || !zero_point_of(graph, zero)) return nullptr;
+  return &reader;
+}
+
+// Whether a DequantizeLinear with one scale and zero point and a
+// QuantizeLinear (only_quantized_by) use the same ones.
+bool same_parameters(const Graph& graph, const Dequantize& dq, const Node& q) {
+  const ValueId q_zero = q.inputs.size() > 2 ? q.input(2) : kNoValue;
+  return dq.scales->numel() == 1 &&
+         dq.scales->data<float>()[0] == constant_of(graph, q.input(1))->data<float>()[0] &&
+         zero_point_of(graph, dq.zero_point) == zero_point_of(graph, q_zero) &&
+         graph.type(dq.data).dtype == graph.type(q.outputs[0]).dtype;
+}
+
+bool moves_values(const Node& node) {
+  for (const char* op : {"MaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze"}) {
+    if (is_onnx_op(node, op)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int move_quantized_values(Graph& graph) {
+  const ValueUsers users(graph);
+  std::vector<NodeId> doomed;
+  for (std::size_t n = 0; n < graph.num_nodes(); ++n) {
+    const Node& op = graph.node(static_cast<NodeId>(n));
+    if (!moves_values(op) || op.inputs.empty() || op.outputs.size() != 1) continue;
+    const std::optional<Dequantize> dq = dequantize_of(graph, op.input(0));
+    if (!dq || !zero_point_of(graph, dq->zero_point) || !users.only_by_one_node(op.input(0))) {
+      continue;
+    }
+    const Node* q = only_quantized_by(graph, users, op.outputs[0]);
+    if (q == nullptr || !same_parameters(graph, *dq, *q)) continue;
+    // The op reads the quantized values and writes the QuantizeLinear's
+    // output; the QuantizeLinear goes.
+    const ValueId quantized_out = q->outputs[0];
+    doomed.push_back(graph.value(quantized_out).producer);
+    Node& moved = graph.node(static_cast<NodeId>(n));
+    moved.inputs[0] = dq->data;
+    moved.outputs[0] = quantized_out;
+  }
+  if (doomed.empty()) return 0;
+  graph.erase_nodes(doomed);
+  graph.sort_topologically();
+  graph.prune();
+  return static_cast<int>(doomed.size());
+}
+
+int fuse_quantized_adds(Graph& graph) {
+  const ValueUsers users(graph);
+  std::vector<NodeId> doomed;
+  int fused_count = 0;
+  for (std::size_t n = 0; n < graph.num_nodes(); ++n) {
+    const Node& add = graph.node(static_cast<NodeId>(n));
+    if (!is_onnx_op(add, "Add") || add.inputs.size() != 2 || add.outputs.size() != 1) continue;
+    const std::optional<Dequantize> a = dequantize_of(graph, add.input(0));
+    const std::optional<Dequantize> b = dequantize_of(graph, add.input(1));
+    if (!a || !b || a->scales->numel() != 1 || b->scales->numel() != 1) continue;
+    const DType type = graph.type(a->data).dtype;
+    if (!is_eight_bit(type) || graph.type(b->data).dtype != type) continue;
+    ValueId sum = add.outputs[0];
+    NodeId relu_id = kNoNode;
+    const Node* q = only_quantized_by(graph, users, sum);
+    if (q == nullptr && users.only_by_one_node(sum)) {
+      const Node& reader = graph.node(users.of(sum)[0]);
+      if ((is_onnx_op(reader, "Relu") || is_onnx_op(reader, "Clip")) &&
+          reader.outputs.size() == 1) {
+        q = only_quantized_by(graph, users, reader.outputs[0]);
+        const ValueId zero = q != nullptr && q->inputs.size() > 2 ? q->input(2) : kNoValue;
+        if (q != nullptr &&
+            !absorbed_by_quantization(graph, reader, constant_of(graph, q->input(1))->number_at(0),
+                                      *zero_point_of(graph, zero), type)) {
+          q = nullptr;
+        }
+        relu_id = users.of(sum)[0];
+      }
+    }
+    if (q == nullptr || graph.type(q->outputs[0]).dtype != type) continue;
+    const ValueId out = q->outputs[0];
+    const ValueId y_scale = q->input(1);
+    const ValueId y_zero = q->inputs.size() > 2 ? q->input(2) : kNoValue;
+    const NodeId q_id = graph.value(out).producer;
+    // The Add becomes the QLinearAdd writing the QuantizeLinear's output.
+    Node& fused = graph.node(static_cast<NodeId>(n));
+    fused.op_type = "QLinearAdd";
+    fused.domain = "com.microsoft";
+    fused.inputs = {a->data,  a->scale,      a->zero_point, b->data,
+                    b->scale, b->zero_point, y_scale,       y_zero};
+    fused.outputs = {out};
+    fused.attributes = {};
+    doomed.push_back(q_id);
+    if (relu_id != kNoNode) doomed.push_back(relu_id);
+    ++fused_count;
+  }
+  if (doomed.empty()) return 0;
+  graph.other_opsets.emplace("com.microsoft", 1);
+  graph.erase_nodes(doomed);
+  graph.sort_topologically();
+  graph.prune();
+  return fused_count;
+}
+
+}  // namespace collage

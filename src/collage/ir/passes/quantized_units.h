@@ -1,0 +1,46 @@
+// QDQ units become quantized ops: a convolution one QLinearConv, an
+// addition one QLinearAdd, a pooling or reshaping between a cancelling
+// DequantizeLinear/QuantizeLinear pair the op on the quantized values.
+//
+// QDQ models (ONNX Runtime's quantize_static, PyTorch's and TensorRT's
+// exports) spell a quantized convolution as DequantizeLinear on the input
+// and on int8 weights, a float Conv (an int32 bias behind its own
+// DequantizeLinear, or a float one), maybe a Relu, and QuantizeLinear on the
+// result. Inference engines run such a unit as one int8 convolution; so
+// does this pass, so that backends with int8 kernels (oneDNN) can claim it.
+// The unit's result may differ from the float spelling by one quantization
+// step where a value falls within float rounding of a half (the int32 sum
+// is exact, the float one is not); a float bias is rounded to the sums'
+// scale x_scale * w_scale[m], as quantizers do. A Relu or Clip folds in
+// only where quantizing clamps to its bounds anyway (the quantized lower
+// bound is the type's lowest value, the upper one its highest), so that it
+// changes nothing.
+#pragma once
+
+#include "collage/ir/graph.h"
+
+namespace collage {
+
+// Rewrites every DequantizeLinear -> Conv [-> Relu/Clip] -> QuantizeLinear unit
+// whose weights, scales, zero points and bias are constants (one scale for
+// the input and the output, one or one per output channel for the weights)
+// into a QLinearConv writing the QuantizeLinear's output. Prunes when
+// anything changed. Returns the count.
+int fuse_quantized_convolutions(Graph& graph);
+
+// Rewrites DequantizeLinear -> MaxPool (or Reshape, Flatten, Transpose,
+// Squeeze, Unsqueeze) -> QuantizeLinear with the same scale and zero point
+// on both sides into the op on the quantized values: the pair cancels
+// (every value the op writes is one it read), so the result is exact.
+// Prunes when anything changed. Returns the count.
+int move_quantized_values(Graph& graph);
+
+// Rewrites DequantizeLinear(a), DequantizeLinear(b) -> Add [-> Relu/Clip] ->
+// QuantizeLinear, with one scale and zero point each, into the
+// com.microsoft QLinearAdd of ONNX Runtime's quantized models (dequantize,
+// add in float32, quantize: what the spelling computes, so exact; a Relu or
+// Clip folds in as for the convolutions). Prunes when anything changed. Returns
+// the count.
+int fuse_quantized_adds(Graph& graph);
+
+}  // namespace collage

@@ -1,0 +1,153 @@
+// oneDNN's int8 kernels (QLinearConv, MaxPool of 8-bit values) against the
+// native reference: within one quantization step of the output for the
+// convolution (oneDNN scales in float32 where the reference multiplies in
+// double), exactly for the pooling.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/onednn/onednn_test_util.h"
+
+namespace collage::onednn_test {
+namespace {
+
+template <typename T>
+Tensor random_integers(const Shape& shape, std::uint32_t seed, int low, int high) {
+  Tensor tensor = Tensor::allocate(TensorType{dtype_of<T>(), shape});
+  std::mt19937 engine(seed);
+  std::uniform_int_distribution<int> distribution(low, high);
+  for (std::int64_t i = 0; i < tensor.numel(); ++i) {
+    tensor.data<T>()[i] = static_cast<T>(distribution(engine));
+  }
+  return tensor;
+}
+
+template <typename T>
+Tensor scalar_of(T value) {
+  return Tensor::from_vector<T>({value}, {});
+}
+
+struct QConvCase {
+  std::string name;
+  std::int64_t channels, out_channels, groups, stride, size;
+  bool per_channel, bias, signed_input, signed_output;
+};
+
+// x (graph input) -> QLinearConv 3x3, pads 1 -> y.
+Graph qconv_graph(const QConvCase& c) {
+  Graph g;
+  g.opset = 13;
+  const DType x_type = c.signed_input ? DType::kInt8 : DType::kUInt8;
+  const DType y_type = c.signed_output ? DType::kInt8 : DType::kUInt8;
+  const ValueId x = g.add_input("x", TensorType{x_type, {1, c.channels, c.size, c.size}});
+  auto eight_bit = [&](DType type, std::int32_t value) {
+    return type == DType::kInt8 ? scalar_of<std::int8_t>(static_cast<std::int8_t>(value))
+                                : scalar_of<std::uint8_t>(static_cast<std::uint8_t>(value));
+  };
+  std::vector<float> w_scales;
+  for (std::int64_t m = 0; m < (c.per_channel ? c.out_channels : 1); ++m) {
+    w_scales.push_back(0.002f + 0.001f * static_cast<float>(m % 5));
+  }
+  const auto scale_count = static_cast<std::int64_t>(w_scales.size());
+  std::vector<ValueId> inputs = {
+      x,
+      g.add_constant("x_scale", scalar_of<float>(0.04f)),
+      g.add_constant("x_zero", eight_bit(x_type, c.signed_input ? -3 : 120)),
+      g.add_constant("w", random_integers<std::int8_t>(
+                              {c.out_channels, c.channels / c.groups, 3, 3}, 7, -127, 127)),
+      g.add_constant("w_scale", Tensor::from_vector<float>(w_scales, {scale_count})),
+      g.add_constant("w_zero", Tensor::zeros(TensorType{DType::kInt8, {scale_count}})),
+      g.add_constant("y_scale", scalar_of<float>(0.05f)),
+      g.add_constant("y_zero", eight_bit(y_type, c.signed_output ? 5 : 100))};
+  if (c.bias) {
+    inputs.push_back(
+        g.add_constant("bias", random_integers<std::int32_t>({c.out_channels}, 9, -2000, 2000)));
+  }
+  const std::int64_t out = (c.size + 2 - 3) / c.stride + 1;
+  const ValueId y = g.add_value("y", TensorType{y_type, {1, c.out_channels, out, out}});
+  g.add_node("QLinearConv", inputs, {y},
+             attrs({{"group", c.groups},
+                    {"pads", std::vector<std::int64_t>{1, 1, 1, 1}},
+                    {"strides", std::vector<std::int64_t>{c.stride, c.stride}}}),
+             "conv");
+  g.add_output(y);
+  return g;
+}
+
+// Random 8-bit inputs for every graph input.
+std::vector<Tensor> random_eight_bit_inputs(const Graph& g, std::uint32_t seed) {
+  std::vector<Tensor> inputs;
+  for (ValueId input : g.inputs()) {
+    const TensorType& type = g.type(input);
+    inputs.push_back(type.dtype == DType::kInt8
+                         ? random_integers<std::int8_t>(type.shape, seed++, -128, 127)
+                         : random_integers<std::uint8_t>(type.shape, seed++, 0, 255));
+  }
+  return inputs;
+}
+
+// The largest |a - b| over the elements of two 8-bit tensors.
+int largest_difference(const Tensor& a, const Tensor& b) {
+  EXPECT_EQ(a.type(), b.type());
+  int largest = 0;
+  for (std::int64_t i = 0; i < a.numel(); ++i) {
+    const int x = a.dtype() == DType::kInt8 ? a.data<std::int8_t>()[i] : a.data<std::uint8_t>()[i];
+    const int y = b.dtype() == DType::kInt8 ? b.data<std::int8_t>()[i] : b.data<std::uint8_t>()[i];
+    largest = std::max(largest, std::abs(x - y));
+  }
+  return largest;
+}
+
+class QLinearConvTest : public ::testing::TestWithParam<QConvCase> {};
+
+TEST_P(QLinearConvTest, IsWithinOneStepOfTheReference) {
+  const Graph g = qconv_graph(GetParam());
+  ASSERT_TRUE(onednn_backend().supports(g, g.node(0)));
+  const std::vector<Tensor> inputs = random_eight_bit_inputs(g, 3);
+  const std::vector<Tensor> got = run_onednn(g, inputs, 2);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_LE(largest_difference(got[0], run_reference(g, inputs)[0]), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, QLinearConvTest,
+    ::testing::Values(QConvCase{"PerTensorU8", 8, 16, 1, 1, 10, false, false, false, false},
+                      QConvCase{"PerChannelWithBias", 8, 16, 1, 1, 10, true, true, false, false},
+                      QConvCase{"GroupedStrided", 8, 16, 2, 2, 11, true, true, false, true},
+                      QConvCase{"Depthwise", 16, 16, 16, 1, 9, true, true, false, false},
+                      QConvCase{"SignedInput", 8, 8, 1, 1, 7, true, true, true, true}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(QLinearConvClaimTest, ANonzeroWeightZeroPointIsNotClaimed) {
+  QConvCase c{"", 8, 8, 1, 1, 6, true, false, false, false};
+  Graph g = qconv_graph(c);
+  Value& w_zero = g.value(g.node(0).input(5));
+  Tensor zero_points = Tensor::zeros(TensorType{DType::kInt8, {8}});
+  zero_points.data<std::int8_t>()[3] = 1;
+  w_zero.constant = zero_points;
+  EXPECT_FALSE(onednn_backend().supports(g, g.node(0)));
+}
+
+TEST(QuantizedPoolTest, MaxPoolOfEightBitValuesIsExact) {
+  for (DType type : {DType::kUInt8, DType::kInt8}) {
+    Graph g;
+    const ValueId x = g.add_input("x", TensorType{type, {1, 16, 9, 9}});
+    const ValueId y = g.add_value("y", TensorType{type, {1, 16, 4, 4}});
+    g.add_node("MaxPool", {x}, {y},
+               attrs({{"kernel_shape", std::vector<std::int64_t>{3, 3}},
+                      {"strides", std::vector<std::int64_t>{2, 2}}}),
+               "pool");
+    g.add_output(y);
+    ASSERT_TRUE(onednn_backend().supports(g, g.node(0)));
+    const std::vector<Tensor> inputs = random_eight_bit_inputs(g, 11);
+    EXPECT_EQ(largest_difference(run_onednn(g, inputs)[0], run_reference(g, inputs)[0]), 0)
+        << dtype_name(type);
+  }
+}
+
+}  // namespace
+}  // namespace collage::onednn_test

@@ -1,0 +1,118 @@
+// fuse_quantized_convolutions: DequantizeLinear -> Conv [-> Relu] ->
+// QuantizeLinear becomes one QLinearConv writing the QuantizeLinear's output.
+#include "collage/ir/passes/quantized_units.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/passes/passes_test_util.h"
+
+namespace collage {
+namespace {
+
+using testing::f32;
+using testing::node_writing;
+
+template <typename T>
+Tensor values(Shape shape, const std::vector<T>& data) {
+  return Tensor::from_vector<T>(data, {static_cast<std::int64_t>(data.size())})
+      .reshaped(std::move(shape));
+}
+
+// xq u8[1,2,4,4] -DQ-> x; w s8[3,2,1,1] -DQ(axis 0)-> wf; Conv(x, wf, bias)
+// -> c [-> Relu -> r] -QuantizeLinear(0.1, zero)-> y u8.
+struct QdqConv {
+  Graph g;
+  ValueId xq = g.add_input("xq", TensorType{DType::kUInt8, {1, 2, 4, 4}});
+  ValueId xs = g.add_constant("xs", values<float>({}, {0.5f}));
+  ValueId xz = g.add_constant("xz", values<std::uint8_t>({}, {128}));
+  ValueId w = g.add_constant("w", values<std::int8_t>({3, 2, 1, 1}, {1, -2, 3, -4, 5, -6}));
+  ValueId ws = g.add_constant("ws", values<float>({3}, {0.25f, 0.5f, 1.0f}));
+  ValueId x = g.add_value("x", f32({1, 2, 4, 4}));
+  ValueId wf = g.add_value("wf", f32({3, 2, 1, 1}));
+  ValueId c = g.add_value("c", f32({1, 3, 4, 4}));
+  ValueId y = g.add_value("y", TensorType{DType::kUInt8, {1, 3, 4, 4}});
+
+  QdqConv(bool relu, std::uint8_t y_zero, ValueId (*make_bias)(QdqConv&)) {
+    g.add_node("DequantizeLinear", {xq, xs, xz}, {x});
+    Attributes axis0;
+    axis0.set("axis", std::int64_t{0});
+    g.add_node("DequantizeLinear", {w, ws}, {wf}, axis0);
+    std::vector<ValueId> conv_inputs = {x, wf};
+    if (make_bias != nullptr) conv_inputs.push_back(make_bias(*this));
+    g.add_node("Conv", conv_inputs, {c});
+    ValueId quantized = c;
+    if (relu) {
+      quantized = g.add_value("r", f32({1, 3, 4, 4}));
+      g.add_node("Relu", {c}, {quantized});
+    }
+    g.add_node("QuantizeLinear",
+               {quantized, g.add_constant("ys", values<float>({}, {0.1f})),
+                g.add_constant("yz", values<std::uint8_t>({}, {y_zero}))},
+               {y});
+    g.add_output(y);
+  }
+};
+
+ValueId float_bias(QdqConv& q) {
+  return q.g.add_constant("bias", values<float>({3}, {1.0f, -1.0f, 0.3f}));
+}
+
+ValueId int32_bias(QdqConv& q) {
+  // At the sums' scale x_scale * w_scale: 0.125, 0.25, 0.5.
+  const ValueId b = q.g.add_value("bf", f32({3}));
+  q.g.add_node("DequantizeLinear",
+               {q.g.add_constant("bq", values<std::int32_t>({3}, {8, -4, 1})),
+                q.g.add_constant("bs", values<float>({3}, {0.125f, 0.25f, 0.5f}))},
+               {b}, [] {
+                 Attributes a;
+                 a.set("axis", std::int64_t{0});
+                 return a;
+               }());
+  return b;
+}
+
+TEST(QuantizedUnitsTest, AQdqConvolutionWithReluAndAnInt32BiasBecomesOneQLinearConv) {
+  QdqConv q(/*relu=*/true, /*y_zero=*/0, int32_bias);
+  EXPECT_EQ(fuse_quantized_convolutions(q.g), 1);
+  ASSERT_EQ(q.g.num_nodes(), 1u);
+  const Node& conv = node_writing(q.g, "y");
+  EXPECT_EQ(conv.op_type, "QLinearConv");
+  ASSERT_EQ(conv.inputs.size(), 9u);
+  EXPECT_EQ(q.g.value(conv.inputs[0]).name, "xq");
+  EXPECT_EQ(q.g.value(conv.inputs[3]).name, "w");
+  EXPECT_EQ(q.g.value(conv.inputs[4]).name, "ws");
+  EXPECT_EQ(q.g.value(conv.inputs[8]).name, "bq");
+  // The weights' zero point, left out, is a zero of their type.
+  EXPECT_EQ(q.g.type(conv.inputs[5]).dtype, DType::kInt8);
+}
+
+TEST(QuantizedUnitsTest, AFloatBiasIsRoundedToTheSumsScale) {
+  QdqConv q(/*relu=*/false, /*y_zero=*/128, float_bias);
+  EXPECT_EQ(fuse_quantized_convolutions(q.g), 1);
+  const Node& conv = node_writing(q.g, "y");
+  ASSERT_EQ(conv.inputs.size(), 9u);
+  const Tensor& bias = *q.g.value(conv.inputs[8]).constant;
+  ASSERT_EQ(bias.dtype(), DType::kInt32);
+  // 1 / 0.125, -1 / 0.25, 0.3 / 0.5 = 8, -4, 0.6 -> 1.
+  EXPECT_EQ(std::vector<std::int32_t>(bias.data<std::int32_t>(), bias.data<std::int32_t>() + 3),
+            (std::vector<std::int32_t>{8, -4, 1}));
+}
+
+TEST(QuantizedUnitsTest, AReluStaysWhereTheOutputZeroPointDoesNotClampNegatives) {
+  QdqConv q(/*relu=*/true, /*y_zero=*/128, nullptr);
+  EXPECT_EQ(fuse_quantized_convolutions(q.g), 0);
+  EXPECT_EQ(node_writing(q.g, "y").op_type, "QuantizeLinear");
+}
+
+TEST(QuantizedUnitsTest, AConvolutionWhoseFloatResultIsReadElsewhereStays) {
+  QdqConv q(/*relu=*/false, /*y_zero=*/0, nullptr);
+  q.g.add_output(q.c);
+  EXPECT_EQ(fuse_quantized_convolutions(q.g), 0);
+  EXPECT_EQ(node_writing(q.g, "c").op_type, "Conv");
+}
+
+}  // namespace
+}  // namespace collage

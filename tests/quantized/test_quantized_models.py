@@ -1,0 +1,102 @@
+"""Quantized forms of real model architectures: the zoo's ResNet-18,
+MobileNet-V2 and SqueezeNet 1.1 (torchvision, random weights), quantized by
+scripts/quantize_model.py in QDQ and QOperator form with calibration on
+random inputs.
+
+For each model and form:
+  - every backend's single-backend plan gives native's output within 2 % of
+    its largest magnitude (the int8 kernels of oneDNN requantize in float32
+    where native's definition multiplies in double, so a value may land one
+    quantization step away, and the step moves through the layers after it);
+  - oneDNN runs int8 partitions (its plan of the model claims QLinearConv);
+  - top-1 of the int8 model agrees with the float model on at least 95 % of
+    200 random inputs.
+Skipped when the zoo (scripts/export_zoo.py) lacks the model.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import collage
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ZOO = os.environ.get("COLLAGE_ZOO_DIR") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "collage", "zoo")
+BINARY = os.environ.get("COLLAGE_BINARY", os.path.join(ROOT, "build", "collage"))
+MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1"]
+SAMPLES = 200
+
+
+def float_model(name):
+    path = os.path.join(ZOO, name, "model.onnx")
+    if not os.path.exists(path):
+        pytest.skip(f"zoo model {name} not exported (scripts/export_zoo.py)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def quantized(tmp_path_factory):
+    """(model, form) -> path of the quantized model, made once per run."""
+    made = {}
+    work = tmp_path_factory.mktemp("quantized")
+
+    def get(name, form):
+        if (name, form) not in made:
+            out = str(work / f"{name}_{form}.onnx")
+            subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "quantize_model.py"),
+                            float_model(name), out, "--format", form, "--samples", "4",
+                            "--collage", BINARY], check=True, capture_output=True)
+            made[(name, form)] = out
+        return made[(name, form)]
+    return get
+
+
+def inputs(count, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal((1, 3, 224, 224)).astype(np.float32) for _ in range(count)]
+
+
+def single_strategies():
+    return ["native" if b["name"] == "native" else "single:" + b["name"]
+            for b in collage.backends()]
+
+
+@pytest.mark.parametrize("form", ["qoperator", "qdq"])
+@pytest.mark.parametrize("name", MODELS)
+def test_every_backend_matches_native(quantized, name, form):
+    path = quantized(name, form)
+    x = inputs(1, seed=1)[0]
+    sessions = {s: collage.Session(path, strategy=s, threads=2) for s in single_strategies()}
+    input_name = sessions["native"].inputs[0]["name"]
+    want = list(sessions["native"].run({input_name: x}).values())[0]
+    bound = 0.02 * float(np.abs(want).max())
+    for strategy, session in sessions.items():
+        got = list(session.run({input_name: x}).values())[0]
+        diff = float(np.abs(got - want).max())
+        assert diff <= bound, f"{name} {form} {strategy}: {diff} > {bound}"
+
+
+@pytest.mark.parametrize("form", ["qoperator", "qdq"])
+def test_onednn_runs_int8_convolutions(quantized, form):
+    path = quantized("resnet18", form)
+    plan = json.loads(collage.Session(path, strategy="single:onednn", threads=2).plan)
+    ops = [op for p in plan["partitions"] if p["backend"] == "onednn" for op in p["ops"]]
+    assert "QLinearConv" in ops, plan
+
+
+@pytest.mark.parametrize("form", ["qoperator", "qdq"])
+@pytest.mark.parametrize("name", MODELS)
+def test_top1_agrees_with_the_float_model(quantized, name, form):
+    reference = collage.Session(float_model(name), strategy="single:onednn", threads=2)
+    int8 = collage.Session(quantized(name, form), strategy="single:onednn", threads=2)
+    input_name = reference.inputs[0]["name"]
+    agree = 0
+    for x in inputs(SAMPLES, seed=2):
+        a = list(reference.run({input_name: x}).values())[0]
+        b = list(int8.run({input_name: x}).values())[0]
+        agree += int(np.argmax(a) == np.argmax(b))
+    assert agree >= 0.95 * SAMPLES, f"{name} {form}: top-1 agrees on {agree} of {SAMPLES}"
