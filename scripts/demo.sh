@@ -31,3 +31,19 @@ for model in resnet50 mobilenet_v2; do
   echo "plan: $out/$model.plan.json   drawing: $out/$model.plan.svg"
   echo "      (collage show $out/$model.plan.json  lists partitions, costs and alternatives)"
 done
+
+# A quantized model: ResNet-18 quantized to int8 (QOperator form, calibrated
+# on random inputs), tuned, and run against its float original.
+echo
+echo "=== resnet18 int8 (scripts/quantize_model.py): tuning, then int8 against float32"
+/usr/bin/python3 "$here/quantize_model.py" "$zoo/resnet18/model.onnx" "$out/resnet18_int8.onnx" \
+  --format qoperator --collage "$collage" --threads "$threads"
+for variant in resnet18_int8 resnet18; do
+  onnx="$out/$variant.onnx"
+  [ "$variant" = resnet18 ] && onnx="$zoo/resnet18/model.onnx"
+  "$collage" tune "$onnx" --backends all --threads "$threads" -q -o "$out/$variant.plan.json"
+  printf '%-14s ' "$variant"
+  "$collage" run "$onnx" --plan "$out/$variant.plan.json" --input "input=$zoo/resnet18/input.npy" \
+    --threads "$threads" --repeat 20 | grep '^latency'
+done
+echo "plan: $out/resnet18_int8.plan.json  (collage show it: QLinearConv partitions run on oneDNN's int8 kernels)"

@@ -188,5 +188,27 @@ TEST(MeasurerTest, InfinitiesMustMatchExactlyAndDoNotWidenTheTolerance) {
   EXPECT_NE(compare_outputs(number, expected, 1e-3, 1e-4), std::nullopt);
 }
 
+TEST(MeasurerTest, EightBitOutputsMayDifferByOneStepAndQuantizedModelsGetAWiderPlanTolerance) {
+  const Tensor expected = Tensor::from_vector<std::uint8_t>({0, 100, 255}, {3});
+  EXPECT_EQ(
+      compare_outputs(Tensor::from_vector<std::uint8_t>({1, 99, 255}, {3}), expected, 1e-3, 1e-4),
+      std::nullopt);
+  EXPECT_NE(
+      compare_outputs(Tensor::from_vector<std::uint8_t>({0, 102, 255}, {3}), expected, 1e-3, 1e-4),
+      std::nullopt);
+  Graph float_model;
+  const ValueId x = float_model.add_input("x", TensorType{DType::kFloat32, {2}});
+  const ValueId y = float_model.add_value("y", TensorType{DType::kFloat32, {2}});
+  float_model.add_node("Relu", {x}, {y});
+  float_model.add_output(y);
+  EXPECT_EQ(plan_output_rtol(float_model), 1e-3);
+  Graph quantized = float_model;
+  const ValueId q = quantized.add_value("q", TensorType{DType::kUInt8, {2}});
+  quantized.add_node("QuantizeLinear",
+                     {y, quantized.add_constant("s", Tensor::from_vector<float>({0.1f}, {}))}, {q});
+  quantized.add_output(q);
+  EXPECT_EQ(plan_output_rtol(quantized), 2e-2);
+}
+
 }  // namespace
 }  // namespace collage

@@ -19,6 +19,7 @@
 #include "collage/ir/error.h"
 #include "collage/ir/file_io.h"
 #include "collage/plan/plan_json.h"
+#include "collage/plan/plan_report.h"
 #include "collage/session/model_loading.h"
 #include "collage/session/resources.h"
 #include "collage/session/tuning.h"
@@ -75,6 +76,9 @@ void run_compare(const CompareArgs& args) {
   }
   const EvaluatedPlan& collage = results.back();
   fmt::print("\nbest single backend: {} ({:.3f} ms)\n", best_single_name, ms(best_single));
+  if (const std::string int8 = int8_partitions_text(collage.plan); !int8.empty()) {
+    fmt::print("collage's int8 partitions (quantized ops): {}\n", int8);
+  }
   if (collage.plan.estimated_ms) {
     double measured = ms(collage.timing.median_seconds);
     auto error = [&](double estimate) { return (measured - estimate) / estimate * 100; };

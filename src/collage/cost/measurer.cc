@@ -107,6 +107,9 @@ std::optional<std::string> compare_outputs(const Tensor& actual, const Tensor& e
     if (std::isfinite(e)) largest = std::max(largest, e);
   }
   double tolerance = atol + rtol * largest;
+  if (expected.dtype() == DType::kInt8 || expected.dtype() == DType::kUInt8) {
+    tolerance = std::max(tolerance, 1.0);
+  }
   double worst = 0;
   std::int64_t worst_at = -1;
   for (std::int64_t i = 0; i < expected.numel(); ++i) {
@@ -129,6 +132,16 @@ std::optional<std::string> compare_outputs(const Tensor& actual, const Tensor& e
   return fmt::format(
       "outputs differ from the reference: |diff| {:.3g} at element {} (tolerance {:.3g})", worst,
       worst_at, tolerance);
+}
+
+double plan_output_rtol(const Graph& model) {
+  for (const Value& value : model.values()) {
+    if (!value.is_constant() &&
+        (value.type.dtype == DType::kInt8 || value.type.dtype == DType::kUInt8)) {
+      return 2e-2;
+    }
+  }
+  return 1e-3;
 }
 
 CompileOptions preferred_edges(const Graph& partition, const Backend& backend, int threads) {

@@ -158,7 +158,15 @@ Cost decode_measure_reply(const std::string& line);
 // How far `actual` is from `expected`, as a reason when it is too far:
 // beyond atol + rtol x the largest finite magnitude of `expected`. Infinities
 // must match exactly, and NaN matches only NaN.
+// 8-bit outputs (quantized values) may differ by one: a backend that
+// requantizes in another precision rounds a value within float error of a
+// half to the other neighbour.
 std::optional<std::string> compare_outputs(const Tensor& actual, const Tensor& expected,
                                            double rtol, double atol);
+
+// The rtol two whole plans' outputs are compared with: 1e-3, or 2e-2 for a
+// model that computes on 8-bit values, where a value one quantization step
+// apart inside the model moves every output after it by that step's worth.
+double plan_output_rtol(const Graph& model);
 
 }  // namespace collage

@@ -28,6 +28,24 @@ std::string describe_ops(const std::vector<std::string>& ops) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// Whether a partition computes on 8-bit values: it holds a quantized op.
+bool runs_int8(const PlanPartition& partition) {
+  static const std::set<std::string> quantized = {"QLinearConv",
+                                                  "QLinearMatMul",
+                                                  "ConvInteger",
+                                                  "MatMulInteger",
+                                                  "QLinearAdd",
+                                                  "QLinearMul",
+                                                  "QLinearSigmoid",
+                                                  "QLinearLeakyRelu",
+                                                  "QLinearConcat",
+                                                  "QLinearAveragePool",
+                                                  "QLinearGlobalAveragePool",
+                                                  "QGemm"};
+  return std::any_of(partition.ops.begin(), partition.ops.end(),
+                     [](const std::string& op) { return quantized.count(op) != 0; });
+}
+
 std::string dot_escape(const std::string& text) {
   std::string out;
   for (char c : text) {
@@ -52,6 +70,17 @@ std::string backend_color(const std::string& backend) {
   // A plan may name a backend this build lacks (made on another machine).
   const Backend* known = BackendRegistry::global().find(backend);
   return known ? known->report_color() : "#ffffff";
+}
+
+std::string int8_partitions_text(const Plan& plan) {
+  std::map<std::string, int> per_backend;
+  for (const PlanPartition& p : plan.partitions) {
+    if (runs_int8(p)) ++per_backend[p.backend];
+  }
+  std::vector<std::string> parts;
+  for (const auto& [backend, count] : per_backend)
+    parts.push_back(fmt::format("{} {}", backend, count));
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 std::string plan_to_text(const Plan& plan) {
@@ -88,6 +117,9 @@ std::string plan_to_text(const Plan& plan) {
     text += fmt::format(" {} {}", backend, count);
   }
   text += "\n";
+  if (const std::string int8 = int8_partitions_text(plan); !int8.empty()) {
+    text += fmt::format("int8 partitions (quantized ops): {}\n", int8);
+  }
   if (plan.search.candidates > 0) {
     text += fmt::format(
         "search: {} candidates, {} measured, {} cache hits, {} invalid, {} states, {:.1f} s\n",

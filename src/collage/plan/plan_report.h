@@ -17,6 +17,11 @@ namespace collage {
 
 std::string plan_to_text(const Plan& plan);
 
+// "onednn 9, native 3": how many of the plan's partitions compute on 8-bit
+// values (hold a quantized op such as QLinearConv), per backend; "" when
+// none do.
+std::string int8_partitions_text(const Plan& plan);
+
 // `model` may be null (partitions only).
 std::string plan_to_dot(const Plan& plan, const Graph* model);
 

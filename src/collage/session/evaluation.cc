@@ -45,6 +45,7 @@ std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<
   }
   std::vector<EvaluatedPlan> results;
   std::map<std::string, Tensor> reference;
+  const double rtol = plan_output_rtol(graph);
   for (std::size_t i = 0; i < plans.size(); ++i) {
     EvaluatedPlan evaluated{plans[i], {}, std::nullopt, ""};
     if (first[i] != i) {
@@ -58,7 +59,7 @@ std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<
       for (auto& [name, tensor] : outputs) reference.emplace(name, tensor.clone());
     } else {
       for (const auto& [name, expected] : reference) {
-        if (auto why = compare_outputs(outputs.at(name), expected, 1e-3, 1e-4)) {
+        if (auto why = compare_outputs(outputs.at(name), expected, rtol, 1e-4)) {
           evaluated.mismatch = fmt::format("output '{}': {}", name, *why);
           break;
         }

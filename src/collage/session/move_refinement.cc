@@ -62,11 +62,12 @@ std::string cover_key(const std::vector<ChosenPartition>& partitions) {
 
 // Why the outputs of `actual` differ from `expected`, if they do.
 std::optional<std::string> outputs_differ(const std::map<std::string, Tensor>& actual,
-                                          const std::map<std::string, Tensor>& expected) {
+                                          const std::map<std::string, Tensor>& expected,
+                                          double rtol) {
   for (const auto& [name, tensor] : expected) {
     auto it = actual.find(name);
     if (it == actual.end()) return fmt::format("output '{}' is missing", name);
-    if (auto why = compare_outputs(it->second, tensor, 1e-3, 1e-4)) {
+    if (auto why = compare_outputs(it->second, tensor, rtol, 1e-4)) {
       return fmt::format("output '{}': {}", name, *why);
     }
   }
@@ -140,7 +141,7 @@ MoveRefinement refine_by_moves(
       std::map<std::string, Tensor> outputs = plan.executor.run(inputs);
       if (i == 0) {
         for (auto& [name, tensor] : outputs) expected.emplace(name, tensor.clone());
-      } else if (auto differ = outputs_differ(outputs, expected)) {
+      } else if (auto differ = outputs_differ(outputs, expected, plan_output_rtol(graph))) {
         report(fmt::format("start {} skipped: {}", starts[i].name, *differ));
         continue;
       }
@@ -224,7 +225,8 @@ MoveRefinement refine_by_moves(
         report(fmt::format("move skipped, {}: {}", describe_move(partitions, move), e.what()));
         continue;
       }
-      if (auto differ = outputs_differ(next->executor.run(inputs), expected)) {
+      if (auto differ =
+              outputs_differ(next->executor.run(inputs), expected, plan_output_rtol(graph))) {
         report(fmt::format("move skipped, {}: {}", describe_move(partitions, move), *differ));
         continue;
       }

@@ -149,5 +149,84 @@ TEST(QuantizedPoolTest, MaxPoolOfEightBitValuesIsExact) {
   }
 }
 
+// A (graph input) times a constant int8 B: QLinearMatMul of a batch of
+// matrices with one scale per column, and com.microsoft QGemm with transB,
+// an int32 C and a float32 or quantized result.
+Graph qmatmul_graph(bool gemm, bool float_output) {
+  Graph g;
+  g.opset = 13;
+  const Shape a_shape = gemm ? Shape{4, 32} : Shape{2, 3, 32};
+  const ValueId a = g.add_input("a", TensorType{DType::kUInt8, a_shape});
+  const std::int64_t n = 20;
+  std::vector<float> b_scales;
+  for (std::int64_t j = 0; j < n; ++j)
+    b_scales.push_back(0.002f + 0.0005f * static_cast<float>(j % 7));
+  std::vector<ValueId> inputs = {
+      a,
+      g.add_constant("a_scale", scalar_of<float>(0.03f)),
+      g.add_constant("a_zero", scalar_of<std::uint8_t>(110)),
+      g.add_constant(
+          "b", random_integers<std::int8_t>(gemm ? Shape{n, 32} : Shape{32, n}, 5, -127, 127)),
+      g.add_constant("b_scale", Tensor::from_vector<float>(b_scales, {n})),
+      g.add_constant("b_zero", Tensor::zeros(TensorType{DType::kInt8, {n}}))};
+  if (gemm) inputs.push_back(g.add_constant("c", random_integers<std::int32_t>({n}, 6, -500, 500)));
+  if (!float_output) {
+    inputs.push_back(g.add_constant("y_scale", scalar_of<float>(0.04f)));
+    inputs.push_back(g.add_constant("y_zero", scalar_of<std::uint8_t>(128)));
+  }
+  Shape y_shape = a_shape;
+  y_shape.back() = n;
+  const ValueId y =
+      g.add_value("y", TensorType{float_output ? DType::kFloat32 : DType::kUInt8, y_shape});
+  const NodeId node = g.add_node(gemm ? "QGemm" : "QLinearMatMul", inputs, {y},
+                                 gemm ? attrs({{"transB", std::int64_t{1}}}) : Attributes{}, "mm");
+  if (gemm) {
+    g.node(node).domain = "com.microsoft";
+    g.other_opsets["com.microsoft"] = 1;
+  }
+  g.add_output(y);
+  return g;
+}
+
+TEST(QLinearMatMulTest, QLinearMatMulAndQGemmAreWithinOneStepOfTheReference) {
+  for (const auto& [gemm, float_output] :
+       {std::pair{false, false}, std::pair{true, false}, std::pair{true, true}}) {
+    const Graph g = qmatmul_graph(gemm, float_output);
+    ASSERT_TRUE(onednn_backend().supports(g, g.node(0))) << gemm << float_output;
+    const std::vector<Tensor> inputs = random_eight_bit_inputs(g, 4);
+    const Tensor got = run_onednn(g, inputs, 2)[0];
+    const Tensor want = run_reference(g, inputs)[0];
+    if (float_output) {
+      // Exact int32 sums, each scaled once in float32 on both sides.
+      EXPECT_TRUE(all_close(got, want, 1e-6));
+    } else {
+      EXPECT_LE(largest_difference(got, want), 1) << gemm;
+    }
+  }
+}
+
+// Two parts of other scales and zero points along the channels.
+TEST(QLinearConcatTest, PartsAreRequantizedWithinOneStepOfTheReference) {
+  Graph g;
+  g.opset = 13;
+  g.other_opsets["com.microsoft"] = 1;
+  const ValueId a = g.add_input("a", TensorType{DType::kUInt8, {1, 5, 6, 6}});
+  const ValueId b = g.add_input("b", TensorType{DType::kUInt8, {1, 11, 6, 6}});
+  const ValueId y = g.add_value("y", TensorType{DType::kUInt8, {1, 16, 6, 6}});
+  const NodeId node = g.add_node("QLinearConcat",
+                                 {g.add_constant("ys", scalar_of<float>(0.05f)),
+                                  g.add_constant("yz", scalar_of<std::uint8_t>(20)), a,
+                                  g.add_constant("as", scalar_of<float>(0.03f)),
+                                  g.add_constant("az", scalar_of<std::uint8_t>(128)), b,
+                                  g.add_constant("bs", scalar_of<float>(0.07f)),
+                                  g.add_constant("bz", scalar_of<std::uint8_t>(3))},
+                                 {y}, attrs({{"axis", std::int64_t{1}}}), "concat");
+  g.node(node).domain = "com.microsoft";
+  g.add_output(y);
+  ASSERT_TRUE(onednn_backend().supports(g, g.node(0)));
+  const std::vector<Tensor> inputs = random_eight_bit_inputs(g, 8);
+  EXPECT_LE(largest_difference(run_onednn(g, inputs)[0], run_reference(g, inputs)[0]), 1);
+}
+
 }  // namespace
 }  // namespace collage::onednn_test

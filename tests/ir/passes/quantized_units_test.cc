@@ -114,5 +114,38 @@ TEST(QuantizedUnitsTest, AConvolutionWhoseFloatResultIsReadElsewhereStays) {
   EXPECT_EQ(node_writing(q.g, "c").op_type, "Conv");
 }
 
+// aq u8[2,4,8] -DQ-> a; b s8[8,6] -DQ(axis 1, a scale per column)-> bf;
+// MatMul -> m -QuantizeLinear-> y: one QLinearMatMul.
+TEST(QuantizedUnitsTest, AQdqMatMulWithPerColumnWeightsBecomesOneQLinearMatMul) {
+  Graph g;
+  const ValueId aq = g.add_input("aq", TensorType{DType::kUInt8, {2, 4, 8}});
+  const ValueId a = g.add_value("a", f32({2, 4, 8}));
+  const ValueId bf = g.add_value("bf", f32({8, 6}));
+  const ValueId m = g.add_value("m", f32({2, 4, 6}));
+  const ValueId y = g.add_value("y", TensorType{DType::kUInt8, {2, 4, 6}});
+  g.add_node("DequantizeLinear",
+             {aq, g.add_constant("as", values<float>({}, {0.1f})),
+              g.add_constant("az", values<std::uint8_t>({}, {3}))},
+             {a});
+  Attributes axis1;
+  axis1.set("axis", std::int64_t{1});
+  g.add_node("DequantizeLinear",
+             {g.add_constant("b", Tensor::zeros(TensorType{DType::kInt8, {8, 6}})),
+              g.add_constant("bs", values<float>({6}, {1, 2, 3, 4, 5, 6}))},
+             {bf}, axis1);
+  g.add_node("MatMul", {a, bf}, {m});
+  g.add_node("QuantizeLinear", {m, g.add_constant("ys", values<float>({}, {0.5f}))}, {y});
+  g.add_output(y);
+  EXPECT_EQ(fuse_quantized_matmuls(g), 1);
+  ASSERT_EQ(g.num_nodes(), 1u);
+  const Node& product = node_writing(g, "y");
+  EXPECT_EQ(product.op_type, "QLinearMatMul");
+  ASSERT_EQ(product.inputs.size(), 8u);
+  EXPECT_EQ(g.value(product.inputs[3]).name, "b");
+  EXPECT_EQ(g.value(product.inputs[4]).name, "bs");
+  // QuantizeLinear's zero point, left out, is a uint8 zero.
+  EXPECT_EQ(g.type(product.inputs[7]).dtype, DType::kUInt8);
+}
+
 }  // namespace
 }  // namespace collage

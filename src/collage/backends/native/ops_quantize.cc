@@ -215,9 +215,11 @@ void matmul_integer(const Tensor& a, const Tensor& b, const Tensor* a_zero, cons
         const std::int32_t av = static_cast<std::int32_t>(a_row[p]) - azp;
         if (av == 0) continue;
         const B* b_row = b_matrix + p * n;
+        std::int32_t* sums = row.data();
+        const std::int32_t* zero = b_zp.data();
+#pragma omp simd
         for (std::int64_t j = 0; j < n; ++j) {
-          const auto at = static_cast<std::size_t>(j);
-          row[at] += av * (static_cast<std::int32_t>(b_row[j]) - b_zp[at]);
+          sums[j] += av * (static_cast<std::int32_t>(b_row[j]) - zero[j]);
         }
       }
       std::copy(row.begin(), row.end(), out + (index * m + i) * n);

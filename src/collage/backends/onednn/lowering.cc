@@ -22,14 +22,10 @@ std::size_t emit_anchor(ProgramBuilder& builder, const FusedOp& op) {
     return 0;
   }
   const Node& node = graph.node(op.anchor.node);
-  if (!in_onnx_domain(node)) {
-    throw LoweringError(
-        fmt::format("{} ({}) is not in the ONNX domain", node.op_type, node.domain));
-  }
-  const OpRow* row = find_op_row(node.op_type);
+  const OpRow* row = find_op_row(qualified_op_type(node));
   if (row == nullptr) {
-    throw LoweringError(
-        fmt::format("oneDNN has no primitive for {} (node '{}')", node.op_type, node.name));
+    throw LoweringError(fmt::format("oneDNN has no primitive for {} (node '{}')",
+                                    qualified_op_type(node), node.name));
   }
   return row->emit(builder, op, node);
 }

@@ -9,6 +9,10 @@ namespace collage::onednn {
 
 bool in_onnx_domain(const Node& node) { return node.domain.empty() || node.domain == "ai.onnx"; }
 
+std::string qualified_op_type(const Node& node) {
+  return in_onnx_domain(node) ? node.op_type : node.domain + "." + node.op_type;
+}
+
 std::optional<std::string> tensor_problem(const Graph& graph, const Node& node,
                                           std::size_t max_inputs) {
   auto check = [&](ValueId value, const char* role) -> std::optional<std::string> {

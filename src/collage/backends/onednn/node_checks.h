@@ -15,6 +15,10 @@ namespace collage::onednn {
 // custom-domain ops may share a name without sharing semantics.
 bool in_onnx_domain(const Node& node);
 
+// The op type as the op table names it: "Conv" in the ONNX domain, the
+// domain first otherwise ("com.microsoft.QGemm").
+std::string qualified_op_type(const Node& node);
+
 // Why `node` cannot run on oneDNN on account of its tensors (a non-float32
 // input or output, an empty tensor, too many dimensions), or nullopt if its
 // tensors are fine. `max_inputs` present inputs at most are checked; later

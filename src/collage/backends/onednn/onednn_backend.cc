@@ -112,9 +112,12 @@ class OnednnBackend final : public Backend {
     std::vector<std::string> names;
     for (const NamedPattern& pattern : patterns()) names.push_back(pattern.name);
     return fmt::format(
-        "ops (float32): {}\npatterns: {}\nnotes: Conv/ConvTranspose/pooling over 1-3 spatial "
+        "ops (float32; int8 for QLinearConv, QLinearMatMul, QGemm, QLinearConcat and 8-bit "
+        "MaxPool): {}\n"
+        "patterns: {}\nnotes: Conv/ConvTranspose/pooling over 1-3 spatial "
         "dims; MatMul with batch broadcasting; binary ops broadcast their second input; "
-        "Softmax follows opset semantics; Clip and Pow need constant scalars",
+        "Softmax follows opset semantics; Clip and Pow need constant scalars; int8 weights "
+        "need zero points of 0",
         fmt::join(onednn::supported_op_types(), ", "), fmt::join(names, ", "));
   }
 

@@ -9,9 +9,8 @@
 namespace collage::onednn {
 
 std::optional<std::string> why_unsupported(const Graph& graph, const Node& node) {
-  if (!in_onnx_domain(node)) return fmt::format("{} is not in the ONNX domain", node.op_type);
-  const OpRow* row = find_op_row(node.op_type);
-  if (row == nullptr) return fmt::format("oneDNN has no primitive for {}", node.op_type);
+  const OpRow* row = find_op_row(qualified_op_type(node));
+  if (row == nullptr) return fmt::format("oneDNN has no primitive for {}", qualified_op_type(node));
   try {
     return row->check(graph, node);
   } catch (const Error& e) {

@@ -10,7 +10,9 @@
 #include "collage/backends/onednn/matmul.h"
 #include "collage/backends/onednn/normalization.h"
 #include "collage/backends/onednn/pooling.h"
+#include "collage/backends/onednn/qlinear_concat.h"
 #include "collage/backends/onednn/qlinear_conv.h"
+#include "collage/backends/onednn/qlinear_matmul.h"
 #include "collage/backends/onednn/recurrent.h"
 #include "collage/backends/onednn/softmax.h"
 #include "collage/backends/op_rows.h"
@@ -84,6 +86,16 @@ std::size_t emit_qlinear_conv_op(ProgramBuilder& builder, const FusedOp&, const 
   return 0;
 }
 
+std::size_t emit_qlinear_matmul_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {
+  emit_qlinear_matmul(builder, require(qlinear_matmul_spec(builder.graph(), node)));
+  return 0;
+}
+
+std::size_t emit_qlinear_concat_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {
+  emit_qlinear_concat(builder, require(qlinear_concat_spec(builder.graph(), node)));
+  return 0;
+}
+
 std::size_t emit_recurrent_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {
   emit_recurrent(builder, require(recurrent_spec(builder.graph(), node)));
   return 0;
@@ -117,6 +129,12 @@ const std::vector<OpRow>& op_table() {
       {{"QLinearConv"},
        [](const Graph& g, const Node& n) { return reason(qlinear_conv_spec(g, n)); },
        emit_qlinear_conv_op},
+      {{"QLinearMatMul", "com.microsoft.QGemm"},
+       [](const Graph& g, const Node& n) { return reason(qlinear_matmul_spec(g, n)); },
+       emit_qlinear_matmul_op},
+      {{"com.microsoft.QLinearConcat"},
+       [](const Graph& g, const Node& n) { return reason(qlinear_concat_spec(g, n)); },
+       emit_qlinear_concat_op},
       {{"LSTM", "GRU", "RNN"},
        [](const Graph& g, const Node& n) { return reason(recurrent_spec(g, n)); },
        emit_recurrent_op},

@@ -27,6 +27,8 @@ constexpr int kMaxOptimizationRounds = 8;
 constexpr const char* kLowerEinsum = "lower Einsum to MatMul";
 constexpr const char* kQuantizedConvolution =
     "DequantizeLinear + Conv + QuantizeLinear -> QLinearConv";
+constexpr const char* kQuantizedMatMul =
+    "DequantizeLinear + MatMul + QuantizeLinear -> QLinearMatMul";
 constexpr const char* kQuantizedAdd = "DequantizeLinear + Add + QuantizeLinear -> QLinearAdd";
 constexpr const char* kQuantizedMove =
     "MaxPool/reshape between cancelling DequantizeLinear and QuantizeLinear on quantized values";
@@ -113,6 +115,7 @@ CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options)
   std::vector<std::pair<const char*, int>> quantized_units;
   if (options.graph_opt != GraphOptLevel::kNone) {
     quantized_units = {{kQuantizedConvolution, fuse_quantized_convolutions(graph)},
+                       {kQuantizedMatMul, fuse_quantized_matmuls(graph)},
                        {kQuantizedAdd, fuse_quantized_adds(graph)},
                        {kQuantizedMove, move_quantized_values(graph)}};
   }

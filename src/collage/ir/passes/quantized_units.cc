@@ -83,7 +83,20 @@ bool absorbed_by_quantization(const Graph& graph, const Node& activation, double
 
 }  // namespace
 
-int fuse_quantized_convolutions(Graph& graph) {
+namespace {
+
+// The float op a unit is made of and the quantized op it becomes.
+struct ProductKind {
+  const char* op;         // "Conv" or "MatMul"
+  const char* quantized;  // "QLinearConv" or "QLinearMatMul"
+  bool takes_bias;
+  // The weights' axis that holds one scale per output channel (or column).
+  std::int64_t weight_axis;
+};
+constexpr ProductKind kConvolution = {"Conv", "QLinearConv", true, 0};
+constexpr ProductKind kMatMul = {"MatMul", "QLinearMatMul", false, 1};
+
+int fuse_quantized_products(Graph& graph, const ProductKind& kind) {
   const ValueUsers users(graph);
   std::vector<NodeId> doomed;
   int fused = 0;
@@ -113,10 +126,15 @@ int fuse_quantized_convolutions(Graph& graph) {
       relu_id = graph.value(conv_out).producer;
       conv_out = activation->input(0);
     }
-    const Node* conv = made_by(graph, conv_out, "Conv");
+    const Node* conv = made_by(graph, conv_out, kind.op);
     if (conv == nullptr || !users.only_by_one_node(conv_out) || conv->inputs.size() < 2) continue;
+    // Output channels: a convolution's axis 1, a product's last axis (its
+    // weights must be a matrix).
+    const Shape& out_shape = graph.type(conv_out).shape;
+    const bool matmul = !kind.takes_bias;
+    if (matmul && (graph.type(conv->input(1)).rank() != 2 || out_shape.empty())) continue;
     const std::int64_t out_channels =
-        graph.type(conv_out).shape.size() > 1 ? graph.type(conv_out).shape[1] : -1;
+        matmul ? out_shape.back() : (out_shape.size() > 1 ? out_shape[1] : -1);
 
     // The input: one scale and zero point.
     const std::optional<Dequantize> x = dequantize_of(graph, conv->input(0));
@@ -130,7 +148,8 @@ int fuse_quantized_convolutions(Graph& graph) {
       continue;
     }
     const std::int64_t w_count = w->scales->numel();
-    if (w_count != 1 && (w_count != out_channels || w->axis != 0)) continue;
+    const std::int64_t w_axis = w->axis < 0 ? w->axis + graph.type(w->data).rank() : w->axis;
+    if (w_count != 1 && (w_count != out_channels || w_axis != kind.weight_axis)) continue;
     if (w->zero_point != kNoValue && constant_of(graph, w->zero_point)->numel() != w_count) {
       continue;
     }
@@ -143,7 +162,7 @@ int fuse_quantized_convolutions(Graph& graph) {
     };
     ValueId bias = kNoValue;
     std::optional<Tensor> rounded_bias;
-    if (conv->inputs.size() > 2 && conv->input(2) != kNoValue) {
+    if (kind.takes_bias && conv->inputs.size() > 2 && conv->input(2) != kNoValue) {
       const ValueId b = conv->input(2);
       if (graph.type(b).shape != Shape{out_channels}) continue;
       if (std::optional<Dequantize> dq = dequantize_of(graph, b)) {
@@ -175,7 +194,7 @@ int fuse_quantized_convolutions(Graph& graph) {
       }
     }
 
-    // Everything matched: the QuantizeLinear becomes the QLinearConv (it
+    // Everything matched: the QuantizeLinear becomes the quantized op (it
     // writes the unit's output after every value the unit reads).
     const NodeId conv_id = graph.value(conv_out).producer;
     const Attributes attributes = conv->attributes;
@@ -204,7 +223,7 @@ int fuse_quantized_convolutions(Graph& graph) {
                                    y_zero_id};
     if (bias != kNoValue) inputs.push_back(bias);
     Node& unit = graph.node(static_cast<NodeId>(n));
-    unit.op_type = "QLinearConv";
+    unit.op_type = kind.quantized;
     unit.domain.clear();
     unit.inputs = std::move(inputs);
     unit.attributes = attributes;
@@ -217,6 +236,14 @@ int fuse_quantized_convolutions(Graph& graph) {
   graph.prune();
   return fused;
 }
+
+}  // namespace
+
+int fuse_quantized_convolutions(Graph& graph) {
+  return fuse_quantized_products(graph, kConvolution);
+}
+
+int fuse_quantized_matmuls(Graph& graph) { return fuse_quantized_products(graph, kMatMul); }
 
 namespace {
 

@@ -28,6 +28,11 @@ namespace collage {
 // anything changed. Returns the count.
 int fuse_quantized_convolutions(Graph& graph);
 
+// The same for DequantizeLinear -> MatMul [-> Relu/Clip] -> QuantizeLinear
+// with constant 8-bit weights of rank 2 (one scale, or one per column):
+// a QLinearMatMul.
+int fuse_quantized_matmuls(Graph& graph);
+
 // Rewrites DequantizeLinear -> MaxPool (or Reshape, Flatten, Transpose,
 // Squeeze, Unsqueeze) -> QuantizeLinear with the same scale and zero point
 // on both sides into the op on the quantized values: the pair cancels
