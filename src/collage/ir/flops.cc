@@ -90,14 +90,15 @@ Count product_from(const Shape& shape, std::size_t from) {
   return product;
 }
 
-Count conv_flops(const Graph& graph, const Node& node) {
-  if (node.input(1) == kNoValue || node.outputs.empty()) return 0;
-  const Shape& weight = shape_of(graph, node.input(1));
+// `weights`: the input that holds the weights (QLinearConv's is 3).
+Count conv_flops(const Graph& graph, const Node& node, std::size_t weights = 1) {
+  if (node.input(weights) == kNoValue || node.outputs.empty()) return 0;
+  const Shape& weight = shape_of(graph, node.input(weights));
   if (weight.size() < 2) return 0;
   // Every output element accumulates (C_in / group) * prod(kernel) products.
   Count output = numel_of(graph, node.outputs[0]);
   Count flops = 2 * output * product_from(weight, 1);
-  if (node.input(2) != kNoValue) flops += output;
+  if (weights == 1 && node.input(2) != kNoValue) flops += output;
   return flops;
 }
 
@@ -164,8 +165,12 @@ Count ops_per_element(const Node& node) {
 
 Count flops_of(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
+  // ONNX Runtime's quantized GEMM: multiply-adds as a MatMul's.
+  if (node.domain == "com.microsoft" && op == "QGemm") return matmul_flops(graph, node);
   if (!node.domain.empty() && node.domain != "ai.onnx") return 0;
-  if (op == "Conv") return conv_flops(graph, node);
+  if (op == "Conv" || op == "ConvInteger") return conv_flops(graph, node);
+  if (op == "QLinearConv") return conv_flops(graph, node, 3);
+  if (op == "QLinearMatMul") return matmul_flops(graph, node);
   if (op == "ConvTranspose") return conv_transpose_flops(graph, node);
   if (op == "Gemm") return gemm_flops(graph, node);
   if (op == "MatMul" || op == "MatMulInteger") return matmul_flops(graph, node);

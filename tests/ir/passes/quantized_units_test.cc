@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ir/passes/passes_test_util.h"
@@ -145,6 +146,36 @@ TEST(QuantizedUnitsTest, AQdqMatMulWithPerColumnWeightsBecomesOneQLinearMatMul) 
   EXPECT_EQ(g.value(product.inputs[4]).name, "bs");
   // QuantizeLinear's zero point, left out, is a uint8 zero.
   EXPECT_EQ(g.type(product.inputs[7]).dtype, DType::kUInt8);
+}
+
+TEST(QuantizedUnitsTest, AConcatOfDequantizedInputsBecomesOneQLinearConcat) {
+  Graph g;
+  Attributes axis;
+  axis.set("axis", std::int64_t{1});
+  std::vector<ValueId> parts;
+  for (const char* name : {"a", "b"}) {
+    const ValueId q = g.add_input(std::string(name) + "q", TensorType{DType::kUInt8, {1, 2, 3, 3}});
+    const ValueId f = g.add_value(name, f32({1, 2, 3, 3}));
+    g.add_node("DequantizeLinear",
+               {q, g.add_constant(std::string(name) + "s", values<float>({}, {0.5f})),
+                g.add_constant(std::string(name) + "z", values<std::uint8_t>({}, {7}))},
+               {f});
+    parts.push_back(f);
+  }
+  const ValueId c = g.add_value("c", f32({1, 4, 3, 3}));
+  const ValueId y = g.add_value("y", TensorType{DType::kUInt8, {1, 4, 3, 3}});
+  g.add_node("Concat", parts, {c}, axis);
+  g.add_node("QuantizeLinear", {c, g.add_constant("ys", values<float>({}, {0.25f}))}, {y});
+  g.add_output(y);
+  EXPECT_EQ(fuse_quantized_concats(g), 1);
+  ASSERT_EQ(g.num_nodes(), 1u);
+  const Node& concat = node_writing(g, "y");
+  EXPECT_EQ(concat.op_type, "QLinearConcat");
+  EXPECT_EQ(concat.domain, "com.microsoft");
+  ASSERT_EQ(concat.inputs.size(), 8u);
+  EXPECT_EQ(g.value(concat.inputs[2]).name, "aq");
+  EXPECT_EQ(g.value(concat.inputs[5]).name, "bq");
+  EXPECT_EQ(concat.attributes.get_int("axis", 0), 1);
 }
 
 }  // namespace

@@ -30,6 +30,8 @@ constexpr const char* kQuantizedConvolution =
 constexpr const char* kQuantizedMatMul =
     "DequantizeLinear + MatMul + QuantizeLinear -> QLinearMatMul";
 constexpr const char* kQuantizedAdd = "DequantizeLinear + Add + QuantizeLinear -> QLinearAdd";
+constexpr const char* kQuantizedConcat =
+    "DequantizeLinear + Concat + QuantizeLinear -> QLinearConcat";
 constexpr const char* kQuantizedMove =
     "MaxPool/reshape between cancelling DequantizeLinear and QuantizeLinear on quantized values";
 
@@ -117,6 +119,7 @@ CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options)
     quantized_units = {{kQuantizedConvolution, fuse_quantized_convolutions(graph)},
                        {kQuantizedMatMul, fuse_quantized_matmuls(graph)},
                        {kQuantizedAdd, fuse_quantized_adds(graph)},
+                       {kQuantizedConcat, fuse_quantized_concats(graph)},
                        {kQuantizedMove, move_quantized_values(graph)}};
   }
   int einsums_lowered = 0;

@@ -362,4 +362,46 @@ int fuse_quantized_adds(Graph& graph) {
   return fused_count;
 }
 
+int fuse_quantized_concats(Graph& graph) {
+  const ValueUsers users(graph);
+  std::vector<NodeId> doomed;
+  int fused_count = 0;
+  for (std::size_t n = 0; n < graph.num_nodes(); ++n) {
+    const Node& concat = graph.node(static_cast<NodeId>(n));
+    if (!is_onnx_op(concat, "Concat") || concat.inputs.empty() || concat.outputs.size() != 1) {
+      continue;
+    }
+    const Node* q = only_quantized_by(graph, users, concat.outputs[0]);
+    if (q == nullptr) continue;
+    const DType type = graph.type(q->outputs[0]).dtype;
+    std::vector<ValueId> inputs = {q->input(1), q->inputs.size() > 2 ? q->input(2) : kNoValue};
+    bool all_quantized = is_eight_bit(type);
+    for (ValueId input : concat.inputs) {
+      const std::optional<Dequantize> dq = dequantize_of(graph, input);
+      if (!all_quantized || !dq || dq->scales->numel() != 1 || graph.type(dq->data).dtype != type) {
+        all_quantized = false;
+        break;
+      }
+      inputs.insert(inputs.end(), {dq->data, dq->scale, dq->zero_point});
+    }
+    if (!all_quantized) continue;
+    const ValueId out = q->outputs[0];
+    const NodeId q_id = graph.value(out).producer;
+    // The Concat becomes the QLinearConcat writing the QuantizeLinear's output.
+    Node& fused = graph.node(static_cast<NodeId>(n));
+    fused.op_type = "QLinearConcat";
+    fused.domain = "com.microsoft";
+    fused.inputs = std::move(inputs);
+    fused.outputs = {out};
+    doomed.push_back(q_id);
+    ++fused_count;
+  }
+  if (doomed.empty()) return 0;
+  graph.other_opsets.emplace("com.microsoft", 1);
+  graph.erase_nodes(doomed);
+  graph.sort_topologically();
+  graph.prune();
+  return fused_count;
+}
+
 }  // namespace collage

@@ -1,6 +1,6 @@
 // QDQ units become quantized ops: a convolution one QLinearConv, an
-// addition one QLinearAdd, a pooling or reshaping between a cancelling
-// DequantizeLinear/QuantizeLinear pair the op on the quantized values.
+// addition one QLinearAdd, a concatenation one QLinearConcat, a pooling or reshaping between a
+// cancelling DequantizeLinear/QuantizeLinear pair the op on the quantized values.
 //
 // QDQ models (ONNX Runtime's quantize_static, PyTorch's and TensorRT's
 // exports) spell a quantized convolution as DequantizeLinear on the input
@@ -47,5 +47,12 @@ int move_quantized_values(Graph& graph);
 // Clip folds in as for the convolutions). Prunes when anything changed. Returns
 // the count.
 int fuse_quantized_adds(Graph& graph);
+
+// Rewrites a Concat whose inputs are each a DequantizeLinear (one scale and
+// zero point each) and whose output only a QuantizeLinear reads into the
+// com.microsoft QLinearConcat (each input requantized to the output's
+// parameters: what the spelling computes). Prunes when anything changed.
+// Returns the count.
+int fuse_quantized_concats(Graph& graph);
 
 }  // namespace collage
