@@ -125,7 +125,9 @@ void integer_conv(const ConvShape& shape, const Tensor& x, std::int32_t x_zero_p
         w_zero_point == nullptr ? 0 : integer_at(w_zero_point, w_zero_point->numel() == 1 ? 0 : m);
     for (std::int64_t i = 0; i < k; ++i) ws[static_cast<std::size_t>(m * k + i)] -= zp;
   }
-  const auto& [d, h, wd] = shape.window;
+  const WindowAxis& d = shape.window[0];
+  const WindowAxis& h = shape.window[1];
+  const WindowAxis& wd = shape.window[2];
 
   // The column matrix [k][out_plane] of one image and group.
   auto im2col = [&](std::int64_t n, std::int64_t g, std::int16_t* cols) {
