@@ -13,6 +13,18 @@ std::string qualified_op_type(const Node& node) {
   return in_onnx_domain(node) ? node.op_type : node.domain + "." + node.op_type;
 }
 
+const Tensor* constant_input(const Graph& graph, const Node& node, std::size_t i) {
+  if (i >= node.inputs.size() || node.input(i) == kNoValue) return nullptr;
+  const Value& value = graph.value(node.input(i));
+  return value.is_constant() ? &*value.constant : nullptr;
+}
+
+std::optional<dnnl::memory::data_type> eight_bit_type(DType dtype) {
+  if (dtype == DType::kUInt8) return dnnl::memory::data_type::u8;
+  if (dtype == DType::kInt8) return dnnl::memory::data_type::s8;
+  return std::nullopt;
+}
+
 std::optional<std::string> tensor_problem(const Graph& graph, const Node& node,
                                           std::size_t max_inputs) {
   auto check = [&](ValueId value, const char* role) -> std::optional<std::string> {

@@ -4,6 +4,7 @@
 // dimensions; these checks say so once, with a reason a report can show.
 #pragma once
 
+#include <dnnl.hpp>
 #include <optional>
 #include <string>
 
@@ -18,6 +19,13 @@ bool in_onnx_domain(const Node& node);
 // The op type as the op table names it: "Conv" in the ONNX domain, the
 // domain first otherwise ("com.microsoft.QGemm").
 std::string qualified_op_type(const Node& node);
+
+// The constant behind input `i` of `node`, or null when it is absent or
+// computed at run time (the quantized ops' scales, zero points and weights).
+const Tensor* constant_input(const Graph& graph, const Node& node, std::size_t i);
+
+// oneDNN's data type for int8 or uint8 values; nullopt for other types.
+std::optional<dnnl::memory::data_type> eight_bit_type(DType dtype);
 
 // Why `node` cannot run on oneDNN on account of its tensors (a non-float32
 // input or output, an empty tensor, too many dimensions), or nullopt if its

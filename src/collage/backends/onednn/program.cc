@@ -122,6 +122,10 @@ memory ProgramBuilder::reinterpret(ValueId value, const memory::desc& view) {
   return view_of(plain, view);
 }
 
+memory ProgramBuilder::zero_point_memory(std::int32_t value) {
+  return read_plain(add_constant(Tensor::from_vector<std::int32_t>({value}, {1})), {1});
+}
+
 memory ProgramBuilder::read_plain(ValueId value, const memory::dims& dims) {
   return read(value, plain_desc(dims, data_type(value)));
 }

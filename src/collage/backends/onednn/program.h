@@ -115,6 +115,10 @@ class ProgramBuilder {
   // of it, from submemory_desc, or another shape of its bytes).
   memory view_of(const memory& base, const memory::desc& view);
 
+  // A one-element s32 memory holding `value`: a zero point the int8
+  // primitives take at run time (DNNL_ARG_ATTR_ZERO_POINTS | arg).
+  memory zero_point_memory(std::int32_t value);
+
   // Whether `value` is an input, a constant or has been defined.
   bool is_defined(ValueId value) const;
 

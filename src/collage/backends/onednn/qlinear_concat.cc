@@ -6,16 +6,16 @@
 #include <unordered_map>
 
 #include "collage/backends/onednn/layout.h"
+#include "collage/backends/onednn/node_checks.h"
 
 namespace collage::onednn {
 namespace {
 
 // A one-element constant's value, or nullopt.
 std::optional<double> scalar_input(const Graph& graph, const Node& node, std::size_t i) {
-  if (i >= node.inputs.size() || node.input(i) == kNoValue) return std::nullopt;
-  const Value& value = graph.value(node.input(i));
-  if (!value.is_constant() || value.constant->numel() != 1) return std::nullopt;
-  return value.constant->number_at(0);
+  const Tensor* value = constant_input(graph, node, i);
+  if (value == nullptr || value->numel() != 1) return std::nullopt;
+  return value->number_at(0);
 }
 
 // The dense channels-last descriptor of 4-D `dims` (plain otherwise).
@@ -90,10 +90,6 @@ void emit_qlinear_concat(ProgramBuilder& builder, const QLinearConcatSpec& spec)
   const memory::dims dst_dims = to_dims(builder.shape(spec.output));
   const memory::desc dst_md = concat_desc(dst_dims, spec.type);
   memory dst = builder.output_memory(spec.output, dst_md);
-  auto zero_point = [&](std::int32_t value) {
-    const ValueId id = builder.add_constant(Tensor::from_vector<std::int32_t>({value}, {1}));
-    return builder.read_plain(id, {1});
-  };
   memory::dims offsets(dst_dims.size(), 0);
   for (const QLinearConcatSpec::Part& part : spec.parts) {
     const memory::dims dims = to_dims(builder.shape(part.value));
@@ -104,10 +100,10 @@ void emit_qlinear_concat(ProgramBuilder& builder, const QLinearConcatSpec& spec)
                                            part_md, requantize_attr(part, spec.zero_point));
     std::unordered_map<int, memory> args{{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, to}};
     if (part.zero_point != 0) {
-      args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_FROM] = zero_point(part.zero_point);
+      args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_FROM] = builder.zero_point_memory(part.zero_point);
     }
     if (spec.zero_point != 0) {
-      args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_TO] = zero_point(spec.zero_point);
+      args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_TO] = builder.zero_point_memory(spec.zero_point);
     }
     builder.add(dnnl::reorder(pd), std::move(args));
     offsets[static_cast<std::size_t>(spec.axis)] += dims[static_cast<std::size_t>(spec.axis)];

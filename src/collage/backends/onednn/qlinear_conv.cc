@@ -11,22 +11,6 @@
 #include "collage/ir/window.h"
 
 namespace collage::onednn {
-namespace {
-
-// The constant behind input `i`, or null when it is absent or computed.
-const Tensor* constant_input(const Graph& graph, const Node& node, std::size_t i) {
-  if (i >= node.inputs.size() || node.input(i) == kNoValue) return nullptr;
-  const Value& value = graph.value(node.input(i));
-  return value.is_constant() ? &*value.constant : nullptr;
-}
-
-std::optional<memory::data_type> eight_bit(DType dtype) {
-  if (dtype == DType::kUInt8) return memory::data_type::u8;
-  if (dtype == DType::kInt8) return memory::data_type::s8;
-  return std::nullopt;
-}
-
-}  // namespace
 
 Result<QLinearConvSpec> qlinear_conv_spec(const Graph& graph, const Node& node) {
   if (!in_onnx_domain(node) || node.op_type != "QLinearConv") {
@@ -42,8 +26,8 @@ Result<QLinearConvSpec> qlinear_conv_spec(const Graph& graph, const Node& node) 
   const TensorType& x = graph.type(spec.input);
   const TensorType& w = graph.type(spec.weights);
   const TensorType& y = graph.type(spec.output);
-  const std::optional<memory::data_type> src = eight_bit(x.dtype);
-  const std::optional<memory::data_type> dst = eight_bit(y.dtype);
+  const std::optional<memory::data_type> src = eight_bit_type(x.dtype);
+  const std::optional<memory::data_type> dst = eight_bit_type(y.dtype);
   if (!src || !dst || w.dtype != DType::kInt8) {
     return Failure{
         fmt::format("QLinearConv of {} by {} into {}: oneDNN takes u8 or s8 data and "
@@ -140,15 +124,11 @@ void emit_qlinear_conv(ProgramBuilder& builder, const QLinearConvSpec& spec) {
       {DNNL_ARG_SRC, builder.read(spec.input, pd.src_desc())},
       {DNNL_ARG_WEIGHTS, builder.read_view(spec.weights, weights_view, pd.weights_desc())}};
   if (spec.bias != kNoValue) args[DNNL_ARG_BIAS] = builder.read_plain(spec.bias, bias_dims);
-  auto zero_point = [&](std::int32_t value) {
-    const ValueId id = builder.add_constant(Tensor::from_vector<std::int32_t>({value}, {1}));
-    return builder.read_plain(id, {1});
-  };
   if (spec.src_zero_point != 0) {
-    args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC] = zero_point(spec.src_zero_point);
+    args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC] = builder.zero_point_memory(spec.src_zero_point);
   }
   if (spec.dst_zero_point != 0) {
-    args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST] = zero_point(spec.dst_zero_point);
+    args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST] = builder.zero_point_memory(spec.dst_zero_point);
   }
   memory dst = builder.output_memory(spec.output, pd.dst_desc());
   args[DNNL_ARG_DST] = dst;

@@ -12,19 +12,6 @@
 namespace collage::onednn {
 namespace {
 
-// The constant behind input `i`, or null when it is absent or computed.
-const Tensor* constant_input(const Graph& graph, const Node& node, std::size_t i) {
-  if (i >= node.inputs.size() || node.input(i) == kNoValue) return nullptr;
-  const Value& value = graph.value(node.input(i));
-  return value.is_constant() ? &*value.constant : nullptr;
-}
-
-std::optional<memory::data_type> eight_bit(DType dtype) {
-  if (dtype == DType::kUInt8) return memory::data_type::u8;
-  if (dtype == DType::kInt8) return memory::data_type::s8;
-  return std::nullopt;
-}
-
 // Input positions of the quantization parameters in the two ops.
 struct Positions {
   std::size_t a_scale, a_zero, b, b_scale, b_zero, bias, y_scale, y_zero;
@@ -50,7 +37,7 @@ Result<QLinearMatMulSpec> qlinear_matmul_spec(const Graph& graph, const Node& no
   const TensorType& a = graph.type(spec.a);
   const TensorType& b = graph.type(spec.b);
   const TensorType& y = graph.type(spec.output);
-  const std::optional<memory::data_type> a_type = eight_bit(a.dtype);
+  const std::optional<memory::data_type> a_type = eight_bit_type(a.dtype);
   const Tensor* b_values = constant_input(graph, node, at.b);
   if (!a_type || b.dtype != DType::kInt8 || b_values == nullptr || b.rank() != 2) {
     return Failure{
@@ -59,7 +46,7 @@ Result<QLinearMatMulSpec> qlinear_matmul_spec(const Graph& graph, const Node& no
   const bool float_output =
       gemm && (node.inputs.size() <= at.y_scale || node.input(at.y_scale) == kNoValue);
   const std::optional<memory::data_type> y_type =
-      float_output ? std::optional(memory::data_type::f32) : eight_bit(y.dtype);
+      float_output ? std::optional(memory::data_type::f32) : eight_bit_type(y.dtype);
   if (!y_type || (float_output && y.dtype != DType::kFloat32)) {
     return Failure{fmt::format("{} output of type {}", node.op_type, dtype_name(y.dtype))};
   }
@@ -150,15 +137,11 @@ void emit_qlinear_matmul(ProgramBuilder& builder, const QLinearMatMulSpec& spec)
       {DNNL_ARG_SRC, builder.read(spec.a, a_md)},
       {DNNL_ARG_WEIGHTS, builder.read_view(spec.b, b_view, pd.weights_desc())}};
   if (spec.bias != kNoValue) args[DNNL_ARG_BIAS] = builder.read_plain(spec.bias, bias_dims);
-  auto zero_point = [&](std::int32_t value) {
-    const ValueId id = builder.add_constant(Tensor::from_vector<std::int32_t>({value}, {1}));
-    return builder.read_plain(id, {1});
-  };
   if (spec.a_zero_point != 0) {
-    args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC] = zero_point(spec.a_zero_point);
+    args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC] = builder.zero_point_memory(spec.a_zero_point);
   }
   if (spec.dst_zero_point != 0) {
-    args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST] = zero_point(spec.dst_zero_point);
+    args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST] = builder.zero_point_memory(spec.dst_zero_point);
   }
   memory dst = builder.output_memory(spec.output, pd.dst_desc());
   args[DNNL_ARG_DST] = dst;
