@@ -236,11 +236,15 @@ PYBIND11_MODULE(_collage, m) {
       [](const std::string& path, std::vector<std::string> backends, int threads,
          Shapes input_shapes, std::string graph_opt, std::string cache, bool isolate,
          int refine_rounds, double budget, int max_depth, int max_exits, bool verify, int repeat,
-         std::optional<py::function> progress) {
+         std::optional<py::function> progress, std::vector<std::string> place,
+         std::vector<std::string> avoid, std::string patterns) {
         collage::TuneOptions options =
             tune_options(std::move(backends), threads, std::move(input_shapes),
                          std::move(graph_opt), std::move(cache), isolate, refine_rounds, budget,
                          max_depth, max_exits, verify, repeat, std::move(progress));
+        options.place = std::move(place);
+        options.avoid = std::move(avoid);
+        options.patterns_file = std::move(patterns);
         collage::TuneResult r;
         {
           py::gil_scoped_release release;
@@ -269,19 +273,27 @@ PYBIND11_MODULE(_collage, m) {
       py::arg("isolate") = true, py::arg("refine_rounds") = 3, py::arg("budget") = 120.0,
       py::arg("max_depth") = 6, py::arg("max_exits") = 1, py::arg("verify") = true,
       py::arg("repeat") = 10, py::arg("progress") = py::none(),
+      py::arg("place") = std::vector<std::string>{}, py::arg("avoid") = std::vector<std::string>{},
+      py::arg("patterns") = "",
       "Searches for the fastest plan of the model and returns it as plain data: \"plan\" (JSON "
       "text for Session), the strategy kept and why, the search's statistics and every plan "
-      "measured end to end. progress, when given, is called with a dict per step.");
+      "measured end to end. progress, when given, is called with a dict per step. place, avoid "
+      "and patterns constrain where nodes run, as the command line's --place, --avoid and "
+      "--patterns (docs/placement.md).");
 
   m.def(
       "compare",
       [](const std::string& path, std::vector<std::string> backends, int threads,
          Shapes input_shapes, std::string graph_opt, std::string cache, bool isolate,
-         int refine_rounds, double budget, int repeat, std::optional<py::function> progress) {
+         int refine_rounds, double budget, int repeat, std::optional<py::function> progress,
+         std::vector<std::string> place, std::vector<std::string> avoid, std::string patterns) {
         collage::TuneOptions options =
             tune_options(std::move(backends), threads, std::move(input_shapes),
                          std::move(graph_opt), std::move(cache), isolate, refine_rounds, budget, 6,
                          1, true, repeat, std::move(progress));
+        options.place = std::move(place);
+        options.avoid = std::move(avoid);
+        options.patterns_file = std::move(patterns);
         collage::CompareResult r;
         {
           py::gil_scoped_release release;
@@ -299,6 +311,8 @@ PYBIND11_MODULE(_collage, m) {
       py::arg("input_shapes") = Shapes{}, py::arg("graph_opt") = "all", py::arg("cache") = "",
       py::arg("isolate") = true, py::arg("refine_rounds") = 3, py::arg("budget") = 120.0,
       py::arg("repeat") = 20, py::arg("progress") = py::none(),
+      py::arg("place") = std::vector<std::string>{}, py::arg("avoid") = std::vector<std::string>{},
+      py::arg("patterns") = "",
       "Runs native, each single backend, greedy placement and the collage search side by side; "
       "returns each one's latency and whether its outputs match native's.");
 

@@ -80,6 +80,15 @@ struct TuneOptions {
   bool prune = false;
   // The search's limits.
   SearchSettings search;
+  // Placement constraints (docs/placement.md), as the command line's
+  // --place, --avoid and --patterns write them: pins "Conv_12=onednn",
+  // "op:Softmax=native"; avoids "xnnpack:op:Softmax"; a JSON file of
+  // pattern rules of one's own. Every plan tune() and compare() build
+  // honours them; a pin that cannot be honoured is an Error before anything
+  // is measured.
+  std::vector<std::string> place;
+  std::vector<std::string> avoid;
+  std::string patterns_file;
   // tune(): run the searched plan beside each single backend and keep the faster.
   bool verify = true;
   // End-to-end runs per plan (tune's verification, compare's rounds).

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "api/api_models.h"
@@ -215,6 +217,53 @@ TEST_F(TuningTest, BadOptionsAreErrorsNamingTheOption) {
   options.threads = 100000;
   EXPECT_THROW(tune(model_, options), Error);
   EXPECT_THROW(tune(dir_.file("missing.onnx"), quick_options()), Error);
+}
+
+// Placement constraints through the C++ API on a zoo model (SqueezeNet
+// 1.1): every MaxPool pinned to XNNPACK, oneDNN kept off the Concats, and
+// both honoured by the kept plan, which records them. Skipped without the zoo.
+TEST_F(TuningTest, PinsAndAvoidsAreHonouredOnAZooModel) {
+  const char* zoo = std::getenv("COLLAGE_ZOO_DIR");
+  const std::string model = zoo ? std::string(zoo) + "/squeezenet1_1/model.onnx" : std::string();
+  if (model.empty() || !std::ifstream(model)) GTEST_SKIP() << "zoo model squeezenet1_1 absent";
+  TuneOptions options = quick_options();
+  options.threads = 2;
+  options.backends = {"onednn", "xnnpack"};
+  options.cache_path = dir_.file("cache.sqlite");
+  options.search.local_moves = false;
+  options.place = {"op:MaxPool=xnnpack"};
+  options.avoid = {"onednn:op:Concat"};
+  TuneResult result = tune(model, options);
+  nlohmann::json plan = nlohmann::json::parse(result.plan_json);
+  EXPECT_EQ(plan["placement"],
+            nlohmann::json({"place op:MaxPool=xnnpack", "avoid onednn:op:Concat"}));
+  int pools = 0, concats = 0;
+  for (const auto& partition : plan["partitions"]) {
+    for (const auto& op : partition["ops"]) {
+      if (op == "MaxPool") {
+        ++pools;
+        EXPECT_EQ(partition["backend"], "xnnpack");
+      }
+      if (op == "Concat") {
+        ++concats;
+        EXPECT_NE(partition["backend"], "onednn");
+      }
+    }
+  }
+  EXPECT_EQ(pools, 3);
+  EXPECT_EQ(concats, 8);
+  for (const StrategyResult& row : result.measured) EXPECT_EQ(row.mismatch, "") << row.strategy;
+
+  // A pin the backend cannot honour is an Error naming the node.
+  options.place = {"op:MaxPool=openblas"};
+  options.backends = {"openblas"};
+  try {
+    tune(model, options);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot be pinned to openblas"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(BackendsTest, ListsNativeFirstWithVersionsAndSupport) {

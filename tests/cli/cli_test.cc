@@ -314,6 +314,63 @@ TEST_F(CliTest, AnOpenDimensionIsSetToOneWithAWarningThatSaysHowToChangeIt) {
   EXPECT_TRUE(std::regex_search(saved, std::regex("\"x\": \\[\\s*1,\\s*3\\s*\\]"))) << saved;
 }
 
+// Placement constraints that cannot be honoured are refused before anything
+// is measured: one line naming the flag or the node, exit 2.
+TEST_F(CliTest, PlacementThatCannotBeHonouredIsOneLineAndExitCodeTwo) {
+  const std::string model = write_relu_model();
+  auto tune = [&](std::vector<std::string> flags) {
+    std::vector<std::string> args = {
+        "tune", model, "--cache", "none", "-q", "-o", path("relu.plan.json")};
+    args.insert(args.end(), flags.begin(), flags.end());
+    return run_collage(args);
+  };
+  expect_one_line_error(tune({"--place", "Relu_0"}), "--place 'Relu_0': expected NODES=BACKEND");
+  expect_one_line_error(tune({"--avoid", "op:Relu"}), "--avoid 'op:Relu': expected BACKEND:NODES");
+  expect_one_line_error(tune({"--place", "Relu_9=native"}), "matches no node of the model");
+  expect_one_line_error(tune({"--place", "op:Conv=native"}), "no node of this op type");
+  expect_one_line_error(tune({"--place", "op:Relu=nosuch"}), "this build has no backend 'nosuch'");
+  expect_one_line_error(tune({"--backends", "native", "--place", "op:Relu=xnnpack"}),
+                        "xnnpack is not among the backends of this run");
+  expect_one_line_error(tune({"--backends", "openblas", "--place", "op:Relu=openblas"}),
+                        "node 'Relu_0': cannot be pinned to openblas");
+  expect_one_line_error(tune({"--backends", "native", "--avoid", "native:op:Relu"}),
+                        "node 'Relu_0': no backend of this run may run this Relu");
+  expect_one_line_error(tune({"--place", "Relu_0=native", "--place", "op:Relu=xnnpack"}),
+                        "pinned to native");
+  expect_one_line_error(tune({"--patterns", path("absent.json")}), "absent.json");
+  std::ofstream(path("rules.json")) << R"({"patterns": [{"name": "p", "backend": "native"}]})";
+  expect_one_line_error(tune({"--patterns", path("rules.json")}), "rule 'p': a rule needs");
+  // compare refuses the same way.
+  expect_one_line_error(
+      run_collage({"compare", model, "--cache", "none", "-q", "--place", "op:Relu=nosuch"}),
+      "this build has no backend 'nosuch'");
+  EXPECT_FALSE(fs::exists(path("relu.plan.json")));
+}
+
+// A pinned node runs where it is pinned in every plan tune builds, the plan
+// records the constraint, and show marks the partition.
+TEST_F(CliTest, APinIsHonouredRecordedInThePlanAndMarkedByShow) {
+  const std::string model = write_relu_model();
+  const std::string plan = path("relu.plan.json");
+  Outcome outcome = run_collage({"tune", model, "--backends", "native,xnnpack", "--threads", "1",
+                                 "--cache", "none", "--repeat", "2", "--refine-rounds", "0", "-q",
+                                 "--place", "op:Relu=xnnpack", "-o", plan});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  std::ifstream in(plan);
+  std::string saved((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(saved.find("\"place op:Relu=xnnpack\""), std::string::npos) << saved;
+  // Keys are sorted: partitions' and alternatives' backends are the only
+  // "backend" keys, and native's candidates were never offered.
+  EXPECT_NE(saved.find("\"backend\": \"xnnpack\""), std::string::npos) << saved;
+  EXPECT_EQ(saved.find("\"backend\": \"native\""), std::string::npos) << saved;
+  outcome = run_collage({"show", plan});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("xnnpack*"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("place op:Relu=xnnpack"), std::string::npos) << outcome.out;
+  outcome = run_collage({"info", model, "--nodes"});
+  EXPECT_NE(outcome.out.find("Relu_0  Relu  f32[2,3]"), std::string::npos) << outcome.out;
+}
+
 TEST_F(CliTest, InfoDescribesAValidModel) {
   Outcome outcome = run_collage({"info", write_relu_model()});
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err;

@@ -108,6 +108,20 @@ void add_planning_flags(CLI::App& command, PlanningFlags& flags, const std::stri
   command.add_flag("--prune", flags.prune, "measure only the maximal candidates of each backend");
   command.add_flag("-q,--quiet", flags.quiet, "no progress display");
   add_search_flags(command, flags.search);
+  command
+      .add_option("--place", flags.place,
+                  "run these nodes on this backend only: NODES=BACKEND, NODES a node name or "
+                  "op:OP_TYPE, * and ? as wildcards ('Conv_12=onednn', 'op:Softmax=native'; "
+                  "repeatable)")
+      ->allow_extra_args(false);
+  command
+      .add_option("--avoid", flags.avoid,
+                  "never run these nodes on this backend: BACKEND:NODES ('xnnpack:op:Softmax'; "
+                  "repeatable)")
+      ->allow_extra_args(false);
+  command.add_option("--patterns", flags.patterns,
+                     "JSON file of pattern rules of your own for existing backends "
+                     "(docs/placement.md)");
 }
 
 PlanningOptions planning_options(const PlanningFlags& flags) {
@@ -121,6 +135,9 @@ PlanningOptions planning_options(const PlanningFlags& flags) {
   options.isolate = !flags.no_isolation;
   options.prune = flags.prune;
   options.search = flags.search;
+  for (const std::string& text : flags.place) options.placement.pin(text);
+  for (const std::string& text : flags.avoid) options.placement.avoid(text);
+  if (!flags.patterns.empty()) options.placement.add_patterns_file(flags.patterns);
   options.progress = progress_printer(!flags.quiet);
   check_search_settings(options.search);
   if (flags.repeat < 1) throw Error("must be at least 1", {.field = "--repeat"});

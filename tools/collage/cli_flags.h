@@ -44,6 +44,10 @@ struct PlanningFlags {
   bool prune = false;
   bool quiet = false;
   SearchSettings search;
+  // Placement constraints (docs/placement.md).
+  std::vector<std::string> place;
+  std::vector<std::string> avoid;
+  std::string patterns;
 };
 
 // Adds the model argument and every PlanningFlags flag to `command`;

@@ -49,6 +49,7 @@ void run_compare(const CompareArgs& args) {
       load_runnable_model(model, options.input_shapes, options.graph_opt, args.planning.max_memory);
   if (std::optional<std::string> open = pin_open_dims(graph, options.input_shapes))
     std::fprintf(stderr, "collage: warning: %s\n", open->c_str());
+  check_placement(graph, options);
   std::size_t others = resolve_backends(options.backends).size() - 1;
   std::size_t strategies = 1 + others + (others > 1 ? 1 : 0) + 1;
   fmt::print("comparing {} strategies on {} ({} nodes) at {} thread{}\n", strategies, model,

@@ -19,6 +19,7 @@ struct InfoArgs {
   std::string model;
   std::vector<std::string> input_shapes;
   std::string graph_opt = "all";
+  bool nodes = false;
 };
 
 // 11689512 -> "11,689,512"
@@ -127,6 +128,17 @@ void run_info(const InfoArgs& args) {
 
   std::map<std::string, int> missing = unsupported_ops(graph, BackendRegistry::global().native());
   fmt::print("unsupported by native: {}\n", missing.empty() ? "none" : describe_op_counts(missing));
+
+  if (args.nodes) {
+    // The names --place and --avoid select, in execution order.
+    fmt::print("nodes:\n");
+    for (const Node& node : graph.nodes()) {
+      fmt::print("  {}  {}{}  {}\n", escape_control(node.name),
+                 node.domain.empty() ? "" : escape_control(node.domain) + ".",
+                 escape_control(node.op_type),
+                 node.outputs.empty() ? "" : graph.type(node.outputs.front()).to_string());
+    }
+  }
 }
 
 }  // namespace
@@ -138,6 +150,9 @@ void add_info_command(CLI::App& app) {
   cmd->add_option("model", args->model, "ONNX model file")->required();
   add_input_shape_flag(*cmd, args->input_shapes);
   add_graph_opt_flag(*cmd, args->graph_opt);
+  cmd->add_flag("--nodes", args->nodes,
+                "also list every node of the canonical graph: its name (what --place and "
+                "--avoid select), op type and first output");
   cmd->callback([args] { run_info(*args); });
 }
 

@@ -58,6 +58,7 @@ void run_tune(const TuneArgs& args) {
       load_runnable_model(model, options.input_shapes, options.graph_opt, args.planning.max_memory);
   if (std::optional<std::string> open = pin_open_dims(graph, options.input_shapes))
     std::fprintf(stderr, "collage: warning: %s\n", open->c_str());
+  check_placement(graph, options);
   fmt::print("tuning {} ({} nodes) with {} at {} thread{}\n", model, graph.num_nodes(),
              fmt::join(options.backends, ","), options.threads, options.threads == 1 ? "" : "s");
 

@@ -29,6 +29,9 @@ PlanningOptions planning_options(const std::string& model_path, const TuneOption
   planning.isolate = options.isolate;
   planning.prune = options.prune;
   planning.search = options.search;
+  for (const std::string& text : options.place) planning.placement.pin(text);
+  for (const std::string& text : options.avoid) planning.placement.avoid(text);
+  if (!options.patterns_file.empty()) planning.placement.add_patterns_file(options.patterns_file);
   planning.progress = options.progress;
   check_search_settings(planning.search);
   resolve_backends(planning.backends);

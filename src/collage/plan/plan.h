@@ -91,6 +91,10 @@ struct Plan {
   // End-to-end time of the whole plan, when it was measured.
   std::optional<double> measured_ms;
   PlanSearchStats search;
+  // The placement constraints the plan honours, one per line: "place
+  // Conv_12=onednn", "avoid xnnpack:op:Softmax", "pattern <backend>:<name>
+  // <rule as JSON>" (search/placement.h); empty when there were none.
+  std::vector<std::string> placement;
 
   // Partitions per backend, sorted by backend name.
   std::map<std::string, int> partitions_per_backend() const;

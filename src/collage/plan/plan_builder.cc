@@ -22,6 +22,7 @@ Plan build_plan(const DataflowGraph& dfg, const std::vector<ChosenPartition>& ch
   plan.machine = context.machine;
   plan.threads = context.threads;
   plan.graph_opt = context.graph_opt;
+  plan.placement = context.placement;
   const bool estimates = !estimated.empty();
   double total_ms = 0;
   bool all_estimated = estimates;

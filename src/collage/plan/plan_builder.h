@@ -23,6 +23,8 @@ struct PlanContext {
   int threads = 1;
   // The graph optimization level the model was canonicalized with.
   std::string graph_opt = "all";
+  // The user's placement constraints (Placement::describe()).
+  std::vector<std::string> placement;
 };
 
 // `estimated` is empty for strategies that do not estimate; otherwise it

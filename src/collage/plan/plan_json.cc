@@ -115,7 +115,7 @@ json plan_to_json(const Plan& plan) {
   }
   json shapes = json::object();
   for (const auto& [name, shape] : plan.input_shapes) shapes[name] = shape;
-  return {{"format", "collage-plan"},
+  json document = {{"format", "collage-plan"},
           {"version", kPlanFormatVersion},
           {"strategy", plan.strategy},
           {"model",
@@ -141,6 +141,8 @@ json plan_to_json(const Plan& plan) {
             {"moves_kept", plan.search.moves_kept},
             {"moves_start", plan.search.moves_start}}},
           {"partitions", partitions}};
+  if (!plan.placement.empty()) document["placement"] = plan.placement;
+  return document;
 }
 
 Plan plan_from_json(const json& document, const std::string& source) {
@@ -163,6 +165,7 @@ Plan plan_from_json(const json& document, const std::string& source) {
   plan.compute_layouts = top.get_or<std::map<std::string, std::string>>("compute_layouts", {});
   plan.estimated_ms = top.number("estimated_ms");
   plan.measured_ms = top.number("measured_ms");
+  plan.placement = top.get_or<std::vector<std::string>>("placement", {});
   if (document.contains("search")) {
     Reader search = top.child(top.object("search"), "search");
     plan.search.candidates = search.get_or<int>("candidates", 0);

@@ -8,6 +8,8 @@
 #include <unordered_map>
 
 #include "collage/backends/registry.h"
+#include "collage/ir/error.h"
+#include "collage/search/placement.h"
 
 namespace collage {
 namespace {
@@ -83,6 +85,30 @@ std::string int8_partitions_text(const Plan& plan) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+std::vector<bool> pinned_partitions(const Plan& plan) {
+  Placement pins;
+  for (const std::string& line : plan.placement) {
+    if (line.rfind("place ", 0) != 0) continue;
+    try {
+      pins.pin(line.substr(6));
+    } catch (const Error&) {
+      // A plan edited by hand: its line marks nothing.
+    }
+  }
+  std::vector<bool> pinned;
+  for (const PlanPartition& p : plan.partitions) {
+    bool any = false;
+    for (std::size_t i = 0; i < p.nodes.size() && !any; ++i) {
+      Node node;
+      node.name = p.nodes[i];
+      node.op_type = i < p.ops.size() ? p.ops[i] : "";
+      any = pins.pin_of(node) != nullptr;
+    }
+    pinned.push_back(any);
+  }
+  return pinned;
+}
+
 std::string plan_to_text(const Plan& plan) {
   std::string text;
   text += fmt::format("plan: {}   model: {}   threads: {}\n", plan.label(), plan.model_path,
@@ -92,6 +118,11 @@ std::string plan_to_text(const Plan& plan) {
                       ms_column(plan.estimated_ms), ms_column(plan.measured_ms));
   const bool in_context = std::any_of(plan.partitions.begin(), plan.partitions.end(),
                                       [](const PlanPartition& p) { return p.measured_ms; });
+  if (!plan.placement.empty()) {
+    text += "placement (the plan honours these):\n";
+    for (const std::string& line : plan.placement) text += "  " + shorten(line, 100) + "\n";
+  }
+  const std::vector<bool> pinned = pinned_partitions(plan);
   text += fmt::format("\n{:>3}  {:<9} {:<22} {:<34} {:>9}{}  {}\n", "#", "backend", "rule", "ops",
                       "est ms", in_context ? fmt::format(" {:>9}", "ctx ms") : "",
                       "alternatives (est ms)");
@@ -103,14 +134,17 @@ std::string plan_to_text(const Plan& plan) {
           a.estimated_ms ? fmt::format("{}/{} {:.3f}", a.backend, a.node_count, *a.estimated_ms)
                          : fmt::format("{}/{} invalid", a.backend, a.node_count));
     }
-    text +=
-        fmt::format("{:>3}  {:<9} {:<22} {:<34} {:>9}{}  {}\n", i, p.backend, shorten(p.rule, 22),
-                    shorten(describe_ops(p.ops), 34), ms_column(p.estimated_ms),
-                    in_context ? fmt::format(" {:>9}", ms_column(p.measured_ms)) : "",
-                    fmt::join(alternatives, ", "));
+    text += fmt::format("{:>3}  {:<9} {:<22} {:<34} {:>9}{}  {}\n", i,
+                        pinned[i] ? p.backend + "*" : p.backend, shorten(p.rule, 22),
+                        shorten(describe_ops(p.ops), 34), ms_column(p.estimated_ms),
+                        in_context ? fmt::format(" {:>9}", ms_column(p.measured_ms)) : "",
+                        fmt::join(alternatives, ", "));
     text += fmt::format("     in: {}   out: {}\n",
                         shorten(fmt::format("{}", fmt::join(p.inputs, ", ")), 50),
                         shorten(fmt::format("{}", fmt::join(p.outputs, ", ")), 50));
+  }
+  if (std::find(pinned.begin(), pinned.end(), true) != pinned.end()) {
+    text += "     * pinned: a --place rule names a node of the partition\n";
   }
   text += "\npartitions per backend:";
   for (const auto& [backend, count] : plan.partitions_per_backend()) {
@@ -179,10 +213,13 @@ std::string plan_to_dot(const Plan& plan, const Graph* model) {
   for (std::size_t i = 0; i < model->num_nodes(); ++i) {
     node_by_name.emplace(model->node(static_cast<NodeId>(i)).name, static_cast<NodeId>(i));
   }
+  const std::vector<bool> pinned = pinned_partitions(plan);
   for (std::size_t i = 0; i < plan.partitions.size(); ++i) {
     const PlanPartition& p = plan.partitions[i];
-    dot += fmt::format("  subgraph cluster_p{} {{\n    style=\"rounded\"; color=\"#555555\";\n", i);
-    dot += fmt::format("    label=\"#{} {} {} ms\";\n", i, p.backend, ms_column(p.estimated_ms));
+    dot += fmt::format("  subgraph cluster_p{} {{\n    style=\"{}\"; color=\"#555555\";\n", i,
+                       pinned[i] ? "rounded,bold" : "rounded");
+    dot += fmt::format("    label=\"#{} {}{} {} ms\";\n", i, p.backend,
+                       pinned[i] ? " (pinned)" : "", ms_column(p.estimated_ms));
     for (const std::string& name : p.nodes) {
       auto it = node_by_name.find(name);
       if (it == node_by_name.end()) continue;

@@ -22,6 +22,10 @@ std::string plan_to_text(const Plan& plan);
 // none do.
 std::string int8_partitions_text(const Plan& plan);
 
+// For each partition of `plan`, whether a pin of its placement
+// (Plan::placement, "place ...") names one of its nodes.
+std::vector<bool> pinned_partitions(const Plan& plan);
+
 // `model` may be null (partitions only).
 std::string plan_to_dot(const Plan& plan, const Graph* model);
 

@@ -1,5 +1,7 @@
 #include "collage/session/planning.h"
 
+#include <algorithm>
+
 #include "collage/backends/registry.h"
 #include "collage/partition/dataflow_graph.h"
 #include "collage/plan/plan_builder.h"
@@ -25,15 +27,22 @@ Plan whole_graph_plan(const DataflowGraph& dfg, const Backend& native, const Str
 
 // The greedy strategies (`single:<b>`, `greedy:<b1>,<b2>`): greedy_cover()
 // in the strategy's order of backends, native covering what is left, its
-// partitions merged into maximal regions (search/regions.h).
+// partitions merged into maximal regions (search/regions.h). Under
+// placement constraints every backend offers only what it may run, and the
+// nodes pinned to a backend the strategy does not name go to that backend
+// first; the native strategy is then this with no backend of its own.
 Plan greedy_plan(const DataflowGraph& dfg, const Backend& native, const Strategy& strategy,
                  const PlanningOptions& options) {
-  PartitionSpecPtr fallback = make_backend_spec(native, spec_options(options.search));
-  std::vector<PartitionSpecPtr> priority;
+  PartitionSpecPtr fallback = planning_specs({&native}, options).front();
+  std::vector<PartitionSpecPtr> named;
   for (const Backend* backend : resolve_backends(strategy.backends)) {
-    if (backend != &native)
-      priority.push_back(make_backend_spec(*backend, spec_options(options.search)));
+    if (backend != &native) named.push_back(planning_specs({backend}, options).front());
   }
+  std::vector<std::string> present = {native.name()};
+  for (const PartitionSpecPtr& spec : named) present.push_back(spec->name);
+  std::vector<PartitionSpecPtr> priority = options.placement.pinned_specs(
+      planning_specs(resolve_backends(options.backends), options), present);
+  priority.insert(priority.end(), named.begin(), named.end());
   std::vector<ChosenPartition> chosen =
       merge_into_regions(dfg, greedy_cover(dfg, priority, fallback));
   Plan plan = build_plan(dfg, chosen, plan_context(strategy, options));
@@ -47,12 +56,16 @@ Plan greedy_plan(const DataflowGraph& dfg, const Backend& native, const Strategy
 }  // namespace
 
 Plan make_plan(const Graph& graph, const Strategy& strategy, const PlanningOptions& options) {
+  check_placement(graph, options);
   DataflowGraph dfg(graph);
   if (strategy.kind == Strategy::Kind::kCollage) {
     return Tuner(graph, dfg, strategy, options).run();
   }
   const Backend& native = BackendRegistry::global().native();
-  if (strategy.kind == Strategy::Kind::kNative) {
+  const bool all_native =
+      std::all_of(graph.nodes().begin(), graph.nodes().end(),
+                  [&](const Node& node) { return options.placement.admits(node, native.name()); });
+  if (strategy.kind == Strategy::Kind::kNative && all_native) {
     return whole_graph_plan(dfg, native, strategy, options);
   }
   return greedy_plan(dfg, native, strategy, options);

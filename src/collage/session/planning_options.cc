@@ -52,10 +52,26 @@ SpecOptions spec_options(const SearchSettings& settings) {
   return specs;
 }
 
+std::vector<PartitionSpecPtr> planning_specs(const std::vector<const Backend*>& backends,
+                                             const PlanningOptions& options) {
+  std::vector<PartitionSpecPtr> specs;
+  for (const PartitionSpecPtr& spec : make_backend_specs(backends, spec_options(options.search))) {
+    specs.push_back(options.placement.constrain(spec));
+  }
+  return specs;
+}
+
+void check_placement(const Graph& graph, const PlanningOptions& options) {
+  if (options.placement.empty()) return;
+  options.placement.check(graph, resolve_backends(options.backends),
+                          BackendRegistry::global().names());
+}
+
 PlanContext plan_context(const Strategy& strategy, const PlanningOptions& options) {
-  return PlanContext{strategy.to_string(), options.model_path,
-                     options.input_shapes, machine_text(options.threads),
-                     options.threads,      std::string(to_string(options.graph_opt))};
+  return PlanContext{
+      strategy.to_string(),          options.model_path, options.input_shapes,
+      machine_text(options.threads), options.threads,    std::string(to_string(options.graph_opt)),
+      options.placement.describe()};
 }
 
 }  // namespace collage

@@ -13,6 +13,7 @@
 #include "collage/ir/passes/canonicalize.h"
 #include "collage/plan/plan_builder.h"
 #include "collage/search/backend_spec.h"
+#include "collage/search/placement.h"
 #include "collage/search/strategy.h"
 #include "collage/tuning.h"
 
@@ -47,6 +48,9 @@ struct PlanningOptions {
   // Keep only maximal candidates of each backend.
   bool prune = false;
   SearchSettings search;
+  // Where the user pins or keeps nodes off backends, and pattern rules of
+  // their own (search/placement.h): every strategy honours them.
+  Placement placement;
   // Timed runs per profile.
   int refine_runs = 10;
   // Receives progress; may be empty.
@@ -65,6 +69,15 @@ std::string machine_text(int threads);
 
 // The limits of each backend's candidates under `settings`.
 SpecOptions spec_options(const SearchSettings& settings);
+
+// The spec of each of `backends` under the search's limits and the
+// placement's constraints.
+std::vector<PartitionSpecPtr> planning_specs(const std::vector<const Backend*>& backends,
+                                             const PlanningOptions& options);
+
+// Throws Error, before anything is measured, when options.placement cannot
+// be honoured on `graph` with the run's backends (Placement::check).
+void check_placement(const Graph& graph, const PlanningOptions& options);
 
 // What a plan of `strategy` made with `options` records of how it was made.
 PlanContext plan_context(const Strategy& strategy, const PlanningOptions& options);

@@ -9,6 +9,7 @@
 #include "collage/cost/cache_keys.h"
 #include "collage/cost/overhead_learning.h"
 #include "collage/ir/error.h"
+#include "collage/ir/structural_hash.h"
 #include "collage/plan/plan_builder.h"
 #include "collage/runtime/random_inputs.h"
 #include "collage/runtime/timing.h"
@@ -53,17 +54,31 @@ Plan with_estimates_in_context(Plan plan, const PartitionOverheads& charged,
 // for each backend of `specs` but the native one (the first), and with two
 // or more such backends the greedy placement in `specs`' order
 // (`greedy:<backends>`). Local moves may start from one of them. A cover
-// with a partition that is invalid when measured alone is left out.
+// with a partition that is invalid when measured alone is left out. Nodes
+// pinned to a backend a baseline does not name go to that backend first,
+// as in the baselines' own plans (session/planning.cc).
 std::vector<MoveStart> baseline_starts(const DataflowGraph& dfg,
                                        const std::vector<PartitionSpecPtr>& specs,
-                                       CostEstimator& estimator) {
+                                       const Placement& placement, CostEstimator& estimator) {
   std::vector<MoveStart> starts;
-  auto add = [&](std::string name, const std::vector<PartitionSpecPtr>& priority) {
-    std::vector<ChosenPartition> cover = with_costs_alone(
-        dfg, merge_into_regions(dfg, greedy_cover(dfg, priority, specs.front())), estimator);
+  auto add = [&](std::string name, const std::vector<PartitionSpecPtr>& named) {
+    std::vector<std::string> present = {specs.front()->name};
+    for (const PartitionSpecPtr& spec : named) present.push_back(spec->name);
+    std::vector<PartitionSpecPtr> priority = placement.pinned_specs(specs, present);
+    priority.insert(priority.end(), named.begin(), named.end());
+    std::vector<ChosenPartition> cover;
+    try {
+      cover = with_costs_alone(
+          dfg, merge_into_regions(dfg, greedy_cover(dfg, priority, specs.front())), estimator);
+    } catch (const Error&) {
+      // Under placement constraints a baseline may leave a node nothing it
+      // names may run (native avoided for it): no start.
+      if (placement.empty()) throw;
+      return;
+    }
     bool valid = std::all_of(cover.begin(), cover.end(),
                              [](const ChosenPartition& p) { return p.cost.is_valid(); });
-    if (valid) starts.push_back({std::move(name), std::move(cover), priority.size() == 1});
+    if (valid) starts.push_back({std::move(name), std::move(cover), named.size() == 1});
   };
   std::vector<std::string> names;
   for (std::size_t i = 1; i < specs.size(); ++i) {
@@ -94,7 +109,7 @@ Tuner::Tuner(const Graph& graph, const DataflowGraph& dfg, const Strategy& strat
       strategy_(strategy),
       options_(options),
       backends_(resolve_backends(options.backends)),
-      specs_(make_backend_specs(backends_, spec_options(options.search))),
+      specs_(planning_specs(backends_, options)),
       measuring_(open_measuring(options)),
       model_(model_key(graph, backends_)),
       refine_rounds_(options.search.refine_rounds),
@@ -103,8 +118,16 @@ Tuner::Tuner(const Graph& graph, const DataflowGraph& dfg, const Strategy& strat
       boundaries_(backends_, conversions_),
       boundaries_or_null_(options.search.boundary_costs ? &boundaries_ : nullptr) {
   for (const Backend* backend : backends_) backend_names_.push_back(backend->name());
-  moves_key_ = local_moves_key(model_, measuring_.machine, backend_names_, options.search.max_depth,
-                               options.search.max_exits, options.search.boundary_costs);
+  // A cover kept under placement constraints is kept for those alone.
+  std::string constrained_model = model_;
+  if (!options.placement.empty()) {
+    constrained_model +=
+        fmt::format("|placement {:016x}",
+                    fnv1a_64(fmt::format("{}", fmt::join(options.placement.describe(), "\n"))));
+  }
+  moves_key_ = local_moves_key(constrained_model, measuring_.machine, backend_names_,
+                               options.search.max_depth, options.search.max_exits,
+                               options.search.boundary_costs);
 }
 
 Plan Tuner::run() {
@@ -300,7 +323,7 @@ void Tuner::refine_by_local_moves() {
 std::vector<MoveStart> Tuner::move_starts(InContextEstimator& in_context) {
   std::vector<MoveStart> starts = {
       {"searched", with_costs_alone(dfg_, best_->result.search.partitions, in_context)}};
-  for (MoveStart& start : baseline_starts(dfg_, specs_, in_context)) {
+  for (MoveStart& start : baseline_starts(dfg_, specs_, options_.placement, in_context)) {
     starts.push_back(std::move(start));
   }
   const double searched_ms = total_cost(starts.front().partitions).seconds() * 1e3;

@@ -65,6 +65,28 @@ std::vector<Plan> in_every_compute_layout(const std::vector<Plan>& baselines, Pl
   return all;
 }
 
+// The plans of the baseline `strategies`. Under placement constraints a
+// baseline may have no plan (a node only an avoided backend of it runs):
+// it is left out and the progress says so.
+std::vector<Plan> baseline_plans(const Graph& graph, const std::vector<std::string>& strategies,
+                                 const PlanningOptions& options) {
+  std::vector<Plan> plans;
+  for (const std::string& name : strategies) {
+    try {
+      plans.push_back(make_plan(graph, Strategy::parse(name), options));
+    } catch (const Error& e) {
+      if (options.placement.empty()) throw;
+      if (options.progress) {
+        options.progress(TuneProgress{
+            .stage = TuneProgress::Stage::kVerify,
+            .message =
+                fmt::format("{} left out: under the placement constraints, {}", name, e.what())});
+      }
+    }
+  }
+  return plans;
+}
+
 void report_verification(const PlanningOptions& options, const std::vector<EvaluatedPlan>& plans) {
   if (!options.progress) return;
   for (std::size_t i = 0; i < plans.size(); ++i) {
@@ -81,6 +103,7 @@ void report_verification(const PlanningOptions& options, const std::vector<Evalu
 TuneOutcome tune_model(const Graph& graph, const PlanningOptions& options,
                        const TuneSettings& settings) {
   check_options(options, settings.repeat);
+  check_placement(graph, options);
   std::vector<std::string> others = other_backends(options);
   TuneOutcome outcome;
   outcome.searched = make_plan(graph, Strategy::parse("collage"), options);
@@ -90,10 +113,9 @@ TuneOutcome tune_model(const Graph& graph, const PlanningOptions& options,
   // The collage plan beside every single-backend baseline, interleaved.
   // Each in the layouts its backends can compute in, the searched plan's
   // own last.
-  std::vector<Plan> baselines = {make_plan(graph, Strategy::parse("native"), options)};
-  for (const std::string& name : others) {
-    baselines.push_back(make_plan(graph, Strategy::parse("single:" + name), options));
-  }
+  std::vector<std::string> strategies = {"native"};
+  for (const std::string& name : others) strategies.push_back("single:" + name);
+  std::vector<Plan> baselines = baseline_plans(graph, strategies, options);
   const std::vector<Plan> plans = in_every_compute_layout(baselines, outcome.searched);
   outcome.evaluated = evaluate_plans(graph, plans, options.threads, settings.repeat, 2);
   report_verification(options, outcome.evaluated);
@@ -107,6 +129,7 @@ TuneOutcome tune_model(const Graph& graph, const PlanningOptions& options,
 
 CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& options, int repeat) {
   check_options(options, repeat);
+  check_placement(graph, options);
   std::vector<std::string> others = other_backends(options);
   std::vector<std::string> strategies = {"native"};
   for (const std::string& name : others) strategies.push_back("single:" + name);
@@ -116,10 +139,7 @@ CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& opt
 
   // Each in the layouts its backends can compute in, the searched plan's
   // own last (its partitions are timed again in between the runs).
-  std::vector<Plan> baselines;
-  for (const std::string& name : strategies) {
-    baselines.push_back(make_plan(graph, Strategy::parse(name), options));
-  }
+  std::vector<Plan> baselines = baseline_plans(graph, strategies, options);
   std::vector<Plan> plans =
       in_every_compute_layout(baselines, make_plan(graph, Strategy::parse("collage"), options));
   CompareOutcome outcome;
