@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make demo`: tune real models with every backend, compare every strategy
-# side by side (and ONNX Runtime, when npm could install it), and draw the plan.
+# side by side (and ONNX Runtime, when npm could install it), draw the plan and
+# write its HTML report.
 # Usage: scripts/demo.sh COLLAGE_BINARY ZOO_DIR
 set -euo pipefail
 collage="$1"
@@ -28,7 +29,14 @@ for model in resnet50 mobilenet_v2; do
     printf 'onnxruntime (CPU, %s threads): median %.3f ms\n' "$threads" "$median"
   fi
   "$collage" show "$out/$model.plan.json" --format svg -o "$out/$model.plan.svg" > /dev/null
+  # The report: the graph by backend, each partition's details, the
+  # strategies compare measured and one run's timeline, in one HTML file.
+  "$collage" run "$onnx" --plan "$out/$model.plan.json" --input "input=$zoo/$model/input.npy" \
+    --threads "$threads" --repeat 10 --profile "$out/$model.trace.json" > /dev/null
+  "$collage" show "$out/$model.plan.json" --format html --profile "$out/$model.trace.json" \
+    --compare "$out/$model.compare.json" -o "$out/$model.report.html" > /dev/null
   echo "plan: $out/$model.plan.json   drawing: $out/$model.plan.svg"
+  echo "report: $out/$model.report.html  (open it in a browser: select a partition for its details)"
   echo "      (collage show $out/$model.plan.json  lists partitions, costs and alternatives)"
 done
 

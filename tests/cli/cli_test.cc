@@ -371,6 +371,38 @@ TEST_F(CliTest, APinIsHonouredRecordedInThePlanAndMarkedByShow) {
   EXPECT_NE(outcome.out.find("Relu_0  Relu  f32[2,3]"), std::string::npos) << outcome.out;
 }
 
+// The HTML report escapes what the model names: a node name is text on
+// the page, never markup; and its flags refuse what they cannot use.
+TEST_F(CliTest, TheHtmlReportEscapesNamesAndRefusesBadFlags) {
+  const std::string hostile = "<img src=x onerror=alert(1)></script>";
+  std::string model = write_model("hostile.onnx", [&](onnx::GraphProto& graph) {
+    add_tensor_info(graph.add_input(), "x", {2, 3});
+    add_tensor_info(graph.add_output(), "y", {2, 3});
+    add_node(graph, "Relu", {"x"}, "y")->set_name(hostile);
+  });
+  const std::string plan = path("hostile.plan.json");
+  Outcome outcome = run_collage({"tune", model, "--backends", "native", "--no-verify", "--cache",
+                                 "none", "--threads", "1", "-q", "-o", plan});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  const std::string report = path("hostile.html");
+  outcome = run_collage({"show", plan, "--format", "html", "-o", report});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  std::ifstream in(report);
+  std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(html.find(hostile), std::string::npos);
+  EXPECT_EQ(html.find("<img src=x"), std::string::npos);
+  EXPECT_NE(html.find("id=\"partition_0\""), std::string::npos);
+  // In the page's data the name is a JSON string with '<' escaped.
+  EXPECT_NE(html.find("\\u003cimg src=x onerror=alert(1)>\\u003c/script>"), std::string::npos);
+
+  expect_one_line_error(run_collage({"show", plan, "--format", "pdf"}), "--format");
+  expect_one_line_error(run_collage({"show", plan, "--compare", path("c.json")}), "--compare");
+  std::ofstream(path("c.json")) << "{\"rows\": []}";
+  expect_one_line_error(run_collage({"show", plan, "--format", "html", "--compare", path("c.json"),
+                                     "-o", path("r.html")}),
+                        "c.json");
+}
+
 TEST_F(CliTest, InfoDescribesAValidModel) {
   Outcome outcome = run_collage({"info", write_relu_model()});
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err;

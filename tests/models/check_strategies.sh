@@ -5,6 +5,8 @@
 #   - the zoo (scripts/export_zoo.py) against PyTorch's own outputs;
 #   - third-party PaddleOCR models (scripts/fetch_thirdparty.sh; opset 9/11,
 #     dynamic dimensions fixed with --input-shape) against ONNX Runtime.
+# The tuned plan's HTML report (show --format html, with the replay's
+# profile) is opened in headless Chromium (tests/report/check_html_report.py).
 # Tolerance: max |ours - reference| <= 1e-5 + 1e-3 * max |reference|.
 # Exits 77 (skipped) when none of the models asked for exists.
 # Usage: check_strategies.sh COLLAGE_BINARY [MODEL ...]
@@ -53,7 +55,7 @@ check() {  # NAME MODEL INPUT_NAME INPUT_NPY REFERENCE_NPY [--input-shape ...]
       "$collage" tune "$model" "$@" --backends "$tune_backends" --threads 2 \
         --cache "$work/cache.sqlite" --prune --refine-rounds 0 \
         --no-verify -q -o "$work/$name.plan.json" > "$work/log" 2>&1
-      how=(--plan "$work/$name.plan.json")
+      how=(--plan "$work/$name.plan.json" --profile "$work/$name.trace.json")
     fi
     if ! "$collage" run "$model" "$@" --input "$input_name=$input" "${how[@]}" --threads 2 \
         --repeat 1 --warmup 0 --save-outputs "$out" > "$work/log" 2>&1; then
@@ -83,6 +85,23 @@ PY
       failed=$((failed + 1))
     fi
     checked=$((checked + 1))
+    if [ "$s" = tuned ]; then
+      # The tuned plan's HTML report with the run's profile, opened in
+      # headless Chromium (tests/report/check_html_report.py).
+      local report="$work/$name.html" verdict
+      if ! "$collage" show "$work/$name.plan.json" --format html \
+          --profile "$work/$name.trace.json" -o "$report" > "$work/log" 2>&1; then
+        verdict="FAIL $(tail -1 "$work/log")"
+      else
+        verdict="$(/usr/bin/python3 "$here/../report/check_html_report.py" "$report" \
+          "$work/$name.plan.json")"
+      fi
+      case "$verdict" in
+        PASS*) echo "PASS $name html report: ${verdict#PASS }" ;;
+        SKIP*) echo "note: $name html report not opened: ${verdict#SKIP: }" ;;
+        *) echo "FAIL $name html report: ${verdict#FAIL }"; failed=$((failed + 1)) ;;
+      esac
+    fi
   done
 }
 

@@ -96,7 +96,7 @@ TEST(PlanReportTest, ALongPartitionIsDescribedByItsCommonestOps) {
 TEST(PlanReportTest, TheDrawingWithoutAModelConnectsPartitionsThroughTheirValues) {
   const std::string dot = plan_to_dot(sample_plan(), nullptr);
   EXPECT_EQ(dot.rfind("digraph plan {\n", 0), 0u);
-  EXPECT_TRUE(contains(dot, "  p0 [label=\"#0 onednn\\nConv+Relu\\n1.250 ms\""));
+  EXPECT_TRUE(contains(dot, "  p0 [id=\"partition_0\", label=\"#0 onednn\\nConv+Relu\\n1.250 ms\""));
   EXPECT_TRUE(contains(dot, "  p0 -> p1;\n")) << dot;
   EXPECT_FALSE(contains(dot, "p1 -> p0")) << dot;
   EXPECT_TRUE(contains(dot, "\"legend_onednn\" [label=\"onednn (1)\"")) << dot;

@@ -1,4 +1,5 @@
-// `collage show PLAN.json`: a plan as text, Graphviz DOT or SVG.
+// `collage show PLAN.json`: a plan as text, Graphviz DOT or SVG, or one
+// self-contained HTML page (plan/plan_html.h).
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spawn.h>
@@ -15,6 +16,7 @@
 
 #include "collage/ir/error.h"
 #include "collage/ir/file_io.h"
+#include "collage/plan/plan_html.h"
 #include "collage/plan/plan_json.h"
 #include "collage/plan/plan_profile.h"
 #include "collage/plan/plan_report.h"
@@ -29,6 +31,7 @@ struct ShowArgs {
   std::string format = "text";
   std::string output;
   std::string profile;
+  std::string compare;
 };
 
 void write_text(const std::string& text, const std::string& path) {
@@ -88,22 +91,8 @@ std::unique_ptr<Graph> try_load_model(const Plan& plan) {
   }
 }
 
-void run_show(const ShowArgs& args) {
-  Plan plan = load_plan(args.plan);
-  if (!args.profile.empty()) {
-    annotate_plan(plan, profile_plan(plan, read_chrome_trace(args.profile)));
-  }
-  if (args.format == "text") return write_text(plan_to_text(plan), args.output);
-  if (args.format != "dot" && args.format != "svg") {
-    throw Error("expected text, dot or svg", {.field = "--format"});
-  }
-  std::unique_ptr<Graph> model = try_load_model(plan);
-  std::string dot = plan_to_dot(plan, model.get());
-  if (args.format == "dot") return write_text(dot, args.output);
-
-  std::string output = args.output.empty()
-                           ? std::filesystem::path(args.plan).replace_extension(".svg").string()
-                           : args.output;
+// Graphviz's SVG of `dot`, made beside `output`; Error when dot fails.
+std::string svg_of(const std::string& dot, const std::string& output) {
   std::string dot_file = output + ".dot";
   write_text(dot, dot_file);
   std::optional<std::string> svg = run_dot(dot_file);
@@ -112,7 +101,44 @@ void run_show(const ShowArgs& args) {
     throw Error("Graphviz 'dot' failed or is not installed (apt-get install graphviz)",
                 {.file = output});
   }
-  write_text(*svg, output);
+  return *svg;
+}
+
+void run_show(const ShowArgs& args) {
+  if (args.format != "text" && args.format != "dot" && args.format != "svg" &&
+      args.format != "html") {
+    throw Error("expected text, dot, svg or html", {.field = "--format"});
+  }
+  if (!args.compare.empty() && args.format != "html") {
+    throw Error("only the html report draws compare's strategies (--format html)",
+                {.field = "--compare"});
+  }
+  Plan plan = load_plan(args.plan);
+  std::vector<TraceSpan> spans;
+  std::optional<PlanProfile> profile;
+  if (!args.profile.empty()) {
+    spans = read_chrome_trace(args.profile);
+    profile = profile_plan(plan, spans);
+    annotate_plan(plan, *profile);
+  }
+  if (args.format == "text") return write_text(plan_to_text(plan), args.output);
+  std::unique_ptr<Graph> model = try_load_model(plan);
+  std::string dot = plan_to_dot(plan, model.get());
+  if (args.format == "dot") return write_text(dot, args.output);
+
+  const std::string extension = args.format == "svg" ? ".svg" : ".html";
+  std::string output = args.output.empty()
+                           ? std::filesystem::path(args.plan).replace_extension(extension).string()
+                           : args.output;
+  if (args.format == "svg") {
+    write_text(svg_of(dot, output), output);
+  } else {
+    HtmlReport report{plan, "", profile, spans,
+                      args.compare.empty() ? plan.verification : read_compare_json(args.compare)};
+    check_writable(output);
+    report.graph_svg = svg_of(dot, output);
+    write_text(plan_to_html(report), output);
+  }
   fmt::print("wrote {}\n", output);
 }
 
@@ -122,8 +148,16 @@ void add_show_command(CLI::App& app) {
   auto args = std::make_shared<ShowArgs>();
   CLI::App* cmd = app.add_subcommand("show", "Show a plan: partitions, costs and alternatives");
   cmd->add_option("plan", args->plan, "plan file from `collage tune`")->required();
-  cmd->add_option("--format", args->format, "text, dot or svg")->capture_default_str();
-  cmd->add_option("-o,--output", args->output, "output file (default: stdout; for svg: PLAN.svg)");
+  cmd->add_option("--format", args->format,
+                  "text, dot, svg, or html (one self-contained page: the graph coloured by "
+                  "backend, each partition's details on selecting it, the strategies measured, "
+                  "the profile's timeline)")
+      ->capture_default_str();
+  cmd->add_option("-o,--output", args->output,
+                  "output file (default: stdout; for svg: PLAN.svg; for html: PLAN.html)");
+  cmd->add_option("--compare", args->compare,
+                  "compare's results (`collage compare --json FILE`) for the html report's chart "
+                  "(default: the strategies tune measured beside the plan)");
   cmd->add_option("--profile", args->profile,
                   "trace from `collage run --plan PLAN --profile FILE`: show each partition's "
                   "in-context time next to its estimate");

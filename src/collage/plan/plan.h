@@ -68,6 +68,17 @@ struct PlanSearchStats {
   std::optional<double> search_estimated_ms;
 };
 
+// One plan measured end to end beside others (tune's verification,
+// compare's strategies).
+struct PlanStrategyTiming {
+  // Its label: "single:onednn [onednn:blocked-16]", "collage".
+  std::string strategy;
+  double median_ms = 0;
+  double p10_ms = 0;
+  double p90_ms = 0;
+  bool outputs_match = true;
+};
+
 struct Plan {
   std::string strategy;
   std::string model_path;
@@ -95,6 +106,9 @@ struct Plan {
   // Conv_12=onednn", "avoid xnnpack:op:Softmax", "pattern <backend>:<name>
   // <rule as JSON>" (search/placement.h); empty when there were none.
   std::vector<std::string> placement;
+  // The plans tune ran end to end to choose this one (baselines, then the
+  // searched plan); empty when it did not verify.
+  std::vector<PlanStrategyTiming> verification;
 
   // Partitions per backend, sorted by backend name.
   std::map<std::string, int> partitions_per_backend() const;

@@ -116,32 +116,43 @@ json plan_to_json(const Plan& plan) {
   json shapes = json::object();
   for (const auto& [name, shape] : plan.input_shapes) shapes[name] = shape;
   json document = {{"format", "collage-plan"},
-          {"version", kPlanFormatVersion},
-          {"strategy", plan.strategy},
-          {"model",
-           {{"path", plan.model_path},
-            {"hash", plan.model_hash},
-            {"input_shapes", shapes},
-            {"graph_opt", plan.graph_opt}}},
-          {"machine", plan.machine},
-          {"threads", plan.threads},
-          {"backends", plan.backend_versions},
-          {"compute_layouts", plan.compute_layouts},
-          {"estimated_ms", optional_number(plan.estimated_ms)},
-          {"measured_ms", optional_number(plan.measured_ms)},
-          {"search",
-           {{"candidates", plan.search.candidates},
-            {"measured", plan.search.measured},
-            {"cache_hits", plan.search.cache_hits},
-            {"invalid", plan.search.invalid},
-            {"states_expanded", plan.search.states_expanded},
-            {"routes_dropped", plan.search.routes_dropped},
-            {"seconds", plan.search.seconds},
-            {"moves_tried", plan.search.moves_tried},
-            {"moves_kept", plan.search.moves_kept},
-            {"moves_start", plan.search.moves_start}}},
-          {"partitions", partitions}};
+                   {"version", kPlanFormatVersion},
+                   {"strategy", plan.strategy},
+                   {"model",
+                    {{"path", plan.model_path},
+                     {"hash", plan.model_hash},
+                     {"input_shapes", shapes},
+                     {"graph_opt", plan.graph_opt}}},
+                   {"machine", plan.machine},
+                   {"threads", plan.threads},
+                   {"backends", plan.backend_versions},
+                   {"compute_layouts", plan.compute_layouts},
+                   {"estimated_ms", optional_number(plan.estimated_ms)},
+                   {"measured_ms", optional_number(plan.measured_ms)},
+                   {"search",
+                    {{"candidates", plan.search.candidates},
+                     {"measured", plan.search.measured},
+                     {"cache_hits", plan.search.cache_hits},
+                     {"invalid", plan.search.invalid},
+                     {"states_expanded", plan.search.states_expanded},
+                     {"routes_dropped", plan.search.routes_dropped},
+                     {"seconds", plan.search.seconds},
+                     {"moves_tried", plan.search.moves_tried},
+                     {"moves_kept", plan.search.moves_kept},
+                     {"moves_start", plan.search.moves_start}}},
+                   {"partitions", partitions}};
   if (!plan.placement.empty()) document["placement"] = plan.placement;
+  if (!plan.verification.empty()) {
+    json rows = json::array();
+    for (const PlanStrategyTiming& row : plan.verification) {
+      rows.push_back({{"strategy", row.strategy},
+                      {"median_ms", row.median_ms},
+                      {"p10_ms", row.p10_ms},
+                      {"p90_ms", row.p90_ms},
+                      {"outputs_match", row.outputs_match}});
+    }
+    document["verification"] = rows;
+  }
   return document;
 }
 
@@ -166,6 +177,16 @@ Plan plan_from_json(const json& document, const std::string& source) {
   plan.estimated_ms = top.number("estimated_ms");
   plan.measured_ms = top.number("measured_ms");
   plan.placement = top.get_or<std::vector<std::string>>("placement", {});
+  if (document.contains("verification")) {
+    const json& rows = top.array("verification");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      Reader row = top.child(rows[i], fmt::format("verification[{}]", i));
+      plan.verification.push_back(
+          PlanStrategyTiming{row.get<std::string>("strategy"), row.get<double>("median_ms"),
+                             row.get_or<double>("p10_ms", 0), row.get_or<double>("p90_ms", 0),
+                             row.get_or<bool>("outputs_match", true)});
+    }
+  }
   if (document.contains("search")) {
     Reader search = top.child(top.object("search"), "search");
     plan.search.candidates = search.get_or<int>("candidates", 0);

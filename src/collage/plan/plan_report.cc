@@ -196,9 +196,10 @@ std::string plan_to_dot(const Plan& plan, const Graph* model) {
     for (std::size_t i = 0; i < plan.partitions.size(); ++i) {
       const PlanPartition& p = plan.partitions[i];
       for (const std::string& v : p.outputs) producer[v] = i;
-      dot += fmt::format("  p{} [label=\"#{} {}\\n{}\\n{} ms\", fillcolor=\"{}\"];\n", i, i,
-                         p.backend, dot_escape(describe_ops(p.ops)), ms_column(p.estimated_ms),
-                         backend_color(p.backend));
+      dot += fmt::format(
+          "  p{0} [id=\"partition_{0}\", label=\"#{1} {2}\\n{3}\\n{4} ms\", fillcolor=\"{5}\"];\n",
+          i, i, p.backend, dot_escape(describe_ops(p.ops)), ms_column(p.estimated_ms),
+          backend_color(p.backend));
     }
     for (std::size_t i = 0; i < plan.partitions.size(); ++i) {
       for (const std::string& v : plan.partitions[i].inputs) {
@@ -216,8 +217,9 @@ std::string plan_to_dot(const Plan& plan, const Graph* model) {
   const std::vector<bool> pinned = pinned_partitions(plan);
   for (std::size_t i = 0; i < plan.partitions.size(); ++i) {
     const PlanPartition& p = plan.partitions[i];
-    dot += fmt::format("  subgraph cluster_p{} {{\n    style=\"{}\"; color=\"#555555\";\n", i,
-                       pinned[i] ? "rounded,bold" : "rounded");
+    dot += fmt::format(
+        "  subgraph cluster_p{0} {{\n    id=\"partition_{0}\"; style=\"{1}\"; color=\"#555555\";\n",
+        i, pinned[i] ? "rounded,bold" : "rounded");
     dot += fmt::format("    label=\"#{} {}{} {} ms\";\n", i, p.backend,
                        pinned[i] ? " (pinned)" : "", ms_column(p.estimated_ms));
     for (const std::string& name : p.nodes) {

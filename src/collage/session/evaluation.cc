@@ -101,6 +101,16 @@ std::string describe_evaluated(const EvaluatedPlan& evaluated) {
                      evaluated.mismatch ? "  (outputs differ: " + *evaluated.mismatch + ")" : "");
 }
 
+std::vector<PlanStrategyTiming> strategy_timings(const std::vector<EvaluatedPlan>& evaluated) {
+  std::vector<PlanStrategyTiming> rows;
+  for (const EvaluatedPlan& e : evaluated) {
+    rows.push_back(PlanStrategyTiming{e.plan.label(), e.timing.median_seconds * 1e3,
+                                      e.timing.p10_seconds * 1e3, e.timing.p90_seconds * 1e3,
+                                      !e.mismatch.has_value()});
+  }
+  return rows;
+}
+
 KeptPlan keep_faster_plan(const std::vector<EvaluatedPlan>& evaluated) {
   auto is_baseline = [&](std::size_t i) {
     const std::string& name = evaluated[i].plan.strategy;

@@ -33,6 +33,9 @@ struct EvaluatedPlan {
   std::string same_as;
 };
 
+// Each plan's label and timing, as a plan records them (Plan::verification).
+std::vector<PlanStrategyTiming> strategy_timings(const std::vector<EvaluatedPlan>& evaluated);
+
 // `plans[0]` is the reference for the output check. Plans with the same
 // partitions are compiled and timed once: timed twice, the same plan would
 // differ by the machine's noise, and a table would call one of them faster.

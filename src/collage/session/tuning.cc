@@ -124,6 +124,7 @@ TuneOutcome tune_model(const Graph& graph, const PlanningOptions& options,
   outcome.kept = outcome.evaluated[outcome.decision->kept].plan;
   // A kept baseline still records the search that was made for this model.
   outcome.kept.search = outcome.searched.search;
+  outcome.kept.verification = strategy_timings(outcome.evaluated);
   return outcome;
 }
 
@@ -196,6 +197,7 @@ CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& opt
     collage.estimated_ms = total;
   }
   outcome.decision = keep_faster_plan(outcome.results);
+  outcome.results[outcome.decision.kept].plan.verification = strategy_timings(outcome.results);
   return outcome;
 }
 
