@@ -331,4 +331,8 @@ PYBIND11_MODULE(_collage, m) {
         return list;
       },
       "The backends of this build: name, version, style and what each runs.");
+
+  m.def("load_backend_plugin", &collage::load_backend_plugin, py::arg("path"),
+        "Loads a backend plugin (a shared library, docs/plugins.md): its backend then takes "
+        "part in backends(), tune(), compare() and Session like a built-in one.");
 }

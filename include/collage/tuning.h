@@ -176,4 +176,13 @@ struct BackendInfo {
 };
 std::vector<BackendInfo> backends();
 
+// Loads a backend plugin (include/collage/backend_plugin.h, docs/plugins.md)
+// into this process: its backend is then listed by backends() and used by
+// tune(), compare() and Session like a built-in one, and the `collage
+// worker` processes tune() starts load it too ($COLLAGE_BACKEND_PLUGINS,
+// read on first use, does the same). Loading a file again does nothing.
+// Throws Error naming the file for a library that is not a plugin of this
+// ABI version.
+void load_backend_plugin(const std::string& path);
+
 }  // namespace collage

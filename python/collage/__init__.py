@@ -15,7 +15,8 @@ import os as _os
 if "GOMP_SPINCOUNT" not in _os.environ and "OMP_WAIT_POLICY" not in _os.environ:
     _os.environ["GOMP_SPINCOUNT"] = "1000"
 
-from ._collage import Error, Session, backends, compare, tune, version  # noqa: E402
+from ._collage import (  # noqa: E402
+    Error, Session, backends, compare, load_backend_plugin, tune, version)
 
-__all__ = ["Error", "Session", "backends", "compare", "tune", "version"]
+__all__ = ["Error", "Session", "backends", "compare", "load_backend_plugin", "tune", "version"]
 __version__ = version()

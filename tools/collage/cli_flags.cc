@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "collage/backends/registry.h"
 #include "collage/ir/error.h"
 #include "collage/onnx/importer.h"
 #include "collage/runtime/memory_budget.h"
@@ -48,6 +49,18 @@ CLI::Option* add_threads_flag(CLI::App& command, int& threads) {
   threads = default_threads();
   return command.add_option("--threads", threads, "threads for every backend (default: all cores)")
       ->capture_default_str();
+}
+
+void add_backend_plugin_flag(CLI::App& command, std::vector<std::string>& paths) {
+  command
+      .add_option("--backend-plugin", paths,
+                  "load a backend from a shared library (include/collage/backend_plugin.h, "
+                  "docs/plugins.md; repeatable; also $COLLAGE_BACKEND_PLUGINS, ':'-separated)")
+      ->allow_extra_args(false);
+}
+
+void load_backend_plugins(const std::vector<std::string>& paths) {
+  for (const std::string& path : paths) BackendRegistry::load_plugin(path);
 }
 
 void add_max_memory_flag(CLI::App& command, std::string& text) {
@@ -108,6 +121,7 @@ void add_planning_flags(CLI::App& command, PlanningFlags& flags, const std::stri
   command.add_flag("--prune", flags.prune, "measure only the maximal candidates of each backend");
   command.add_flag("-q,--quiet", flags.quiet, "no progress display");
   add_search_flags(command, flags.search);
+  add_backend_plugin_flag(command, flags.backend_plugins);
   command
       .add_option("--place", flags.place,
                   "run these nodes on this backend only: NODES=BACKEND, NODES a node name or "
@@ -125,6 +139,7 @@ void add_planning_flags(CLI::App& command, PlanningFlags& flags, const std::stri
 }
 
 PlanningOptions planning_options(const PlanningFlags& flags) {
+  load_backend_plugins(flags.backend_plugins);
   PlanningOptions options;
   options.model_path = flags.model;
   options.input_shapes = parse_input_shapes(flags.input_shapes);

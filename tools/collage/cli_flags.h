@@ -27,6 +27,13 @@ CLI::Option* add_graph_opt_flag(CLI::App& command, std::string& level);
 // Adds --threads (default: every core) to `command`.
 CLI::Option* add_threads_flag(CLI::App& command, int& threads);
 
+// Adds the repeatable --backend-plugin PATH.so to `command`.
+void add_backend_plugin_flag(CLI::App& command, std::vector<std::string>& paths);
+
+// Loads each backend plugin (BackendRegistry::load_plugin); Error naming a
+// file that is not one.
+void load_backend_plugins(const std::vector<std::string>& paths);
+
 // Adds --max-memory to `command` (empty `text`: the default budget).
 void add_max_memory_flag(CLI::App& command, std::string& text);
 
@@ -48,6 +55,7 @@ struct PlanningFlags {
   std::vector<std::string> place;
   std::vector<std::string> avoid;
   std::string patterns;
+  std::vector<std::string> backend_plugins;
 };
 
 // Adds the model argument and every PlanningFlags flag to `command`;

@@ -54,6 +54,7 @@ struct RunArgs {
   std::string plan;
   // Where to write the Chrome trace of the timed runs.
   std::string profile;
+  std::vector<std::string> backend_plugins;
 };
 
 // An --input value: "NAME=FILE.npy", or just "FILE.npy" for a model with
@@ -332,7 +333,9 @@ void add_run_command(CLI::App& app) {
                   "After the timed runs, run as many again traced, write their Chrome trace "
                   "(Perfetto, chrome://tracing) to FILE and print where the time goes: per "
                   "partition in context vs estimate, boundary work, the largest gaps");
+  add_backend_plugin_flag(*cmd, args->backend_plugins);
   cmd->callback([args, threads, graph_opt] {
+    load_backend_plugins(args->backend_plugins);
     args->threads_given = threads->count() > 0;
     args->graph_opt_given = graph_opt->count() > 0;
     run_run(*args);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_flags.h"
 #include "collage/ir/error.h"
 #include "collage/ir/file_io.h"
 #include "collage/plan/plan_html.h"
@@ -32,6 +33,7 @@ struct ShowArgs {
   std::string output;
   std::string profile;
   std::string compare;
+  std::vector<std::string> backend_plugins;
 };
 
 void write_text(const std::string& text, const std::string& path) {
@@ -105,6 +107,7 @@ std::string svg_of(const std::string& dot, const std::string& output) {
 }
 
 void run_show(const ShowArgs& args) {
+  load_backend_plugins(args.backend_plugins);
   if (args.format != "text" && args.format != "dot" && args.format != "svg" &&
       args.format != "html") {
     throw Error("expected text, dot, svg or html", {.field = "--format"});
@@ -161,6 +164,7 @@ void add_show_command(CLI::App& app) {
   cmd->add_option("--profile", args->profile,
                   "trace from `collage run --plan PLAN --profile FILE`: show each partition's "
                   "in-context time next to its estimate");
+  add_backend_plugin_flag(*cmd, args->backend_plugins);
   cmd->callback([args] { run_show(*args); });
 }
 

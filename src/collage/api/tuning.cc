@@ -100,13 +100,19 @@ CompareResult compare(const std::string& model_path, const TuneOptions& options)
 }
 
 std::vector<BackendInfo> backends() {
-  std::vector<BackendInfo> result;
-  for (const Backend* backend : BackendRegistry::global().all()) {
-    result.push_back(BackendInfo{backend->name(), backend->version(),
-                                 std::string(style_name(backend->style())),
-                                 backend->describe_support()});
-  }
-  return result;
+  return api::one_error_type([] {
+    std::vector<BackendInfo> result;
+    for (const Backend* backend : BackendRegistry::global().all()) {
+      result.push_back(BackendInfo{backend->name(), backend->version(),
+                                   std::string(style_name(backend->style())),
+                                   backend->describe_support()});
+    }
+    return result;
+  });
+}
+
+void load_backend_plugin(const std::string& path) {
+  api::one_error_type([&] { BackendRegistry::load_plugin(path); });
 }
 
 }  // namespace collage

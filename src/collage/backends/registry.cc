@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "collage/backends/plugin_backend.h"
 #include "collage/ir/error.h"
 
 namespace collage {
@@ -13,15 +18,84 @@ namespace collage {
 #include "enabled_backends.def"
 #undef COLLAGE_BACKEND
 
-const BackendRegistry& BackendRegistry::global() {
-  static const BackendRegistry* registry = [] {
+namespace {
+
+constexpr const char* kPluginsVariable = "COLLAGE_BACKEND_PLUGINS";
+
+std::vector<std::string> split_paths(const std::string& text) {
+  std::vector<std::string> paths;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t colon = text.find(':', start);
+    if (colon == std::string::npos) colon = text.size();
+    if (colon > start) paths.push_back(text.substr(start, colon - start));
+    start = colon + 1;
+  }
+  return paths;
+}
+
+}  // namespace
+
+BackendRegistry& BackendRegistry::instance() {
+  static BackendRegistry* registry = [] {
     auto* r = new BackendRegistry();
 #define COLLAGE_BACKEND(name) r->add(make_##name##_backend());
 #include "enabled_backends.def"
 #undef COLLAGE_BACKEND
     return r;
   }();
+  // The environment's plugins, once (a failed load is tried again, and
+  // fails again, on the next call).
+  static bool environment_loaded = false;
+  if (!environment_loaded) {
+    environment_loaded = true;
+    if (const char* paths = std::getenv(kPluginsVariable)) {
+      try {
+        for (const std::string& path : split_paths(paths)) registry->add_plugin(path);
+      } catch (const Error& e) {
+        environment_loaded = false;
+        throw Error(fmt::format("{} (from ${})", e.what(), kPluginsVariable));
+      }
+    }
+  }
   return *registry;
+}
+
+const BackendRegistry& BackendRegistry::global() { return instance(); }
+
+void BackendRegistry::load_plugin(const std::string& path) { instance().add_plugin(path); }
+
+void BackendRegistry::add_plugin(const std::string& path) {
+  std::error_code error;
+  std::string absolute = std::filesystem::weakly_canonical(path, error).string();
+  if (error || absolute.empty()) absolute = path;
+  if (std::find(plugin_paths_.begin(), plugin_paths_.end(), absolute) != plugin_paths_.end()) {
+    return;
+  }
+  if (!std::filesystem::is_regular_file(absolute)) {
+    throw Error("no such backend plugin (a shared library)", {.file = path});
+  }
+  std::unique_ptr<Backend> backend;
+  try {
+    backend = load_plugin_backend(absolute);
+  } catch (const Error& e) {
+    // Named as the user wrote it, not as the link it resolves to.
+    throw Error(e.message(), {.file = path});
+  }
+  if (find(backend->name()) != nullptr) {
+    throw Error(fmt::format("the plugin's backend is named {}, as a backend already loaded is",
+                            backend->name()),
+                {.file = path});
+  }
+  add(std::move(backend));
+  plugin_paths_.push_back(absolute);
+  // Workers started from here load it too.
+  std::vector<std::string> listed;
+  if (const char* paths = std::getenv(kPluginsVariable)) listed = split_paths(paths);
+  if (std::find(listed.begin(), listed.end(), absolute) == listed.end()) {
+    listed.push_back(absolute);
+    ::setenv(kPluginsVariable, fmt::format("{}", fmt::join(listed, ":")).c_str(), 1);
+  }
 }
 
 const Backend* BackendRegistry::find(const std::string& name) const {

@@ -15,8 +15,19 @@ namespace collage {
 
 class BackendRegistry {
  public:
-  // All backends built into this binary, native first.
+  // All backends built into this binary, native first, then the backend
+  // plugins of $COLLAGE_BACKEND_PLUGINS (paths separated by ':') and those
+  // load_plugin() added. Throws Error when a plugin of the environment
+  // does not load.
   static const BackendRegistry& global();
+
+  // Loads the backend plugin at `path` into the global registry
+  // (backends/plugin_backend.h) and adds its absolute path to
+  // $COLLAGE_BACKEND_PLUGINS, so that `collage worker` processes started
+  // later load it too. Loading the same file again does nothing. Throws
+  // Error naming the file for a plugin that does not load or whose name a
+  // backend already has. Not thread-safe: load plugins before tuning.
+  static void load_plugin(const std::string& path);
 
   // nullptr when there is no backend of that name.
   const Backend* find(const std::string& name) const;
@@ -31,7 +42,12 @@ class BackendRegistry {
   void add(std::unique_ptr<Backend> backend);
 
  private:
+  static BackendRegistry& instance();
+  void add_plugin(const std::string& path);
+
   std::vector<std::unique_ptr<Backend>> backends_;
+  // The absolute paths of the plugins loaded.
+  std::vector<std::string> plugin_paths_;
 };
 
 }  // namespace collage

@@ -99,6 +99,7 @@ Cost MeasuringEstimator::estimate(const DataflowGraph& dfg, const CandidateParti
   Cost cost = measure(dfg, candidate);
   ++counters_.measured;
   if (!cost.is_valid()) ++counters_.invalid;
+  if (cost.is_transient()) counters_.failed_backends.insert(backend->name());
   remember(key, *backend, cost);
   return cost;
 }

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 
 #include "collage/cost/cache_keys.h"
@@ -35,6 +36,9 @@ struct EstimatorCounters {
   int invalid = 0;
   // Timed again and kept (retime() with Keep::kFaster or kNewer).
   int retimed = 0;
+  // Backends a measurement of which crashed or hung the measuring worker
+  // in this run (a transient invalid cost).
+  std::set<std::string> failed_backends;
 };
 
 class MeasuringEstimator : public CostEstimator {

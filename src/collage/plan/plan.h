@@ -66,6 +66,9 @@ struct PlanSearchStats {
   // between compare's runs: session/parts_retiming.h) and
   // Plan::estimated_ms sums the new times.
   std::optional<double> search_estimated_ms;
+  // Backends whose candidates crashed or hung the measuring worker in this
+  // run: tune and compare run no plan of theirs in their own process.
+  std::vector<std::string> failed_backends;
 };
 
 // One plan measured end to end beside others (tune's verification,

@@ -142,6 +142,9 @@ json plan_to_json(const Plan& plan) {
                      {"moves_start", plan.search.moves_start}}},
                    {"partitions", partitions}};
   if (!plan.placement.empty()) document["placement"] = plan.placement;
+  if (!plan.search.failed_backends.empty()) {
+    document["search"]["failed_backends"] = plan.search.failed_backends;
+  }
   if (!plan.verification.empty()) {
     json rows = json::array();
     for (const PlanStrategyTiming& row : plan.verification) {
@@ -199,6 +202,7 @@ Plan plan_from_json(const json& document, const std::string& source) {
     plan.search.moves_tried = search.get_or<int>("moves_tried", 0);
     plan.search.moves_kept = search.get_or<int>("moves_kept", 0);
     plan.search.moves_start = search.get_or<std::string>("moves_start", "");
+    plan.search.failed_backends = search.get_or<std::vector<std::string>>("failed_backends", {});
   }
   const json& partitions = top.array("partitions");
   for (std::size_t i = 0; i < partitions.size(); ++i) {

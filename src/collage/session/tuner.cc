@@ -424,6 +424,7 @@ Plan Tuner::plan_of(const std::vector<ChosenPartition>& partitions,
   plan.search.measured = c.measured;
   plan.search.cache_hits = c.cache_hits;
   plan.search.invalid = c.invalid;
+  plan.search.failed_backends.assign(c.failed_backends.begin(), c.failed_backends.end());
   plan.search.states_expanded = static_cast<int>(result.search.stats.states_expanded);
   plan.search.routes_dropped = static_cast<int>(result.search.stats.routes_dropped);
   plan.search.seconds = search_seconds_;

@@ -87,6 +87,26 @@ std::vector<Plan> baseline_plans(const Graph& graph, const std::vector<std::stri
   return plans;
 }
 
+// `backends` without those whose candidates crashed or hung the measuring
+// worker during `searched`'s search: their plans would run in this process.
+std::vector<std::string> without_failed(const std::vector<std::string>& backends,
+                                        const Plan& searched, const PlanningOptions& options) {
+  std::vector<std::string> kept;
+  for (const std::string& name : backends) {
+    const std::vector<std::string>& failed = searched.search.failed_backends;
+    if (std::find(failed.begin(), failed.end(), name) == failed.end()) {
+      kept.push_back(name);
+    } else if (options.progress) {
+      options.progress(TuneProgress{
+          .stage = TuneProgress::Stage::kVerify,
+          .message = fmt::format("single:{} not run: its candidates crashed or hung the "
+                                 "measuring worker",
+                                 name)});
+    }
+  }
+  return kept;
+}
+
 void report_verification(const PlanningOptions& options, const std::vector<EvaluatedPlan>& plans) {
   if (!options.progress) return;
   for (std::size_t i = 0; i < plans.size(); ++i) {
@@ -109,6 +129,7 @@ TuneOutcome tune_model(const Graph& graph, const PlanningOptions& options,
   outcome.searched = make_plan(graph, Strategy::parse("collage"), options);
   outcome.kept = outcome.searched;
   if (!settings.verify) return outcome;
+  others = without_failed(others, outcome.searched, options);
 
   // The collage plan beside every single-backend baseline, interleaved.
   // Each in the layouts its backends can compute in, the searched plan's
@@ -131,7 +152,10 @@ TuneOutcome tune_model(const Graph& graph, const PlanningOptions& options,
 CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& options, int repeat) {
   check_options(options, repeat);
   check_placement(graph, options);
-  std::vector<std::string> others = other_backends(options);
+  // The search first: a backend whose candidates crashed its measuring
+  // worker gets no plan run in this process.
+  Plan searched_plan = make_plan(graph, Strategy::parse("collage"), options);
+  std::vector<std::string> others = without_failed(other_backends(options), searched_plan, options);
   std::vector<std::string> strategies = {"native"};
   for (const std::string& name : others) strategies.push_back("single:" + name);
   if (others.size() > 1) {
@@ -141,8 +165,7 @@ CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& opt
   // Each in the layouts its backends can compute in, the searched plan's
   // own last (its partitions are timed again in between the runs).
   std::vector<Plan> baselines = baseline_plans(graph, strategies, options);
-  std::vector<Plan> plans =
-      in_every_compute_layout(baselines, make_plan(graph, Strategy::parse("collage"), options));
+  std::vector<Plan> plans = in_every_compute_layout(baselines, std::move(searched_plan));
   CompareOutcome outcome;
   Plan& searched = plans.back();
   // With a measurement cache, the collage plan's partitions are timed
