@@ -752,6 +752,66 @@ void CliTest::make_cache(const std::string& model, const std::string& cache) con
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
 }
 
+// Measurements move between caches: export writes every row, import into
+// another cache stores them (all or none), a valid row already there is
+// kept, stats counts them per machine class, and a damaged file is refused
+// with its line named before anything is stored.
+TEST_F(CliTest, MeasurementsExportAndImportBetweenCaches) {
+  const std::string model = write_relu_model();
+  const std::string cache = path("a.sqlite");
+  make_cache(model, cache);
+  const std::string file = path("measurements.jsonl");
+  Outcome outcome = run_collage({"cache", "export", file, "--cache", cache});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  std::smatch rows;
+  ASSERT_TRUE(std::regex_search(outcome.out, rows, std::regex("exported (\\d+) rows")))
+      << outcome.out;
+  const std::string exported = rows[1];
+  EXPECT_NE(exported, "0");
+  std::ifstream in(file);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_NE(header.find("\"format\":\"collage-measurements\""), std::string::npos) << header;
+
+  const std::string other = path("b.sqlite");
+  outcome = run_collage({"cache", "import", file, "--cache", other});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("imported " + exported + " of " + exported + " rows"),
+            std::string::npos)
+      << outcome.out;
+  // Again: every row is a valid one already there.
+  outcome = run_collage({"cache", "import", file, "--cache", other});
+  EXPECT_NE(outcome.out.find("imported 0 of " + exported + " rows"), std::string::npos)
+      << outcome.out;
+  outcome = run_collage({"cache", "stats", "--cache", other});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("rows: " + exported), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("machine class"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("(this machine)"), std::string::npos) << outcome.out;
+  // A tune from the imported cache measures nothing again.
+  outcome = run_collage({"tune", model, "--backends", "native", "--no-verify", "--cache", other,
+                         "-o", path("p2.json")});
+  EXPECT_NE(outcome.out.find("0 measured"), std::string::npos) << outcome.out;
+
+  // Damaged files: nothing is stored.
+  std::ofstream(path("bad.jsonl")) << header << "\n{\"key\": \"k\", \"valid\": 1}\n";
+  expect_one_line_error(
+      run_collage({"cache", "import", path("bad.jsonl"), "--cache", path("c.sqlite")}),
+      "line 2: \"valid\" is missing or not true/false");
+  std::ofstream(path("short.jsonl")) << "{\"format\":\"collage-measurements\",\"version\":1,"
+                                        "\"rows\":5}\n";
+  expect_one_line_error(
+      run_collage({"cache", "import", path("short.jsonl"), "--cache", path("c.sqlite")}),
+      "cut short");
+  std::ofstream(path("other.jsonl")) << "{\"format\":\"collage-measurements\",\"version\":9}\n";
+  expect_one_line_error(
+      run_collage({"cache", "import", path("other.jsonl"), "--cache", path("c.sqlite")}),
+      "format version 9");
+  expect_one_line_error(
+      run_collage({"cache", "import", path("absent.jsonl"), "--cache", path("c.sqlite")}),
+      "absent.jsonl");
+}
+
 TEST_F(CliTest, ACacheFileThatIsASymlinkIsRefusedAndNothingIsWrittenAtItsTarget) {
   std::string model = write_relu_model();
   fs::create_directories(path("xdg/collage"));

@@ -1,17 +1,22 @@
-// `collage cache stats|clear|prune`: look after the measurement cache.
+// `collage cache stats|clear|prune|export|import`: look after the
+// measurement cache.
 //
-// stats: rows, by backend, valid / invalid / transient failures, file size.
+// stats: rows, by backend and by machine class, valid / invalid / transient
+// failures, file size. export / import: move measurements between caches
+// (cost/measurement_transfer.h).
 // clear: delete every row. prune: delete the rows no run of this build on
 // this machine can use (other backend library or code versions, another
 // CPU), which are otherwise kept forever.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 
 #include "collage/backends/registry.h"
 #include "collage/cost/machine_fingerprint.h"
 #include "collage/cost/measurement_cache.h"
+#include "collage/cost/measurement_transfer.h"
 #include "collage/cost/measuring_estimator.h"
 #include "collage/ir/error.h"
 #include "collage/runtime/memory_budget.h"
@@ -22,7 +27,31 @@ namespace {
 
 struct CacheArgs {
   std::string cache;
+  // export / import: the file.
+  std::string file;
+  // export: only this machine's rows.
+  bool this_machine = false;
 };
+
+// The CPU part of this machine's measurement contexts: rows that begin
+// with it were measured on a machine of this class (any thread count).
+std::string this_machine_prefix() {
+  MachineFingerprint machine = MachineFingerprint::current(1);
+  return machine.cpu_model + "|" + machine.isa_flags + "|";
+}
+
+// A machine context as a short line: the CPU model, how many ISA features
+// it lists, and the rest (threads, timing protocol).
+std::string machine_class(const std::string& machine) {
+  if (machine.empty()) return "(unknown)";
+  const auto first = machine.find('|');
+  const auto second = first == std::string::npos ? first : machine.find('|', first + 1);
+  if (second == std::string::npos) return machine;
+  const std::string flags = machine.substr(first + 1, second - first - 1);
+  const auto features = flags.empty() ? 0 : std::count(flags.begin(), flags.end(), ',') + 1;
+  return fmt::format("{} ({} ISA features) {}", machine.substr(0, first), features,
+                     machine.substr(second + 1));
+}
 
 std::string cache_path(const CacheArgs& args) {
   return args.cache.empty() ? default_cache_path() : args.cache;
@@ -66,6 +95,30 @@ void run_stats(const CacheArgs& args) {
     fmt::print("{:<12} {:>8} {:>8} {:>10}\n", backend.empty() ? "(unknown)" : backend, counts.valid,
                counts.invalid, counts.transient);
   }
+  // Measurements count only for the machine class they were taken on.
+  const std::string here = this_machine_prefix();
+  fmt::print("\n{:>8} {:>8} {:>10}  {}\n", "valid", "invalid", "transient", "machine class");
+  for (const auto& [machine, counts] : stats.by_machine) {
+    fmt::print("{:>8} {:>8} {:>10}  {}{}\n", counts.valid, counts.invalid, counts.transient,
+               escape_control(machine_class(machine)),
+               machine.rfind(here, 0) == 0 ? "  (this machine)" : "");
+  }
+}
+
+void run_export(const CacheArgs& args) {
+  auto cache = MeasurementCache::open_read_only(existing_cache_path(args));
+  const int rows =
+      export_measurements(*cache, args.file, args.this_machine ? this_machine_prefix() : "");
+  fmt::print("exported {} rows{} from {} to {}\n", rows,
+             args.this_machine ? " of this machine" : "", cache->path(), args.file);
+}
+
+void run_import(const CacheArgs& args) {
+  // Importing may start a cache.
+  auto cache = MeasurementCache::open(cache_path(args));
+  ImportCounts counts = import_measurements(*cache, args.file);
+  fmt::print("imported {} of {} rows from {} into {} ({} kept: a valid measurement here)\n",
+             counts.stored, counts.read, args.file, cache->path(), counts.read - counts.stored);
 }
 
 void run_clear(const CacheArgs& args) {
@@ -100,9 +153,19 @@ void add_cache_command(CLI::App& app) {
                     "measurements.sqlite)");
     sub->callback([args, run] { run(*args); });
   };
-  add("stats", "Rows by backend: valid, invalid and transient failures; file size", run_stats);
+  add("stats", "Rows by backend and machine class: valid, invalid and transient failures; size",
+      run_stats);
   add("clear", "Delete every measurement", run_clear);
   add("prune", "Delete measurements of other backend versions or machines", run_prune);
+  add("export", "Write the measurements to FILE (JSON lines), for another cache or machine",
+      run_export);
+  add("import", "Merge the measurements of FILE (from export) into the cache", run_import);
+  for (const char* name : {"export", "import"}) {
+    cmd->get_subcommand(name)->add_option("file", args->file, "the export file")->required();
+  }
+  cmd->get_subcommand("export")->add_flag(
+      "--this-machine", args->this_machine,
+      "only the measurements taken on a machine of this class (this CPU and its features)");
 }
 
 }  // namespace collage::cli

@@ -266,6 +266,53 @@ void MeasurementCache::store(const std::string& key, const CachedMeasurement& m)
   }
 }
 
+void MeasurementCache::for_each(
+    const std::function<void(const std::string&, const CachedMeasurement&)>& visit) const {
+  Statement stmt(db_,
+                 "SELECT key, valid, seconds, p90_seconds, count, reason, transient, backend, "
+                 "backend_version, machine FROM measurements ORDER BY key");
+  auto text = [&](int column) {
+    const unsigned char* value = sqlite3_column_text(stmt.get(), column);
+    return value != nullptr ? std::string(reinterpret_cast<const char*>(value)) : std::string();
+  };
+  int status = SQLITE_ROW;
+  while ((status = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+    CachedMeasurement m;
+    m.valid = sqlite3_column_int(stmt.get(), 1) != 0;
+    m.seconds = sqlite3_column_double(stmt.get(), 2);
+    m.p90_seconds = sqlite3_column_double(stmt.get(), 3);
+    m.count = sqlite3_column_int(stmt.get(), 4);
+    m.reason = text(5);
+    m.transient = sqlite3_column_int(stmt.get(), 6) != 0;
+    m.backend = text(7);
+    m.backend_version = text(8);
+    m.machine = text(9);
+    visit(text(0), m);
+  }
+  if (status != SQLITE_DONE) {
+    throw Error(std::string("measurement cache: cannot read rows: ") + sqlite3_errmsg(db_),
+                {.file = path_});
+  }
+}
+
+int MeasurementCache::merge(const std::vector<std::pair<std::string, CachedMeasurement>>& rows) {
+  exec(db_, "BEGIN IMMEDIATE", path_);
+  int stored = 0;
+  try {
+    for (const auto& row : rows) {
+      std::optional<CachedMeasurement> here = find(row.first);
+      if (here && here->valid) continue;
+      store(row.first, row.second);
+      ++stored;
+    }
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+  exec(db_, "COMMIT", path_);
+  return stored;
+}
+
 int MeasurementCache::size() const {
   Statement stmt(db_, "SELECT COUNT(*) FROM measurements");
   if (sqlite3_step(stmt.get()) != SQLITE_ROW) return 0;
@@ -274,21 +321,24 @@ int MeasurementCache::size() const {
 
 CacheStats MeasurementCache::stats() const {
   Statement stmt(db_,
-                 "SELECT backend, valid, transient, COUNT(*) FROM measurements "
-                 "GROUP BY backend, valid, transient");
+                 "SELECT backend, machine, valid, transient, COUNT(*) FROM measurements "
+                 "GROUP BY backend, machine, valid, transient");
   CacheStats stats;
   int status = SQLITE_ROW;
+  auto text = [&](int column) {
+    const unsigned char* value = sqlite3_column_text(stmt.get(), column);
+    return value != nullptr ? std::string(reinterpret_cast<const char*>(value)) : std::string();
+  };
   while ((status = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-    const unsigned char* name = sqlite3_column_text(stmt.get(), 0);
-    CacheStats::Counts& counts =
-        stats.by_backend[name != nullptr ? reinterpret_cast<const char*>(name) : ""];
-    const int rows = sqlite3_column_int(stmt.get(), 3);
-    if (sqlite3_column_int(stmt.get(), 1) != 0) {
-      counts.valid += rows;
-    } else if (sqlite3_column_int(stmt.get(), 2) != 0) {
-      counts.transient += rows;
-    } else {
-      counts.invalid += rows;
+    const int rows = sqlite3_column_int(stmt.get(), 4);
+    for (CacheStats::Counts* counts : {&stats.by_backend[text(0)], &stats.by_machine[text(1)]}) {
+      if (sqlite3_column_int(stmt.get(), 2) != 0) {
+        counts->valid += rows;
+      } else if (sqlite3_column_int(stmt.get(), 3) != 0) {
+        counts->transient += rows;
+      } else {
+        counts->invalid += rows;
+      }
     }
     stats.rows += rows;
   }

@@ -10,10 +10,13 @@
 // the machine fingerprint (see measurement_key(), cost/cache_keys.h).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 struct sqlite3;
 
@@ -62,6 +65,9 @@ struct CacheStats {
   int rows = 0;
   // By backend name ("" for rows written before backends were recorded).
   std::map<std::string, Counts> by_backend;
+  // By measurement context (machine fingerprint, threads, protocol): a
+  // machine class; measurements never count for another.
+  std::map<std::string, Counts> by_machine;
 };
 
 // The backends' version keys of this build and the start of this machine's
@@ -92,6 +98,13 @@ class MeasurementCache {
   std::optional<CachedMeasurement> find(const std::string& key) const;
   // Inserts or replaces, committed before it returns.
   void store(const std::string& key, const CachedMeasurement& measurement);
+  // Every row, in key order.
+  void for_each(
+      const std::function<void(const std::string&, const CachedMeasurement&)>& visit) const;
+  // Stores `rows` in one transaction (all or none), keeping each valid row
+  // already here for its key (what this cache measured is not replaced by
+  // what it is given). Returns how many rows were stored.
+  int merge(const std::vector<std::pair<std::string, CachedMeasurement>>& rows);
   int size() const;
   const std::string& path() const { return path_; }
 
