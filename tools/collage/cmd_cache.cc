@@ -19,6 +19,7 @@
 #include "collage/cost/measurement_transfer.h"
 #include "collage/cost/measuring_estimator.h"
 #include "collage/ir/error.h"
+#include "collage/ir/structural_hash.h"
 #include "collage/runtime/memory_budget.h"
 #include "commands.h"
 
@@ -41,16 +42,25 @@ std::string this_machine_prefix() {
 }
 
 // A machine context as a short line: the CPU model, how many ISA features
-// it lists, and the rest (threads, timing protocol).
+// it lists, the threads, and a hash of the rest (the timing protocol).
 std::string machine_class(const std::string& machine) {
-  if (machine.empty()) return "(unknown)";
-  const auto first = machine.find('|');
-  const auto second = first == std::string::npos ? first : machine.find('|', first + 1);
-  if (second == std::string::npos) return machine;
-  const std::string flags = machine.substr(first + 1, second - first - 1);
+  if (machine.empty())
+    return "(none recorded: layout conversions, learned charges; their keys hold the machine)";
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= machine.size()) {
+    std::size_t bar = machine.find('|', start);
+    if (bar == std::string::npos) bar = machine.size();
+    parts.push_back(machine.substr(start, bar - start));
+    start = bar + 1;
+  }
+  if (parts.size() < 3) return machine;
+  const std::string& flags = parts[1];
   const auto features = flags.empty() ? 0 : std::count(flags.begin(), flags.end(), ',') + 1;
-  return fmt::format("{} ({} ISA features) {}", machine.substr(0, first), features,
-                     machine.substr(second + 1));
+  std::string rest;
+  for (std::size_t i = 3; i < parts.size(); ++i) rest += parts[i] + "|";
+  return fmt::format("{} ({} ISA features), {}, protocol {:08x}", parts[0], features, parts[2],
+                     static_cast<std::uint32_t>(fnv1a_64(rest)));
 }
 
 std::string cache_path(const CacheArgs& args) {
