@@ -7,6 +7,7 @@
 
 #include "collage/backends/native/native_backend.h"
 #include "collage/ir/error.h"
+#include "collage/onnx/tensor_proto.h"
 #include "onnx/error_text.h"
 #include "onnx/model_builder.h"
 #include "onnx/shape_ops_evaluator.h"
@@ -251,6 +252,106 @@ TEST(ImporterTest, ControlFlowIsAnUnsupportedOperator) {
       .output("y");
   std::string message = error_of([&] { import_onnx_model(m.shared()); });
   EXPECT_TRUE(contains(message, "unsupported operators: If (1)")) << message;
+}
+
+// A branch graph: `op` over the outer value `input`, its result named `out`.
+onnx::AttributeProto branch_attribute(const std::string& name, const std::string& op,
+                                      const std::string& input, const std::string& out) {
+  onnx::AttributeProto attribute;
+  attribute.set_name(name);
+  attribute.set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto& branch = *attribute.mutable_g();
+  branch.set_name(name);
+  auto* node = branch.add_node();
+  node->set_op_type(op);
+  node->set_name(op);
+  node->add_input(input);
+  node->add_output(out);
+  branch.add_output()->set_name(out);
+  return attribute;
+}
+
+Tensor bool_scalar(bool value) {
+  Tensor t = Tensor::zeros(TensorType{DType::kBool, {}});
+  static_cast<std::uint8_t*>(t.raw())[0] = value ? 1 : 0;
+  return t;
+}
+
+std::vector<std::string> op_types(const Graph& graph) {
+  std::vector<std::string> ops;
+  for (const Node& node : graph.nodes()) ops.push_back(node.op_type);
+  return ops;
+}
+
+// An If whose condition is a weight or a Constant is its taken branch: the
+// branch's nodes in its place, its outputs under the If's names.
+TEST(ImporterTest, AnIfWithAConstantConditionBecomesItsTakenBranch) {
+  for (bool flag : {true, false}) {
+    ModelBuilder m;
+    m.input("x", {2})
+        .initializer("cond", bool_scalar(flag))
+        .node("If", {"cond"}, {"y"},
+              {branch_attribute("then_branch", "Relu", "x", "then_out"),
+               branch_attribute("else_branch", "Neg", "x", "else_out")})
+        .node("Abs", {"y"}, {"z"})
+        .output("z");
+    Graph graph = import_onnx_model(m.shared(), unoptimized());
+    EXPECT_EQ(op_types(graph), (std::vector<std::string>{flag ? "Relu" : "Neg", "Abs"}));
+    EXPECT_TRUE(graph.find_value("y").has_value());
+  }
+  // From a Constant node, with the else branch handing out the outer value.
+  onnx::AttributeProto value;
+  value.set_name("value");
+  value.set_type(onnx::AttributeProto::TENSOR);
+  *value.mutable_t() = tensor_to_proto(bool_scalar(false), "");
+  onnx::AttributeProto pass_through = branch_attribute("else_branch", "Relu", "x", "unused");
+  pass_through.mutable_g()->clear_node();
+  pass_through.mutable_g()->mutable_output(0)->set_name("x");
+  ModelBuilder m;
+  m.input("x", {2})
+      .node("Constant", {}, {"cond"}, {value})
+      .node("If", {"cond"}, {"y"},
+            {branch_attribute("then_branch", "Relu", "x", "then_out"), pass_through})
+      .node("Abs", {"y"}, {"z"})
+      .output("z");
+  Graph graph = import_onnx_model(m.shared(), unoptimized());
+  // The Identity that hands x on is dropped like any other.
+  ASSERT_EQ(op_types(graph), (std::vector<std::string>{"Abs"}));
+  EXPECT_EQ(graph.value(graph.node(0).inputs[0]).name, "x");
+}
+
+TEST(ImporterTest, NestedConstantIfsAreInlinedInTurn) {
+  onnx::AttributeProto outer_then = branch_attribute("then_branch", "Relu", "x", "unused");
+  onnx::GraphProto& body = *outer_then.mutable_g();
+  body.clear_node();
+  body.mutable_output(0)->set_name("inner_y");
+  *body.add_initializer() = tensor_to_proto(bool_scalar(true), "inner_cond");
+  auto* inner = body.add_node();
+  inner->set_op_type("If");
+  inner->set_name("inner");
+  inner->add_input("inner_cond");
+  inner->add_output("inner_y");
+  *inner->add_attribute() = branch_attribute("then_branch", "Sigmoid", "x", "s");
+  *inner->add_attribute() = branch_attribute("else_branch", "Neg", "x", "n");
+  ModelBuilder m;
+  m.input("x", {2})
+      .initializer("cond", bool_scalar(true))
+      .node("If", {"cond"}, {"y"}, {outer_then, branch_attribute("else_branch", "Neg", "x", "n2")})
+      .output("y");
+  Graph graph = import_onnx_model(m.shared(), unoptimized());
+  EXPECT_EQ(op_types(graph), (std::vector<std::string>{"Sigmoid"}));
+}
+
+TEST(ImporterTest, ABranchWithTheWrongNumberOfOutputsIsAnErrorNamingTheIf) {
+  onnx::AttributeProto two = branch_attribute("then_branch", "Relu", "x", "a");
+  two.mutable_g()->add_output()->set_name("x");
+  ModelBuilder m;
+  m.input("x", {2})
+      .initializer("cond", bool_scalar(true))
+      .node("If", {"cond"}, {"y"}, {two, branch_attribute("else_branch", "Neg", "x", "n")})
+      .output("y");
+  std::string message = error_of([&] { import_onnx_model(m.shared()); });
+  EXPECT_TRUE(contains(message, "2 outputs where the If has 1")) << message;
 }
 
 TEST(ImporterTest, AnOpsetOutsideTheSupportedRangeIsRejected) {

@@ -13,6 +13,7 @@
 #include "collage/ir/passes/canonicalize.h"
 #include "collage/ir/passes/float16.h"
 #include "collage/ir/passes/partial_type.h"
+#include "collage/onnx/constant_branches.h"
 #include "collage/onnx/old_opset.h"
 #include "collage/onnx/opset_conversion.h"
 #include "collage/onnx/proto_file.h"
@@ -454,7 +455,10 @@ class Importer {
 
 Graph import_onnx_model(std::shared_ptr<const onnx::ModelProto> model, const ImportOptions& options,
                         const std::string& model_dir) {
-  Graph graph = Importer(in_readable_opset(std::move(model)), options, model_dir).run();
+  Graph graph =
+      Importer(with_constant_branches_inlined(in_readable_opset(std::move(model)), model_dir),
+               options, model_dir)
+          .run();
   return graph;
 }
 
