@@ -109,9 +109,11 @@ void add_planning_flags(CLI::App& command, PlanningFlags& flags, const std::stri
   add_input_shape_flag(command, flags.input_shapes);
   add_graph_opt_flag(command, flags.graph_opt);
   command.add_option("--backends", flags.backends, backends_help)->capture_default_str();
-  command.add_option("--cache", flags.cache,
-                     "measurement cache file (default: $XDG_CACHE_HOME/collage/"
-                     "measurements.sqlite; 'none' for no cache)");
+  command.add_option(
+      "--cache", flags.cache,
+      "measurement cache: a file, or a PostgreSQL database "
+      "(postgresql://user@host/db, docs/fleet.md) (default: $COLLAGE_CACHE_URL, else "
+      "$XDG_CACHE_HOME/collage/measurements.sqlite; 'none' for no cache)");
   add_threads_flag(command, flags.threads);
   add_max_memory_flag(command, flags.max_memory);
   command.add_option("--repeat", flags.repeat, repeat_help)->capture_default_str();

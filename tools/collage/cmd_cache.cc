@@ -70,6 +70,8 @@ std::string cache_path(const CacheArgs& args) {
 // The path of an existing cache; unlike tuning, these commands never create one.
 std::string existing_cache_path(const CacheArgs& args) {
   const std::string path = cache_path(args);
+  // A database is checked when it is opened.
+  if (is_cache_url(path)) return path;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw Error("no measurement cache here", {.file = path, .field = "--cache"});
@@ -97,8 +99,12 @@ void run_stats(const CacheArgs& args) {
   auto cache = MeasurementCache::open_read_only(existing_cache_path(args));
   cache->check_integrity();
   CacheStats stats = cache->stats();
-  fmt::print("cache: {} ({} with its journal)\n", cache->path(),
-             format_bytes(file_bytes(cache->path())));
+  if (is_cache_url(cache->path())) {
+    fmt::print("cache: {} (PostgreSQL)\n", cache->path());
+  } else {
+    fmt::print("cache: {} ({} with its journal)\n", cache->path(),
+               format_bytes(file_bytes(cache->path())));
+  }
   fmt::print("rows: {}\n", stats.rows);
   fmt::print("{:<12} {:>8} {:>8} {:>10}\n", "backend", "valid", "invalid", "transient");
   for (const auto& [backend, counts] : stats.by_backend) {

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "collage/cost/postgres_cache.h"
 #include "collage/ir/error.h"
 #include "collage/ir/file_io.h"
 
@@ -157,18 +158,39 @@ int changes_of(sqlite3* db, const char* sql, const std::string& path) {
 
 }  // namespace
 
-MeasurementCache::MeasurementCache(sqlite3* db, std::string path)
-    : db_(db), path_(std::move(path)) {}
+// The SQLite cache file.
+class SqliteCache final : public MeasurementCache {
+ public:
+  SqliteCache(sqlite3* db, std::string path) : MeasurementCache(std::move(path)), db_(db) {}
+  ~SqliteCache() override { sqlite3_close(db_); }
 
-MeasurementCache::~MeasurementCache() { sqlite3_close(db_); }
+  std::optional<CachedMeasurement> find(const std::string& key) const override;
+  void store(const std::string& key, const CachedMeasurement& measurement) override;
+  void for_each(const std::function<void(const std::string&, const CachedMeasurement&)>& visit)
+      const override;
+  int merge(const std::vector<std::pair<std::string, CachedMeasurement>>& rows) override;
+  int size() const override;
+  void check_integrity() const override;
+  CacheStats stats() const override;
+  int clear() override;
+  int prune(const CacheGeneration& current) override;
+
+ private:
+  sqlite3* db_;
+};
+
+bool is_cache_url(const std::string& path) {
+  return path.rfind("postgresql://", 0) == 0 || path.rfind("postgres://", 0) == 0;
+}
 
 std::unique_ptr<MeasurementCache> MeasurementCache::open(const std::string& path) {
+  if (is_cache_url(path)) return open_postgres_cache(path, /*read_only=*/false);
   refuse_symlink(path);
   std::error_code ignored;
   auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
   sqlite3* db = open_database(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  std::unique_ptr<MeasurementCache> cache(new MeasurementCache(db, path));
+  std::unique_ptr<MeasurementCache> cache = std::make_unique<SqliteCache>(db, path);
   // Several tuning runs may share one cache; wait for a writer instead of failing.
   sqlite3_busy_timeout(db, 10000);
   exec_when_unlocked(db, "PRAGMA journal_mode=WAL", path);
@@ -178,6 +200,7 @@ std::unique_ptr<MeasurementCache> MeasurementCache::open(const std::string& path
 }
 
 std::unique_ptr<MeasurementCache> MeasurementCache::open_read_only(const std::string& path) {
+  if (is_cache_url(path)) return open_postgres_cache(path, /*read_only=*/true);
   refuse_symlink(path);
   sqlite3* db = open_database(path, SQLITE_OPEN_READONLY);
   sqlite3_busy_timeout(db, 10000);
@@ -190,10 +213,10 @@ std::unique_ptr<MeasurementCache> MeasurementCache::open_read_only(const std::st
     db = open_database(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
                        "file:" + uri_path(path) + "?immutable=1");
   }
-  return std::unique_ptr<MeasurementCache>(new MeasurementCache(db, path));
+  return std::make_unique<SqliteCache>(db, path);
 }
 
-void MeasurementCache::check_integrity() const {
+void SqliteCache::check_integrity() const {
   // quick_check reads every page (it skips only the index contents), so
   // pages overwritten anywhere in the file are found.
   Statement stmt(db_, "PRAGMA quick_check");
@@ -208,18 +231,18 @@ void MeasurementCache::check_integrity() const {
   if (verdict == "ok") return;
   throw Error("the measurement cache is damaged (SQLite: " + quote_untrusted(verdict) +
                   "); delete it, and the next tune measures again",
-              {.file = path_});
+              {.file = path()});
 }
 
 std::unique_ptr<MeasurementCache> MeasurementCache::in_memory() {
   sqlite3* db = nullptr;
   if (sqlite3_open(":memory:", &db) != SQLITE_OK) throw Error("cannot create an in-memory cache");
-  std::unique_ptr<MeasurementCache> cache(new MeasurementCache(db, ":memory:"));
+  std::unique_ptr<MeasurementCache> cache = std::make_unique<SqliteCache>(db, ":memory:");
   create_schema(db, ":memory:");
   return cache;
 }
 
-std::optional<CachedMeasurement> MeasurementCache::find(const std::string& key) const {
+std::optional<CachedMeasurement> SqliteCache::find(const std::string& key) const {
   Statement stmt(db_,
                  "SELECT valid, seconds, p90_seconds, count, reason, transient, backend, "
                  "backend_version, machine FROM measurements WHERE key = ?1");
@@ -243,7 +266,7 @@ std::optional<CachedMeasurement> MeasurementCache::find(const std::string& key) 
   return m;
 }
 
-void MeasurementCache::store(const std::string& key, const CachedMeasurement& m) {
+void SqliteCache::store(const std::string& key, const CachedMeasurement& m) {
   Statement stmt(db_,
                  "INSERT OR REPLACE INTO measurements "
                  "(key, valid, seconds, p90_seconds, count, reason, transient, backend, "
@@ -262,11 +285,11 @@ void MeasurementCache::store(const std::string& key, const CachedMeasurement& m)
   // Autocommit: the row is durable (in the WAL) when step returns.
   if (sqlite3_step(stmt.get()) != SQLITE_DONE) {
     throw Error(std::string("measurement cache: cannot store: ") + sqlite3_errmsg(db_),
-                {.file = path_});
+                {.file = path()});
   }
 }
 
-void MeasurementCache::for_each(
+void SqliteCache::for_each(
     const std::function<void(const std::string&, const CachedMeasurement&)>& visit) const {
   Statement stmt(db_,
                  "SELECT key, valid, seconds, p90_seconds, count, reason, transient, backend, "
@@ -291,12 +314,12 @@ void MeasurementCache::for_each(
   }
   if (status != SQLITE_DONE) {
     throw Error(std::string("measurement cache: cannot read rows: ") + sqlite3_errmsg(db_),
-                {.file = path_});
+                {.file = path()});
   }
 }
 
-int MeasurementCache::merge(const std::vector<std::pair<std::string, CachedMeasurement>>& rows) {
-  exec(db_, "BEGIN IMMEDIATE", path_);
+int SqliteCache::merge(const std::vector<std::pair<std::string, CachedMeasurement>>& rows) {
+  exec(db_, "BEGIN IMMEDIATE", path());
   int stored = 0;
   try {
     for (const auto& row : rows) {
@@ -309,17 +332,17 @@ int MeasurementCache::merge(const std::vector<std::pair<std::string, CachedMeasu
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
   }
-  exec(db_, "COMMIT", path_);
+  exec(db_, "COMMIT", path());
   return stored;
 }
 
-int MeasurementCache::size() const {
+int SqliteCache::size() const {
   Statement stmt(db_, "SELECT COUNT(*) FROM measurements");
   if (sqlite3_step(stmt.get()) != SQLITE_ROW) return 0;
   return sqlite3_column_int(stmt.get(), 0);
 }
 
-CacheStats MeasurementCache::stats() const {
+CacheStats SqliteCache::stats() const {
   Statement stmt(db_,
                  "SELECT backend, machine, valid, transient, COUNT(*) FROM measurements "
                  "GROUP BY backend, machine, valid, transient");
@@ -344,18 +367,18 @@ CacheStats MeasurementCache::stats() const {
   }
   if (status != SQLITE_DONE) {
     throw Error(std::string("measurement cache: cannot count rows: ") + sqlite3_errmsg(db_),
-                {.file = path_});
+                {.file = path()});
   }
   return stats;
 }
 
-int MeasurementCache::clear() { return changes_of(db_, "DELETE FROM measurements", path_); }
+int SqliteCache::clear() { return changes_of(db_, "DELETE FROM measurements", path()); }
 
-int MeasurementCache::prune(const CacheGeneration& current) {
+int SqliteCache::prune(const CacheGeneration& current) {
   // The current generation as a temporary table, so one DELETE decides.
   exec(db_, "CREATE TEMP TABLE IF NOT EXISTS current_versions (backend TEXT, backend_version TEXT)",
-       path_);
-  exec(db_, "DELETE FROM current_versions", path_);
+       path());
+  exec(db_, "DELETE FROM current_versions", path());
   for (const auto& [backend, version] : current.backend_versions) {
     Statement insert(db_, "INSERT INTO current_versions VALUES (?1, ?2)");
     sqlite3_bind_text(insert.get(), 1, backend.c_str(), -1, SQLITE_TRANSIENT);
@@ -370,12 +393,15 @@ int MeasurementCache::prune(const CacheGeneration& current) {
   sqlite3_bind_text(stmt.get(), 1, current.machine_prefix.c_str(), -1, SQLITE_TRANSIENT);
   if (sqlite3_step(stmt.get()) != SQLITE_DONE) {
     throw Error(std::string("measurement cache: cannot prune: ") + sqlite3_errmsg(db_),
-                {.file = path_});
+                {.file = path()});
   }
   return sqlite3_changes(db_);
 }
 
 std::string default_cache_path() {
+  if (const char* url = std::getenv("COLLAGE_CACHE_URL"); url != nullptr && *url != '\0') {
+    return url;
+  }
   return (std::filesystem::path(cache_directory()) / "measurements.sqlite").string();
 }
 

@@ -18,8 +18,6 @@
 #include <utility>
 #include <vector>
 
-struct sqlite3;
-
 namespace collage {
 
 struct CachedMeasurement {
@@ -79,11 +77,17 @@ struct CacheGeneration {
   std::string machine_prefix;
 };
 
+// The cache is an SQLite file (the default, one per user) or a PostgreSQL
+// database shared by many tuners (`--cache postgresql://...`,
+// cost/postgres_cache.h): the same rows, the same keys.
 class MeasurementCache {
  public:
-  // Opens (creating the file and its parent directories) a cache on disk.
-  // Throws Error when the file cannot be opened or is not a cache, and when
-  // `path` is a symbolic link (docs/security.md).
+  // Opens a cache: a file (creating it and its parent directories), or a
+  // PostgreSQL database for a `postgresql://` or `postgres://` URL (its
+  // schema created or upgraded on first use). Throws Error when the cache
+  // cannot be opened or is not a cache, when a file is a symbolic link
+  // (docs/security.md), and when a database's schema is newer than this
+  // build's.
   static std::unique_ptr<MeasurementCache> open(const std::string& path);
   // Opens an existing cache for reading only (`collage cache stats`): works
   // on a file this user cannot write, and changes nothing in it.
@@ -91,39 +95,45 @@ class MeasurementCache {
   // A cache that lives in memory only (tests, --no-cache).
   static std::unique_ptr<MeasurementCache> in_memory();
 
-  ~MeasurementCache();
+  virtual ~MeasurementCache() = default;
   MeasurementCache(const MeasurementCache&) = delete;
   MeasurementCache& operator=(const MeasurementCache&) = delete;
 
-  std::optional<CachedMeasurement> find(const std::string& key) const;
+  virtual std::optional<CachedMeasurement> find(const std::string& key) const = 0;
   // Inserts or replaces, committed before it returns.
-  void store(const std::string& key, const CachedMeasurement& measurement);
+  virtual void store(const std::string& key, const CachedMeasurement& measurement) = 0;
   // Every row, in key order.
-  void for_each(
-      const std::function<void(const std::string&, const CachedMeasurement&)>& visit) const;
+  virtual void for_each(
+      const std::function<void(const std::string&, const CachedMeasurement&)>& visit) const = 0;
   // Stores `rows` in one transaction (all or none), keeping each valid row
   // already here for its key (what this cache measured is not replaced by
   // what it is given). Returns how many rows were stored.
-  int merge(const std::vector<std::pair<std::string, CachedMeasurement>>& rows);
-  int size() const;
+  virtual int merge(const std::vector<std::pair<std::string, CachedMeasurement>>& rows) = 0;
+  virtual int size() const = 0;
+  // The file, or the database's URL without its password: what messages
+  // name.
   const std::string& path() const { return path_; }
 
-  // Throws Error naming the file when SQLite finds it damaged.
-  void check_integrity() const;
-  CacheStats stats() const;
+  // Throws Error naming the cache when it is damaged or unreachable.
+  virtual void check_integrity() const = 0;
+  virtual CacheStats stats() const = 0;
   // Deletes every row; returns how many there were.
-  int clear();
+  virtual int clear() = 0;
   // Deletes the rows made with other backend versions (library or code) or
   // on another machine than `current`; returns how many.
-  int prune(const CacheGeneration& current);
+  virtual int prune(const CacheGeneration& current) = 0;
+
+ protected:
+  explicit MeasurementCache(std::string path) : path_(std::move(path)) {}
 
  private:
-  MeasurementCache(sqlite3* db, std::string path);
-
-  sqlite3* db_;
   std::string path_;
 };
 
+// Whether `path` names a PostgreSQL database ("postgresql://", "postgres://").
+bool is_cache_url(const std::string& path);
+
+// $COLLAGE_CACHE_URL when set (a shared database), else
 // measurements.sqlite in cache_directory() (ir/file_io.h).
 std::string default_cache_path();
 

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# The measurement cache in PostgreSQL, on a real server: a throwaway cluster
+# (initdb in a temporary directory, pg_ctl on a Unix socket, stopped at
+# exit; as the postgres user when run as root, which initdb refuses). Checks:
+#   - a tune stores its measurements there; a second tune (and one with
+#     $COLLAGE_CACHE_URL) measures nothing again and makes the same plan;
+#   - two tuners at once on one database both finish;
+#   - `cache stats`, `cache export` and `cache import` work on it, to and
+#     from an SQLite file;
+#   - the password in the URL appears in no output, message or plan;
+#   - the server stopped in the middle of a tune: one line, exit 2; started
+#     again, a second tune resumes (what was stored is not measured again);
+#   - a schema newer than this build's is refused with one line, exit 2.
+#   postgres_cache.sh COLLAGE_BINARY
+# Exits 77 (skipped) without the zoo or PostgreSQL's server.
+set -euo pipefail
+collage=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+model=${COLLAGE_ZOO_DIR:-}/squeezenet1_1/model.onnx
+bigger=${COLLAGE_ZOO_DIR:-}/resnet18/model.onnx
+bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+if [ ! -f "$model" ] || [ ! -f "$bigger" ]; then
+  echo "skipped: no zoo models (set COLLAGE_ZOO_DIR; make zoo exports them)"
+  exit 77
+fi
+if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
+  echo "skipped: no PostgreSQL server (apt-get install postgresql)"
+  exit 77
+fi
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+as_server=()
+if [ "$(id -u)" -eq 0 ]; then as_server=(runuser -u postgres --); fi
+mkdir "$tmp/data" "$tmp/socket"
+[ "$(id -u)" -eq 0 ] && chown postgres "$tmp" "$tmp/data" "$tmp/socket"
+port=$((20000 + RANDOM % 20000))
+pg_ctl() { "${as_server[@]}" "$bin/pg_ctl" -D "$tmp/data" "$@"; }
+start_server() {
+  pg_ctl -o "-k $tmp/socket -c listen_addresses= -p $port" -l "$tmp/server.log" -w start > /dev/null
+}
+cleanup() { pg_ctl -m immediate stop > /dev/null 2>&1 || true; rm -rf "$tmp"; }
+trap cleanup EXIT
+"${as_server[@]}" "$bin/initdb" -D "$tmp/data" -A trust -U postgres > "$tmp/initdb.log"
+start_server
+secret=sekret-$RANDOM
+url="postgresql://postgres:$secret@/postgres?host=$tmp/socket&port=$port"
+work=$tmp/work
+mkdir "$work"
+[ "$(id -u)" -eq 0 ] && chmod 777 "$work"
+export XDG_CACHE_HOME=$work/xdg
+step() { echo "== $*"; }
+measured() { sed -n 's/^search: [0-9]* candidates, \([0-9]*\) measured.*/\1/p' "$1"; }
+refused() {  # MENTIONS LOG STATUS
+  if [ "$3" -ne 2 ] || [ "$(wc -l < "$2")" -ne 1 ] || ! grep -q -- "$1" "$2"; then
+    echo "expected one line mentioning '$1' and exit 2, got $3:" >&2
+    cat "$2" >&2
+    exit 1
+  fi
+  echo "refused: $(cat "$2")"
+}
+quick=(--backends native,onednn --threads 2 --refine-rounds 0 --no-verify)
+
+step "a tune stores its measurements in the database"
+"$collage" tune "$model" "${quick[@]}" --cache "$url" -o "$work/first.plan.json" > "$work/first.log" 2>&1
+first=$(measured "$work/first.log")
+[ "$first" -gt 0 ]
+step "tuned again (the URL from \$COLLAGE_CACHE_URL): nothing measured, the same plan"
+COLLAGE_CACHE_URL=$url "$collage" tune "$model" "${quick[@]}" -o "$work/second.plan.json" \
+  > "$work/second.log" 2>&1
+[ "$(measured "$work/second.log")" -eq 0 ]
+python3 - "$work/first.plan.json" "$work/second.plan.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert [(p["backend"], p["nodes"]) for p in a["partitions"]] == \
+       [(p["backend"], p["nodes"]) for p in b["partitions"]]
+print(f"same plan: {len(a['partitions'])} partitions")
+PY
+
+step "two tuners at once on one database"
+"$collage" tune "$bigger" "${quick[@]}" --cache "$url" -o "$work/a.plan.json" > "$work/a.log" 2>&1 &
+a=$!
+"$collage" tune "$bigger" "${quick[@]}" --cache "$url" -o "$work/b.plan.json" > "$work/b.log" 2>&1 &
+b=$!
+wait $a
+wait $b
+echo "measured: $(measured "$work/a.log") and $(measured "$work/b.log")"
+
+step "stats, export and import"
+"$collage" cache stats --cache "$url" > "$work/stats.log"
+grep -q "(PostgreSQL)" "$work/stats.log"
+grep -q "(this machine)" "$work/stats.log"
+"$collage" cache export "$work/rows.jsonl" --cache "$url" > "$work/export.log"
+rows=$(sed -n 's/^exported \([0-9]*\) rows.*/\1/p' "$work/export.log")
+"$collage" cache import "$work/rows.jsonl" --cache "$work/copy.sqlite" | grep -q "imported $rows of $rows"
+"$collage" cache import "$work/rows.jsonl" --cache "$url" | grep -q "imported 0 of $rows"
+echo "$rows rows exported, imported into SQLite, kept on a second import into PostgreSQL"
+
+step "the password appears nowhere"
+if grep -rq "$secret" "$work"; then
+  echo "the password leaked into:" >&2
+  grep -rl "$secret" "$work" >&2
+  exit 1
+fi
+grep -q "postgres:\*\*\*@" "$work/stats.log"
+
+step "the server stopped in the middle of a tune"
+rm -f "$work/stopped.plan.json"
+status=0
+"$collage" tune "$bigger" --backends native,onednn,xnnpack --threads 2 --refine-rounds 0 \
+  --no-verify -q --cache "$url" -o "$work/stopped.plan.json" > /dev/null 2> "$work/stopped.err" &
+tuner=$!
+# Stopped once the tuner has stored some of its measurements.
+for _ in $(seq 1 600); do
+  n=$("${as_server[@]}" "$bin/psql" -h "$tmp/socket" -p "$port" -U postgres -d postgres -tAc \
+      "SELECT count(*) FROM measurements WHERE backend = 'xnnpack'" 2> /dev/null || echo 0)
+  [ "${n:-0}" -gt 5 ] && break
+  sleep 0.05
+done
+pg_ctl -m immediate stop > /dev/null
+wait $tuner || status=$?
+refused "measurement cache" "$work/stopped.err" "$status"
+[ ! -f "$work/stopped.plan.json" ]
+start_server
+"$collage" tune "$bigger" --backends native,onednn,xnnpack --threads 2 --refine-rounds 0 \
+  --no-verify --cache "$url" -o "$work/stopped.plan.json" > "$work/resumed.log" 2>&1
+grep '^search:' "$work/resumed.log"
+cached=$(sed -n 's/.* \([0-9]*\) from cache.*/\1/p' "$work/resumed.log")
+[ "$cached" -gt 0 ]
+
+step "a schema newer than this build's"
+"${as_server[@]}" "$bin/psql" -h "$tmp/socket" -p "$port" -U postgres -d postgres -qc \
+  "INSERT INTO collage_schema (version) VALUES (99)"
+status=0
+"$collage" tune "$model" "${quick[@]}" --cache "$url" -q -o "$work/x.plan.json" \
+  > /dev/null 2> "$work/newer.err" || status=$?
+refused "schema is version 99" "$work/newer.err" "$status"
+status=0
+"$collage" cache stats --cache "$url" > /dev/null 2> "$work/newer.err" || status=$?
+refused "schema is version 99" "$work/newer.err" "$status"
+echo "postgres cache: all checks passed"
