@@ -8,6 +8,7 @@
 
 #include "collage/backends/plugin_backend.h"
 #include "collage/ir/error.h"
+#include "collage/ir/split.h"
 
 namespace collage {
 
@@ -21,18 +22,6 @@ namespace collage {
 namespace {
 
 constexpr const char* kPluginsVariable = "COLLAGE_BACKEND_PLUGINS";
-
-std::vector<std::string> split_paths(const std::string& text) {
-  std::vector<std::string> paths;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t colon = text.find(':', start);
-    if (colon == std::string::npos) colon = text.size();
-    if (colon > start) paths.push_back(text.substr(start, colon - start));
-    start = colon + 1;
-  }
-  return paths;
-}
 
 }  // namespace
 
@@ -51,7 +40,7 @@ BackendRegistry& BackendRegistry::instance() {
     environment_loaded = true;
     if (const char* paths = std::getenv(kPluginsVariable)) {
       try {
-        for (const std::string& path : split_paths(paths)) registry->add_plugin(path);
+        for (const std::string& path : split_nonempty(paths, ':')) registry->add_plugin(path);
       } catch (const Error& e) {
         environment_loaded = false;
         throw Error(fmt::format("{} (from ${})", e.what(), kPluginsVariable));
@@ -91,7 +80,7 @@ void BackendRegistry::add_plugin(const std::string& path) {
   plugin_paths_.push_back(absolute);
   // Workers started from here load it too.
   std::vector<std::string> listed;
-  if (const char* paths = std::getenv(kPluginsVariable)) listed = split_paths(paths);
+  if (const char* paths = std::getenv(kPluginsVariable)) listed = split_nonempty(paths, ':');
   if (std::find(listed.begin(), listed.end(), absolute) == listed.end()) {
     listed.push_back(absolute);
     ::setenv(kPluginsVariable, fmt::format("{}", fmt::join(listed, ":")).c_str(), 1);

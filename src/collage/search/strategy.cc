@@ -4,6 +4,7 @@
 
 #include "collage/backends/backend.h"
 #include "collage/ir/error.h"
+#include "collage/ir/split.h"
 #include "collage/partition/partition_order.h"
 
 namespace collage {
@@ -76,16 +77,7 @@ std::string Strategy::to_string() const {
 }
 
 std::vector<std::string> split_backend_names(const std::string& text) {
-  std::vector<std::string> names;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    std::string name = text.substr(start, comma - start);
-    if (!name.empty()) names.push_back(name);
-    start = comma + 1;
-  }
-  return names;
+  return split_nonempty(text, ',');
 }
 
 bool spec_compiles(const DataflowGraph& dfg, const PartitionSpec& spec, const SubGraph& sub_graph) {
