@@ -127,12 +127,13 @@ TEST(PlacementTest, AGreedyBaselinePlacesPinnedNodesOnTheirBackendFirst) {
   for (const PartitionSpecPtr& spec : fixture.specs()) specs.push_back(placement.constrain(spec));
   // The native strategy: no backend of its own but native, so byoc takes
   // only its pinned node.
-  std::vector<PartitionSpecPtr> priority = placement.pinned_specs(specs, {"native"});
+  std::vector<PartitionSpecPtr> priority = placement.baseline_priority(specs, {}, "native");
   ASSERT_EQ(priority.size(), 1u);
   EXPECT_EQ(fixture.describe(greedy_cover(fixture.dfg(), priority, specs.front())),
             (std::vector<std::string>{"native:a", "native:b", "byoc:c"}));
   // A baseline that names byoc itself needs no extra spec.
-  EXPECT_TRUE(placement.pinned_specs(specs, {"native", "byoc"}).empty());
+  EXPECT_EQ(placement.baseline_priority(specs, {specs[1]}, "native"),
+            (std::vector<PartitionSpecPtr>{specs[1]}));
 }
 
 TEST(PlacementTest, CheckRefusesWhatCannotBeHonouredNamingTheNode) {

@@ -150,8 +150,7 @@ void run_prune(const CacheArgs& args) {
   }
   // Rows of every thread count on this CPU stay: only the CPU part of the
   // fingerprint must match.
-  MachineFingerprint machine = MachineFingerprint::current(1);
-  current.machine_prefix = machine.cpu_model + "|" + machine.isa_flags + "|";
+  current.machine_prefix = this_machine_prefix();
   fmt::print("deleted {} rows of other backend versions or machines from {}\n",
              cache->prune(current), cache->path());
 }

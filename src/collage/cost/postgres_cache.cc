@@ -63,7 +63,7 @@ class PostgresCache final : public MeasurementCache {
 
   // Runs `sql` with `params` (text); Error naming the cache on failure.
   Result run(const std::string& sql, const std::vector<std::string>& params = {},
-             const char* what = "query") const {
+             const std::string& what = "query") const {
     std::vector<const char*> values;
     for (const std::string& p : params) values.push_back(p.c_str());
     Result result(PQexecParams(connection_, sql.c_str(), static_cast<int>(values.size()), nullptr,
@@ -90,9 +90,22 @@ class PostgresCache final : public MeasurementCache {
     return text.empty() ? "the server did not answer" : escape_control(text);
   }
 
-  void migrate() {
-    run("BEGIN", {}, "start the schema check");
+  // Runs `body` in one transaction ("what" names it in errors): committed
+  // when it returns, rolled back when it throws.
+  template <typename Body>
+  void in_transaction(const std::string& what, Body body) const {
+    run("BEGIN", {}, "start " + what);
     try {
+      body();
+      run("COMMIT", {}, "commit " + what);
+    } catch (...) {
+      PQclear(PQexec(connection_, "ROLLBACK"));
+      throw;
+    }
+  }
+
+  void migrate() {
+    in_transaction("the schema check", [&] {
       run(std::string("SELECT pg_advisory_xact_lock(") + kSchemaLockKey + ")", {},
           "lock the schema");
       run("CREATE TABLE IF NOT EXISTS collage_schema (version INTEGER NOT NULL)", {},
@@ -104,11 +117,7 @@ class PostgresCache final : public MeasurementCache {
         run("INSERT INTO collage_schema (version) VALUES ($1)", {std::to_string(version + 1)},
             "record the schema version");
       }
-      run("COMMIT", {}, "commit the schema");
-    } catch (...) {
-      PQclear(PQexec(connection_, "ROLLBACK"));
-      throw;
-    }
+    });
   }
 
   void check_read_only() {
@@ -138,19 +147,15 @@ class PostgresCache final : public MeasurementCache {
   }
 
   int merge(const std::vector<std::pair<std::string, CachedMeasurement>>& rows) override {
-    run("BEGIN", {}, "start the import");
     int stored = 0;
-    try {
-      for (const auto& [key, m] : rows) {
+    in_transaction("the import", [&] {
+      for (const auto& row : rows) {
         // A valid row already here stays.
-        Result result = run(upsert(" WHERE NOT measurements.valid"), params(key, m), "import");
+        Result result =
+            run(upsert(" WHERE NOT measurements.valid"), params(row.first, row.second), "import");
         stored += std::atoi(PQcmdTuples(result.get()));
       }
-      run("COMMIT", {}, "commit the import");
-    } catch (...) {
-      PQclear(PQexec(connection_, "ROLLBACK"));
-      throw;
-    }
+    });
     return stored;
   }
 
@@ -199,15 +204,11 @@ class PostgresCache final : public MeasurementCache {
         stale.push_back(key);
       }
     });
-    run("BEGIN", {}, "start pruning");
-    try {
-      for (const std::string& key : stale)
+    in_transaction("pruning", [&] {
+      for (const std::string& key : stale) {
         run("DELETE FROM measurements WHERE key = $1", {key}, "prune");
-      run("COMMIT", {}, "commit pruning");
-    } catch (...) {
-      PQclear(PQexec(connection_, "ROLLBACK"));
-      throw;
-    }
+      }
+    });
     return static_cast<int>(stale.size());
   }
 

@@ -60,10 +60,10 @@ Boundaries boundaries_of(const Plan& plan) {
   return b;
 }
 
-Json partitions_json(const HtmlReport& report) {
+// The page's data for each partition; `pinned` is pinned_partitions(plan).
+Json partitions_json(const HtmlReport& report, const std::vector<bool>& pinned) {
   const Plan& plan = report.plan;
   const Boundaries boundaries = boundaries_of(plan);
-  const std::vector<bool> pinned = pinned_partitions(plan);
   std::map<int, const PartitionProfile*> profiled;
   if (report.profile) {
     for (const PartitionProfile& p : report.profile->partitions) profiled[p.index] = &p;
@@ -413,7 +413,8 @@ std::string plan_to_html(const HtmlReport& report) {
   const Plan& plan = report.plan;
   Json colors = Json::object();
   for (const PlanPartition& p : plan.partitions) colors[p.backend] = backend_color(p.backend);
-  Json data = {{"partitions", partitions_json(report)}, {"colors", colors}};
+  const std::vector<bool> pinned = pinned_partitions(plan);
+  Json data = {{"partitions", partitions_json(report, pinned)}, {"colors", colors}};
 
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   html += fmt::format("<title>collage plan: {}</title>\n", html_escape(plan.model_path));
@@ -454,7 +455,6 @@ std::string plan_to_html(const HtmlReport& report) {
   html +=
       "<section>\n<h2>partitions</h2>\n<table id=\"partition-table\">\n<tr><th>#</th>"
       "<th>backend</th><th>ops</th><th>estimated ms</th><th>in context ms</th></tr>\n";
-  const std::vector<bool> pinned = pinned_partitions(plan);
   for (std::size_t i = 0; i < plan.partitions.size(); ++i) {
     const PlanPartition& p = plan.partitions[i];
     std::string ops;

@@ -287,17 +287,23 @@ PartitionSpecPtr Placement::constrain(const PartitionSpecPtr& spec, bool pinned_
                              spec->merge_config);
 }
 
-std::vector<PartitionSpecPtr> Placement::pinned_specs(
-    const std::vector<PartitionSpecPtr>& specs, const std::vector<std::string>& present) const {
-  std::vector<PartitionSpecPtr> pinned;
+std::vector<PartitionSpecPtr> Placement::baseline_priority(
+    const std::vector<PartitionSpecPtr>& specs, const std::vector<PartitionSpecPtr>& named,
+    const std::string& fallback) const {
+  auto present = [&](const std::string& name) {
+    return name == fallback || std::any_of(named.begin(), named.end(),
+                                           [&](const auto& spec) { return spec->name == name; });
+  };
+  std::vector<PartitionSpecPtr> priority;
   for (const PartitionSpecPtr& spec : specs) {
-    if (std::find(present.begin(), present.end(), spec->name) != present.end()) continue;
+    if (present(spec->name)) continue;
     bool has_pins = std::any_of(rules_.begin(), rules_.end(), [&](const PlacementRule& rule) {
       return rule.kind == PlacementRule::Kind::kPin && rule.backend == spec->name;
     });
-    if (has_pins) pinned.push_back(constrain(spec, /*pinned_only=*/true));
+    if (has_pins) priority.push_back(constrain(spec, /*pinned_only=*/true));
   }
-  return pinned;
+  priority.insert(priority.end(), named.begin(), named.end());
+  return priority;
 }
 
 std::vector<std::string> Placement::describe() const {

@@ -15,8 +15,8 @@
 // Constraints act on candidates: constrain() wraps a backend's spec so that
 // it offers only candidates whose every node it may run, so the search,
 // the coalescer, local moves and the baselines' greedy covers all see the
-// constrained candidates alone. pinned_specs() gives the specs that place
-// pinned nodes in a baseline whose backends do not include their pin.
+// constrained candidates alone. baseline_priority() puts pinned nodes first
+// in a baseline whose backends do not include their pin.
 #pragma once
 
 #include <optional>
@@ -102,11 +102,14 @@ class Placement {
   // `spec` itself when nothing applies to it. With `pinned_only`, only
   // candidates of nodes pinned to its backend.
   PartitionSpecPtr constrain(const PartitionSpecPtr& spec, bool pinned_only = false) const;
-  // For each spec of `specs` whose backend has pins and is not named in
-  // `present`, the spec restricted to its pinned nodes: what a baseline of
-  // other backends adds so that it honours the pins.
-  std::vector<PartitionSpecPtr> pinned_specs(const std::vector<PartitionSpecPtr>& specs,
-                                             const std::vector<std::string>& present) const;
+  // The priority order of a greedy baseline that names the backends of
+  // `named` and falls back to `fallback`: first, for each spec of `specs`
+  // whose backend has pins and is neither named nor the fallback, that spec
+  // restricted to its pinned nodes (so that the baseline honours the pins),
+  // then `named`.
+  std::vector<PartitionSpecPtr> baseline_priority(const std::vector<PartitionSpecPtr>& specs,
+                                                  const std::vector<PartitionSpecPtr>& named,
+                                                  const std::string& fallback) const;
 
   // Every rule and pattern as text, one per line, in a stable order: what
   // keys of learned state include and plans record.

@@ -38,11 +38,8 @@ Plan greedy_plan(const DataflowGraph& dfg, const Backend& native, const Strategy
   for (const Backend* backend : resolve_backends(strategy.backends)) {
     if (backend != &native) named.push_back(planning_specs({backend}, options).front());
   }
-  std::vector<std::string> present = {native.name()};
-  for (const PartitionSpecPtr& spec : named) present.push_back(spec->name);
-  std::vector<PartitionSpecPtr> priority = options.placement.pinned_specs(
-      planning_specs(resolve_backends(options.backends), options), present);
-  priority.insert(priority.end(), named.begin(), named.end());
+  std::vector<PartitionSpecPtr> priority = options.placement.baseline_priority(
+      planning_specs(resolve_backends(options.backends), options), named, native.name());
   std::vector<ChosenPartition> chosen =
       merge_into_regions(dfg, greedy_cover(dfg, priority, fallback));
   Plan plan = build_plan(dfg, chosen, plan_context(strategy, options));

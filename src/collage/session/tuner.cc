@@ -62,10 +62,8 @@ std::vector<MoveStart> baseline_starts(const DataflowGraph& dfg,
                                        const Placement& placement, CostEstimator& estimator) {
   std::vector<MoveStart> starts;
   auto add = [&](std::string name, const std::vector<PartitionSpecPtr>& named) {
-    std::vector<std::string> present = {specs.front()->name};
-    for (const PartitionSpecPtr& spec : named) present.push_back(spec->name);
-    std::vector<PartitionSpecPtr> priority = placement.pinned_specs(specs, present);
-    priority.insert(priority.end(), named.begin(), named.end());
+    std::vector<PartitionSpecPtr> priority =
+        placement.baseline_priority(specs, named, specs.front()->name);
     std::vector<ChosenPartition> cover;
     try {
       cover = with_costs_alone(

@@ -123,7 +123,6 @@ void report_verification(const PlanningOptions& options, const std::vector<Evalu
 TuneOutcome tune_model(const Graph& graph, const PlanningOptions& options,
                        const TuneSettings& settings) {
   check_options(options, settings.repeat);
-  check_placement(graph, options);
   std::vector<std::string> others = other_backends(options);
   TuneOutcome outcome;
   outcome.searched = make_plan(graph, Strategy::parse("collage"), options);
@@ -151,9 +150,9 @@ TuneOutcome tune_model(const Graph& graph, const PlanningOptions& options,
 
 CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& options, int repeat) {
   check_options(options, repeat);
-  check_placement(graph, options);
-  // The search first: a backend whose candidates crashed its measuring
-  // worker gets no plan run in this process.
+  // The search first (make_plan checks the placement before measuring): a
+  // backend whose candidates crashed its measuring worker gets no plan run
+  // in this process.
   Plan searched_plan = make_plan(graph, Strategy::parse("collage"), options);
   std::vector<std::string> others = without_failed(other_backends(options), searched_plan, options);
   std::vector<std::string> strategies = {"native"};
