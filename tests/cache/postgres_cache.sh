@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # The measurement cache in PostgreSQL, on a real server: a throwaway cluster
-# (initdb in a temporary directory, pg_ctl on a Unix socket, stopped at
-# exit; as the postgres user when run as root, which initdb refuses). Checks:
+# (pg_cluster.sh). Checks:
 #   - a tune stores its measurements there; a second tune (and one with
 #     $COLLAGE_CACHE_URL) measures nothing again and makes the same plan;
 #   - two tuners at once on one database both finish;
@@ -17,32 +16,11 @@ set -euo pipefail
 collage=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 model=${COLLAGE_ZOO_DIR:-}/squeezenet1_1/model.onnx
 bigger=${COLLAGE_ZOO_DIR:-}/resnet18/model.onnx
-bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 if [ ! -f "$model" ] || [ ! -f "$bigger" ]; then
   echo "skipped: no zoo models (set COLLAGE_ZOO_DIR; make zoo exports them)"
   exit 77
 fi
-if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
-  echo "skipped: no PostgreSQL server (apt-get install postgresql)"
-  exit 77
-fi
-tmp=$(mktemp -d)
-chmod 755 "$tmp"
-as_server=()
-if [ "$(id -u)" -eq 0 ]; then as_server=(runuser -u postgres --); fi
-mkdir "$tmp/data" "$tmp/socket"
-[ "$(id -u)" -eq 0 ] && chown postgres "$tmp" "$tmp/data" "$tmp/socket"
-port=$((20000 + RANDOM % 20000))
-pg_ctl() { "${as_server[@]}" "$bin/pg_ctl" -D "$tmp/data" "$@"; }
-start_server() {
-  pg_ctl -o "-k $tmp/socket -c listen_addresses= -p $port" -l "$tmp/server.log" -w start > /dev/null
-}
-cleanup() { pg_ctl -m immediate stop > /dev/null 2>&1 || true; rm -rf "$tmp"; }
-trap cleanup EXIT
-"${as_server[@]}" "$bin/initdb" -D "$tmp/data" -A trust -U postgres > "$tmp/initdb.log"
-start_server
-secret=sekret-$RANDOM
-url="postgresql://postgres:$secret@/postgres?host=$tmp/socket&port=$port"
+source "$(dirname "$0")/pg_cluster.sh"
 work=$tmp/work
 mkdir "$work"
 [ "$(id -u)" -eq 0 ] && chmod 777 "$work"
@@ -110,8 +88,8 @@ status=0
 tuner=$!
 # Stopped once the tuner has stored some of its measurements.
 for _ in $(seq 1 600); do
-  n=$("${as_server[@]}" "$bin/psql" -h "$tmp/socket" -p "$port" -U postgres -d postgres -tAc \
-      "SELECT count(*) FROM measurements WHERE backend = 'xnnpack'" 2> /dev/null || echo 0)
+  n=$(psql_query "SELECT count(*) FROM measurements WHERE backend = 'xnnpack'" 2> /dev/null \
+      || echo 0)
   [ "${n:-0}" -gt 5 ] && break
   sleep 0.05
 done
@@ -127,8 +105,7 @@ cached=$(sed -n 's/.* \([0-9]*\) from cache.*/\1/p' "$work/resumed.log")
 [ "$cached" -gt 0 ]
 
 step "a schema newer than this build's"
-"${as_server[@]}" "$bin/psql" -h "$tmp/socket" -p "$port" -U postgres -d postgres -qc \
-  "INSERT INTO collage_schema (version) VALUES (99)"
+psql_query "INSERT INTO collage_schema (version) VALUES (99)"
 status=0
 "$collage" tune "$model" "${quick[@]}" --cache "$url" -q -o "$work/x.plan.json" \
   > /dev/null 2> "$work/newer.err" || status=$?

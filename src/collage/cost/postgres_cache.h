@@ -13,21 +13,22 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "collage/cost/measurement_cache.h"
+#include "collage/cost/postgres_connection.h"
 
 namespace collage {
-
-// The schema version this build writes and reads.
-inline constexpr int kPostgresSchemaVersion = 1;
 
 // Connects to `url`; creates or upgrades the schema unless `read_only`.
 // Throws Error (naming the URL without its password) when the server
 // cannot be reached, refuses the credentials, or holds a newer schema.
 std::unique_ptr<MeasurementCache> open_postgres_cache(const std::string& url, bool read_only);
 
-// `url` with the password of its user-info part, and any password=
-// parameter, replaced by "***".
-std::string redacted_url(const std::string& url);
+// The statement that stores a measurement ($1 the key, then the columns of
+// `measurement_params`), replacing the row of its key, followed by
+// `condition` (" WHERE ..." of the ON CONFLICT update, or "").
+std::string measurement_upsert(const std::string& condition);
+std::vector<std::string> measurement_params(const std::string& key, const CachedMeasurement& m);
 
 }  // namespace collage
