@@ -85,6 +85,22 @@ onnx::ModelProto export_onnx(const Graph& graph, const ExportOptions& options) {
       value_info(graph, id, *proto.add_input());
       continue;
     }
+    if (options.external_file) {
+      if (std::optional<std::string> file = options.external_file(*value.constant)) {
+        onnx::TensorProto& weight = *proto.add_initializer();
+        weight.set_name(value.name);
+        weight.set_data_type(dtype_to_onnx(value.constant->dtype()));
+        for (std::int64_t dim : value.constant->shape()) weight.add_dims(dim);
+        weight.set_data_location(onnx::TensorProto::EXTERNAL);
+        auto* location = weight.add_external_data();
+        location->set_key("location");
+        location->set_value(*file);
+        auto* length = weight.add_external_data();
+        length->set_key("length");
+        length->set_value(std::to_string(value.constant->byte_size()));
+        continue;
+      }
+    }
     *proto.add_initializer() = tensor_to_proto(*value.constant, value.name);
   }
 

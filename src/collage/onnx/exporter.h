@@ -11,7 +11,9 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "collage/ir/graph.h"
@@ -25,6 +27,10 @@ struct ExportOptions {
   // Whether to describe intermediate values (value_info). Types that are not
   // known yet (see partial_type.h) are written as far as they are known.
   bool value_info = true;
+  // When set, a constant it names a file for is written as external data:
+  // the whole of that file, relative to the model's directory (how a
+  // partition's weights travel apart from it, onnx/graph_bytes.h).
+  std::function<std::optional<std::string>(const Tensor&)> external_file;
 };
 
 onnx::ModelProto export_onnx(const Graph& graph, const ExportOptions& options = {});

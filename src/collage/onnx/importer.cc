@@ -86,7 +86,7 @@ class Importer {
     graph_.sort_topologically();
     graph_.prune();
     infer_types(graph_);
-    if (compute_float16_in_float32(graph_) > 0) {
+    if (options_.float16_in_float32 && compute_float16_in_float32(graph_) > 0) {
       // Types the model declares for values now computed in float32.
       for (auto& [name, type] : declared_) {
         std::optional<ValueId> id = graph_.find_value(name);

@@ -50,6 +50,9 @@ struct ImportOptions {
   // node whose types are known.
   std::function<bool(const Node&)> is_supported;
   bool canonicalize = true;
+  // Computes the float16 ops of a model in float32 (ir/passes/float16.h);
+  // off, with canonicalize off, the graph is read exactly as written.
+  bool float16_in_float32 = true;
   // The graph optimizations canonicalization applies (see canonicalize.h).
   GraphOptLevel graph_opt = GraphOptLevel::kAll;
   // When set, receives what canonicalization did (for `collage info`).

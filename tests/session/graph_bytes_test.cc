@@ -1,0 +1,81 @@
+// A partition sent to a fleet worker as ONNX bytes must come back as the
+// same graph: every candidate the search makes of the zoo models, for every
+// backend, keeps its structural hash through graph_to_bytes and
+// graph_from_bytes, whole and packed (its large weights apart).
+#include "collage/onnx/graph_bytes.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "collage/backends/registry.h"
+#include "collage/ir/error.h"
+#include "collage/ir/file_io.h"
+#include "collage/ir/structural_hash.h"
+#include "collage/partition/dataflow_graph.h"
+#include "collage/partition/partition_spec.h"
+#include "collage/search/backend_spec.h"
+#include "collage/session/model_loading.h"
+
+namespace collage {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(GraphBytesTest, BytesThatAreNotAModelAreRefused) {
+  EXPECT_THROW(graph_from_bytes("not a model"), Error);
+  EXPECT_THROW(graph_from_bytes(""), Error);
+  EXPECT_THROW(weight_files("not a model"), Error);
+}
+
+class ZooCandidatesTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ZooCandidatesTest, EveryCandidateComesBackAsItWent) {
+  const char* zoo = std::getenv("COLLAGE_ZOO_DIR");
+  if (zoo == nullptr || *zoo == '\0') GTEST_SKIP() << "COLLAGE_ZOO_DIR is not set";
+  const fs::path path = fs::path(zoo) / GetParam() / "model.onnx";
+  if (!fs::exists(path)) GTEST_SKIP() << path << " is missing";
+  const Graph model = load_model(path.string(), {});
+  const DataflowGraph dfg(model);
+  std::set<std::string> seen;
+  int checked = 0;
+  WeightNames names;
+  const fs::path weights = fs::path(::testing::TempDir()) / ("weights-" + GetParam());
+  fs::create_directories(weights);
+  for (const Backend* backend : BackendRegistry::global().all()) {
+    for (const CandidatePartition& candidate :
+         gather_candidates(dfg, make_backend_spec(*backend))) {
+      const Graph partition = candidate.sub_graph.extract(dfg);
+      const std::string hash = structural_hash_hex(partition);
+      if (!seen.insert(hash).second) continue;
+      const Graph back = graph_from_bytes(graph_to_bytes(partition));
+      ASSERT_EQ(structural_hash_hex(back), hash)
+          << backend->name() << " candidate of " << partition.num_nodes() << " nodes, first "
+          << partition.node(0).op_type;
+      // Packed: the large weights as files of their own, each written once.
+      const PackedGraph packed = pack_graph(partition, names);
+      for (const auto& [name, weight] : packed.weights) {
+        if (fs::exists(weights / name)) continue;
+        write_file_atomically(
+            (weights / name).string(),
+            std::string_view(static_cast<const char*>(weight.raw()), weight.byte_size()));
+      }
+      std::vector<std::string> files = weight_files(packed.model);
+      ASSERT_EQ(files.size(), packed.weights.size());
+      ASSERT_EQ(structural_hash_hex(graph_from_bytes(packed.model, weights.string())), hash);
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0);
+  fs::remove_all(weights);
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, ZooCandidatesTest,
+                         ::testing::Values("resnet18", "mobilenet_v2", "bert_encoder",
+                                           "dcgan_generator", "squeezenet1_1_fp16"));
+
+}  // namespace
+}  // namespace collage
