@@ -76,6 +76,8 @@ const char* stage_name(collage::TuneProgress::Stage stage) {
       return "verify";
     case collage::TuneProgress::Stage::kCompile:
       return "compile";
+    case collage::TuneProgress::Stage::kJobs:
+      return "jobs";
   }
   return "unknown";
 }
@@ -237,11 +239,17 @@ PYBIND11_MODULE(_collage, m) {
          Shapes input_shapes, std::string graph_opt, std::string cache, bool isolate,
          int refine_rounds, double budget, int max_depth, int max_exits, bool verify, int repeat,
          std::optional<py::function> progress, std::vector<std::string> place,
-         std::vector<std::string> avoid, std::string patterns) {
+         std::vector<std::string> avoid, std::string patterns, std::string workers,
+         bool measure_locally) {
         collage::TuneOptions options =
             tune_options(std::move(backends), threads, std::move(input_shapes),
                          std::move(graph_opt), std::move(cache), isolate, refine_rounds, budget,
                          max_depth, max_exits, verify, repeat, std::move(progress));
+        if (workers != "local" && workers != "remote") {
+          throw collage::Error("must be 'local' or 'remote'", {.field = "workers"});
+        }
+        options.remote_workers = workers == "remote";
+        options.measure_locally = measure_locally;
         options.place = std::move(place);
         options.avoid = std::move(avoid);
         options.patterns_file = std::move(patterns);
@@ -274,12 +282,14 @@ PYBIND11_MODULE(_collage, m) {
       py::arg("max_depth") = 6, py::arg("max_exits") = 1, py::arg("verify") = true,
       py::arg("repeat") = 10, py::arg("progress") = py::none(),
       py::arg("place") = std::vector<std::string>{}, py::arg("avoid") = std::vector<std::string>{},
-      py::arg("patterns") = "",
+      py::arg("patterns") = "", py::arg("workers") = "local", py::arg("measure_locally") = true,
       "Searches for the fastest plan of the model and returns it as plain data: \"plan\" (JSON "
       "text for Session), the strategy kept and why, the search's statistics and every plan "
       "measured end to end. progress, when given, is called with a dict per step. place, avoid "
       "and patterns constrain where nodes run, as the command line's --place, --avoid and "
-      "--patterns (docs/placement.md).");
+      "--patterns (docs/placement.md). workers=\"remote\" measures through jobs in the "
+      "PostgreSQL cache that `collage worker` processes take, as --workers remote "
+      "(docs/fleet.md); measure_locally=False leaves them all to the workers.");
 
   m.def(
       "compare",

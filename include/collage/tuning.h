@@ -28,6 +28,7 @@ struct TuneProgress {
     kRefine,      // one refinement round: the plan profiled in context (message)
     kVerify,      // one plan run end to end beside the others (message)
     kCompile,     // a backend compiles candidates' kernels ahead of measuring them (message)
+    kJobs,  // measurement jobs on a fleet: done of total; queued, running, per worker (message)
   };
   Stage stage = Stage::kCandidates;
   std::size_t done = 0;
@@ -76,6 +77,13 @@ struct TuneOptions {
   std::string cache_path;
   // Measure candidates in a worker process.
   bool isolate = true;
+  // Measure through jobs in the PostgreSQL cache (cache_path or
+  // $COLLAGE_CACHE_URL) that `collage worker` processes on machines of this
+  // class take (docs/fleet.md), as `collage tune --workers remote`.
+  bool remote_workers = false;
+  // With remote_workers: measure some of the jobs in this process's
+  // workers too (false: `--no-local-measure`).
+  bool measure_locally = true;
   // Keep only maximal candidates of each backend.
   bool prune = false;
   // The search's limits.

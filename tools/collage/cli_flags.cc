@@ -120,6 +120,15 @@ void add_planning_flags(CLI::App& command, PlanningFlags& flags, const std::stri
   command.add_flag("--no-isolation", flags.no_isolation,
                    "measure candidates in this process (faster start, but a crashing backend "
                    "ends the run)");
+  command
+      .add_option("--workers", flags.workers,
+                  "where candidates are measured: 'local' (here), or 'remote' (as jobs in the "
+                  "PostgreSQL cache that `collage worker` processes on machines of this class "
+                  "take; docs/fleet.md)")
+      ->check(CLI::IsMember({"local", "remote"}))
+      ->capture_default_str();
+  command.add_flag("--no-local-measure", flags.no_local_measure,
+                   "with --workers remote: leave every job to the workers");
   command.add_flag("--prune", flags.prune, "measure only the maximal candidates of each backend");
   command.add_flag("-q,--quiet", flags.quiet, "no progress display");
   add_search_flags(command, flags.search);
@@ -150,6 +159,11 @@ PlanningOptions planning_options(const PlanningFlags& flags) {
   options.threads = checked_threads(flags.threads);
   options.cache_path = flags.cache;
   options.isolate = !flags.no_isolation;
+  options.remote_workers = flags.workers == "remote";
+  options.measure_locally = !flags.no_local_measure;
+  if (flags.no_local_measure && !options.remote_workers) {
+    throw Error("only means something with --workers remote", {.field = "--no-local-measure"});
+  }
   options.prune = flags.prune;
   options.search = flags.search;
   for (const std::string& text : flags.place) options.placement.pin(text);

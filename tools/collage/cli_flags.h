@@ -48,6 +48,9 @@ struct PlanningFlags {
   int threads = 0;
   int repeat = 10;
   bool no_isolation = false;
+  // "local" or "remote" (measurement jobs for `collage worker`s).
+  std::string workers = "local";
+  bool no_local_measure = false;
   bool prune = false;
   bool quiet = false;
   SearchSettings search;

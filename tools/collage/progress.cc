@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -28,7 +29,7 @@ Progress::Progress(std::string label, bool enabled)
 std::string Progress::render(const ProgressCounts& c, bool bar) const {
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   std::string eta = "?";
-  if (c.done > 0 && c.total >= c.done) {
+  if (c.done >= std::max<std::size_t>(3, c.total / 20) && elapsed >= 10 && c.total >= c.done) {
     eta = clock_text(elapsed / static_cast<double>(c.done) * static_cast<double>(c.total - c.done));
   }
   std::string text;
@@ -38,8 +39,10 @@ std::string Progress::render(const ProgressCounts& c, bool bar) const {
     text = "[" + std::string(static_cast<std::size_t>(filled), '#') +
            std::string(static_cast<std::size_t>(kWidth - filled), '.') + "] ";
   }
-  return text + fmt::format("{} {}/{}  measured {}  cached {}  invalid {}  elapsed {}  ETA {}",
-                            label_, c.done, c.total, c.measured, c.cache_hits, c.invalid,
+  const std::string detail = c.detail.empty() ? fmt::format("measured {}  cached {}  invalid {}",
+                                                            c.measured, c.cache_hits, c.invalid)
+                                              : c.detail;
+  return text + fmt::format("{} {}/{}  {}  elapsed {}  ETA {}", label_, c.done, c.total, detail,
                             clock_text(elapsed), eta);
 }
 
@@ -71,7 +74,9 @@ void Progress::finish(const ProgressCounts& counts) {
 ProgressCallback progress_printer(bool enabled) {
   if (!enabled) return {};
   auto bar = std::make_shared<Progress>("candidates", true);
-  return [bar](const TuneProgress& p) {
+  // One bar per batch of jobs.
+  auto jobs = std::make_shared<std::unique_ptr<Progress>>();
+  return [bar, jobs](const TuneProgress& p) {
     switch (p.stage) {
       case TuneProgress::Stage::kCandidates: {
         ProgressCounts counts{p.done, p.total, p.measured, p.cache_hits, p.invalid};
@@ -86,6 +91,21 @@ ProgressCallback progress_printer(bool enabled) {
       case TuneProgress::Stage::kCompile:
         std::fprintf(stderr, "%s\n", p.message.c_str());
         return;
+      case TuneProgress::Stage::kJobs: {
+        if (p.total == 0) {
+          std::fprintf(stderr, "%s\n", p.message.c_str());
+          return;
+        }
+        if (!*jobs) *jobs = std::make_unique<Progress>("jobs", true);
+        ProgressCounts counts{p.done, p.total, 0, 0, 0, p.message};
+        if (p.finished) {
+          (*jobs)->finish(counts);
+          jobs->reset();
+        } else {
+          (*jobs)->update(counts);
+        }
+        return;
+      }
       case TuneProgress::Stage::kVerify:
         return;
     }

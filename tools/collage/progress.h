@@ -1,7 +1,9 @@
 // Progress: what a long tuning run shows while it works.
 //
 // On a terminal, one line redrawn in place: a bar, candidates done/total,
-// measured, cache hits, invalid, elapsed and ETA. Elsewhere (CI logs, pipes)
+// measured, cache hits, invalid, elapsed and ETA (once a twentieth of the
+// work, and at least 3 items and 10 seconds, are done: an earlier rate says
+// little). Elsewhere (CI logs, pipes)
 // a plain log line every tenth of the work or every 15 seconds, so logs stay
 // readable. Always on stderr: stdout carries results.
 #pragma once
@@ -20,6 +22,8 @@ struct ProgressCounts {
   int measured = 0;
   int cache_hits = 0;
   int invalid = 0;
+  // Shown in place of measured, cached and invalid when not empty.
+  std::string detail;
 };
 
 class Progress {
@@ -41,8 +45,8 @@ class Progress {
   std::size_t last_logged_tenth_ = 0;
 };
 
-// What a planning run reports, drawn on stderr: the candidates as a
-// Progress bar, each refinement round as a line. Does nothing when not
+// What a planning run reports, drawn on stderr: the candidates, and the
+// jobs of a fleet, as Progress bars, each refinement round as a line. Does nothing when not
 // `enabled` (--quiet). Verification results are the command's own output.
 ProgressCallback progress_printer(bool enabled);
 

@@ -27,6 +27,8 @@ PlanningOptions planning_options(const std::string& model_path, const TuneOption
   planning.threads = options.threads == 0 ? default_threads() : checked_threads(options.threads);
   planning.cache_path = options.cache_path;
   planning.isolate = options.isolate;
+  planning.remote_workers = options.remote_workers;
+  planning.measure_locally = options.measure_locally;
   planning.prune = options.prune;
   planning.search = options.search;
   for (const std::string& text : options.place) planning.placement.pin(text);

@@ -32,6 +32,15 @@ class CostEstimator {
     (void)dfg;
     (void)candidates;
   }
+  // Candidates that will probably be estimated next, one by one, though
+  // maybe not all (the merges a greedy pass may try): an estimator that
+  // measures elsewhere, in batches, may measure them now, together. The
+  // default does nothing.
+  virtual void prefetch(const DataflowGraph& dfg,
+                        const std::vector<CandidatePartition>& candidates) {
+    (void)dfg;
+    (void)candidates;
+  }
 };
 
 }  // namespace collage

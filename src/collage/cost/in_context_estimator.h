@@ -55,6 +55,10 @@ class InContextEstimator : public CostEstimator {
                const std::vector<CandidatePartition>& candidates) override {
     isolated_.prepare(dfg, candidates);
   }
+  void prefetch(const DataflowGraph& dfg,
+                const std::vector<CandidatePartition>& candidates) override {
+    isolated_.prefetch(dfg, candidates);
+  }
 
   const PartitionOverheads& overheads() const { return overheads_; }
 

@@ -1,8 +1,15 @@
 #include "collage/cost/measurement_server.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <unordered_map>
+
+#include "collage/ir/error.h"
+#include "collage/ir/file_io.h"
 
 namespace collage {
 namespace {
@@ -40,6 +47,85 @@ void serve_measurements(const Graph& model, InProcessMeasurer& measurer,
     std::fprintf(replies, "%s\n", encode_measure_reply(cost).c_str());
     std::fflush(replies);
   }
+}
+
+std::string encode_partition_request(const PartitionRequest& request) {
+  return nlohmann::json{{"partition", request.file},
+                        {"weights", request.weights_dir},
+                        {"backend", request.backend},
+                        {"evict", request.evict_bytes}}
+      .dump();
+}
+
+PartitionRequest decode_partition_request(const std::string& line) {
+  try {
+    nlohmann::json document = nlohmann::json::parse(line);
+    return PartitionRequest{
+        document.at("partition").get<std::string>(), document.at("weights").get<std::string>(),
+        document.at("backend").get<std::string>(), document.at("evict").get<std::int64_t>()};
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(std::string("malformed measurement request: ") + e.what());
+  }
+}
+
+void serve_partition_measurements(InProcessMeasurer& measurer, const BackendLookup& lookup,
+                                  const PartitionDecoder& decode, std::istream& requests,
+                                  std::FILE* replies) {
+  std::string line;
+  while (std::getline(requests, line)) {
+    Cost cost = Cost::invalid("no answer");
+    try {
+      PartitionRequest request = decode_partition_request(line);
+      const Backend* backend = lookup(request.backend);
+      std::optional<Graph> partition;
+      try {
+        partition = decode(read_regular_file(request.file), request.weights_dir);
+      } catch (const Error& e) {
+        cost =
+            Cost::invalid("malformed job: the partition does not load: " + std::string(e.what()));
+      }
+      if (backend == nullptr) {
+        cost = Cost::invalid("unknown backend '" + request.backend + "'");
+      } else if (partition) {
+        cost = measurer.measure_partition(*partition, *backend,
+                                          static_cast<std::size_t>(request.evict_bytes));
+      }
+    } catch (const std::exception& e) {
+      cost = Cost::invalid(e.what());
+    }
+    std::fprintf(replies, "%s\n", encode_measure_reply(cost).c_str());
+    std::fflush(replies);
+  }
+}
+
+PartitionWorker::PartitionWorker(std::vector<std::string> worker_command, double timeout_seconds)
+    : worker_(std::move(worker_command)), timeout_seconds_(timeout_seconds) {
+  // One directory per worker: two fleet workers on one machine share the
+  // private temporary directory.
+  std::string pattern = private_temp_directory() + "/job-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw Error("cannot create a directory for measurement jobs", {.file = pattern});
+  }
+  directory_ = pattern;
+  std::filesystem::create_directory(weights_directory());
+}
+
+PartitionWorker::~PartitionWorker() {
+  std::error_code ignored;
+  std::filesystem::remove_all(directory_, ignored);
+}
+
+Cost PartitionWorker::measure(const std::string& partition_bytes, const std::string& backend,
+                              std::int64_t evict_bytes) {
+  const std::string file = directory_ + "/partition.onnx";
+  write_file_atomically(file, partition_bytes);
+  auto reply =
+      worker_.request(encode_partition_request({file, weights_directory(), backend, evict_bytes}),
+                      std::chrono::duration<double>(timeout_seconds_));
+  std::error_code ignored;
+  std::filesystem::remove(file, ignored);
+  if (!reply) return Cost::transient_invalid(backend + ": " + reply.error());
+  return decode_measure_reply(reply.value());
 }
 
 std::FILE* take_stdout_for_replies() {

@@ -40,8 +40,29 @@ std::string MeasuringEstimator::key_of(const DataflowGraph& dfg,
                          context.empty() ? machine_ : machine_ + "|" + context);
 }
 
+void MeasuringEstimator::prefetch(const DataflowGraph& dfg,
+                                  const std::vector<CandidatePartition>& candidates) {
+  if (batch_ != nullptr) {
+    std::vector<BatchMeasurer::Item> items;
+    std::set<std::string> seen;
+    for (const CandidatePartition& candidate : candidates) {
+      Graph partition = candidate.sub_graph.extract(dfg);
+      const std::string key = key_of(dfg, candidate, partition);
+      if (memo_.count(key) != 0 || !seen.insert(key).second) continue;
+      if (auto cached = cache_->find(key); cached && !cached->transient) continue;
+      items.push_back(
+          {key, std::move(partition), candidate.spec->backend, candidate.sub_graph.node_ids(dfg)});
+    }
+    if (!items.empty()) measure_batch(dfg, std::move(items));
+  }
+}
+
 void MeasuringEstimator::prepare(const DataflowGraph& dfg,
                                  const std::vector<CandidatePartition>& candidates) {
+  if (batch_ != nullptr) {
+    prefetch(dfg, candidates);
+    return;
+  }
   // The partitions still to measure, per backend, each structure once.
   std::map<const Backend*, std::vector<Graph>> missing;
   std::set<std::string> seen;
@@ -96,12 +117,39 @@ Cost MeasuringEstimator::estimate(const DataflowGraph& dfg, const CandidateParti
       return cost;
     }
   }
+  if (batch_ != nullptr) {
+    Cost cost = measure_batch(
+                    dfg, {{key, std::move(partition), backend, candidate.sub_graph.node_ids(dfg)}})
+                    .front();
+    if (!cost.is_valid()) ++counters_.invalid;
+    return cost;
+  }
   Cost cost = measure(dfg, candidate);
   ++counters_.measured;
   if (!cost.is_valid()) ++counters_.invalid;
   if (cost.is_transient()) counters_.failed_backends.insert(backend->name());
   remember(key, *backend, cost);
   return cost;
+}
+
+std::vector<Cost> MeasuringEstimator::measure_batch(const DataflowGraph& dfg,
+                                                    std::vector<BatchMeasurer::Item> items) {
+  assert(cache_ != nullptr && "MeasuringEstimator: measuring by batch needs a cache");
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const BatchMeasurer::Item& item : items) keys.emplace_back(item.key, item.backend->name());
+  batch_->measure_all(dfg.graph(), std::move(items));
+  std::vector<Cost> costs;
+  for (const auto& [key, backend] : keys) {
+    std::optional<CachedMeasurement> cached = cache_->find(key);
+    Cost cost = cached ? cost_from_cache(*cached)
+                       : Cost::transient_invalid(backend + ": no measurement came back");
+    if (cached && cached->transient) cost = Cost::transient_invalid(cached->reason);
+    ++counters_.measured;
+    if (cost.is_transient()) counters_.failed_backends.insert(backend);
+    memo_.insert_or_assign(key, cost);
+    costs.push_back(std::move(cost));
+  }
+  return costs;
 }
 
 Cost MeasuringEstimator::retime(const DataflowGraph& dfg, const CandidatePartition& candidate,

@@ -15,6 +15,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "collage/cost/cache_keys.h"
 #include "collage/cost/cost_estimator.h"
@@ -41,6 +42,24 @@ struct EstimatorCounters {
   std::set<std::string> failed_backends;
 };
 
+// Measures many candidates at once, elsewhere: a fleet of `collage worker`
+// processes that share the cache (session/fleet.h). Each result lands in
+// the cache under its key.
+class BatchMeasurer {
+ public:
+  struct Item {
+    // The measurement's cache key.
+    std::string key;
+    Graph partition;
+    const Backend* backend = nullptr;
+    // The partition's nodes in the model (what eviction_bytes() reads).
+    std::vector<NodeId> nodes;
+  };
+  virtual ~BatchMeasurer() = default;
+  // Returns once the cache holds a measurement (or a failure) of each item.
+  virtual void measure_all(const Graph& model, std::vector<Item> items) = 0;
+};
+
 class MeasuringEstimator : public CostEstimator {
  public:
   // `cache` may be null (no persistence). `machine` is the measurement
@@ -53,6 +72,10 @@ class MeasuringEstimator : public CostEstimator {
   // with the threads the measurer compiles them with (prepare_with).
   void prepare(const DataflowGraph& dfg,
                const std::vector<CandidatePartition>& candidates) override;
+  // With a batch measurer (measure_with()), measures those of `candidates`
+  // the cache lacks, together; otherwise does nothing.
+  void prefetch(const DataflowGraph& dfg,
+                const std::vector<CandidatePartition>& candidates) override;
   // `report` (optional) hears a line before and after each backend's work.
   void prepare_with(int threads, std::function<void(const std::string&)> report) {
     prepare_threads_ = threads;
@@ -85,6 +108,12 @@ class MeasuringEstimator : public CostEstimator {
 
   const EstimatorCounters& counters() const { return counters_; }
 
+  // From now on, candidates missing from the cache are measured by `batch`
+  // (not owned; null: by the measurer, one at a time): in prepare(), all
+  // at once, without compiling ahead here; in estimate(), one by one.
+  // Needs a cache, where `batch` leaves its results.
+  void measure_with(BatchMeasurer* batch) { batch_ = batch; }
+
  private:
   // The cache key of `candidate` (extracted as `partition`) measured here.
   std::string key_of(const DataflowGraph& dfg, const CandidatePartition& candidate,
@@ -93,6 +122,9 @@ class MeasuringEstimator : public CostEstimator {
   void remember(const std::string& key, const Backend& backend, const Cost& cost);
   // Measures `candidate` with the measurer.
   Cost measure(const DataflowGraph& dfg, const CandidatePartition& candidate);
+  // Has batch_ measure `items` and takes their results from the cache into
+  // this run's memo; returns the cost of each.
+  std::vector<Cost> measure_batch(const DataflowGraph& dfg, std::vector<BatchMeasurer::Item> items);
 
   Measurer& measurer_;
   MeasurementCache* cache_;
@@ -101,6 +133,7 @@ class MeasuringEstimator : public CostEstimator {
   EstimatorCounters counters_;
   int prepare_threads_ = 1;
   std::function<void(const std::string&)> prepare_report_;
+  BatchMeasurer* batch_ = nullptr;
 };
 
 // A cached measurement as a Cost, and back.

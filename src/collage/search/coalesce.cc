@@ -20,13 +20,12 @@ std::vector<IndexSet> insides_of(const std::vector<ChosenPartition>& partitions)
   return insides;
 }
 
-// The merge of partitions `a` and `b`, or nullopt when it is not allowed.
-// `refused` remembers merged sets already estimated and refused, so that no
-// union is estimated twice.
-std::optional<ChosenPartition> try_merge(const DataflowGraph& dfg,
-                                         const std::vector<ChosenPartition>& partitions,
-                                         std::size_t a, std::size_t b, CostEstimator& estimator,
-                                         std::unordered_set<IndexSet>& refused) {
+// The merge of partitions `a` and `b` as a candidate, or nullopt when it is
+// not allowed (refused before, not a valid sub-graph, or a cycle).
+std::optional<CandidatePartition> merge_candidate(const DataflowGraph& dfg,
+                                                  const std::vector<ChosenPartition>& partitions,
+                                                  std::size_t a, std::size_t b,
+                                                  std::unordered_set<IndexSet>& refused) {
   const CandidatePartition& first = partitions[a].candidate;
   const CandidatePartition& second = partitions[b].candidate;
   if (first.spec_name() != second.spec_name()) return std::nullopt;
@@ -45,14 +44,24 @@ std::optional<ChosenPartition> try_merge(const DataflowGraph& dfg,
   }
   after.push_back(inside);
   if (partitions_form_cycle(dfg, after)) return std::nullopt;
+  return CandidatePartition{std::move(merged), first.spec, "coalesce"};
+}
 
-  CandidatePartition candidate{std::move(merged), first.spec, "coalesce"};
-  Cost cost = estimator.estimate(dfg, candidate);
+// The merge of partitions `a` and `b`, or nullopt when it is not allowed.
+// `refused` remembers merged sets already estimated and refused, so that no
+// union is estimated twice.
+std::optional<ChosenPartition> try_merge(const DataflowGraph& dfg,
+                                         const std::vector<ChosenPartition>& partitions,
+                                         std::size_t a, std::size_t b, CostEstimator& estimator,
+                                         std::unordered_set<IndexSet>& refused) {
+  std::optional<CandidatePartition> candidate = merge_candidate(dfg, partitions, a, b, refused);
+  if (!candidate) return std::nullopt;
+  Cost cost = estimator.estimate(dfg, *candidate);
   if (!cost.is_valid() || cost > partitions[a].cost + partitions[b].cost) {
-    refused.insert(inside);
+    refused.insert(candidate->sub_graph.inside());
     return std::nullopt;
   }
-  return ChosenPartition{std::move(candidate), std::move(cost)};
+  return ChosenPartition{std::move(*candidate), std::move(cost)};
 }
 
 }  // namespace
@@ -66,6 +75,17 @@ std::vector<ChosenPartition> coalesce(const DataflowGraph& dfg,
   std::unordered_set<IndexSet> refused;
   for (bool merged_any = true; merged_any;) {
     merged_any = false;
+    // Every merge this pass may try, for an estimator that measures in
+    // batches.
+    std::vector<CandidatePartition> merges;
+    for (std::size_t a = 0; a < partitions.size(); ++a) {
+      for (std::size_t b = a + 1; b < partitions.size(); ++b) {
+        if (auto merge = merge_candidate(dfg, partitions, a, b, refused)) {
+          merges.push_back(std::move(*merge));
+        }
+      }
+    }
+    if (!merges.empty()) estimator.prefetch(dfg, merges);
     for (std::size_t a = 0; a < partitions.size() && !merged_any; ++a) {
       for (std::size_t b = a + 1; b < partitions.size(); ++b) {
         auto merged = try_merge(dfg, partitions, a, b, estimator, refused);

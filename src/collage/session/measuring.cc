@@ -1,6 +1,8 @@
 #include "collage/session/measuring.h"
 
 #include "collage/backends/registry.h"
+#include "collage/ir/error.h"
+#include "collage/session/fleet.h"
 #include "collage/session/worker_location.h"
 
 namespace collage {
@@ -24,6 +26,11 @@ std::vector<std::string> worker_command(const PlanningOptions& options) {
   return command;
 }
 
+std::vector<std::string> partition_worker_command(const std::string& executable, int threads) {
+  return {executable.empty() ? worker_executable() : executable, "worker", "--partitions",
+          "--threads", std::to_string(threads)};
+}
+
 Measuring open_measuring(const PlanningOptions& options) {
   Measuring measuring;
   MeasureOptions measure_options;
@@ -34,14 +41,30 @@ Measuring open_measuring(const PlanningOptions& options) {
     measuring.measurer =
         std::make_unique<InProcessMeasurer>(BackendRegistry::global().native(), measure_options);
   }
-  if (options.cache_path != "none") {
-    measuring.cache = MeasurementCache::open(options.cache_path.empty() ? default_cache_path()
-                                                                        : options.cache_path);
+  const std::string cache_path =
+      options.cache_path.empty() ? default_cache_path() : options.cache_path;
+  if (options.remote_workers && (options.cache_path == "none" || !is_cache_url(cache_path))) {
+    throw Error(
+        "measuring on remote workers needs a PostgreSQL cache they share: --cache "
+        "postgresql://... or $COLLAGE_CACHE_URL",
+        {.field = "--workers"});
   }
+  if (options.cache_path != "none") measuring.cache = MeasurementCache::open(cache_path);
   measuring.machine = machine_key(machine_text(options.threads), measure_options,
                                   std::string(to_string(options.graph_opt)));
   measuring.estimator = std::make_unique<MeasuringEstimator>(
       *measuring.measurer, measuring.cache.get(), measuring.machine);
+  if (options.remote_workers) {
+    FleetOptions fleet;
+    fleet.url = cache_path;
+    fleet.measure_locally = options.measure_locally;
+    fleet.measure = measure_options;
+    fleet.machine = measuring.machine;
+    fleet.worker_command = partition_worker_command(options.worker_executable, options.threads);
+    fleet.progress = options.progress;
+    measuring.fleet = std::make_unique<FleetMeasurer>(std::move(fleet));
+    measuring.estimator->measure_with(measuring.fleet.get());
+  }
   ProgressCallback progress = options.progress;
   measuring.estimator->prepare_with(options.threads, [progress](const std::string& line) {
     if (progress) progress(TuneProgress{.stage = TuneProgress::Stage::kCompile, .message = line});

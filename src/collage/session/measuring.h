@@ -22,6 +22,8 @@ struct Measuring {
   // optimization level: part of every measurement's and overhead's key.
   std::string machine;
   std::unique_ptr<MeasuringEstimator> estimator;
+  // With options.remote_workers: what the estimator measures through.
+  std::unique_ptr<BatchMeasurer> fleet;
 };
 
 // Opens the measurer, the cache and the estimator `options` ask for;
@@ -30,5 +32,9 @@ Measuring open_measuring(const PlanningOptions& options);
 
 // The command line of the `collage worker` that measures for `options`.
 std::vector<std::string> worker_command(const PlanningOptions& options);
+
+// The command line of a `collage worker --partitions` that measures
+// partitions handed over as ONNX bytes (measurement jobs) with `threads`.
+std::vector<std::string> partition_worker_command(const std::string& executable, int threads);
 
 }  // namespace collage

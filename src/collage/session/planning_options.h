@@ -45,6 +45,11 @@ struct PlanningOptions {
   // The `collage` executable whose `worker` subcommand measures; empty: found
   // by worker_executable().
   std::string worker_executable;
+  // Measure through jobs in the PostgreSQL cache that `collage worker`
+  // processes on other machines take (session/fleet.h; `--workers remote`).
+  bool remote_workers = false;
+  // With remote_workers: measure some of the jobs here too.
+  bool measure_locally = true;
   // Keep only maximal candidates of each backend.
   bool prune = false;
   SearchSettings search;

@@ -60,23 +60,21 @@ Plan with_estimates_in_context(Plan plan, const PartitionOverheads& charged,
 std::vector<MoveStart> baseline_starts(const DataflowGraph& dfg,
                                        const std::vector<PartitionSpecPtr>& specs,
                                        const Placement& placement, CostEstimator& estimator) {
+  // Every cover first, so that the estimator measures their partitions
+  // together (prepare(): kernels compiled ahead, jobs for a fleet).
   std::vector<MoveStart> starts;
   auto add = [&](std::string name, const std::vector<PartitionSpecPtr>& named) {
     std::vector<PartitionSpecPtr> priority =
         placement.baseline_priority(specs, named, specs.front()->name);
-    std::vector<ChosenPartition> cover;
     try {
-      cover = with_costs_alone(
-          dfg, merge_into_regions(dfg, greedy_cover(dfg, priority, specs.front())), estimator);
+      starts.push_back({std::move(name),
+                        merge_into_regions(dfg, greedy_cover(dfg, priority, specs.front())),
+                        named.size() == 1});
     } catch (const Error&) {
       // Under placement constraints a baseline may leave a node nothing it
       // names may run (native avoided for it): no start.
       if (placement.empty()) throw;
-      return;
     }
-    bool valid = std::all_of(cover.begin(), cover.end(),
-                             [](const ChosenPartition& p) { return p.cost.is_valid(); });
-    if (valid) starts.push_back({std::move(name), std::move(cover), named.size() == 1});
   };
   std::vector<std::string> names;
   for (std::size_t i = 1; i < specs.size(); ++i) {
@@ -86,7 +84,21 @@ std::vector<MoveStart> baseline_starts(const DataflowGraph& dfg,
   if (specs.size() > 2) {
     add(fmt::format("greedy:{}", fmt::join(names, ",")), {specs.begin() + 1, specs.end()});
   }
-  return starts;
+  std::vector<CandidatePartition> candidates;
+  for (const MoveStart& start : starts) {
+    for (const ChosenPartition& p : start.partitions) candidates.push_back(p.candidate);
+  }
+  estimator.prepare(dfg, candidates);
+  // A cover with a partition that is invalid alone is no start.
+  std::vector<MoveStart> valid;
+  for (MoveStart& start : starts) {
+    start.partitions = with_costs_alone(dfg, std::move(start.partitions), estimator);
+    if (std::all_of(start.partitions.begin(), start.partitions.end(),
+                    [](const ChosenPartition& p) { return p.cost.is_valid(); })) {
+      valid.push_back(std::move(start));
+    }
+  }
+  return valid;
 }
 
 // The backends of `plan`'s partitions, each once, sorted.
