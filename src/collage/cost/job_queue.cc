@@ -93,23 +93,21 @@ void JobQueue::give_up_abandoned() {
 
 std::optional<MeasurementJob> JobQueue::claim(const std::string& machine_class,
                                               const std::map<std::string, std::string>& versions,
-                                              double lease_seconds,
-                                              const std::vector<std::string>* keys) {
+                                              double lease_seconds, bool watched_only) {
   give_up_abandoned();
   std::vector<std::string> backends;
   for (const auto& [name, version] : versions) backends.push_back(name + "=" + version);
   PgResult claimed = db_.run(
-      "UPDATE measurement_jobs SET state = 'running', worker = $1, lease_until = "
-      "clock_timestamp() + make_interval(secs => $2::double precision), attempts = attempts + 1 "
-      "WHERE key = (SELECT key FROM measurement_jobs WHERE machine_class = $3 AND (state = "
-      "'queued' OR (state = 'running' AND lease_until < clock_timestamp())) AND (backend || '=' "
-      "|| backend_version) = ANY(string_to_array($4, E'\\n')) AND ($5 = '' OR key = "
-      "ANY(string_to_array($5, E'\\n'))) ORDER BY posted_at, key LIMIT 1 FOR UPDATE SKIP "
-      "LOCKED) RETURNING key, machine_class, machine, backend, backend_version, threads, "
-      "evict_bytes, attempts",
-      {worker_, seconds_text(lease_seconds), machine_class, lines(backends),
-       keys == nullptr ? "" : lines(*keys)},
-      "claim a job");
+      std::string("UPDATE measurement_jobs SET state = 'running', worker = $1, lease_until = "
+                  "clock_timestamp() + make_interval(secs => $2::double precision), attempts = "
+                  "attempts + 1 WHERE key = (SELECT key FROM measurement_jobs WHERE "
+                  "machine_class = $3 AND (state = 'queued' OR (state = 'running' AND "
+                  "lease_until < clock_timestamp())) AND (backend || '=' || backend_version) = "
+                  "ANY(string_to_array($4, E'\\n'))") +
+          (watched_only ? " AND key IN (SELECT key FROM watched_jobs)" : "") +
+          " ORDER BY posted_at, key LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING key, "
+          "machine_class, machine, backend, backend_version, threads, evict_bytes, attempts",
+      {worker_, seconds_text(lease_seconds), machine_class, lines(backends)}, "claim a job");
   if (claimed.rows() == 0) return std::nullopt;
   MeasurementJob job;
   job.key = claimed.text(0, 0);
@@ -178,11 +176,21 @@ void JobQueue::release(const std::string& key) {
       {key, worker_}, "give back a job");
 }
 
-JobCounts JobQueue::counts(const std::vector<std::string>& keys) const {
+void JobQueue::watch(const std::vector<std::string>& keys) {
+  db_.in_transaction("watching jobs", [&] {
+    db_.run("CREATE TEMPORARY TABLE IF NOT EXISTS watched_jobs (key TEXT PRIMARY KEY)", {},
+            "watch jobs");
+    db_.run("TRUNCATE watched_jobs", {}, "watch jobs");
+    db_.run("INSERT INTO watched_jobs SELECT DISTINCT unnest(string_to_array($1, E'\\n'))",
+            {lines(keys)}, "watch jobs");
+  });
+}
+
+JobCounts JobQueue::counts() const {
   PgResult result = db_.run(
       "SELECT state, worker, lease_until < clock_timestamp(), count(*) FROM measurement_jobs "
-      "WHERE key = ANY(string_to_array($1, E'\\n')) GROUP BY 1, 2, 3",
-      {lines(keys)}, "count jobs");
+      "WHERE key IN (SELECT key FROM watched_jobs) GROUP BY 1, 2, 3",
+      {}, "count jobs");
   JobCounts counts;
   for (int i = 0; i < result.rows(); ++i) {
     const std::string state = result.text(i, 0);

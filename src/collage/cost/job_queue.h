@@ -89,13 +89,12 @@ class JobQueue {
 
   // Claims the oldest job of `machine_class` that is queued, or running
   // under a lease that has run out, whose backend is one of `versions`
-  // (name -> backend_version_key()) with that version; with `keys`, only
-  // one of those. The job is this worker's for `lease_seconds`. nullopt
-  // when there is none.
+  // (name -> backend_version_key()) with that version; with
+  // `watched_only`, only one of the keys watch() named. The job is this
+  // worker's for `lease_seconds`. nullopt when there is none.
   std::optional<MeasurementJob> claim(const std::string& machine_class,
                                       const std::map<std::string, std::string>& versions,
-                                      double lease_seconds,
-                                      const std::vector<std::string>* keys = nullptr);
+                                      double lease_seconds, bool watched_only = false);
 
   // Extends this worker's lease on `key`; false when it no longer holds it.
   bool renew(const std::string& key, double lease_seconds);
@@ -107,8 +106,11 @@ class JobQueue {
   // Gives back a claimed job unmeasured (a worker told to stop).
   void release(const std::string& key);
 
-  // The states of the jobs of `keys`.
-  JobCounts counts(const std::vector<std::string>& keys) const;
+  // The jobs counts() and claim(watched_only) look at from now on (a
+  // temporary table of this connection: polling sends no keys).
+  void watch(const std::vector<std::string>& keys);
+  // The states of the watched jobs.
+  JobCounts counts() const;
 
  private:
   // Jobs claimed kMaxAttempts times whose lease ran out: done, with a

@@ -3,18 +3,22 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <string_view>
 #include <thread>
 
+#include "collage/backends/compiles_ahead.h"
 #include "collage/backends/registry.h"
 #include "collage/cost/cache_keys.h"
 #include "collage/cost/cache_state.h"
 #include "collage/ir/error.h"
+#include "collage/ir/flops.h"
 #include "collage/ir/file_io.h"
 #include "collage/onnx/graph_bytes.h"
 
@@ -191,6 +195,18 @@ void FleetMeasurer::measure_all(const Graph& model, std::vector<Item> items) {
       options_.progress(TuneProgress{.stage = TuneProgress::Stage::kJobs, .message = line});
     }
   };
+  // The longest jobs first, so that no worker is left with one at the end
+  // while the others wait: those of a backend that compiles as it measures
+  // (seconds each), then by work.
+  std::vector<std::pair<std::int64_t, std::size_t>> order;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const bool compiles = compiles_ahead(*items[i].backend) != nullptr;
+    order.emplace_back(compiles ? std::numeric_limits<std::int64_t>::max()
+                                : graph_flops(items[i].partition),
+                       i);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
   // Posted a few at a time, each few committed at once: the workers start
   // on the first while the rest are encoded and sent.
   constexpr std::size_t kPostBytes = std::size_t{16} << 20;
@@ -206,7 +222,8 @@ void FleetMeasurer::measure_all(const Graph& model, std::vector<Item> items) {
     chunk_weights.clear();
     chunk_bytes = 0;
   };
-  for (const Item& item : items) {
+  for (const auto& [work, index] : order) {
+    const Item& item = items[index];
     MeasurementJob job;
     job.key = item.key;
     job.machine_class = machine_class_;
@@ -243,6 +260,9 @@ void FleetMeasurer::measure_all(const Graph& model, std::vector<Item> items) {
                     "or measured meanwhile)",
                     keys.size(), queue_.name(), queued, keys.size() - queued));
   }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  queue_.watch(keys);
   const std::map<std::string, std::string> versions = backend_versions();
   // A local claim is held through one measurement, time limit included.
   const double local_lease = options_.lease_seconds + options_.measure.timeout_seconds;
@@ -250,7 +270,7 @@ void FleetMeasurer::measure_all(const Graph& model, std::vector<Item> items) {
   Clock::time_point last_change = Clock::now();
   bool stall_said = false;
   while (true) {
-    const JobCounts counts = queue_.counts(keys);
+    const JobCounts counts = queue_.counts();
     const bool finished = counts.done >= static_cast<int>(keys.size());
     const std::string line =
         fmt::format("{} queued  {} running{}{}", counts.queued, counts.running,
@@ -272,7 +292,7 @@ void FleetMeasurer::measure_all(const Graph& model, std::vector<Item> items) {
     }
     if (local_) {
       if (std::optional<MeasurementJob> job =
-              queue_.claim(machine_class_, versions, local_lease, &keys)) {
+              queue_.claim(machine_class_, versions, local_lease, true)) {
         const Cost cost = measure_job(queue_, *job, *local_);
         queue_.finish(*job, job_result(*job, cost));
         continue;

@@ -50,7 +50,7 @@ struct FleetOptions {
   // done of total, the rest in the message), and notes (total 0).
   ProgressCallback progress;
   // Seconds between looks at the queue while waiting.
-  double poll_seconds = 0.25;
+  double poll_seconds = 0.5;
 };
 
 class FleetMeasurer final : public BatchMeasurer {
