@@ -27,7 +27,8 @@ struct TuneProgress {
     kCandidates,  // candidates estimated (measured or found in the cache): done of total
     kRefine,      // one refinement round: the plan profiled in context (message)
     kVerify,      // one plan run end to end beside the others (message)
-    kCompile,     // a backend compiles candidates' kernels ahead of measuring them (message)
+    kCompile,     // a backend compiles candidates' kernels ahead of measuring them: a line
+                  // before and after (message; total 0), and done of total as each is
     kJobs,  // measurement jobs on a fleet: done of total; queued, running, per worker (message)
   };
   Stage stage = Stage::kCandidates;

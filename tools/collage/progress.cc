@@ -74,9 +74,10 @@ void Progress::finish(const ProgressCounts& counts) {
 ProgressCallback progress_printer(bool enabled) {
   if (!enabled) return {};
   auto bar = std::make_shared<Progress>("candidates", true);
-  // One bar per batch of jobs.
+  // One bar per batch of jobs, and per backend's compiling.
   auto jobs = std::make_shared<std::unique_ptr<Progress>>();
-  return [bar, jobs](const TuneProgress& p) {
+  auto compile = std::make_shared<std::unique_ptr<Progress>>();
+  return [bar, jobs, compile](const TuneProgress& p) {
     switch (p.stage) {
       case TuneProgress::Stage::kCandidates: {
         ProgressCounts counts{p.done, p.total, p.measured, p.cache_hits, p.invalid};
@@ -87,8 +88,22 @@ ProgressCallback progress_printer(bool enabled) {
         }
         return;
       }
+      case TuneProgress::Stage::kCompile: {
+        if (p.total == 0) {
+          std::fprintf(stderr, "%s\n", p.message.c_str());
+          return;
+        }
+        if (!*compile) *compile = std::make_unique<Progress>("compiled", true);
+        ProgressCounts counts{p.done, p.total, 0, 0, 0, p.message};
+        if (p.finished) {
+          (*compile)->finish(counts);
+          compile->reset();
+        } else {
+          (*compile)->update(counts);
+        }
+        return;
+      }
       case TuneProgress::Stage::kRefine:
-      case TuneProgress::Stage::kCompile:
         std::fprintf(stderr, "%s\n", p.message.c_str());
         return;
       case TuneProgress::Stage::kJobs: {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "collage/backends/backend.h"
@@ -19,11 +20,18 @@ namespace collage {
 class CompilesAhead {
  public:
   virtual ~CompilesAhead() = default;
+  // Hears how many of the partitions are done (compiled, found compiled,
+  // or failed) of how many, as each is.
+  using Progress = std::function<void(std::size_t done, std::size_t total)>;
+
   // Compiles ahead what compile() will be asked for `partitions` with
   // `options`. A failure is left for compile() to report. Returns how many
   // kernels it compiled (those already cached are not counted).
-  virtual std::size_t prepare(const std::vector<Graph>& partitions,
-                              const CompileOptions& options) const = 0;
+  std::size_t prepare(const std::vector<Graph>& partitions, const CompileOptions& options) const {
+    return prepare(partitions, options, Progress());
+  }
+  virtual std::size_t prepare(const std::vector<Graph>& partitions, const CompileOptions& options,
+                              const Progress& progress) const = 0;
 };
 
 // `backend` as one that compiles ahead, or null.

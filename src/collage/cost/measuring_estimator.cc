@@ -81,15 +81,24 @@ void MeasuringEstimator::prepare(const DataflowGraph& dfg,
     if (prepare_report_) {
       prepare_report_(
           fmt::format("{}: compiling the kernels of {} candidates ahead of measuring them",
-                      backend->name(), partitions.size()));
+                      backend->name(), partitions.size()),
+          0, 0);
     }
     const auto start = std::chrono::steady_clock::now();
-    const std::size_t compiled =
-        compiles_ahead(*backend)->prepare(partitions, CompileOptions{prepare_threads_});
+    CompilesAhead::Progress progress;
     if (prepare_report_) {
-      prepare_report_(fmt::format(
-          "{}: {} kernels compiled in {:.1f} s", backend->name(), compiled,
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+      progress = [this, backend](std::size_t done, std::size_t total) {
+        prepare_report_(backend->name() + " kernels", done, total);
+      };
+    }
+    const std::size_t compiled =
+        compiles_ahead(*backend)->prepare(partitions, CompileOptions{prepare_threads_}, progress);
+    if (prepare_report_) {
+      prepare_report_(
+          fmt::format(
+              "{}: {} kernels compiled in {:.1f} s", backend->name(), compiled,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()),
+          0, 0);
     }
   }
 }

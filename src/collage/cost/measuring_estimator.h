@@ -76,8 +76,13 @@ class MeasuringEstimator : public CostEstimator {
   // the cache lacks, together; otherwise does nothing.
   void prefetch(const DataflowGraph& dfg,
                 const std::vector<CandidatePartition>& candidates) override;
-  // `report` (optional) hears a line before and after each backend's work.
-  void prepare_with(int threads, std::function<void(const std::string&)> report) {
+  // What prepare() reports of a backend's compiling: a line before and
+  // after (done and total 0), and how many candidates are done of how many
+  // as each is.
+  using PrepareReport =
+      std::function<void(const std::string& line, std::size_t done, std::size_t total)>;
+  // `report` (optional) hears of each backend's work.
+  void prepare_with(int threads, PrepareReport report) {
     prepare_threads_ = threads;
     prepare_report_ = std::move(report);
   }
@@ -132,7 +137,7 @@ class MeasuringEstimator : public CostEstimator {
   std::map<std::string, Cost> memo_;
   EstimatorCounters counters_;
   int prepare_threads_ = 1;
-  std::function<void(const std::string&)> prepare_report_;
+  PrepareReport prepare_report_;
   BatchMeasurer* batch_ = nullptr;
 };
 

@@ -18,8 +18,8 @@
 #include "collage/cost/cache_keys.h"
 #include "collage/cost/cache_state.h"
 #include "collage/ir/error.h"
-#include "collage/ir/flops.h"
 #include "collage/ir/file_io.h"
+#include "collage/ir/flops.h"
 #include "collage/onnx/graph_bytes.h"
 
 namespace collage {
@@ -201,9 +201,8 @@ void FleetMeasurer::measure_all(const Graph& model, std::vector<Item> items) {
   std::vector<std::pair<std::int64_t, std::size_t>> order;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const bool compiles = compiles_ahead(*items[i].backend) != nullptr;
-    order.emplace_back(compiles ? std::numeric_limits<std::int64_t>::max()
-                                : graph_flops(items[i].partition),
-                       i);
+    order.emplace_back(
+        compiles ? std::numeric_limits<std::int64_t>::max() : graph_flops(items[i].partition), i);
   }
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });

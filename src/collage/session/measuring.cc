@@ -66,9 +66,15 @@ Measuring open_measuring(const PlanningOptions& options) {
     measuring.estimator->measure_with(measuring.fleet.get());
   }
   ProgressCallback progress = options.progress;
-  measuring.estimator->prepare_with(options.threads, [progress](const std::string& line) {
-    if (progress) progress(TuneProgress{.stage = TuneProgress::Stage::kCompile, .message = line});
-  });
+  measuring.estimator->prepare_with(
+      options.threads, [progress](const std::string& line, std::size_t done, std::size_t total) {
+        if (!progress) return;
+        progress(TuneProgress{.stage = TuneProgress::Stage::kCompile,
+                              .done = done,
+                              .total = total,
+                              .finished = total > 0 && done == total,
+                              .message = line});
+      });
   return measuring;
 }
 

@@ -85,20 +85,30 @@ class HalideBackend final : public Backend, public CompilesAhead {
     }
   }
 
-  std::size_t prepare(const std::vector<Graph>& partitions,
-                      const CompileOptions& options) const override {
+  using CompilesAhead::prepare;
+  std::size_t prepare(const std::vector<Graph>& partitions, const CompileOptions& options,
+                      const Progress& progress) const override {
     const int threads = std::max(1, options.threads);
     const halide::KernelCache cache(halide::default_kernel_cache_dir());
+    // Partitions with nothing to build count as done at once.
+    std::size_t done = 0;
+    auto one_done = [&] {
+      ++done;
+      if (progress) progress(done, partitions.size());
+    };
     halide::ParallelBuilds builds(
         cache, compile_budget_seconds(),
-        static_cast<int>(std::max(1U, std::thread::hardware_concurrency())));
+        static_cast<int>(std::max(1U, std::thread::hardware_concurrency())), one_done);
     for (const Graph& partition : partitions) {
-      if (partition.num_nodes() == 0) continue;
       // Lowered here and dropped once its child has started: the child
       // schedules and compiles its own copy.
-      Result<halide::Lowered> lowered = halide::lower(partition);
-      if (!lowered) continue;
-      builds.add(kernel_key(partition, threads), object_writer(*lowered, threads));
+      Result<halide::Lowered> lowered = partition.num_nodes() == 0
+                                            ? Result<halide::Lowered>(Failure{"empty"})
+                                            : halide::lower(partition);
+      if (!lowered ||
+          !builds.add(kernel_key(partition, threads), object_writer(*lowered, threads))) {
+        one_done();
+      }
     }
     builds.wait_all();
     return static_cast<std::size_t>(builds.built());

@@ -262,8 +262,12 @@ struct ParallelBuilds::Running {
   ChildBuild child;
 };
 
-ParallelBuilds::ParallelBuilds(const KernelCache& cache, double budget_seconds, int parallel)
-    : cache_(cache), budget_seconds_(budget_seconds), parallel_(std::max(1, parallel)) {}
+ParallelBuilds::ParallelBuilds(const KernelCache& cache, double budget_seconds, int parallel,
+                               std::function<void()> on_done)
+    : cache_(cache),
+      budget_seconds_(budget_seconds),
+      parallel_(std::max(1, parallel)),
+      on_done_(std::move(on_done)) {}
 
 ParallelBuilds::~ParallelBuilds() { wait_all(); }
 
@@ -279,6 +283,7 @@ void ParallelBuilds::reap(bool wait_for_one) {
       // reports why it fails.
       if (cache_.store(it->key, it->paths, *outcome)) ++built_;
       it = running_.erase(it);
+      if (on_done_) on_done_();
       wait_for_one = false;
     }
     if (!wait_for_one || running_.empty()) return;
@@ -286,13 +291,15 @@ void ParallelBuilds::reap(bool wait_for_one) {
   }
 }
 
-void ParallelBuilds::add(const std::string& key, const ObjectWriter& write_object) {
-  if (!started_.insert(key).second || cache_.holds(key)) return;
+bool ParallelBuilds::add(const std::string& key, const ObjectWriter& write_object) {
+  if (!started_.insert(key).second || cache_.holds(key)) return false;
   reap(false);
   while (static_cast<int>(running_.size()) >= parallel_) reap(true);
   KernelCache::Paths paths = cache_.build_paths(key);
   Result<ChildBuild> child = start_child_build(write_object, paths.object, paths.library);
-  if (child) running_.push_back(Running{key, std::move(paths), *child});
+  if (!child) return false;
+  running_.push_back(Running{key, std::move(paths), *child});
+  return true;
 }
 
 void ParallelBuilds::wait_all() {

@@ -84,14 +84,18 @@ class KernelCache {
 // reports why. Destruction waits for the builds still running.
 class ParallelBuilds {
  public:
-  ParallelBuilds(const KernelCache& cache, double budget_seconds, int parallel);
+  // `on_done` (optional) hears of each build that ends, stored or not.
+  ParallelBuilds(const KernelCache& cache, double budget_seconds, int parallel,
+                 std::function<void()> on_done = {});
   ~ParallelBuilds();
   ParallelBuilds(const ParallelBuilds&) = delete;
   ParallelBuilds& operator=(const ParallelBuilds&) = delete;
 
   // Starts building `key` with `write_object` (run in the child) unless it
   // is stored or was added before; first waits while `parallel` builds run.
-  void add(const std::string& key, const ObjectWriter& write_object);
+  // False when it starts nothing (stored, added before, or the child could
+  // not start).
+  bool add(const std::string& key, const ObjectWriter& write_object);
   void wait_all();
   // Builds finished and stored so far.
   int built() const { return built_; }
@@ -107,6 +111,7 @@ class ParallelBuilds {
   std::vector<Running> running_;
   std::set<std::string> started_;
   int built_ = 0;
+  std::function<void()> on_done_;
 };
 
 // The name of the entry the lowering emits ("collage_kernel"), and its
