@@ -14,19 +14,7 @@
 #   fleet.sh COLLAGE_BINARY
 # Exits 77 (skipped) without the zoo or PostgreSQL's server.
 set -euo pipefail
-collage=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-model=${COLLAGE_ZOO_DIR:-}/squeezenet1_1/model.onnx
-bigger=${COLLAGE_ZOO_DIR:-}/resnet18/model.onnx
-if [ ! -f "$model" ] || [ ! -f "$bigger" ]; then
-  echo "skipped: no zoo models (set COLLAGE_ZOO_DIR; make zoo exports them)"
-  exit 77
-fi
-source "$(dirname "$0")/pg_cluster.sh"
-work=$tmp/work
-mkdir "$work"
-[ "$(id -u)" -eq 0 ] && chmod 777 "$work"
-export XDG_CACHE_HOME=$work/xdg
-step() { echo "== $*"; }
+source "$(dirname "$0")/setup.sh" "$1"
 workers=()
 stop_workers() {
   [ ${#workers[@]} -eq 0 ] && return
@@ -42,14 +30,6 @@ worker() {  # NAME [FLAGS...]: started in the background
   "$collage" worker --cache "$url" --threads 1 --name "$name" "$@" > "$work/$name.out" \
     2> "$work/$name.log" &
   workers+=($!)
-}
-refused() {  # MENTIONS LOG STATUS
-  if [ "$3" -ne 2 ] || [ "$(wc -l < "$2")" -ne 1 ] || ! grep -q -- "$1" "$2"; then
-    echo "expected one line mentioning '$1' and exit 2, got $3:" >&2
-    cat "$2" >&2
-    exit 1
-  fi
-  echo "refused: $(cat "$2")"
 }
 same_plan() {
   python3 - "$@" <<'PY'

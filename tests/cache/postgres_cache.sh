@@ -13,28 +13,8 @@
 #   postgres_cache.sh COLLAGE_BINARY
 # Exits 77 (skipped) without the zoo or PostgreSQL's server.
 set -euo pipefail
-collage=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-model=${COLLAGE_ZOO_DIR:-}/squeezenet1_1/model.onnx
-bigger=${COLLAGE_ZOO_DIR:-}/resnet18/model.onnx
-if [ ! -f "$model" ] || [ ! -f "$bigger" ]; then
-  echo "skipped: no zoo models (set COLLAGE_ZOO_DIR; make zoo exports them)"
-  exit 77
-fi
-source "$(dirname "$0")/pg_cluster.sh"
-work=$tmp/work
-mkdir "$work"
-[ "$(id -u)" -eq 0 ] && chmod 777 "$work"
-export XDG_CACHE_HOME=$work/xdg
-step() { echo "== $*"; }
+source "$(dirname "$0")/setup.sh" "$1"
 measured() { sed -n 's/^search: [0-9]* candidates, \([0-9]*\) measured.*/\1/p' "$1"; }
-refused() {  # MENTIONS LOG STATUS
-  if [ "$3" -ne 2 ] || [ "$(wc -l < "$2")" -ne 1 ] || ! grep -q -- "$1" "$2"; then
-    echo "expected one line mentioning '$1' and exit 2, got $3:" >&2
-    cat "$2" >&2
-    exit 1
-  fi
-  echo "refused: $(cat "$2")"
-}
 quick=(--backends native,onednn --threads 2 --refine-rounds 0 --no-verify)
 
 step "a tune stores its measurements in the database"

@@ -17,6 +17,23 @@ std::string clock_text(double seconds) {
   return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
 }
 
+// A report of a phase with a bar of its own, drawn in `slot` (made on the
+// phase's first count, dropped when it finishes); without a total, a line.
+void phase(std::unique_ptr<Progress>& slot, const char* label, const TuneProgress& p) {
+  if (p.total == 0) {
+    std::fprintf(stderr, "%s\n", p.message.c_str());
+    return;
+  }
+  if (!slot) slot = std::make_unique<Progress>(label, true);
+  ProgressCounts counts{p.done, p.total, 0, 0, 0, p.message};
+  if (p.finished) {
+    slot->finish(counts);
+    slot.reset();
+  } else {
+    slot->update(counts);
+  }
+}
+
 }  // namespace
 
 Progress::Progress(std::string label, bool enabled)
@@ -88,39 +105,15 @@ ProgressCallback progress_printer(bool enabled) {
         }
         return;
       }
-      case TuneProgress::Stage::kCompile: {
-        if (p.total == 0) {
-          std::fprintf(stderr, "%s\n", p.message.c_str());
-          return;
-        }
-        if (!*compile) *compile = std::make_unique<Progress>("compiled", true);
-        ProgressCounts counts{p.done, p.total, 0, 0, 0, p.message};
-        if (p.finished) {
-          (*compile)->finish(counts);
-          compile->reset();
-        } else {
-          (*compile)->update(counts);
-        }
+      case TuneProgress::Stage::kCompile:
+        phase(*compile, "compiled", p);
         return;
-      }
+      case TuneProgress::Stage::kJobs:
+        phase(*jobs, "jobs", p);
+        return;
       case TuneProgress::Stage::kRefine:
         std::fprintf(stderr, "%s\n", p.message.c_str());
         return;
-      case TuneProgress::Stage::kJobs: {
-        if (p.total == 0) {
-          std::fprintf(stderr, "%s\n", p.message.c_str());
-          return;
-        }
-        if (!*jobs) *jobs = std::make_unique<Progress>("jobs", true);
-        ProgressCounts counts{p.done, p.total, 0, 0, 0, p.message};
-        if (p.finished) {
-          (*jobs)->finish(counts);
-          jobs->reset();
-        } else {
-          (*jobs)->update(counts);
-        }
-        return;
-      }
       case TuneProgress::Stage::kVerify:
         return;
     }
