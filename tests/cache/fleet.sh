@@ -61,11 +61,12 @@ by=$(psql_query "SELECT string_agg(worker || ' ' || n, ', ') FROM (SELECT worker
   FROM measurement_jobs GROUP BY 1 ORDER BY 1) t")
 echo "$jobs jobs, measured by: $by"
 [ "$jobs" -gt 0 ] && [ "$twice" -eq 0 ]
+"$collage" cache stats --cache "$url" | grep "^measurement jobs: $jobs done; their weights: "
 stop_workers
 
 step "kill -9 of a worker in the middle of a job"
 # Halide compiles each kernel as it measures it: jobs of seconds.
-worker w3 --lease 3
+worker w3 --lease 6
 "$collage" tune "$bigger" --backends native,halide "${quick[@]}" --no-local-measure -q \
   -o "$work/killed.plan.json" > "$work/killed.log" 2>&1 &
 tuner=$!

@@ -168,6 +168,13 @@ def test_tune_returns_plain_data_and_a_plan_a_session_runs(model):
                                rtol=1e-4, atol=1e-4)
 
 
+def test_remote_workers_need_a_postgresql_cache(model):
+    with pytest.raises(collage.Error, match="PostgreSQL"):
+        collage.tune(model, threads=1, cache="none", workers="remote")
+    with pytest.raises(collage.Error, match="workers"):
+        collage.tune(model, threads=1, cache="none", workers="elsewhere")
+
+
 def test_compare_lists_every_strategy(model):
     result = collage.compare(model, threads=1, cache="none", isolate=False, refine_rounds=0,
                              repeat=2)

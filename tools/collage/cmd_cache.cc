@@ -8,10 +8,13 @@
 // this machine can use (other backend library or code versions, another
 // CPU), which are otherwise kept forever.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "collage/backends/registry.h"
 #include "collage/cost/machine_fingerprint.h"
@@ -106,6 +109,16 @@ void run_stats(const CacheArgs& args) {
                format_bytes(file_bytes(cache->path())));
   }
   fmt::print("rows: {}\n", stats.rows);
+  if (!stats.jobs.empty() || stats.job_weight_bytes > 0) {
+    std::vector<std::string> states;
+    for (const char* state : {"queued", "running", "lease run out", "done"}) {
+      auto it = stats.jobs.find(state);
+      if (it != stats.jobs.end()) states.push_back(fmt::format("{} {}", it->second, state));
+    }
+    fmt::print("measurement jobs: {}; their weights: {}\n",
+               states.empty() ? std::string("none") : fmt::format("{}", fmt::join(states, ", ")),
+               format_bytes(stats.job_weight_bytes));
+  }
   fmt::print("{:<12} {:>8} {:>8} {:>10}\n", "backend", "valid", "invalid", "transient");
   for (const auto& [backend, counts] : stats.by_backend) {
     fmt::print("{:<12} {:>8} {:>8} {:>10}\n", backend.empty() ? "(unknown)" : backend, counts.valid,

@@ -10,6 +10,7 @@
 // the machine fingerprint (see measurement_key(), cost/cache_keys.h).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -66,6 +67,11 @@ struct CacheStats {
   // By measurement context (machine fingerprint, threads, protocol): a
   // machine class; measurements never count for another.
   std::map<std::string, Counts> by_machine;
+  // A PostgreSQL cache's measurement jobs (cost/job_queue.h) by state
+  // ("queued", "running", "done", "lease run out"), and the bytes of the
+  // weights kept for them.
+  std::map<std::string, int> jobs;
+  std::int64_t job_weight_bytes = 0;
 };
 
 // The backends' version keys of this build and the start of this machine's

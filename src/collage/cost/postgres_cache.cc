@@ -84,6 +84,21 @@ class PostgresCache final : public MeasurementCache {
       }
       stats.rows += rows;
     }
+    // A schema of version 1 (read-only) has no jobs.
+    if (run("SELECT to_regclass('measurement_jobs') IS NOT NULL", {}, "read the schema")
+            .flag(0, 0)) {
+      PgResult jobs = run(
+          "SELECT CASE WHEN state = 'running' AND lease_until < clock_timestamp() THEN 'lease run "
+          "out' ELSE state END, count(*) FROM measurement_jobs GROUP BY 1",
+          {}, "count jobs");
+      for (int i = 0; i < jobs.rows(); ++i) {
+        stats.jobs[jobs.text(i, 0)] = std::atoi(jobs.text(i, 1).c_str());
+      }
+      stats.job_weight_bytes = std::atoll(
+          run("SELECT coalesce(sum(octet_length(data)), 0) FROM job_weights", {}, "count weights")
+              .text(0, 0)
+              .c_str());
+    }
     return stats;
   }
 
