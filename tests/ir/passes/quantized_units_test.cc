@@ -178,5 +178,95 @@ TEST(QuantizedUnitsTest, AConcatOfDequantizedInputsBecomesOneQLinearConcat) {
   EXPECT_EQ(concat.attributes.get_int("axis", 0), 1);
 }
 
+// xq u8[1,2,4,4] -DQ(0.5, 3)-> x -OP-> f -QuantizeLinear(0.25, 10)-> y.
+struct QdqUnary {
+  Graph g;
+  ValueId xq = g.add_input("xq", TensorType{DType::kUInt8, {1, 2, 4, 4}});
+  ValueId x = g.add_value("x", f32({1, 2, 4, 4}));
+
+  QdqUnary(const char* op, Shape out, Attributes attributes = {}) {
+    g.add_node("DequantizeLinear",
+               {xq, g.add_constant("xs", values<float>({}, {0.5f})),
+                g.add_constant("xz", values<std::uint8_t>({}, {3}))},
+               {x});
+    const ValueId f = g.add_value("f", f32(out));
+    g.add_node(op, {x}, {f}, std::move(attributes));
+    const ValueId y = g.add_value("y", TensorType{DType::kUInt8, out});
+    g.add_node("QuantizeLinear",
+               {f, g.add_constant("ys", values<float>({}, {0.25f})),
+                g.add_constant("yz", values<std::uint8_t>({}, {10}))},
+               {y});
+    g.add_output(y);
+  }
+};
+
+TEST(QuantizedUnitsTest, QdqSigmoidLeakyReluAndAveragePoolingBecomeTheirQLinearOps) {
+  Attributes leaky;
+  leaky.set("alpha", 0.2f);
+  Attributes window;
+  window.set("kernel_shape", std::vector<std::int64_t>{2, 2});
+  window.set("strides", std::vector<std::int64_t>{2, 2});
+  struct Case {
+    const char* op;
+    Shape out;
+    Attributes attributes;
+    const char* fused;
+  };
+  for (const Case& c : {Case{"Sigmoid", {1, 2, 4, 4}, {}, "QLinearSigmoid"},
+                        Case{"LeakyRelu", {1, 2, 4, 4}, leaky, "QLinearLeakyRelu"},
+                        Case{"GlobalAveragePool", {1, 2, 1, 1}, {}, "QLinearGlobalAveragePool"},
+                        Case{"AveragePool", {1, 2, 2, 2}, window, "QLinearAveragePool"}}) {
+    QdqUnary q(c.op, c.out, c.attributes);
+    EXPECT_EQ(fuse_quantized_unaries(q.g), 1) << c.op;
+    ASSERT_EQ(q.g.num_nodes(), 1u) << c.op;
+    const Node& fused = node_writing(q.g, "y");
+    EXPECT_EQ(fused.op_type, c.fused);
+    EXPECT_EQ(fused.domain, "com.microsoft");
+    ASSERT_EQ(fused.inputs.size(), 5u);
+    EXPECT_EQ(q.g.value(fused.inputs[0]).name, "xq");
+    EXPECT_EQ(q.g.value(fused.inputs[3]).name, "ys");
+    EXPECT_EQ(fused.attributes.all().size(), c.attributes.all().size()) << c.op;
+  }
+}
+
+TEST(QuantizedUnitsTest, ADilatedAveragePoolStaysFloat) {
+  Attributes window;
+  window.set("kernel_shape", std::vector<std::int64_t>{2, 2});
+  window.set("dilations", std::vector<std::int64_t>{2, 2});
+  QdqUnary q("AveragePool", {1, 2, 2, 2}, window);
+  EXPECT_EQ(fuse_quantized_unaries(q.g), 0);
+  EXPECT_EQ(q.g.num_nodes(), 3u);
+}
+
+TEST(QuantizedUnitsTest, AQdqProductBecomesOneQLinearMul) {
+  Graph g;
+  std::vector<ValueId> factors;
+  for (const char* name : {"a", "b"}) {
+    const ValueId q = g.add_input(std::string(name) + "q", TensorType{DType::kInt8, {1, 3}});
+    const ValueId f = g.add_value(name, f32({1, 3}));
+    g.add_node("DequantizeLinear",
+               {q, g.add_constant(std::string(name) + "s", values<float>({}, {0.5f})),
+                g.add_constant(std::string(name) + "z", values<std::int8_t>({}, {-2}))},
+               {f});
+    factors.push_back(f);
+  }
+  const ValueId m = g.add_value("m", f32({1, 3}));
+  const ValueId y = g.add_value("y", TensorType{DType::kInt8, {1, 3}});
+  g.add_node("Mul", factors, {m});
+  g.add_node("QuantizeLinear",
+             {m, g.add_constant("ys", values<float>({}, {0.25f})),
+              g.add_constant("yz", values<std::int8_t>({}, {0}))},
+             {y});
+  g.add_output(y);
+  EXPECT_EQ(fuse_quantized_adds(g), 0);
+  EXPECT_EQ(fuse_quantized_muls(g), 1);
+  ASSERT_EQ(g.num_nodes(), 1u);
+  const Node& mul = node_writing(g, "y");
+  EXPECT_EQ(mul.op_type, "QLinearMul");
+  ASSERT_EQ(mul.inputs.size(), 8u);
+  EXPECT_EQ(g.value(mul.inputs[0]).name, "aq");
+  EXPECT_EQ(g.value(mul.inputs[3]).name, "bq");
+}
+
 }  // namespace
 }  // namespace collage

@@ -30,6 +30,9 @@ constexpr const char* kQuantizedConvolution =
 constexpr const char* kQuantizedMatMul =
     "DequantizeLinear + MatMul + QuantizeLinear -> QLinearMatMul";
 constexpr const char* kQuantizedAdd = "DequantizeLinear + Add + QuantizeLinear -> QLinearAdd";
+constexpr const char* kQuantizedMul = "DequantizeLinear + Mul + QuantizeLinear -> QLinearMul";
+constexpr const char* kQuantizedUnary =
+    "DequantizeLinear + Sigmoid, LeakyRelu or average pooling + QuantizeLinear -> its QLinear op";
 constexpr const char* kQuantizedConcat =
     "DequantizeLinear + Concat + QuantizeLinear -> QLinearConcat";
 constexpr const char* kQuantizedMove =
@@ -119,6 +122,8 @@ CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options)
     quantized_units = {{kQuantizedConvolution, fuse_quantized_convolutions(graph)},
                        {kQuantizedMatMul, fuse_quantized_matmuls(graph)},
                        {kQuantizedAdd, fuse_quantized_adds(graph)},
+                       {kQuantizedMul, fuse_quantized_muls(graph)},
+                       {kQuantizedUnary, fuse_quantized_unaries(graph)},
                        {kQuantizedConcat, fuse_quantized_concats(graph)},
                        {kQuantizedMove, move_quantized_values(graph)}};
   }

@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "collage/ir/passes/rewrite_util.h"
@@ -308,13 +309,17 @@ int move_quantized_values(Graph& graph) {
   return static_cast<int>(doomed.size());
 }
 
-int fuse_quantized_adds(Graph& graph) {
+namespace {
+
+// DequantizeLinear(a), DequantizeLinear(b) -> `op` [-> Relu/Clip] ->
+// QuantizeLinear as the com.microsoft `fused_op` (QLinearAdd, QLinearMul).
+int fuse_quantized_binaries(Graph& graph, const char* op, const char* fused_op) {
   const ValueUsers users(graph);
   std::vector<NodeId> doomed;
   int fused_count = 0;
   for (std::size_t n = 0; n < graph.num_nodes(); ++n) {
     const Node& add = graph.node(static_cast<NodeId>(n));
-    if (!is_onnx_op(add, "Add") || add.inputs.size() != 2 || add.outputs.size() != 1) continue;
+    if (!is_onnx_op(add, op) || add.inputs.size() != 2 || add.outputs.size() != 1) continue;
     const std::optional<Dequantize> a = dequantize_of(graph, add.input(0));
     const std::optional<Dequantize> b = dequantize_of(graph, add.input(1));
     if (!a || !b || a->scales->numel() != 1 || b->scales->numel() != 1) continue;
@@ -342,9 +347,9 @@ int fuse_quantized_adds(Graph& graph) {
     const ValueId y_scale = q->input(1);
     const ValueId y_zero = q->inputs.size() > 2 ? q->input(2) : kNoValue;
     const NodeId q_id = graph.value(out).producer;
-    // The Add becomes the QLinearAdd writing the QuantizeLinear's output.
+    // The op becomes the quantized one writing the QuantizeLinear's output.
     Node& fused = graph.node(static_cast<NodeId>(n));
-    fused.op_type = "QLinearAdd";
+    fused.op_type = fused_op;
     fused.domain = "com.microsoft";
     fused.inputs = {a->data,  a->scale,      a->zero_point, b->data,
                     b->scale, b->zero_point, y_scale,       y_zero};
@@ -360,6 +365,78 @@ int fuse_quantized_adds(Graph& graph) {
   graph.sort_topologically();
   graph.prune();
   return fused_count;
+}
+
+// Whether an AveragePool is one com.microsoft QLinearAveragePool can be:
+// rank 3 to 5, a kernel shape, no dilation (which it lacks), and
+// count_include_pad 0 or 1.
+bool plain_average_pool(const Graph& graph, const Node& node) {
+  const int rank = graph.type(node.input(0)).rank();
+  const auto& attributes = node.attributes.all();
+  if (rank < 3 || rank > 5 || attributes.find("kernel_shape") == attributes.end()) return false;
+  const std::int64_t include_pad = node.attributes.get_int("count_include_pad", 0);
+  if (include_pad != 0 && include_pad != 1) return false;
+  const auto dilations = attributes.find("dilations");
+  if (dilations == attributes.end()) return true;
+  const auto* values = std::get_if<std::vector<std::int64_t>>(&dilations->second);
+  return values != nullptr &&
+         std::all_of(values->begin(), values->end(), [](std::int64_t d) { return d == 1; });
+}
+
+// The quantized com.microsoft op of a float op that reads one value and
+// writes one; nullptr for another op, or one its quantized op cannot be.
+const char* quantized_unary(const Graph& graph, const Node& node) {
+  if (is_onnx_op(node, "Sigmoid")) return "QLinearSigmoid";
+  if (is_onnx_op(node, "LeakyRelu")) return "QLinearLeakyRelu";
+  if (is_onnx_op(node, "GlobalAveragePool") && graph.type(node.input(0)).rank() >= 3) {
+    return "QLinearGlobalAveragePool";
+  }
+  if (is_onnx_op(node, "AveragePool") && plain_average_pool(graph, node)) {
+    return "QLinearAveragePool";
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+int fuse_quantized_adds(Graph& graph) {
+  return fuse_quantized_binaries(graph, "Add", "QLinearAdd");
+}
+
+int fuse_quantized_muls(Graph& graph) {
+  return fuse_quantized_binaries(graph, "Mul", "QLinearMul");
+}
+
+int fuse_quantized_unaries(Graph& graph) {
+  const ValueUsers users(graph);
+  std::vector<NodeId> doomed;
+  for (std::size_t n = 0; n < graph.num_nodes(); ++n) {
+    const Node& op = graph.node(static_cast<NodeId>(n));
+    if (op.inputs.size() != 1 || op.outputs.size() != 1) continue;
+    const char* fused_op = quantized_unary(graph, op);
+    if (fused_op == nullptr) continue;
+    const std::optional<Dequantize> dq = dequantize_of(graph, op.input(0));
+    if (!dq || dq->scales->numel() != 1 || !is_eight_bit(graph.type(dq->data).dtype)) continue;
+    const Node* q = only_quantized_by(graph, users, op.outputs[0]);
+    if (q == nullptr || !is_eight_bit(graph.type(q->outputs[0]).dtype)) continue;
+    const ValueId out = q->outputs[0];
+    doomed.push_back(graph.value(out).producer);
+    const ValueId y_scale = q->input(1);
+    const ValueId y_zero = q->inputs.size() > 2 ? q->input(2) : kNoValue;
+    // The op becomes the quantized one writing the QuantizeLinear's output;
+    // its attributes (LeakyRelu's alpha, the pooling window) carry over.
+    Node& fused = graph.node(static_cast<NodeId>(n));
+    fused.op_type = fused_op;
+    fused.domain = "com.microsoft";
+    fused.inputs = {dq->data, dq->scale, dq->zero_point, y_scale, y_zero};
+    fused.outputs = {out};
+  }
+  if (doomed.empty()) return 0;
+  graph.other_opsets.emplace("com.microsoft", 1);
+  graph.erase_nodes(doomed);
+  graph.sort_topologically();
+  graph.prune();
+  return static_cast<int>(doomed.size());
 }
 
 int fuse_quantized_concats(Graph& graph) {

@@ -1,6 +1,8 @@
 // QDQ units become quantized ops: a convolution one QLinearConv, an
-// addition one QLinearAdd, a concatenation one QLinearConcat, a pooling or reshaping between a
-// cancelling DequantizeLinear/QuantizeLinear pair the op on the quantized values.
+// addition one QLinearAdd, a product one QLinearMul, a sigmoid, leaky ReLU
+// or average pooling its QLinear op, a concatenation one QLinearConcat, a
+// pooling or reshaping between a cancelling DequantizeLinear/QuantizeLinear
+// pair the op on the quantized values.
 //
 // QDQ models (ONNX Runtime's quantize_static, PyTorch's and TensorRT's
 // exports) spell a quantized convolution as DequantizeLinear on the input
@@ -47,6 +49,19 @@ int move_quantized_values(Graph& graph);
 // Clip folds in as for the convolutions). Prunes when anything changed. Returns
 // the count.
 int fuse_quantized_adds(Graph& graph);
+
+// The same for Mul: the com.microsoft QLinearMul.
+int fuse_quantized_muls(Graph& graph);
+
+// Rewrites DequantizeLinear (one scale and zero point) -> Sigmoid,
+// LeakyRelu, GlobalAveragePool or AveragePool -> QuantizeLinear into the
+// com.microsoft QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool
+// or QLinearAveragePool ONNX Runtime's quantized models hold. Pooling is
+// exact; a sigmoid or leaky ReLU of the 256 input values is computed once,
+// in float32 as the spelling does, so a value within float error of a half
+// step may round to the other neighbour. Prunes when anything changed.
+// Returns the count.
+int fuse_quantized_unaries(Graph& graph);
 
 // Rewrites a Concat whose inputs are each a DequantizeLinear (one scale and
 // zero point each) and whose output only a QuantizeLinear reads into the
