@@ -77,9 +77,13 @@ for pass in 1 2 3; do
   done
 done
 
-/usr/bin/python3 - "$work" "$rounds" "$model" "${seconds[1]}" "${seconds[2]}" <<'PY' | tee -a "${OUT:-/dev/null}"
-import json, statistics, sys
-work, rounds, model = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+/usr/bin/python3 - "$work" "$rounds" "$model" "${seconds[1]}" "${seconds[2]}" "$cpu" \
+  "$backends" <<'PY' | tee -a "${OUT:-/dev/null}"
+import datetime, json, os, statistics, sys
+work, rounds, model, cpu, backends = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[6], sys.argv[7]
+print(f"\n## bench/fleet.sh, {datetime.date.today()}: {cpu}, {os.cpu_count()} cores; "
+      f"workers and tuner at 1 thread, --backends {backends}, --refine-rounds 0 --no-verify")
 one, two = ([float(x) for x in s.split()] for s in sys.argv[4:6])
 def placement(n, r):
     plan = json.load(open(f"{work}/plan-{n}-{r}.json"))
