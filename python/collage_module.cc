@@ -84,6 +84,16 @@ const char* stage_name(collage::TuneProgress::Stage stage) {
 
 using Shapes = std::map<std::string, std::vector<std::int64_t>>;
 
+// workers="local" or "remote" (--workers) and measure_locally
+// (--no-local-measure) into `options`.
+void set_workers(collage::TuneOptions& options, const std::string& workers, bool measure_locally) {
+  if (workers != "local" && workers != "remote") {
+    throw collage::Error("must be 'local' or 'remote'", {.field = "workers"});
+  }
+  options.remote_workers = workers == "remote";
+  options.measure_locally = measure_locally;
+}
+
 collage::TuneOptions tune_options(std::vector<std::string> backends, int threads,
                                   Shapes input_shapes, std::string graph_opt, std::string cache,
                                   bool isolate, int refine_rounds, double budget, int max_depth,
@@ -245,11 +255,7 @@ PYBIND11_MODULE(_collage, m) {
             tune_options(std::move(backends), threads, std::move(input_shapes),
                          std::move(graph_opt), std::move(cache), isolate, refine_rounds, budget,
                          max_depth, max_exits, verify, repeat, std::move(progress));
-        if (workers != "local" && workers != "remote") {
-          throw collage::Error("must be 'local' or 'remote'", {.field = "workers"});
-        }
-        options.remote_workers = workers == "remote";
-        options.measure_locally = measure_locally;
+        set_workers(options, workers, measure_locally);
         options.place = std::move(place);
         options.avoid = std::move(avoid);
         options.patterns_file = std::move(patterns);
@@ -296,11 +302,13 @@ PYBIND11_MODULE(_collage, m) {
       [](const std::string& path, std::vector<std::string> backends, int threads,
          Shapes input_shapes, std::string graph_opt, std::string cache, bool isolate,
          int refine_rounds, double budget, int repeat, std::optional<py::function> progress,
-         std::vector<std::string> place, std::vector<std::string> avoid, std::string patterns) {
+         std::vector<std::string> place, std::vector<std::string> avoid, std::string patterns,
+         std::string workers, bool measure_locally) {
         collage::TuneOptions options =
             tune_options(std::move(backends), threads, std::move(input_shapes),
                          std::move(graph_opt), std::move(cache), isolate, refine_rounds, budget, 6,
                          1, true, repeat, std::move(progress));
+        set_workers(options, workers, measure_locally);
         options.place = std::move(place);
         options.avoid = std::move(avoid);
         options.patterns_file = std::move(patterns);
@@ -322,9 +330,10 @@ PYBIND11_MODULE(_collage, m) {
       py::arg("isolate") = true, py::arg("refine_rounds") = 3, py::arg("budget") = 120.0,
       py::arg("repeat") = 20, py::arg("progress") = py::none(),
       py::arg("place") = std::vector<std::string>{}, py::arg("avoid") = std::vector<std::string>{},
-      py::arg("patterns") = "",
+      py::arg("patterns") = "", py::arg("workers") = "local", py::arg("measure_locally") = true,
       "Runs native, each single backend, greedy placement and the collage search side by side; "
-      "returns each one's latency and whether its outputs match native's.");
+      "returns each one's latency and whether its outputs match native's. workers and "
+      "measure_locally as for tune().");
 
   m.def(
       "backends",

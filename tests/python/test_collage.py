@@ -173,6 +173,8 @@ def test_remote_workers_need_a_postgresql_cache(model):
         collage.tune(model, threads=1, cache="none", workers="remote")
     with pytest.raises(collage.Error, match="workers"):
         collage.tune(model, threads=1, cache="none", workers="elsewhere")
+    with pytest.raises(collage.Error, match="PostgreSQL"):
+        collage.compare(model, threads=1, cache="none", workers="remote")
 
 
 def test_compare_lists_every_strategy(model):
