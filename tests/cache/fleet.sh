@@ -70,14 +70,9 @@ worker w3 --lease 6
 "$collage" tune "$bigger" --backends native,halide "${quick[@]}" --no-local-measure -q \
   -o "$work/killed.plan.json" > "$work/killed.log" 2>&1 &
 tuner=$!
-key=""
-for _ in $(seq 1 1200); do
-  key=$(psql_query "SELECT key FROM measurement_jobs WHERE worker = 'w3' AND state = 'running' \
-    AND backend = 'halide' AND (SELECT count(*) FROM measurement_jobs WHERE worker = 'w3' AND \
-    state = 'done') > 3")
-  [ -n "$key" ] && break
-  sleep 0.05
-done
+key=$(await_row "SELECT key FROM measurement_jobs WHERE worker = 'w3' AND state = 'running' \
+  AND backend = 'halide' AND (SELECT count(*) FROM measurement_jobs WHERE worker = 'w3' AND \
+  state = 'done') > 3" 1200)
 [ -n "$key" ]
 kill -9 "${workers[0]}"
 wait "${workers[0]}" 2> /dev/null || true
@@ -100,12 +95,8 @@ status=0
 "$collage" tune "$bigger" --backends native,onednn,xnnpack "${quick[@]}" --no-local-measure \
   -q -o "$work/stopped.plan.json" > /dev/null 2> "$work/stopped.err" &
 tuner=$!
-for _ in $(seq 1 1200); do
-  n=$(psql_query "SELECT count(*) FROM measurement_jobs WHERE backend = 'xnnpack' AND \
-    state = 'done'" 2> /dev/null || echo 0)
-  [ "${n:-0}" -gt 3 ] && break
-  sleep 0.05
-done
+await_row "SELECT 1 WHERE (SELECT count(*) FROM measurement_jobs WHERE backend = 'xnnpack' \
+  AND state = 'done') > 3" 1200 > /dev/null
 pg_ctl -m immediate stop > /dev/null
 wait $tuner || status=$?
 refused "measurement" "$work/stopped.err" "$status"

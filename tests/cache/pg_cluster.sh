@@ -4,8 +4,8 @@
 # Defines $tmp (the directory, world-readable), $bin (the server's
 # programs), $url (the database's URL, with a password the server ignores
 # and no output may show: $secret), and pg_ctl, start_server, psql_query
-# SQL (one value per line), as_server (prefix). Exits 77 (skipped) when
-# PostgreSQL's server is not installed.
+# SQL (one value per line), await_row SQL TRIES, as_server (prefix).
+# Exits 77 (skipped) when PostgreSQL's server is not installed.
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
   echo "skipped: no PostgreSQL server (apt-get install postgresql)"
@@ -24,6 +24,19 @@ start_server() {
 }
 psql_query() {
   "${as_server[@]}" "$bin/psql" -h "$tmp/socket" -p "$port" -U postgres -d postgres -qtAc "$1"
+}
+# Polls SQL every 0.05 s until it returns a row, at most TRIES times; prints
+# that row (nothing when none came).
+await_row() {  # SQL TRIES
+  local row
+  for _ in $(seq 1 "$2"); do
+    row=$(psql_query "$1" 2> /dev/null || true)
+    if [ -n "$row" ]; then
+      echo "$row"
+      return
+    fi
+    sleep 0.05
+  done
 }
 pg_cluster_cleanup() { pg_ctl -m immediate stop > /dev/null 2>&1 || true; rm -rf "$tmp"; }
 trap pg_cluster_cleanup EXIT

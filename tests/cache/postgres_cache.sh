@@ -67,12 +67,8 @@ status=0
   --no-verify -q --cache "$url" -o "$work/stopped.plan.json" > /dev/null 2> "$work/stopped.err" &
 tuner=$!
 # Stopped once the tuner has stored some of its measurements.
-for _ in $(seq 1 600); do
-  n=$(psql_query "SELECT count(*) FROM measurements WHERE backend = 'xnnpack'" 2> /dev/null \
-      || echo 0)
-  [ "${n:-0}" -gt 5 ] && break
-  sleep 0.05
-done
+await_row "SELECT 1 WHERE (SELECT count(*) FROM measurements WHERE backend = 'xnnpack') > 5" \
+  600 > /dev/null
 pg_ctl -m immediate stop > /dev/null
 wait $tuner || status=$?
 refused "measurement cache" "$work/stopped.err" "$status"

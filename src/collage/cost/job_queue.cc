@@ -168,14 +168,6 @@ int JobQueue::collect_weights() {
   return deleted;
 }
 
-void JobQueue::release(const std::string& key) {
-  db_.run(
-      "UPDATE measurement_jobs SET state = 'queued', worker = '', lease_until = NULL, "
-      "attempts = greatest(attempts - 1, 0) WHERE key = $1 AND worker = $2 AND state = "
-      "'running'",
-      {key, worker_}, "give back a job");
-}
-
 void JobQueue::watch(const std::vector<std::string>& keys) {
   db_.in_transaction("watching jobs", [&] {
     db_.run("CREATE TEMPORARY TABLE IF NOT EXISTS watched_jobs (key TEXT PRIMARY KEY)", {},

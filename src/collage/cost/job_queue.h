@@ -103,9 +103,6 @@ class JobQueue {
   // this worker still holds it; false (nothing stored) when it does not.
   bool finish(const MeasurementJob& job, const CachedMeasurement& result);
 
-  // Gives back a claimed job unmeasured (a worker told to stop).
-  void release(const std::string& key);
-
   // The jobs counts() and claim(watched_only) look at from now on (a
   // temporary table of this connection: polling sends no keys).
   void watch(const std::vector<std::string>& keys);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <unordered_map>
@@ -28,6 +29,23 @@ Cost answer(const Graph& model, const std::unordered_map<std::string, NodeId>& n
   return measurer.measure(model, nodes, *backend);
 }
 
+// Answers each request line with one reply line, until the input ends; an
+// exception out of `answer` is an invalid cost saying what it was.
+void serve_lines(std::istream& requests, std::FILE* replies,
+                 const std::function<Cost(const std::string&)>& answer) {
+  std::string line;
+  while (std::getline(requests, line)) {
+    Cost cost = Cost::invalid("no answer");
+    try {
+      cost = answer(line);
+    } catch (const std::exception& e) {
+      cost = Cost::invalid(e.what());
+    }
+    std::fprintf(replies, "%s\n", encode_measure_reply(cost).c_str());
+    std::fflush(replies);
+  }
+}
+
 }  // namespace
 
 void serve_measurements(const Graph& model, InProcessMeasurer& measurer,
@@ -36,17 +54,9 @@ void serve_measurements(const Graph& model, InProcessMeasurer& measurer,
   for (std::size_t i = 0; i < model.num_nodes(); ++i) {
     node_by_name.emplace(model.node(static_cast<NodeId>(i)).name, static_cast<NodeId>(i));
   }
-  std::string line;
-  while (std::getline(requests, line)) {
-    Cost cost = Cost::invalid("no answer");
-    try {
-      cost = answer(model, node_by_name, measurer, lookup, line);
-    } catch (const std::exception& e) {
-      cost = Cost::invalid(e.what());
-    }
-    std::fprintf(replies, "%s\n", encode_measure_reply(cost).c_str());
-    std::fflush(replies);
-  }
+  serve_lines(requests, replies, [&](const std::string& line) {
+    return answer(model, node_by_name, measurer, lookup, line);
+  });
 }
 
 std::string encode_partition_request(const PartitionRequest& request) {
@@ -71,31 +81,19 @@ PartitionRequest decode_partition_request(const std::string& line) {
 void serve_partition_measurements(InProcessMeasurer& measurer, const BackendLookup& lookup,
                                   const PartitionDecoder& decode, std::istream& requests,
                                   std::FILE* replies) {
-  std::string line;
-  while (std::getline(requests, line)) {
-    Cost cost = Cost::invalid("no answer");
+  serve_lines(requests, replies, [&](const std::string& line) {
+    PartitionRequest request = decode_partition_request(line);
+    const Backend* backend = lookup(request.backend);
+    if (backend == nullptr) return Cost::invalid("unknown backend '" + request.backend + "'");
+    std::optional<Graph> partition;
     try {
-      PartitionRequest request = decode_partition_request(line);
-      const Backend* backend = lookup(request.backend);
-      std::optional<Graph> partition;
-      try {
-        partition = decode(read_regular_file(request.file), request.weights_dir);
-      } catch (const Error& e) {
-        cost =
-            Cost::invalid("malformed job: the partition does not load: " + std::string(e.what()));
-      }
-      if (backend == nullptr) {
-        cost = Cost::invalid("unknown backend '" + request.backend + "'");
-      } else if (partition) {
-        cost = measurer.measure_partition(*partition, *backend,
-                                          static_cast<std::size_t>(request.evict_bytes));
-      }
-    } catch (const std::exception& e) {
-      cost = Cost::invalid(e.what());
+      partition = decode(read_regular_file(request.file), request.weights_dir);
+    } catch (const Error& e) {
+      return Cost::invalid("malformed job: the partition does not load: " + std::string(e.what()));
     }
-    std::fprintf(replies, "%s\n", encode_measure_reply(cost).c_str());
-    std::fflush(replies);
-  }
+    return measurer.measure_partition(*partition, *backend,
+                                      static_cast<std::size_t>(request.evict_bytes));
+  });
 }
 
 PartitionWorker::PartitionWorker(std::vector<std::string> worker_command, double timeout_seconds)

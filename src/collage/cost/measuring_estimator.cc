@@ -13,7 +13,7 @@
 namespace collage {
 
 Cost cost_from_cache(const CachedMeasurement& m) {
-  if (!m.valid) return Cost::invalid(m.reason);
+  if (!m.valid) return m.transient ? Cost::transient_invalid(m.reason) : Cost::invalid(m.reason);
   if (m.count <= 0) return Cost::value(m.seconds);
   return Cost::measured(m.seconds, m.p90_seconds, static_cast<std::size_t>(m.count));
 }
@@ -40,21 +40,31 @@ std::string MeasuringEstimator::key_of(const DataflowGraph& dfg,
                          context.empty() ? machine_ : machine_ + "|" + context);
 }
 
+std::vector<BatchMeasurer::Item> MeasuringEstimator::unmeasured(
+    const DataflowGraph& dfg, const std::vector<CandidatePartition>& candidates,
+    const std::function<bool(const Backend&)>& wanted) const {
+  std::vector<BatchMeasurer::Item> items;
+  std::set<std::string> seen;
+  for (const CandidatePartition& candidate : candidates) {
+    const Backend* backend = candidate.spec->backend;
+    if (backend == nullptr || !wanted(*backend)) continue;
+    Graph partition = candidate.sub_graph.extract(dfg);
+    const std::string key = key_of(dfg, candidate, partition);
+    if (memo_.count(key) != 0 || !seen.insert(key).second) continue;
+    if (cache_ != nullptr) {
+      if (auto cached = cache_->find(key); cached && !cached->transient) continue;
+    }
+    items.push_back({key, std::move(partition), backend, candidate.sub_graph.node_ids(dfg)});
+  }
+  return items;
+}
+
 void MeasuringEstimator::prefetch(const DataflowGraph& dfg,
                                   const std::vector<CandidatePartition>& candidates) {
-  if (batch_ != nullptr) {
-    std::vector<BatchMeasurer::Item> items;
-    std::set<std::string> seen;
-    for (const CandidatePartition& candidate : candidates) {
-      Graph partition = candidate.sub_graph.extract(dfg);
-      const std::string key = key_of(dfg, candidate, partition);
-      if (memo_.count(key) != 0 || !seen.insert(key).second) continue;
-      if (auto cached = cache_->find(key); cached && !cached->transient) continue;
-      items.push_back(
-          {key, std::move(partition), candidate.spec->backend, candidate.sub_graph.node_ids(dfg)});
-    }
-    if (!items.empty()) measure_batch(dfg, std::move(items));
-  }
+  if (batch_ == nullptr) return;
+  std::vector<BatchMeasurer::Item> items =
+      unmeasured(dfg, candidates, [](const Backend&) { return true; });
+  if (!items.empty()) measure_batch(dfg, std::move(items));
 }
 
 void MeasuringEstimator::prepare(const DataflowGraph& dfg,
@@ -65,17 +75,10 @@ void MeasuringEstimator::prepare(const DataflowGraph& dfg,
   }
   // The partitions still to measure, per backend, each structure once.
   std::map<const Backend*, std::vector<Graph>> missing;
-  std::set<std::string> seen;
-  for (const CandidatePartition& candidate : candidates) {
-    const Backend* backend = candidate.spec->backend;
-    if (backend == nullptr || compiles_ahead(*backend) == nullptr) continue;
-    Graph partition = candidate.sub_graph.extract(dfg);
-    const std::string key = key_of(dfg, candidate, partition);
-    if (memo_.count(key) != 0 || !seen.insert(key).second) continue;
-    if (cache_ != nullptr) {
-      if (auto cached = cache_->find(key); cached && !cached->transient) continue;
-    }
-    missing[backend].push_back(std::move(partition));
+  for (BatchMeasurer::Item& item : unmeasured(dfg, candidates, [](const Backend& backend) {
+         return compiles_ahead(backend) != nullptr;
+       })) {
+    missing[item.backend].push_back(std::move(item.partition));
   }
   for (auto& [backend, partitions] : missing) {
     if (prepare_report_) {
@@ -152,7 +155,6 @@ std::vector<Cost> MeasuringEstimator::measure_batch(const DataflowGraph& dfg,
     std::optional<CachedMeasurement> cached = cache_->find(key);
     Cost cost = cached ? cost_from_cache(*cached)
                        : Cost::transient_invalid(backend + ": no measurement came back");
-    if (cached && cached->transient) cost = Cost::transient_invalid(cached->reason);
     ++counters_.measured;
     if (cost.is_transient()) counters_.failed_backends.insert(backend);
     memo_.insert_or_assign(key, cost);

@@ -127,6 +127,12 @@ class MeasuringEstimator : public CostEstimator {
   void remember(const std::string& key, const Backend& backend, const Cost& cost);
   // Measures `candidate` with the measurer.
   Cost measure(const DataflowGraph& dfg, const CandidatePartition& candidate);
+  // The candidates of `candidates` on a backend `wanted` accepts that
+  // neither this run's memo nor the cache holds a lasting measurement of,
+  // each key once.
+  std::vector<BatchMeasurer::Item> unmeasured(
+      const DataflowGraph& dfg, const std::vector<CandidatePartition>& candidates,
+      const std::function<bool(const Backend&)>& wanted) const;
   // Has batch_ measure `items` and takes their results from the cache into
   // this run's memo; returns the cost of each.
   std::vector<Cost> measure_batch(const DataflowGraph& dfg, std::vector<BatchMeasurer::Item> items);
@@ -141,7 +147,8 @@ class MeasuringEstimator : public CostEstimator {
   BatchMeasurer* batch_ = nullptr;
 };
 
-// A cached measurement as a Cost, and back.
+// A cached measurement as a Cost (a transient failure stays transient), and
+// back.
 Cost cost_from_cache(const CachedMeasurement& measurement);
 CachedMeasurement cache_entry_from_cost(const Cost& cost);
 

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <memory>
 #include <set>
 #include <string_view>
 
@@ -20,12 +19,6 @@ std::string serialized(const onnx::ModelProto& model) {
     throw Error("cannot serialize the graph as an ONNX model (over 2 GiB?)");
   }
   return bytes;
-}
-
-std::shared_ptr<onnx::ModelProto> parsed(const std::string& bytes) {
-  auto model = std::make_shared<onnx::ModelProto>();
-  if (!model->ParseFromString(bytes)) throw Error("not an ONNX model: the bytes do not parse");
-  return model;
 }
 
 bool is_weight_file_name(const std::string& name) {
@@ -64,7 +57,7 @@ PackedGraph pack_graph(const Graph& graph, WeightNames& names) {
 }
 
 std::vector<std::string> weight_files(const std::string& model_bytes) {
-  std::shared_ptr<onnx::ModelProto> model = parsed(model_bytes);
+  std::shared_ptr<onnx::ModelProto> model = parse_onnx_model(model_bytes);
   std::set<std::string> files;
   for (const onnx::TensorProto& tensor : model->graph().initializer()) {
     if (tensor.data_location() != onnx::TensorProto::EXTERNAL) continue;
@@ -84,7 +77,7 @@ Graph graph_from_bytes(const std::string& bytes, const std::string& weights_dir)
   ImportOptions options;
   options.canonicalize = false;
   options.float16_in_float32 = false;
-  return import_onnx_model(parsed(bytes), options, weights_dir);
+  return import_onnx_model(parse_onnx_model(bytes), options, weights_dir);
 }
 
 }  // namespace collage

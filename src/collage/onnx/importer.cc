@@ -462,6 +462,15 @@ Graph import_onnx_model(std::shared_ptr<const onnx::ModelProto> model, const Imp
   return graph;
 }
 
+std::shared_ptr<onnx::ModelProto> parse_onnx_model(const std::string& bytes) {
+  auto model = std::make_shared<onnx::ModelProto>();
+  if (bytes.empty() || !model->ParseFromString(bytes)) {
+    throw Error(
+        fmt::format("{} bytes that are not an ONNX model (protobuf parse failed)", bytes.size()));
+  }
+  return model;
+}
+
 Graph import_onnx(const std::string& path, const ImportOptions& options) {
   auto model = std::make_shared<onnx::ModelProto>();
   read_proto_file(path, *model, "ONNX model");

@@ -70,6 +70,10 @@ Graph import_onnx(const std::string& path, const ImportOptions& options = {});
 Graph import_onnx_model(std::shared_ptr<const onnx::ModelProto> model,
                         const ImportOptions& options = {}, const std::string& model_dir = ".");
 
+// Parses `bytes` (the contents of an .onnx file) into a model; Error saying
+// how many bytes are not one.
+std::shared_ptr<onnx::ModelProto> parse_onnx_model(const std::string& bytes);
+
 // Parses the value of an --input-shape flag: "NAME=D0,D1,..." ("NAME=" for a
 // scalar). The name ends at the last '='. Throws Error on malformed text.
 std::pair<std::string, Shape> parse_input_shape(std::string_view text);

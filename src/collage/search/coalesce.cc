@@ -3,6 +3,8 @@
 #include <cassert>
 #include <optional>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "collage/ir/error.h"
 #include "collage/partition/partition_order.h"
@@ -21,7 +23,8 @@ std::vector<IndexSet> insides_of(const std::vector<ChosenPartition>& partitions)
 }
 
 // The merge of partitions `a` and `b` as a candidate, or nullopt when it is
-// not allowed (refused before, not a valid sub-graph, or a cycle).
+// not allowed (refused before, not a valid sub-graph, or a cycle). A union
+// that is not a valid sub-graph joins `refused`.
 std::optional<CandidatePartition> merge_candidate(const DataflowGraph& dfg,
                                                   const std::vector<ChosenPartition>& partitions,
                                                   std::size_t a, std::size_t b,
@@ -47,23 +50,6 @@ std::optional<CandidatePartition> merge_candidate(const DataflowGraph& dfg,
   return CandidatePartition{std::move(merged), first.spec, "coalesce"};
 }
 
-// The merge of partitions `a` and `b`, or nullopt when it is not allowed.
-// `refused` remembers merged sets already estimated and refused, so that no
-// union is estimated twice.
-std::optional<ChosenPartition> try_merge(const DataflowGraph& dfg,
-                                         const std::vector<ChosenPartition>& partitions,
-                                         std::size_t a, std::size_t b, CostEstimator& estimator,
-                                         std::unordered_set<IndexSet>& refused) {
-  std::optional<CandidatePartition> candidate = merge_candidate(dfg, partitions, a, b, refused);
-  if (!candidate) return std::nullopt;
-  Cost cost = estimator.estimate(dfg, *candidate);
-  if (!cost.is_valid() || cost > partitions[a].cost + partitions[b].cost) {
-    refused.insert(candidate->sub_graph.inside());
-    return std::nullopt;
-  }
-  return ChosenPartition{std::move(*candidate), std::move(cost)};
-}
-
 }  // namespace
 
 std::vector<ChosenPartition> coalesce(const DataflowGraph& dfg,
@@ -72,29 +58,36 @@ std::vector<ChosenPartition> coalesce(const DataflowGraph& dfg,
   if (partitions_form_cycle(dfg, insides_of(partitions))) {
     throw Error("coalesce: the partitions already feed each other in a cycle");
   }
+  // Merged sets already estimated and refused, so that no union is
+  // estimated twice.
   std::unordered_set<IndexSet> refused;
   for (bool merged_any = true; merged_any;) {
     merged_any = false;
-    // Every merge this pass may try, for an estimator that measures in
-    // batches.
+    // Every merge this pass may make (partitions `a` and `b` of
+    // `pairs[i]` as `merges[i]`), in the order it tries them; all at once
+    // to an estimator that measures in batches.
     std::vector<CandidatePartition> merges;
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;
     for (std::size_t a = 0; a < partitions.size(); ++a) {
       for (std::size_t b = a + 1; b < partitions.size(); ++b) {
         if (auto merge = merge_candidate(dfg, partitions, a, b, refused)) {
           merges.push_back(std::move(*merge));
+          pairs.emplace_back(a, b);
         }
       }
     }
     if (!merges.empty()) estimator.prefetch(dfg, merges);
-    for (std::size_t a = 0; a < partitions.size() && !merged_any; ++a) {
-      for (std::size_t b = a + 1; b < partitions.size(); ++b) {
-        auto merged = try_merge(dfg, partitions, a, b, estimator, refused);
-        if (!merged) continue;
-        partitions[a] = std::move(*merged);
-        partitions.erase(partitions.begin() + static_cast<std::ptrdiff_t>(b));
-        merged_any = true;
-        break;
+    // The first merge that costs no more than its two parts.
+    for (std::size_t i = 0; i < merges.size() && !merged_any; ++i) {
+      const auto [a, b] = pairs[i];
+      Cost cost = estimator.estimate(dfg, merges[i]);
+      if (!cost.is_valid() || cost > partitions[a].cost + partitions[b].cost) {
+        refused.insert(merges[i].sub_graph.inside());
+        continue;
       }
+      partitions[a] = ChosenPartition{std::move(merges[i]), std::move(cost)};
+      partitions.erase(partitions.begin() + static_cast<std::ptrdiff_t>(b));
+      merged_any = true;
     }
   }
   // Every merge was checked for cycles, so an order exists.

@@ -37,12 +37,7 @@ Graph load_model(const std::string& path, const std::map<std::string, Shape>& in
 
 Graph load_model_bytes(const std::string& bytes, const std::map<std::string, Shape>& input_shapes,
                        GraphOptLevel level, const std::map<std::string, Shape>& data_shapes) {
-  auto model = std::make_shared<onnx::ModelProto>();
-  if (bytes.empty() || !model->ParseFromString(bytes)) {
-    throw Error(
-        fmt::format("{} bytes that are not an ONNX model (protobuf parse failed)", bytes.size()));
-  }
-  return import_onnx_model(std::move(model),
+  return import_onnx_model(parse_onnx_model(bytes),
                            import_options(input_shapes, level, nullptr, data_shapes), ".");
 }
 
