@@ -250,12 +250,13 @@ PYBIND11_MODULE(_collage, m) {
          int refine_rounds, double budget, int max_depth, int max_exits, bool verify, int repeat,
          std::optional<py::function> progress, std::vector<std::string> place,
          std::vector<std::string> avoid, std::string patterns, std::string workers,
-         bool measure_locally) {
+         bool measure_locally, bool screen) {
         collage::TuneOptions options =
             tune_options(std::move(backends), threads, std::move(input_shapes),
                          std::move(graph_opt), std::move(cache), isolate, refine_rounds, budget,
                          max_depth, max_exits, verify, repeat, std::move(progress));
         set_workers(options, workers, measure_locally);
+        options.search.screen = screen;
         options.place = std::move(place);
         options.avoid = std::move(avoid);
         options.patterns_file = std::move(patterns);
@@ -278,6 +279,8 @@ PYBIND11_MODULE(_collage, m) {
         search["cache_hits"] = r.search.cache_hits;
         search["invalid"] = r.search.invalid;
         search["seconds"] = r.search.seconds;
+        search["screened"] = r.search.screened;
+        search["ruled_out"] = r.search.ruled_out;
         d["search"] = search;
         d["measured"] = strategy_results(r.measured);
         return d;
@@ -289,13 +292,15 @@ PYBIND11_MODULE(_collage, m) {
       py::arg("repeat") = 10, py::arg("progress") = py::none(),
       py::arg("place") = std::vector<std::string>{}, py::arg("avoid") = std::vector<std::string>{},
       py::arg("patterns") = "", py::arg("workers") = "local", py::arg("measure_locally") = true,
+      py::arg("screen") = true,
       "Searches for the fastest plan of the model and returns it as plain data: \"plan\" (JSON "
       "text for Session), the strategy kept and why, the search's statistics and every plan "
       "measured end to end. progress, when given, is called with a dict per step. place, avoid "
       "and patterns constrain where nodes run, as the command line's --place, --avoid and "
       "--patterns (docs/placement.md). workers=\"remote\" measures through jobs in the "
       "PostgreSQL cache that `collage worker` processes take, as --workers remote "
-      "(docs/fleet.md); measure_locally=False leaves them all to the workers.");
+      "(docs/fleet.md); measure_locally=False leaves them all to the workers. screen=False times "
+      "every candidate in full, as --no-screen (docs/partitioning.md, \"Screening\").");
 
   m.def(
       "compare",
@@ -303,12 +308,13 @@ PYBIND11_MODULE(_collage, m) {
          Shapes input_shapes, std::string graph_opt, std::string cache, bool isolate,
          int refine_rounds, double budget, int repeat, std::optional<py::function> progress,
          std::vector<std::string> place, std::vector<std::string> avoid, std::string patterns,
-         std::string workers, bool measure_locally) {
+         std::string workers, bool measure_locally, bool screen) {
         collage::TuneOptions options =
             tune_options(std::move(backends), threads, std::move(input_shapes),
                          std::move(graph_opt), std::move(cache), isolate, refine_rounds, budget, 6,
                          1, true, repeat, std::move(progress));
         set_workers(options, workers, measure_locally);
+        options.search.screen = screen;
         options.place = std::move(place);
         options.avoid = std::move(avoid);
         options.patterns_file = std::move(patterns);
@@ -331,9 +337,10 @@ PYBIND11_MODULE(_collage, m) {
       py::arg("repeat") = 20, py::arg("progress") = py::none(),
       py::arg("place") = std::vector<std::string>{}, py::arg("avoid") = std::vector<std::string>{},
       py::arg("patterns") = "", py::arg("workers") = "local", py::arg("measure_locally") = true,
+      py::arg("screen") = true,
       "Runs native, each single backend, greedy placement and the collage search side by side; "
       "returns each one's latency and whether its outputs match native's. workers and "
-      "measure_locally as for tune().");
+      "measure_locally and screen as for tune().");
 
   m.def(
       "backends",

@@ -24,7 +24,10 @@ namespace collage {
 // What a long run reports while it works.
 struct TuneProgress {
   enum class Stage {
-    kCandidates,  // candidates estimated (measured or found in the cache): done of total
+    kCandidates,  // candidates estimated (measured or found in the cache): done of total;
+                  // with screening (SearchSettings::screen), candidates run (screened or
+                  // timed in full) of all, most of which never run, and a message with
+                  // the counts
     kRefine,      // one refinement round: the plan profiled in context (message)
     kVerify,      // one plan run end to end beside the others (message)
     kCompile,     // a backend compiles candidates' kernels ahead of measuring them: a line
@@ -63,6 +66,12 @@ struct SearchSettings {
   // After the rounds, improve the plan by local moves measured end to end
   // (docs/partitioning.md, "Local moves"), within the budget.
   bool local_moves = true;
+  // Screen candidates with a short first timing, rule out without running
+  // those whose lower bound already loses, and time in full only those
+  // that can still enter the cheapest cover (docs/partitioning.md,
+  // "Screening"). false: time every candidate in full. Measuring through
+  // remote workers times in full.
+  bool screen = true;
 };
 
 struct TuneOptions {
@@ -127,6 +136,7 @@ struct StrategyResult {
 
 struct SearchSummary {
   int candidates = 0;
+  // Timed in full in this run.
   int measured = 0;
   int cache_hits = 0;
   int invalid = 0;
@@ -137,6 +147,10 @@ struct SearchSummary {
   // The cover the moves started from: "searched", or "single:<backend>"
   // when that backend's cover ran faster than the searched one.
   std::string moves_start;
+  // With screening: candidates screened (timed briefly) in this run, and
+  // candidates the search ruled out by their bound without running them.
+  int screened = 0;
+  int ruled_out = 0;
 };
 
 struct TuneResult {

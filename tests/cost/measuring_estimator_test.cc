@@ -11,18 +11,27 @@
 namespace collage {
 namespace {
 
-// Answers each measurement with the next of the given seconds.
+// Answers each measurement with the next of the given seconds, and each
+// screen with the next of the screens'.
 class ScriptedMeasurer : public Measurer {
  public:
-  explicit ScriptedMeasurer(std::deque<double> seconds) : seconds_(std::move(seconds)) {}
+  explicit ScriptedMeasurer(std::deque<double> seconds, std::deque<double> screens = {})
+      : seconds_(std::move(seconds)), screens_(std::move(screens)) {}
   Cost measure(const Graph&, const std::vector<NodeId>&, const Backend&) override {
     const double next = seconds_.front();
     seconds_.pop_front();
     return Cost::measured(next, next, 5);
   }
+  Cost screen(const Graph&, const std::vector<NodeId>&, const Backend&) override {
+    const double next = screens_.front();
+    screens_.pop_front();
+    return Cost::measured(next, next, 3);
+  }
+  std::string screen_context() const override { return "scripted"; }
 
  private:
   std::deque<double> seconds_;
+  std::deque<double> screens_;
 };
 
 // A native Relu measured by a ScriptedMeasurer into a cache file, and
@@ -85,6 +94,57 @@ TEST_F(MeasuringEstimatorTest, ARetimedMeasurementKeptAsNewerReplacesTheOneBefor
     EXPECT_EQ(estimator.counters().retimed, 2);
   }
   EXPECT_DOUBLE_EQ(cached_seconds(), 2e-3);
+}
+
+TEST_F(MeasuringEstimatorTest, BoundsAScreenThenTheMeasurementEachAsSureAsWhatIsKnown) {
+  {
+    std::unique_ptr<MeasurementCache> cache = MeasurementCache::open(path_);
+    ScriptedMeasurer measurer({1e-3}, {0.9e-3});
+    MeasuringEstimator estimator(measurer, cache.get(), "machine");
+    // Nothing known of native Relus yet: a bound of nothing, at no cost.
+    BoundedCost bounded = estimator.bound(*f_.dfg, relu_, Fidelity::kBound);
+    EXPECT_EQ(bounded.fidelity, Fidelity::kBound);
+    EXPECT_DOUBLE_EQ(bounded.cost.seconds(), 0);
+    bounded = estimator.bound(*f_.dfg, relu_, Fidelity::kScreened);
+    EXPECT_EQ(bounded.fidelity, Fidelity::kScreened);
+    EXPECT_DOUBLE_EQ(bounded.cost.seconds(), 0.9e-3);
+    // A screen taken is what a bound reads from then on, screened once.
+    bounded = estimator.bound(*f_.dfg, relu_, Fidelity::kBound);
+    EXPECT_EQ(bounded.fidelity, Fidelity::kScreened);
+    EXPECT_EQ(estimator.counters().screened, 1);
+    EXPECT_EQ(estimator.counters().measured, 0);
+    EXPECT_DOUBLE_EQ(estimator.bound(*f_.dfg, relu_, Fidelity::kExact).cost.seconds(), 1e-3);
+    bounded = estimator.bound(*f_.dfg, relu_, Fidelity::kBound);
+    EXPECT_EQ(bounded.fidelity, Fidelity::kExact);
+    EXPECT_DOUBLE_EQ(bounded.cost.seconds(), 1e-3);
+    EXPECT_EQ(estimator.counters().measured, 1);
+  }
+  {
+    // A later run finds the measurement in the cache: exact, nothing run.
+    std::unique_ptr<MeasurementCache> cache = MeasurementCache::open(path_);
+    ScriptedMeasurer unused({});
+    MeasuringEstimator later(unused, cache.get(), "machine");
+    BoundedCost bounded = later.bound(*f_.dfg, relu_, Fidelity::kBound);
+    EXPECT_EQ(bounded.fidelity, Fidelity::kExact);
+    EXPECT_DOUBLE_EQ(bounded.cost.seconds(), 1e-3);
+    EXPECT_EQ(later.counters().cache_hits, 1);
+  }
+}
+
+TEST_F(MeasuringEstimatorTest, AScreenFoundInTheCacheIsNotTakenAgain) {
+  {
+    std::unique_ptr<MeasurementCache> cache = MeasurementCache::open(path_);
+    ScriptedMeasurer measurer({}, {0.9e-3});
+    MeasuringEstimator estimator(measurer, cache.get(), "machine");
+    EXPECT_EQ(estimator.bound(*f_.dfg, relu_, Fidelity::kScreened).fidelity, Fidelity::kScreened);
+  }
+  std::unique_ptr<MeasurementCache> cache = MeasurementCache::open(path_);
+  ScriptedMeasurer unused({});
+  MeasuringEstimator later(unused, cache.get(), "machine");
+  BoundedCost bounded = later.bound(*f_.dfg, relu_, Fidelity::kScreened);
+  EXPECT_EQ(bounded.fidelity, Fidelity::kScreened);
+  EXPECT_DOUBLE_EQ(bounded.cost.seconds(), 0.9e-3);
+  EXPECT_EQ(later.counters().screened, 0);
 }
 
 }  // namespace

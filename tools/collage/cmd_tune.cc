@@ -45,6 +45,10 @@ void print_summary(const Plan& plan) {
   fmt::print("search: {} candidates, {} measured, {} from cache, {} invalid, {:.1f} s\n",
              plan.search.candidates, plan.search.measured, plan.search.cache_hits,
              plan.search.invalid, plan.search.seconds);
+  if (plan.search.screened > 0 || plan.search.ruled_out > 0) {
+    fmt::print("screening: {} screened with a short timing, {} ruled out by their bound\n",
+               plan.search.screened, plan.search.ruled_out);
+  }
   if (plan.estimated_ms) fmt::print("estimated latency: {:.3f} ms\n", *plan.estimated_ms);
 }
 

@@ -45,6 +45,13 @@ Progress::Progress(std::string label, bool enabled)
 
 std::string Progress::render(const ProgressCounts& c, bool bar) const {
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const std::string detail = c.detail.empty() ? fmt::format("measured {}  cached {}  invalid {}",
+                                                            c.measured, c.cache_hits, c.invalid)
+                                              : c.detail;
+  if (c.open_ended) {
+    return fmt::format("{}: {} of {} run  {}  elapsed {}", label_, c.done, c.total, detail,
+                       clock_text(elapsed));
+  }
   std::string eta = "?";
   if (c.done >= std::max<std::size_t>(3, c.total / 20) && elapsed >= 10 && c.total >= c.done) {
     eta = clock_text(elapsed / static_cast<double>(c.done) * static_cast<double>(c.total - c.done));
@@ -56,9 +63,6 @@ std::string Progress::render(const ProgressCounts& c, bool bar) const {
     text = "[" + std::string(static_cast<std::size_t>(filled), '#') +
            std::string(static_cast<std::size_t>(kWidth - filled), '.') + "] ";
   }
-  const std::string detail = c.detail.empty() ? fmt::format("measured {}  cached {}  invalid {}",
-                                                            c.measured, c.cache_hits, c.invalid)
-                                              : c.detail;
   return text + fmt::format("{} {}/{}  {}  elapsed {}  ETA {}", label_, c.done, c.total, detail,
                             clock_text(elapsed), eta);
 }
@@ -97,7 +101,10 @@ ProgressCallback progress_printer(bool enabled) {
   return [bar, jobs, compile](const TuneProgress& p) {
     switch (p.stage) {
       case TuneProgress::Stage::kCandidates: {
-        ProgressCounts counts{p.done, p.total, p.measured, p.cache_hits, p.invalid};
+        // With screening, the message holds the counts, and how many
+        // candidates will run is not known.
+        ProgressCounts counts{p.done,    p.total,   p.measured,        p.cache_hits,
+                              p.invalid, p.message, !p.message.empty()};
         if (p.finished) {
           bar->finish(counts);
         } else {

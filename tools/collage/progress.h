@@ -24,6 +24,9 @@ struct ProgressCounts {
   int invalid = 0;
   // Shown in place of measured, cached and invalid when not empty.
   std::string detail;
+  // How many will be done is not known (`total` is how many could be):
+  // no bar and no ETA.
+  bool open_ended = false;
 };
 
 class Progress {

@@ -74,8 +74,9 @@ TuneResult tune(const std::string& model_path, const TuneOptions& options) {
     result.searched_measured_ms = outcome.searched.measured_ms;
     result.searched_partitions = outcome.searched.partitions_per_backend();
     const auto& s = outcome.searched.search;
-    result.search = SearchSummary{s.candidates, s.measured,    s.cache_hits, s.invalid,
-                                  s.seconds,    s.moves_tried, s.moves_kept, s.moves_start};
+    result.search =
+        SearchSummary{s.candidates,  s.measured,   s.cache_hits,  s.invalid,  s.seconds,
+                      s.moves_tried, s.moves_kept, s.moves_start, s.screened, s.ruled_out};
     for (const EvaluatedPlan& e : outcome.evaluated) result.measured.push_back(strategy_result(e));
     result.reason = outcome.decision ? describe_kept_plan(*outcome.decision, outcome.evaluated)
                                      : "not verified end to end (verify = false)";

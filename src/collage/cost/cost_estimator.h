@@ -18,6 +18,23 @@
 
 namespace collage {
 
+// How far a cost from CostEstimator::bound() can be trusted.
+enum class Fidelity {
+  // A lower bound worked out without running anything (the candidate's
+  // work at the fastest rate its backend has shown for such work).
+  kBound,
+  // A short first timing: close to estimate()'s cost, and no larger than
+  // it by more than the timing's noise.
+  kScreened,
+  // What estimate() returns.
+  kExact,
+};
+
+struct BoundedCost {
+  Cost cost;
+  Fidelity fidelity = Fidelity::kExact;
+};
+
 class CostEstimator {
  public:
   virtual ~CostEstimator() = default;
@@ -31,6 +48,23 @@ class CostEstimator {
                        const std::vector<CandidatePartition>& candidates) {
     (void)dfg;
     (void)candidates;
+  }
+  // The candidate's cost at `at_least` that fidelity, or better where that
+  // is known without more work: what a search that measures only where it
+  // matters starts from (collage_partitioner.h). An invalid cost is
+  // always kExact. The default is estimate()'s cost.
+  virtual BoundedCost bound(const DataflowGraph& dfg, const CandidatePartition& candidate,
+                            Fidelity at_least) {
+    (void)at_least;
+    return {estimate(dfg, candidate), Fidelity::kExact};
+  }
+  // Whether a first look at the candidate (bound() at kScreened) costs much
+  // more than at most candidates (a kernel compiled for it): the search by
+  // screening raises such candidates only when nothing cheaper is left to
+  // learn from. The default: no.
+  virtual bool dear_to_screen(const CandidatePartition& candidate) const {
+    (void)candidate;
+    return false;
   }
   // Candidates that will probably be estimated next, one by one, though
   // maybe not all (the merges a greedy pass may try): an estimator that

@@ -25,7 +25,17 @@ void PartitionOverheads::store(MeasurementCache& cache, const std::string& machi
 }
 
 Cost InContextEstimator::estimate(const DataflowGraph& dfg, const CandidatePartition& candidate) {
-  Cost cost = isolated_.estimate(dfg, candidate);
+  return with_overhead(candidate, isolated_.estimate(dfg, candidate));
+}
+
+BoundedCost InContextEstimator::bound(const DataflowGraph& dfg, const CandidatePartition& candidate,
+                                      Fidelity at_least) {
+  BoundedCost bounded = isolated_.bound(dfg, candidate, at_least);
+  bounded.cost = with_overhead(candidate, bounded.cost);
+  return bounded;
+}
+
+Cost InContextEstimator::with_overhead(const CandidatePartition& candidate, Cost cost) const {
   if (!cost.is_valid()) return cost;
   double extra = overheads_.of(candidate.spec_name());
   return extra > 0 ? cost + Cost::value(extra) : cost;

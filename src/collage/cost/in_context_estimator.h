@@ -59,10 +59,19 @@ class InContextEstimator : public CostEstimator {
                 const std::vector<CandidatePartition>& candidates) override {
     isolated_.prefetch(dfg, candidates);
   }
+  bool dear_to_screen(const CandidatePartition& candidate) const override {
+    return isolated_.dear_to_screen(candidate);
+  }
+  // The isolated estimator's bound with the overhead added, as estimate().
+  BoundedCost bound(const DataflowGraph& dfg, const CandidatePartition& candidate,
+                    Fidelity at_least) override;
 
   const PartitionOverheads& overheads() const { return overheads_; }
 
  private:
+  // `cost` with the candidate's backend's overhead added (when valid).
+  Cost with_overhead(const CandidatePartition& candidate, Cost cost) const;
+
   CostEstimator& isolated_;
   PartitionOverheads overheads_;
 };

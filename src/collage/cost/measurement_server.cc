@@ -26,7 +26,8 @@ Cost answer(const Graph& model, const std::unordered_map<std::string, NodeId>& n
     if (it == node_by_name.end()) return Cost::invalid("the model has no node '" + name + "'");
     nodes.push_back(it->second);
   }
-  return measurer.measure(model, nodes, *backend);
+  return request.screen ? measurer.screen(model, nodes, *backend)
+                        : measurer.measure(model, nodes, *backend);
 }
 
 // Answers each request line with one reply line, until the input ends; an

@@ -74,6 +74,13 @@ std::string measurement_context(const std::string& machine, const MeasureOptions
   return context;
 }
 
+std::string screen_context(const MeasureOptions& options) {
+  const TimingOptions& t = options.screen_timing;
+  return fmt::format("screen warmup={},{:g}s samples={}..{} budget={:g}s cost=fastest",
+                     t.warmup_runs, t.warmup_seconds, t.min_samples, t.max_samples,
+                     t.budget_seconds);
+}
+
 std::string candidate_context(const Graph& model, const std::vector<NodeId>& nodes,
                               const MeasureOptions& options) {
   if (!options.plan_caches) return "";
@@ -88,6 +95,16 @@ TimingOptions MeasureOptions::default_candidate_timing() {
   timing.max_samples = 50;
   timing.budget_seconds = 0.3;
   timing.stable_fraction = 0.03;
+  return timing;
+}
+
+TimingOptions MeasureOptions::default_screen_timing() {
+  TimingOptions timing;
+  timing.warmup_runs = 1;
+  timing.warmup_seconds = 0;
+  timing.min_samples = 3;
+  timing.max_samples = 3;
+  timing.budget_seconds = 0;
   return timing;
 }
 
@@ -171,8 +188,15 @@ Cost InProcessMeasurer::measure(const Graph& model, const std::vector<NodeId>& n
       options_.plan_caches ? eviction_bytes(model, nodes, options_.threads) : 0);
 }
 
+Cost InProcessMeasurer::screen(const Graph& model, const std::vector<NodeId>& nodes,
+                               const Backend& backend) {
+  return measure_partition(
+      extract_subgraph(model, nodes), backend,
+      options_.plan_caches ? eviction_bytes(model, nodes, options_.threads) : 0, Timing::kScreen);
+}
+
 Cost InProcessMeasurer::measure_partition(const Graph& partition, const Backend& backend,
-                                          std::size_t evict_bytes) {
+                                          std::size_t evict_bytes, Timing timing_kind) {
   try {
     CompileOptions compile_options{options_.threads};
     auto kernel = backend.compile(partition, compile_options);
@@ -223,8 +247,14 @@ Cost InProcessMeasurer::measure_partition(const Graph& partition, const Backend&
         }
       };
     }
+    const bool screen = timing_kind == Timing::kScreen;
     TimingResult timing =
-        time_function([&] { timed.run(inputs, outputs); }, options_.timing, as_in_a_plan);
+        time_function([&] { timed.run(inputs, outputs); },
+                      screen ? options_.screen_timing : options_.timing, as_in_a_plan);
+    if (screen) {
+      return Cost::measured(timing.min_seconds, timing.p90_seconds,
+                            static_cast<std::size_t>(timing.samples));
+    }
     return Cost::measured(timing.trimmed_mean_seconds, timing.p90_seconds,
                           static_cast<std::size_t>(timing.samples));
   } catch (const std::exception& e) {
@@ -240,23 +270,39 @@ Cost WorkerMeasurer::measure(const Graph& model, const std::vector<NodeId>& node
   MeasureRequest request;
   for (NodeId id : nodes) request.nodes.push_back(model.node(id).name);
   request.backend = backend.name();
+  return ask(request);
+}
+
+Cost WorkerMeasurer::screen(const Graph& model, const std::vector<NodeId>& nodes,
+                            const Backend& backend) {
+  MeasureRequest request;
+  for (NodeId id : nodes) request.nodes.push_back(model.node(id).name);
+  request.backend = backend.name();
+  request.screen = true;
+  return ask(request);
+}
+
+Cost WorkerMeasurer::ask(const MeasureRequest& request) {
   auto reply = worker_.request(encode_measure_request(request),
                                std::chrono::duration<double>(options_.timeout_seconds));
   // The worker crashed, hung or could not start: a cause outside the
   // candidate, possibly gone next time.
-  if (!reply) return Cost::transient_invalid(backend.name() + ": " + reply.error());
+  if (!reply) return Cost::transient_invalid(request.backend + ": " + reply.error());
   return decode_measure_reply(reply.value());
 }
 
 std::string encode_measure_request(const MeasureRequest& request) {
-  return json{{"nodes", request.nodes}, {"backend", request.backend}}.dump();
+  json document{{"nodes", request.nodes}, {"backend", request.backend}};
+  if (request.screen) document["screen"] = true;
+  return document.dump();
 }
 
 MeasureRequest decode_measure_request(const std::string& line) {
   try {
     json document = json::parse(line);
     return MeasureRequest{document.at("nodes").get<std::vector<std::string>>(),
-                          document.at("backend").get<std::string>()};
+                          document.at("backend").get<std::string>(),
+                          document.value("screen", false)};
   } catch (const json::exception& e) {
     throw Error(std::string("malformed measurement request: ") + e.what());
   }

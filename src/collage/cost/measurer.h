@@ -63,8 +63,13 @@ struct MeasureOptions {
   };
   Edges edges = Edges::kInputsWritten;
 
+  // A screen's timing (Measurer::screen()): a first look, a few calls.
+  TimingOptions screen_timing = default_screen_timing();
+
   // A tighter protocol than the end-to-end one: there are many candidates.
   static TimingOptions default_candidate_timing();
+  // One warm-up call and three timed ones, whatever they show.
+  static TimingOptions default_screen_timing();
 };
 
 // What a measurement depends on besides the partition and the backend, as
@@ -76,6 +81,10 @@ struct MeasureOptions {
 // plan_caches, each candidate's key also carries its eviction_bytes()
 // (candidate_context()).
 std::string measurement_context(const std::string& machine, const MeasureOptions& options);
+
+// What a screen's key adds to its measurement's (Measurer::screen()): the
+// screen's timing protocol and the cost it reports.
+std::string screen_context(const MeasureOptions& options);
 
 // The options a candidate is timed with: every 4-D edge that the layout
 // the backend computes in (its first edge_layouts()) fits is stored in that
@@ -92,12 +101,31 @@ CompileOptions preferred_edges(const Graph& partition, const Backend& backend, i
 std::string candidate_context(const Graph& model, const std::vector<NodeId>& nodes,
                               const MeasureOptions& options);
 
+// The worker protocol: one JSON object per line each way (encode_measure_request()).
+struct MeasureRequest {
+  std::vector<std::string> nodes;
+  std::string backend;
+  // Measurer::screen() rather than measure().
+  bool screen = false;
+};
+
 class Measurer {
  public:
   virtual ~Measurer() = default;
   // The cost of running `nodes` of `model` as one partition on `backend`.
   virtual Cost measure(const Graph& model, const std::vector<NodeId>& nodes,
                        const Backend& backend) = 0;
+  // A first look at the same cost, several times cheaper: compiled and
+  // checked as measure() does, then timed for a few calls only
+  // (MeasureOptions::screen_timing), reporting the fastest. Close to
+  // measure()'s cost, below it but for the timing's noise. The default
+  // measures.
+  virtual Cost screen(const Graph& model, const std::vector<NodeId>& nodes,
+                      const Backend& backend) {
+    return measure(model, nodes, backend);
+  }
+  // What screen() adds to the cache key (screen_context()).
+  virtual std::string screen_context() const { return "screen=measure"; }
   // What measure() of these nodes depends on beyond the partition, the
   // backend and measurement_context(), for cache keys (candidate_context()).
   virtual std::string context_of(const Graph& /*model*/,
@@ -112,13 +140,18 @@ class InProcessMeasurer : public Measurer {
   InProcessMeasurer(const Backend& reference, MeasureOptions options);
   Cost measure(const Graph& model, const std::vector<NodeId>& nodes,
                const Backend& backend) override;
+  Cost screen(const Graph& model, const std::vector<NodeId>& nodes,
+              const Backend& backend) override;
   std::string context_of(const Graph& model, const std::vector<NodeId>& nodes) const override {
     return candidate_context(model, nodes, options_);
   }
+  std::string screen_context() const override { return collage::screen_context(options_); }
+  // How measure_partition() times.
+  enum class Timing { kFull, kScreen };
   // The same for a partition already extracted as a standalone Graph,
   // timed after evicting `evict_bytes` before each call (none: back to back).
   Cost measure_partition(const Graph& partition, const Backend& backend,
-                         std::size_t evict_bytes = 0);
+                         std::size_t evict_bytes = 0, Timing timing = Timing::kFull);
 
  private:
   const Backend& reference_;
@@ -133,21 +166,22 @@ class WorkerMeasurer : public Measurer {
   WorkerMeasurer(std::vector<std::string> worker_command, MeasureOptions options);
   Cost measure(const Graph& model, const std::vector<NodeId>& nodes,
                const Backend& backend) override;
+  Cost screen(const Graph& model, const std::vector<NodeId>& nodes,
+              const Backend& backend) override;
   std::string context_of(const Graph& model, const std::vector<NodeId>& nodes) const override {
     return candidate_context(model, nodes, options_);
   }
+  std::string screen_context() const override { return collage::screen_context(options_); }
   int worker_starts() const { return worker_.starts(); }
 
  private:
+  // Sends `request` to the worker and reads its reply.
+  Cost ask(const MeasureRequest& request);
+
   WorkerProcess worker_;
   MeasureOptions options_;
 };
 
-// The worker protocol: one JSON object per line each way.
-struct MeasureRequest {
-  std::vector<std::string> nodes;
-  std::string backend;
-};
 std::string encode_measure_request(const MeasureRequest& request);
 // Throws Error on a malformed line.
 MeasureRequest decode_measure_request(const std::string& line);

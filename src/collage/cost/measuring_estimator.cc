@@ -2,15 +2,67 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cassert>
 #include <chrono>
 #include <set>
 
 #include "collage/backends/compiles_ahead.h"
+#include "collage/ir/error.h"
+#include "collage/ir/flops.h"
 #include "collage/ir/structural_hash.h"
 #include "collage/partition/partition_spec.h"
 
 namespace collage {
+namespace {
+
+// A rate bounds a candidate's cost once this many measurements of its kind
+// of work were seen on its backend.
+constexpr int kRatesBeforeBounding = 3;
+// A candidate may run this much faster than the fastest rate its backend
+// showed for its kind of work (a larger or better-shaped instance).
+constexpr double kRateMargin = 1.25;
+
+// How much work a partition is, and of what kind: its FLOPs (ir/flops.h),
+// and the op type of the node that does most of them (a grouped
+// convolution is a kind of its own); for a partition that only moves data
+// (no FLOPs), the bytes it reads and writes, and the first node's op type.
+struct Work {
+  std::string kind;
+  double amount = 0;
+};
+
+Work work_of(const Graph& partition) {
+  Work work;
+  std::int64_t heaviest = 0;
+  try {
+    for (const Node& node : partition.nodes()) {
+      const std::int64_t flops = node_flops(partition, node);
+      work.amount += static_cast<double>(flops);
+      if (flops > heaviest) {
+        heaviest = flops;
+        work.kind = node.op_type;
+        if (node.op_type == "Conv" && node.attributes.get_int("group", 1) > 1) {
+          work.kind += "/grouped";
+        }
+      }
+    }
+  } catch (const Error&) {
+    return {};
+  }
+  if (work.amount > 0 || partition.num_nodes() == 0) return work;
+  work.kind = partition.nodes().front().op_type + "/bytes";
+  for (const std::vector<ValueId>* edges : {&partition.inputs(), &partition.outputs()}) {
+    for (ValueId id : *edges) {
+      const TensorType& type = partition.type(id);
+      work.amount +=
+          static_cast<double>(type.numel()) * static_cast<double>(dtype_size(type.dtype));
+    }
+  }
+  return work;
+}
+
+}  // namespace
 
 Cost cost_from_cache(const CachedMeasurement& m) {
   if (!m.valid) return m.transient ? Cost::transient_invalid(m.reason) : Cost::invalid(m.reason);
@@ -78,6 +130,8 @@ void MeasuringEstimator::prepare(const DataflowGraph& dfg,
   for (BatchMeasurer::Item& item : unmeasured(dfg, candidates, [](const Backend& backend) {
          return compiles_ahead(backend) != nullptr;
        })) {
+    // Screened, then timed in full: compiled once.
+    if (!prepared_.insert(item.key).second) continue;
     missing[item.backend].push_back(std::move(item.partition));
   }
   for (auto& [backend, partitions] : missing) {
@@ -106,6 +160,88 @@ void MeasuringEstimator::prepare(const DataflowGraph& dfg,
   }
 }
 
+BoundedCost MeasuringEstimator::bound(const DataflowGraph& dfg, const CandidatePartition& candidate,
+                                      Fidelity at_least) {
+  const Backend* backend = candidate.spec->backend;
+  assert(backend != nullptr && "MeasuringEstimator: the candidate's spec has no backend");
+  Graph partition = candidate.sub_graph.extract(dfg);
+  const std::string key = key_of(dfg, candidate, partition);
+  auto known = [&] {
+    if (memo_.count(key) != 0) return true;
+    if (cache_ == nullptr) return false;
+    std::optional<CachedMeasurement> cached = cache_->find(key);
+    return cached && !cached->transient;
+  };
+  if (at_least == Fidelity::kExact || batch_ != nullptr || known()) {
+    return {estimate(dfg, candidate), Fidelity::kExact};
+  }
+  const std::string screen_key = key + "|" + measurer_.screen_context();
+  std::optional<Cost> screen;
+  if (auto it = screens_.find(screen_key); it != screens_.end()) {
+    screen = it->second;
+  } else if (cache_ != nullptr) {
+    if (auto cached = cache_->find(screen_key); cached && cached->valid) {
+      ++counters_.cache_hits;
+      screen = cost_from_cache(*cached);
+      screens_.emplace(screen_key, *screen);
+      learn_rate(*backend, partition, *screen);
+    }
+  }
+  if (screen) return {*screen, Fidelity::kScreened};
+  if (at_least == Fidelity::kBound) return {rate_bound(*backend, partition), Fidelity::kBound};
+
+  Cost cost = measurer_.screen(dfg.graph(), candidate.sub_graph.node_ids(dfg), *backend);
+  ++counters_.screened;
+  if (!cost.is_valid()) {
+    // What it could not do briefly it cannot do in full.
+    ++counters_.measured;
+    ++counters_.invalid;
+    if (cost.is_transient()) counters_.failed_backends.insert(backend->name());
+    remember(key, *backend, cost);
+    return {cost, Fidelity::kExact};
+  }
+  screens_.emplace(screen_key, cost);
+  learn_rate(*backend, partition, cost);
+  if (cache_ != nullptr) {
+    CachedMeasurement entry = cache_entry_from_cost(cost);
+    entry.backend = backend->name();
+    entry.backend_version = backend_version_key(*backend);
+    entry.machine = machine_;
+    cache_->store(screen_key, entry);
+  }
+  return {cost, Fidelity::kScreened};
+}
+
+bool MeasuringEstimator::dear_to_screen(const CandidatePartition& candidate) const {
+  return candidate.spec->backend != nullptr && compiles_ahead(*candidate.spec->backend) != nullptr;
+}
+
+void MeasuringEstimator::learn_rate(const Backend& backend, const Graph& partition,
+                                    const Cost& cost) {
+  if (!cost.is_valid() || cost.seconds() <= 0) return;
+  const Work work = work_of(partition);
+  if (work.amount <= 0) return;
+  // The backend's own rate, and the machine's (any backend's).
+  for (const std::string& name : {backend.name(), std::string()}) {
+    Rate& rate = rates_[{name, work.kind}];
+    rate.per_second = std::max(rate.per_second, work.amount / cost.seconds());
+    ++rate.seen;
+  }
+}
+
+Cost MeasuringEstimator::rate_bound(const Backend& backend, const Graph& partition) const {
+  const Work work = work_of(partition);
+  if (work.amount <= 0) return Cost::zero();
+  // The backend's own rate once it has shown one, else the machine's.
+  for (const std::string& name : {backend.name(), std::string()}) {
+    auto it = rates_.find({name, work.kind});
+    if (it != rates_.end() && it->second.seen >= kRatesBeforeBounding) {
+      return Cost::value(work.amount / (it->second.per_second * kRateMargin));
+    }
+  }
+  return Cost::zero();
+}
+
 Cost MeasuringEstimator::estimate(const DataflowGraph& dfg, const CandidatePartition& candidate) {
   ++counters_.requests;
   const Backend* backend = candidate.spec->backend;
@@ -126,6 +262,7 @@ Cost MeasuringEstimator::estimate(const DataflowGraph& dfg, const CandidateParti
       Cost cost = cost_from_cache(*cached);
       if (!cost.is_valid()) ++counters_.invalid;
       memo_.emplace(key, cost);
+      learn_rate(*backend, partition, cost);
       return cost;
     }
   }
@@ -141,6 +278,7 @@ Cost MeasuringEstimator::estimate(const DataflowGraph& dfg, const CandidateParti
   if (!cost.is_valid()) ++counters_.invalid;
   if (cost.is_transient()) counters_.failed_backends.insert(backend->name());
   remember(key, *backend, cost);
+  learn_rate(*backend, partition, cost);
   return cost;
 }
 

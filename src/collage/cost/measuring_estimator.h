@@ -29,7 +29,7 @@ struct EstimatorCounters {
   int requests = 0;
   // Distinct partitions actually measured in this run.
   int measured = 0;
-  // Answered by the persistent cache.
+  // Answered by the persistent cache (a measurement, or a screen).
   int cache_hits = 0;
   // Answered by an identical partition measured earlier in this run.
   int memo_hits = 0;
@@ -37,6 +37,9 @@ struct EstimatorCounters {
   int invalid = 0;
   // Timed again and kept (retime() with Keep::kFaster or kNewer).
   int retimed = 0;
+  // Screened (bound() at Fidelity::kScreened) in this run: timed briefly
+  // and not (yet) in full. Not counted in `measured`.
+  int screened = 0;
   // Backends a measurement of which crashed or hung the measuring worker
   // in this run (a transient invalid cost).
   std::set<std::string> failed_backends;
@@ -67,6 +70,20 @@ class MeasuringEstimator : public CostEstimator {
   MeasuringEstimator(Measurer& measurer, MeasurementCache* cache, std::string machine);
 
   Cost estimate(const DataflowGraph& dfg, const CandidatePartition& candidate) override;
+  // A measurement in the memo or the cache is kExact. Otherwise a screen
+  // (Measurer::screen(), cached like a measurement under its own key) is
+  // kScreened; at kBound without one, the candidate's FLOPs (bytes read
+  // and written, for a partition that only moves data) at the fastest rate
+  // its backend has shown in this run for work of that kind (the op type
+  // that does most of it), with a margin, once three such measurements
+  // were seen; before, at the fastest rate any backend has shown for it
+  // (the machine's peak for that work, as far as measured), once three
+  // were seen; 0 before that. A screen that fails is
+  // the candidate's kExact cost. With a batch measurer, estimate().
+  BoundedCost bound(const DataflowGraph& dfg, const CandidatePartition& candidate,
+                    Fidelity at_least) override;
+  // A candidate of a backend that compiles ahead (CompilesAhead: Halide).
+  bool dear_to_screen(const CandidatePartition& candidate) const override;
   // Has each backend that compiles ahead (CompilesAhead::prepare) compile the
   // candidates that are neither in the cache nor measured in this run,
   // with the threads the measurer compiles them with (prepare_with).
@@ -127,6 +144,11 @@ class MeasuringEstimator : public CostEstimator {
   void remember(const std::string& key, const Backend& backend, const Cost& cost);
   // Measures `candidate` with the measurer.
   Cost measure(const DataflowGraph& dfg, const CandidatePartition& candidate);
+  // The valid measurement or screen `cost` of `partition` on `backend`
+  // teaches the fastest rate seen of its kind of work.
+  void learn_rate(const Backend& backend, const Graph& partition, const Cost& cost);
+  // The lower bound bound() gives at kBound.
+  Cost rate_bound(const Backend& backend, const Graph& partition) const;
   // The candidates of `candidates` on a backend `wanted` accepts that
   // neither this run's memo nor the cache holds a lasting measurement of,
   // each key once.
@@ -145,6 +167,18 @@ class MeasuringEstimator : public CostEstimator {
   int prepare_threads_ = 1;
   PrepareReport prepare_report_;
   BatchMeasurer* batch_ = nullptr;
+  // The keys of the candidates prepare() had compiled ahead.
+  std::set<std::string> prepared_;
+  // Screens of this run, by measurement key.
+  std::map<std::string, Cost> screens_;
+  // The fastest rate (FLOPs, or bytes for work that only moves data, per
+  // second) seen per backend ("": any backend) and kind of work, and how
+  // many measurements of that kind were seen.
+  struct Rate {
+    double per_second = 0;
+    int seen = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Rate> rates_;
 };
 
 // A cached measurement as a Cost (a transient failure stays transient), and

@@ -54,6 +54,11 @@ struct PlanSearchStats {
   // (session/move_refinement.h).
   int moves_tried = 0;
   int moves_kept = 0;
+  // With screening (docs/partitioning.md, "Screening"): candidates
+  // screened in this run, and candidates ruled out by their bound without
+  // running them.
+  int screened = 0;
+  int ruled_out = 0;
   // The cover the moves started from: "searched" (the shortest path's),
   // or "single:<backend>" or "greedy:<backends>" when that baseline's
   // cover ran faster.

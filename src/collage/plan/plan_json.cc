@@ -139,7 +139,9 @@ json plan_to_json(const Plan& plan) {
                      {"seconds", plan.search.seconds},
                      {"moves_tried", plan.search.moves_tried},
                      {"moves_kept", plan.search.moves_kept},
-                     {"moves_start", plan.search.moves_start}}},
+                     {"moves_start", plan.search.moves_start},
+                     {"screened", plan.search.screened},
+                     {"ruled_out", plan.search.ruled_out}}},
                    {"partitions", partitions}};
   if (!plan.placement.empty()) document["placement"] = plan.placement;
   if (!plan.search.failed_backends.empty()) {
@@ -202,6 +204,8 @@ Plan plan_from_json(const json& document, const std::string& source) {
     plan.search.moves_tried = search.get_or<int>("moves_tried", 0);
     plan.search.moves_kept = search.get_or<int>("moves_kept", 0);
     plan.search.moves_start = search.get_or<std::string>("moves_start", "");
+    plan.search.screened = search.get_or<int>("screened", 0);
+    plan.search.ruled_out = search.get_or<int>("ruled_out", 0);
     plan.search.failed_backends = search.get_or<std::vector<std::string>>("failed_backends", {});
   }
   const json& partitions = top.array("partitions");

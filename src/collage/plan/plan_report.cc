@@ -159,6 +159,11 @@ std::string plan_to_text(const Plan& plan) {
         "search: {} candidates, {} measured, {} cache hits, {} invalid, {} states, {:.1f} s\n",
         plan.search.candidates, plan.search.measured, plan.search.cache_hits, plan.search.invalid,
         plan.search.states_expanded, plan.search.seconds);
+    if (plan.search.screened > 0 || plan.search.ruled_out > 0) {
+      text += fmt::format(
+          "search: {} screened with a short timing, {} ruled out by their bound without running\n",
+          plan.search.screened, plan.search.ruled_out);
+    }
     if (plan.search.routes_dropped > 0) {
       text += fmt::format(
           "search: {} routes left unexpanded by the cap on mixed-backend routes per covered set\n",

@@ -22,7 +22,9 @@ class CandidateIndex {
     for (const EstimatedCandidate& e : candidates) {
       if (!e.cost.is_valid()) continue;
       IndexSet ops = operator_set(dfg, e.candidate.sub_graph);
-      by_ops_[ops].push_back(&e);
+      // A bound says too little of a cost to offer a move for: the search
+      // found the candidate no match for the cover without running it.
+      if (e.fidelity != Fidelity::kBound) by_ops_[ops].push_back(&e);
       auto [it, fresh] = supported_.try_emplace(e.candidate.spec_name(), dfg.empty_set());
       it->second |= ops;
     }
@@ -170,7 +172,7 @@ std::vector<LocalMove> propose_local_moves(const DataflowGraph& dfg,
 std::optional<MovedCover> apply_local_move(const DataflowGraph& dfg,
                                            const std::vector<ChosenPartition>& partitions,
                                            const LocalMove& move, CostEstimator& estimator,
-                                           std::string& why) {
+                                           std::string& why, Fidelity fidelity) {
   std::vector<ChosenPartition> after;
   std::vector<std::optional<std::size_t>> previous;
   for (std::size_t i = 0; i < partitions.size(); ++i) {
@@ -179,7 +181,7 @@ std::optional<MovedCover> apply_local_move(const DataflowGraph& dfg,
     previous.emplace_back(i);
   }
   for (const CandidatePartition& added : move.added) {
-    Cost cost = estimator.estimate(dfg, added);
+    Cost cost = estimator.bound(dfg, added, fidelity).cost;
     if (!cost.is_valid()) {
       why = fmt::format("{} is invalid: {}", added.to_string(), cost.reason());
       return std::nullopt;

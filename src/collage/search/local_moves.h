@@ -70,13 +70,15 @@ struct MovedCover {
   std::vector<std::optional<std::size_t>> previous;
 };
 
-// `partitions` with `move` made, the added partitions estimated by
-// `estimator`. Nullopt, with `why` set, when an added partition's cost is
-// invalid or the partitions would feed each other in a cycle.
+// `partitions` with `move` made, the added partitions costed by
+// `estimator` at `fidelity` (CostEstimator::bound; a move is timed end to
+// end, so a screen, which checks the candidate as a measurement does, may
+// do). Nullopt, with `why` set, when an added partition's cost is invalid
+// or the partitions would feed each other in a cycle.
 std::optional<MovedCover> apply_local_move(const DataflowGraph& dfg,
                                            const std::vector<ChosenPartition>& partitions,
                                            const LocalMove& move, CostEstimator& estimator,
-                                           std::string& why);
+                                           std::string& why, Fidelity fidelity = Fidelity::kExact);
 
 // `partitions` with the conversions at their boundaries added to their
 // costs (as the search charges them); unchanged without `boundaries`.

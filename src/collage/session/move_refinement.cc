@@ -214,7 +214,8 @@ MoveRefinement refine_by_moves(
     for (const LocalMove& move : moves) {
       if (out_of_time()) break;
       std::string why;
-      std::optional<MovedCover> moved = apply_local_move(dfg, partitions, move, estimator, why);
+      std::optional<MovedCover> moved =
+          apply_local_move(dfg, partitions, move, estimator, why, options.added_fidelity);
       if (!moved || !tried.insert(cover_key(moved->partitions)).second) continue;
       ++result.tried;
       std::optional<RunnablePlan> next;

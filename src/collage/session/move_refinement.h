@@ -45,6 +45,9 @@ struct MoveRefinementOptions {
   std::function<bool()> out_of_time;
   // One line per kept move, and a summary at the end; may be empty.
   std::function<void(const std::string&)> report;
+  // How surely a move's added partitions are costed before it is timed
+  // end to end (apply_local_move()).
+  Fidelity added_fidelity = Fidelity::kExact;
 };
 
 // A cover to start from: a name for reports ("searched", "single:onednn")

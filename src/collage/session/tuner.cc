@@ -56,10 +56,13 @@ Plan with_estimates_in_context(Plan plan, const PartitionOverheads& charged,
 // (`greedy:<backends>`). Local moves may start from one of them. A cover
 // with a partition that is invalid when measured alone is left out. Nodes
 // pinned to a backend a baseline does not name go to that backend first,
-// as in the baselines' own plans (session/planning.cc).
+// as in the baselines' own plans (session/planning.cc). Each partition is
+// costed at `fidelity` (CostEstimator::bound): a screen tells a start that
+// cannot compete as well as a measurement does.
 std::vector<MoveStart> baseline_starts(const DataflowGraph& dfg,
                                        const std::vector<PartitionSpecPtr>& specs,
-                                       const Placement& placement, CostEstimator& estimator) {
+                                       const Placement& placement, CostEstimator& estimator,
+                                       Fidelity fidelity) {
   // Every cover first, so that the estimator measures their partitions
   // together (prepare(): kernels compiled ahead, jobs for a fleet).
   std::vector<MoveStart> starts;
@@ -92,7 +95,9 @@ std::vector<MoveStart> baseline_starts(const DataflowGraph& dfg,
   // A cover with a partition that is invalid alone is no start.
   std::vector<MoveStart> valid;
   for (MoveStart& start : starts) {
-    start.partitions = with_costs_alone(dfg, std::move(start.partitions), estimator);
+    for (ChosenPartition& p : start.partitions) {
+      p.cost = estimator.bound(dfg, p.candidate, fidelity).cost;
+    }
     if (std::all_of(start.partitions.begin(), start.partitions.end(),
                     [](const ChosenPartition& p) { return p.cost.is_valid(); })) {
       valid.push_back(std::move(start));
@@ -189,26 +194,33 @@ void Tuner::load_learned_state() {
 
 CollageResult Tuner::search(int round) {
   MeasuringEstimator& estimator = *measuring_.estimator;
+  const bool screen = screening();
   InContextEstimator in_context(estimator, overheads_);
   auto report_candidates = [&](std::size_t done, std::size_t total, bool finished) {
     if (!options_.progress || round > 0) return;
     const EstimatorCounters& c = estimator.counters();
-    options_.progress(TuneProgress{.stage = TuneProgress::Stage::kCandidates,
-                                   .done = done,
-                                   .total = total,
-                                   .measured = c.measured,
-                                   .cache_hits = c.cache_hits,
-                                   .invalid = c.invalid,
-                                   .finished = finished});
+    options_.progress(TuneProgress{
+        .stage = TuneProgress::Stage::kCandidates,
+        .done = done,
+        .total = total,
+        .measured = c.measured,
+        .cache_hits = c.cache_hits,
+        .invalid = c.invalid,
+        .finished = finished,
+        .message = screen ? fmt::format("screened {}  measured {}  cached {}  invalid {}",
+                                        c.screened, c.measured, c.cache_hits, c.invalid)
+                          : ""});
   };
   CollageOptions collage_options;
+  collage_options.screen = screen;
   collage_options.prune = options_.prune;
   collage_options.boundaries = boundaries_or_null_;
   collage_options.progress = [&](std::size_t done, std::size_t total, const CandidatePartition&,
                                  const Cost&) { report_candidates(done, total, false); };
   CollageResult result = collage_partition(dfg_, specs_, in_context, collage_options);
   search_seconds_ += result.seconds;
-  report_candidates(result.candidates.size(), result.candidates.size(), true);
+  const std::size_t run = result.candidates.size() - result.left_bounded;
+  report_candidates(screen ? run : result.candidates.size(), result.candidates.size(), true);
   return result;
 }
 
@@ -302,6 +314,8 @@ void Tuner::refine_by_local_moves() {
     MoveRefinementOptions move_options;
     move_options.threads = options_.threads;
     move_options.out_of_time = [this] { return over(1.0); };
+    // A move is timed end to end: its new partitions need only be screened.
+    if (screening()) move_options.added_fidelity = Fidelity::kScreened;
     if (options_.progress) move_options.report = [this](const std::string& line) { report(line); };
     const CollageResult& result = best_->result;
     MoveRefinement refined = refine_by_moves(
@@ -333,7 +347,9 @@ void Tuner::refine_by_local_moves() {
 std::vector<MoveStart> Tuner::move_starts(InContextEstimator& in_context) {
   std::vector<MoveStart> starts = {
       {"searched", with_costs_alone(dfg_, best_->result.search.partitions, in_context)}};
-  for (MoveStart& start : baseline_starts(dfg_, specs_, options_.placement, in_context)) {
+  // Screened: each plausible start is timed end to end.
+  const Fidelity fidelity = screening() ? Fidelity::kScreened : Fidelity::kExact;
+  for (MoveStart& start : baseline_starts(dfg_, specs_, options_.placement, in_context, fidelity)) {
     starts.push_back(std::move(start));
   }
   const double searched_ms = total_cost(starts.front().partitions).seconds() * 1e3;
@@ -344,6 +360,11 @@ std::vector<MoveStart> Tuner::move_starts(InContextEstimator& in_context) {
                     name, ms, kMaxStartEstimateRatio, searched_ms));
   }
   return starts;
+}
+
+bool Tuner::screening() const {
+  // A fleet measures in batches, in full (session/fleet.h).
+  return options_.search.screen && !options_.remote_workers;
 }
 
 void Tuner::settle_kept_plan() {
@@ -434,6 +455,8 @@ Plan Tuner::plan_of(const std::vector<ChosenPartition>& partitions,
   plan.search.measured = c.measured;
   plan.search.cache_hits = c.cache_hits;
   plan.search.invalid = c.invalid;
+  plan.search.screened = c.screened;
+  plan.search.ruled_out = static_cast<int>(result.left_bounded);
   plan.search.failed_backends.assign(c.failed_backends.begin(), c.failed_backends.end());
   plan.search.states_expanded = static_cast<int>(result.search.stats.states_expanded);
   plan.search.routes_dropped = static_cast<int>(result.search.stats.routes_dropped);

@@ -84,6 +84,9 @@ class Tuner {
   // Step 4.
   void refine_by_local_moves();
   std::vector<MoveStart> move_starts(InContextEstimator& in_context);
+  // Whether candidates are screened (SearchSettings::screen; never on a
+  // fleet).
+  bool screening() const;
   // Step 5.
   void settle_kept_plan();
   // The charges that make the kept plan cost what it runs; none when it
