@@ -74,17 +74,21 @@ SearchFixture three_backends() {
 
 double total_of(const CollageResult& result) { return result.search.total.seconds(); }
 
+// The search over `f`'s candidates without coalescing, every candidate
+// estimated exactly (screen false) or by screening with `estimator`.
+CollageResult search(SearchFixture& f, CostEstimator& estimator, bool screen) {
+  CollageOptions options;
+  options.coalesce = false;
+  options.screen = screen;
+  return collage_partition(f.dfg(), f.specs(), estimator, options);
+}
+
 TEST(ScreeningTest, FindsTheExhaustiveCoverWithFewerExactCosts) {
   SearchFixture f = three_backends();
-  CollageOptions exhaustive;
-  exhaustive.coalesce = false;
   ScreeningMock all(f.costs(), 0.5, 1.0);
-  CollageResult expected = collage_partition(f.dfg(), f.specs(), all, exhaustive);
-
-  CollageOptions screening = exhaustive;
-  screening.screen = true;
+  CollageResult expected = search(f, all, false);
   ScreeningMock lazy(f.costs(), 0.5, 1.05);
-  CollageResult found = collage_partition(f.dfg(), f.specs(), lazy, screening);
+  CollageResult found = search(f, lazy, true);
 
   EXPECT_EQ(f.describe(found.search), f.describe(expected.search));
   EXPECT_DOUBLE_EQ(total_of(found), total_of(expected));
@@ -104,25 +108,17 @@ TEST(ScreeningTest, FindsTheExhaustiveCoverWithFewerExactCosts) {
 
 TEST(ScreeningTest, AScreenBelowTheExactCostWithinTheNoiseStillFindsTheCover) {
   SearchFixture f = three_backends();
-  CollageOptions exhaustive;
-  exhaustive.coalesce = false;
   ScreeningMock all(f.costs(), 0.5, 1.0);
-  CollageResult expected = collage_partition(f.dfg(), f.specs(), all, exhaustive);
-
-  CollageOptions screening = exhaustive;
-  screening.screen = true;
   ScreeningMock lazy(f.costs(), 0.5, 1.0 - kScreenNoise / 2);
-  CollageResult found = collage_partition(f.dfg(), f.specs(), lazy, screening);
+  CollageResult expected = search(f, all, false);
+  CollageResult found = search(f, lazy, true);
   EXPECT_DOUBLE_EQ(total_of(found), total_of(expected));
 }
 
 TEST(ScreeningTest, WithoutBoundsOrScreensEveryCandidateIsExact) {
   SearchFixture f = three_backends();
-  CollageOptions screening;
-  screening.coalesce = false;
-  screening.screen = true;
   // MockCostEstimator has no bound(): every candidate is exact at once.
-  CollageResult found = collage_partition(f.dfg(), f.specs(), f.costs(), screening);
+  CollageResult found = search(f, f.costs(), true);
   EXPECT_EQ(f.costs().estimate_count(), found.candidates.size());
   EXPECT_EQ(found.left_bounded, 0U);
   EXPECT_EQ(found.left_screened, 0U);
