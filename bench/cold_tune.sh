@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A cold tune with screening (the default) against one that times every
-# candidate in full (`--no-screen`), model by model: each tune starts from an
+# A cold tune with screening (`--screen`) against one that times every
+# candidate in full (`--no-screen`, the default), model by model: each tune starts from an
 # empty cache directory (no measurements, no Halide kernels), the two in
 # turn (full, screened, full, screened, ...), with `collage tune`'s other
 # defaults (refinement rounds, local moves, verification). Prints per tune
@@ -30,8 +30,8 @@ trap 'rm -rf "$work"' EXIT
 echo "load before: $(uptime)"
 
 tune() {  # MODEL TAG MODE -> leaves $work/TAG.{json,log,seconds}
-  local model=$1 tag=$2 mode=$3 flags=()
-  [ "$mode" = full ] && flags=(--no-screen)
+  local model=$1 tag=$2 mode=$3 flags=(--no-screen)
+  [ "$mode" = screen ] && flags=(--screen)
   rm -rf "$work/xdg"
   local start end
   start=$(date +%s.%N)
@@ -67,8 +67,13 @@ for model in "${models[@]}"; do
         "$collage" run "$model" --plan "$work/$name-$mode-$round.json" --threads "$threads" \
           --repeat 30 \
           | sed -n 's/^latency over [0-9]* runs: median \([0-9.]*\) ms.*/\1/p' \
-          >> "$work/$name-$mode-latency.txt"
+          | tee -a "$work/$name-$mode-latency.txt" >> "$work/$name-$mode-$round-latency.txt"
       done
+    done
+  done
+  for ((round = 1; round <= rounds; round++)); do
+    for mode in full screen; do
+      echo "$name $mode round $round: kept plan $(median < "$work/$name-$mode-$round-latency.txt") ms"
     done
   done
   declare -A timed=() wall=() latency=() screens=() ruled=()

@@ -44,6 +44,7 @@ class TuningTest : public ::testing::Test {
 
 TEST_F(TuningTest, TuneReturnsAPlanASessionRunsAndReportsProgress) {
   TuneOptions options = quick_options();
+  options.search.screen = true;
   std::vector<TuneProgress> reports;
   options.progress = [&](const TuneProgress& p) { reports.push_back(p); };
   TuneResult result = tune(model_, options);

@@ -87,10 +87,11 @@ void add_search_flags(CLI::App& command, SearchSettings& settings) {
   command.add_flag("!--no-local-moves", settings.local_moves,
                    "keep the searched plan as it is, without trying local moves (merge "
                    "neighbours, move a boundary, the runner-up backend) measured end to end");
-  command.add_flag("!--no-screen", settings.screen,
-                   "time every candidate in full, rather than screening them with a short "
-                   "timing and timing in full only those that can still enter the cheapest "
-                   "cover (docs/partitioning.md, \"Screening\")");
+  command.add_flag("--screen,!--no-screen", settings.screen,
+                   "screen candidates with a short timing and time in full only those that can "
+                   "still enter the cheapest cover: far fewer measurements, plans not always as "
+                   "fast (docs/partitioning.md, \"Screening\"; --no-screen, the default, times "
+                   "every candidate in full)");
   command.add_flag("!--no-boundary-costs", settings.boundary_costs,
                    "search without charging the layout conversions between partitions of "
                    "different layout families (for comparison)");
