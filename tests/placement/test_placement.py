@@ -55,8 +55,10 @@ def check_honoured(plan):
     assert pools and all(b == "xnnpack" for b in pools), pools
     concats = [b for b, op in where.values() if op == "Concat"]
     assert concats and all(b != "onednn" for b in concats), concats
-    # The constraints leave the rest to the search: oneDNN still runs convolutions.
-    assert any(b == "onednn" and op == "Conv" for b, op in where.values())
+    # The constraints leave the rest to the search: which backend runs the
+    # other convolutions is measured (under load, the kept plan may be
+    # XNNPACK's), so it is only checked that each runs on one that may.
+    assert all(b in ("onednn", "xnnpack", "native") for b, op in where.values() if op == "Conv")
 
 
 def outputs_of(session, model):
