@@ -102,10 +102,7 @@ std::vector<BatchMeasurer::Item> MeasuringEstimator::unmeasured(
     if (backend == nullptr || !wanted(*backend)) continue;
     Graph partition = candidate.sub_graph.extract(dfg);
     const std::string key = key_of(dfg, candidate, partition);
-    if (memo_.count(key) != 0 || !seen.insert(key).second) continue;
-    if (cache_ != nullptr) {
-      if (auto cached = cache_->find(key); cached && !cached->transient) continue;
-    }
+    if (!seen.insert(key).second || has_measurement(key)) continue;
     items.push_back({key, std::move(partition), backend, candidate.sub_graph.node_ids(dfg)});
   }
   return items;
@@ -162,17 +159,14 @@ void MeasuringEstimator::prepare(const DataflowGraph& dfg,
 
 BoundedCost MeasuringEstimator::bound(const DataflowGraph& dfg, const CandidatePartition& candidate,
                                       Fidelity at_least) {
+  if (at_least == Fidelity::kExact || batch_ != nullptr) {
+    return {estimate(dfg, candidate), Fidelity::kExact};
+  }
   const Backend* backend = candidate.spec->backend;
   assert(backend != nullptr && "MeasuringEstimator: the candidate's spec has no backend");
   Graph partition = candidate.sub_graph.extract(dfg);
   const std::string key = key_of(dfg, candidate, partition);
-  auto known = [&] {
-    if (memo_.count(key) != 0) return true;
-    if (cache_ == nullptr) return false;
-    std::optional<CachedMeasurement> cached = cache_->find(key);
-    return cached && !cached->transient;
-  };
-  if (at_least == Fidelity::kExact || batch_ != nullptr || known()) {
+  if (has_measurement(key)) {
     return {estimate(dfg, candidate), Fidelity::kExact};
   }
   const std::string screen_key = key + "|" + measurer_.screen_context();
@@ -202,13 +196,7 @@ BoundedCost MeasuringEstimator::bound(const DataflowGraph& dfg, const CandidateP
   }
   screens_.emplace(screen_key, cost);
   learn_rate(*backend, partition, cost);
-  if (cache_ != nullptr) {
-    CachedMeasurement entry = cache_entry_from_cost(cost);
-    entry.backend = backend->name();
-    entry.backend_version = backend_version_key(*backend);
-    entry.machine = machine_;
-    cache_->store(screen_key, entry);
-  }
+  store(screen_key, *backend, cost);
   return {cost, Fidelity::kScreened};
 }
 
@@ -320,9 +308,20 @@ Cost MeasuringEstimator::measure(const DataflowGraph& dfg, const CandidatePartit
                            *candidate.spec->backend);
 }
 
+bool MeasuringEstimator::has_measurement(const std::string& key) const {
+  if (memo_.count(key) != 0) return true;
+  if (cache_ == nullptr) return false;
+  std::optional<CachedMeasurement> cached = cache_->find(key);
+  return cached && !cached->transient;
+}
+
 void MeasuringEstimator::remember(const std::string& key, const Backend& backend,
                                   const Cost& cost) {
   memo_.insert_or_assign(key, cost);
+  store(key, backend, cost);
+}
+
+void MeasuringEstimator::store(const std::string& key, const Backend& backend, const Cost& cost) {
   if (cache_ == nullptr) return;
   CachedMeasurement entry = cache_entry_from_cost(cost);
   entry.backend = backend.name();

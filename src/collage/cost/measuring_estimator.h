@@ -140,6 +140,11 @@ class MeasuringEstimator : public CostEstimator {
   // The cache key of `candidate` (extracted as `partition`) measured here.
   std::string key_of(const DataflowGraph& dfg, const CandidatePartition& candidate,
                      const Graph& partition) const;
+  // Whether this run's memo or the cache holds a lasting measurement under
+  // `key` (a transient failure in the cache is measured again).
+  bool has_measurement(const std::string& key) const;
+  // Puts `cost` into the cache (if any) under `key`.
+  void store(const std::string& key, const Backend& backend, const Cost& cost);
   // Puts `cost` into the memo and the cache under `key`.
   void remember(const std::string& key, const Backend& backend, const Cost& cost);
   // Measures `candidate` with the measurer.

@@ -60,13 +60,11 @@ void search_by_screening(const DataflowGraph& dfg, std::vector<CandidatePartitio
   };
   for (;;) {
     ++result.screening_rounds;
-    // Bounds and screens change with what the estimator learns: read them
-    // again.
+    // Bounds grow with what the estimator learns: read them again.
     for (EstimatedCandidate& e : known) {
-      if (e.fidelity == Fidelity::kExact) continue;
+      if (e.fidelity != Fidelity::kBound) continue;
       BoundedCost bounded = estimator.bound(dfg, e.candidate, Fidelity::kBound);
-      if (bounded.fidelity < e.fidelity) continue;
-      if (e.fidelity == Fidelity::kBound && bounded.fidelity != Fidelity::kBound) ++run;
+      if (bounded.fidelity != Fidelity::kBound) ++run;
       e.cost = bounded.cost;
       e.fidelity = bounded.fidelity;
     }

@@ -264,8 +264,11 @@ std::optional<std::vector<ChosenPartition>> cover_from_text(
 
 std::vector<ChosenPartition> with_costs_alone(const DataflowGraph& dfg,
                                               std::vector<ChosenPartition> partitions,
-                                              CostEstimator& estimator) {
-  for (ChosenPartition& p : partitions) p.cost = estimator.estimate(dfg, p.candidate);
+                                              CostEstimator& estimator, Fidelity fidelity) {
+  for (ChosenPartition& p : partitions) {
+    p.cost = fidelity == Fidelity::kExact ? estimator.estimate(dfg, p.candidate)
+                                          : estimator.bound(dfg, p.candidate, fidelity).cost;
+  }
   return partitions;
 }
 

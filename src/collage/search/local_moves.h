@@ -101,9 +101,11 @@ std::optional<std::vector<ChosenPartition>> cover_from_text(
 
 // Each partition with its cost estimated again by `estimator` (the search
 // adds boundary charges and coalescing re-estimates; this is the cost the
-// partition has alone).
+// partition has alone), at `fidelity` (CostEstimator::bound; kExact:
+// estimate()'s).
 std::vector<ChosenPartition> with_costs_alone(const DataflowGraph& dfg,
                                               std::vector<ChosenPartition> partitions,
-                                              CostEstimator& estimator);
+                                              CostEstimator& estimator,
+                                              Fidelity fidelity = Fidelity::kExact);
 
 }  // namespace collage

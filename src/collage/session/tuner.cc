@@ -95,9 +95,7 @@ std::vector<MoveStart> baseline_starts(const DataflowGraph& dfg,
   // A cover with a partition that is invalid alone is no start.
   std::vector<MoveStart> valid;
   for (MoveStart& start : starts) {
-    for (ChosenPartition& p : start.partitions) {
-      p.cost = estimator.bound(dfg, p.candidate, fidelity).cost;
-    }
+    start.partitions = with_costs_alone(dfg, std::move(start.partitions), estimator, fidelity);
     if (std::all_of(start.partitions.begin(), start.partitions.end(),
                     [](const ChosenPartition& p) { return p.cost.is_valid(); })) {
       valid.push_back(std::move(start));
