@@ -11,7 +11,7 @@
 #   bench/cold_tune.sh [MODEL.onnx ...]   (default: the zoo's models)
 #   env: COLLAGE (default build/collage), ROUNDS (default 1), PASSES
 #   (default 3), THREADS (default 2), OUT (a markdown file to append the
-#   table to)
+#   table to), KEEP (a directory to copy the plans and tune logs to)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 collage=$(realpath "${COLLAGE:-$root/build/collage}")
@@ -26,7 +26,14 @@ if [ ${#models[@]} -eq 0 ]; then
   done
 fi
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+keep() {
+  if [ -n "${KEEP:-}" ]; then
+    mkdir -p "$KEEP"
+    cp "$work"/*.json "$work"/*.log "$KEEP"/ 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap keep EXIT
 echo "load before: $(uptime)"
 
 tune() {  # MODEL TAG MODE -> leaves $work/TAG.{json,log,seconds}

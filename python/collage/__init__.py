@@ -8,14 +8,7 @@
 Every error is a collage.Error carrying the one-line message the `collage`
 command line prints.
 """
-import os as _os
-
-# libgomp reads its wait policy once, when it is loaded: the setting the
-# `collage` tool uses (docs/threading.md), unless the user chose one.
-if "GOMP_SPINCOUNT" not in _os.environ and "OMP_WAIT_POLICY" not in _os.environ:
-    _os.environ["GOMP_SPINCOUNT"] = "1000"
-
-from ._collage import (  # noqa: E402
+from ._collage import (
     Error, Session, backends, compare, load_backend_plugin, tune, version)
 
 __all__ = ["Error", "Session", "backends", "compare", "load_backend_plugin", "tune", "version"]

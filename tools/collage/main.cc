@@ -1,30 +1,13 @@
 // collage: partition an ONNX model across inference backends by measuring.
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
 
 #include "collage/ir/error.h"
 #include "commands.h"
 
-namespace {
-
-// libgomp reads its wait policy once, when it loads, so the setting chosen in
-// docs/threading.md is put in the environment and the program re-executed
-// once. A user's own GOMP_SPINCOUNT or OMP_WAIT_POLICY is left alone.
-void use_chosen_openmp_wait_policy(char** argv) {
-  if (std::getenv("GOMP_SPINCOUNT") != nullptr || std::getenv("OMP_WAIT_POLICY") != nullptr) return;
-  ::setenv("GOMP_SPINCOUNT", "1000", 1);
-  ::execv("/proc/self/exe", argv);
-  // If re-executing fails, run on with libgomp's defaults.
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
-  use_chosen_openmp_wait_policy(argv);
   CLI::App app{"collage: find the fastest partitioning of an ONNX model across backends"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "collage 0.1.0");
