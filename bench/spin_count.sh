@@ -10,7 +10,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 collage=$(realpath "${COLLAGE:-$root/build/collage}")
-zoo=${COLLAGE_ZOO_DIR:-$HOME/.cache/collage/zoo}
+source "$root/bench/models.sh"
 rounds=${ROUNDS:-3}
 repeat=${REPEAT:-40}
 threads=${THREADS:-2}
@@ -21,8 +21,7 @@ if [ ${#models[@]} -eq 0 ]; then
     models+=("$zoo/$name/model.onnx")
   done
 fi
-raw=$(mktemp)
-trap 'rm -f "$raw"' EXIT
+raw="$work/runs"
 echo "load before: $(uptime)"
 for model in "${models[@]}"; do
   name=$(basename "$(dirname "$model")")
