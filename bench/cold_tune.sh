@@ -5,9 +5,9 @@
 # turn (full, screened, full, screened, ...), with `collage tune`'s other
 # defaults (refinement rounds, local moves, verification). Prints per tune
 # the candidates timed in full, screened and ruled out, the search's and the
-# whole tune's wall time; then each kept plan's latency (`collage run
-# --plan`, the plans in turn, PASSES times, medians of those medians) and
-# the ratios screened/full.
+# whole tune's wall time; then each kept plan's latency (the model's plans
+# side by side in one `collage run --plan A --plan B ...`, interleaved,
+# PASSES such runs, medians of those medians) and the ratios screened/full.
 #   bench/cold_tune.sh [MODEL.onnx ...]   (default: the zoo's models)
 #   env: COLLAGE (default build/collage), ROUNDS (default 1), PASSES
 #   (default 3), THREADS (default 2), OUT (a markdown file to append the
@@ -15,7 +15,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 collage=$(realpath "${COLLAGE:-$root/build/collage}")
-zoo=${COLLAGE_ZOO_DIR:-$HOME/.cache/collage/zoo}
+work=$(mktemp -d)
+source "$root/bench/models.sh"
 rounds=${ROUNDS:-1}
 passes=${PASSES:-3}
 threads=${THREADS:-2}
@@ -25,7 +26,6 @@ if [ ${#models[@]} -eq 0 ]; then
     models+=("$zoo/$name/model.onnx")
   done
 fi
-work=$(mktemp -d)
 keep() {
   if [ -n "${KEEP:-}" ]; then
     mkdir -p "$KEEP"
@@ -52,8 +52,6 @@ field() {  # PLAN FIELD
   /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['search'].get(sys.argv[2], 0))" "$1" "$2"
 }
 
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
-
 table="| model | candidates | full: timed, wall s | screened: screens, timed in full, ruled out, wall s | timed in full, screened/full | wall, screened/full | kept plan ms, full / screened | plan, screened/full |
 |---|---|---|---|---|---|---|---|"
 for model in "${models[@]}"; do
@@ -68,15 +66,19 @@ for model in "${models[@]}"; do
         "kept $(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['strategy'])" "$plan")"
     done
   done
+  plans=()
+  for ((round = 1; round <= rounds; round++)); do
+    for mode in full screen; do plans+=(--plan "$work/$name-$mode-$round.json"); done
+  done
   for ((pass = 1; pass <= passes; pass++)); do
-    for ((round = 1; round <= rounds; round++)); do
-      for mode in full screen; do
-        "$collage" run "$model" --plan "$work/$name-$mode-$round.json" --threads "$threads" \
-          --repeat 30 \
-          | sed -n 's/^latency over [0-9]* runs: median \([0-9.]*\) ms.*/\1/p' \
-          | tee -a "$work/$name-$mode-latency.txt" >> "$work/$name-$mode-$round-latency.txt"
+    "$collage" run "$model" "${plans[@]}" --threads "$threads" --repeat 30 |
+      awk '/^plan / {p = $2; sub(/:$/, "", p); sub(/[.]json$/, "", p)}
+           /^ *latency over/ {print p, $6}' |
+      while read -r plan ms; do
+        tag=$(basename "$plan")
+        echo "$ms" >> "$work/$tag-latency.txt"
+        echo "$ms" >> "$work/${tag%-*}-latency.txt"
       done
-    done
   done
   for ((round = 1; round <= rounds; round++)); do
     for mode in full screen; do
@@ -103,7 +105,7 @@ for model in "${models[@]}"; do
 done
 echo "load after: $(uptime)"
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-summary="Cold tunes, $threads threads, $cpu ($(nproc) cores), $rounds round(s) per mode, plans timed $passes times in turn:
+summary="Cold tunes, $threads threads, $cpu ($(nproc) cores), $rounds round(s) per mode, plans timed side by side in $passes runs:
 
 $table"
 echo

@@ -2,10 +2,11 @@
 # What local moves give: each model is tuned with local moves, then again
 # with --no-local-moves into the same measurement cache (which reproduces
 # the searched plan the moves started from, without measuring anything
-# again), and the two plans are replayed in alternation (moved, searched,
-# moved, ...), ROUNDS rounds of REPEAT runs. Prints one line per run and a
-# table of the medians of the round medians, the ratio, the moves measured
-# and kept, and the cold tune's time; then the geometric mean.
+# again), and the two plans are replayed side by side (moved, searched,
+# moved, ... in one process), ROUNDS rounds of REPEAT runs. Prints one line
+# per plan and round and a table of the medians of the round medians, the
+# ratio, the moves measured and kept, and the cold tune's time; then the
+# geometric mean.
 #
 #   bench/local_moves.sh [COLLAGE_BINARY]     (default build/collage)
 # Environment: THREADS (default 2), ROUNDS (default 3), REPEAT (default 30),

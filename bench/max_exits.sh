@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # What candidates with several exits give: each model is tuned with
 # --max-exits 1 (the default) and with --max-exits EXITS into the same
-# measurement cache, and the two plans are replayed in alternation
-# (1, EXITS, 1, ...), ROUNDS rounds of REPEAT runs. Prints one line per run
-# and a table of partitions, candidates, tune time and the medians of the
-# round medians; then the geometric mean of the ratios.
+# measurement cache, and the two plans are replayed side by side (1, EXITS,
+# 1, ... in one process), ROUNDS rounds of REPEAT runs. Prints one line per
+# plan and round and a table of partitions, candidates, tune time and the
+# medians of the round medians; then the geometric mean of the ratios.
 #
 #   bench/max_exits.sh [COLLAGE_BINARY]     (default build/collage)
 # Environment: EXITS (default 2), THREADS (default 2), ROUNDS (default 3),

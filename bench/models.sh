@@ -102,21 +102,25 @@ np.save('$work/$1.npy', np.random.RandomState(0).rand(*[int(d) for d in '$shape'
 
 median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 
-# Replays MODEL's plans $work/MODEL.VARIANT.json in alternation (A B A B
-# ...), $rounds rounds of $repeat runs, with ${args[@]} (the model and its
-# --input-shape), $collage and $threads; appends "MODEL VARIANT ROUND
-# MEDIAN_MS" per run to $work/runs and echoes it on standard error.
+# Replays MODEL's plans $work/MODEL.VARIANT.json side by side (`collage run
+# --plan A --plan B ...`: interleaved, A B A B ..., in one process), $rounds
+# times $repeat rounds, with ${args[@]} (the model and its --input-shape),
+# $collage and $threads; appends "MODEL VARIANT ROUND MEDIAN_MS" per plan
+# and round to $work/runs and echoes them on standard error.
 #   replay_alternating MODEL VARIANT...
 replay_alternating() {
   local m="$1" r v
   shift
+  local plans=()
+  for v in "$@"; do plans+=(--plan "$work/$m.$v.json"); done
   for r in $(seq "$rounds"); do
-    for v in "$@"; do
-      "$collage" run "${args[@]}" --plan "$work/$m.$v.json" --threads "$threads" \
-        --repeat "$repeat" --warmup 3 |
-        awk -v m="$m" -v v="$v" -v r="$r" '/^latency/ {print m, v, r, $6}' >> "$work/runs"
-      tail -1 "$work/runs" >&2
-    done
+    "$collage" run "${args[@]}" "${plans[@]}" --threads "$threads" --repeat "$repeat" \
+      --warmup 3 |
+      awk -v m="$m" -v r="$r" -v only="$1" '
+        /^plan / {v = $2; sub(/:$/, "", v); n = split(v, part, "/"); v = part[n]
+                  sub("^" m "[.]", "", v); sub(/[.]json$/, "", v)}
+        /^ *latency over/ {print m, (v == "" ? only : v), r, $6}' |
+      tee -a "$work/runs" >&2
   done
 }
 

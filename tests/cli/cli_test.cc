@@ -471,6 +471,34 @@ TEST_F(CliTest, ShowWithAProfilePutsTheInContextTimeBesideTheEstimate) {
   EXPECT_NE(shown.out.find("ctx ms"), std::string::npos) << shown.out;
 }
 
+TEST_F(CliTest, RunWithTwoPlansTimesThemSideBySide) {
+  std::string model = write_relu_model();
+  Outcome native = run_collage({"tune", model, "--backends", "native", "--threads", "1", "--cache",
+                                "none", "--no-verify", "-q", "-o", path("native.json")});
+  ASSERT_EQ(native.exit_code, 0) << native.err;
+  Outcome onednn = run_collage({"tune", model, "--backends", "onednn", "--threads", "1", "--cache",
+                                "none", "--no-verify", "-q", "-o", path("onednn.json")});
+  ASSERT_EQ(onednn.exit_code, 0) << onednn.err;
+  Outcome ran = run_collage({"run", model, "--plan", path("native.json"), "--plan",
+                             path("onednn.json"), "--repeat", "3", "--threads", "1"});
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  EXPECT_NE(ran.out.find("2 plans side by side, 3 rounds"), std::string::npos) << ran.out;
+  EXPECT_NE(ran.out.find("plan " + path("onednn.json") + ": collage"), std::string::npos)
+      << ran.out;
+  EXPECT_NE(ran.out.find("1.000x the first plan's"), std::string::npos) << ran.out;
+  EXPECT_NE(ran.out.find("x the first plan's", ran.out.find("onednn.json: collage")),
+            std::string::npos)
+      << ran.out;
+  EXPECT_EQ(ran.err, "") << ran.err;
+  // One trace and one set of outputs per run.
+  expect_one_line_error(run_collage({"run", model, "--plan", path("native.json"), "--plan",
+                                     path("onednn.json"), "--profile", path("t.json")}),
+                        "--profile");
+  expect_one_line_error(run_collage({"run", model, "--plan", path("native.json"), "--plan",
+                                     path("onednn.json"), "--save-outputs", path("out")}),
+                        "--save-outputs");
+}
+
 TEST_F(CliTest, CompareEstimatesFromPartitionsTimedAgainAndShowsTheSearchsEstimate) {
   Outcome outcome = run_collage({"compare", write_relu_model(), "--backends", "onednn", "--threads",
                                  "1", "--cache", path("cache.sqlite"), "--repeat", "2", "-q",

@@ -117,5 +117,64 @@ TEST(EvaluatePlansTest, APlanWithAnotherStrategysPartitionsSharesItsTiming) {
       << describe_kept_plan(kept, results);
 }
 
+// Plans within kNearTie of the fastest are timed again among themselves
+// and their samples pooled; a plan further off, and one whose outputs
+// differ, keep their first timing.
+TEST(EvaluatePlansTest, NearTiesAreTimedAgainAndTheirSamplesPooled) {
+  Graph graph = small_model();
+  PlanningOptions options;
+  Plan native = make_plan(graph, Strategy::parse("native"), options);
+  Plan onednn = make_plan(graph, Strategy::parse("greedy:onednn"), options);
+  Plan blocked = onednn;
+  blocked.compute_layouts["onednn"] = "blocked-16";
+  Plan far = onednn;
+  far.compute_layouts["onednn"] = "blocked-8";
+  Plan same = native;
+  same.strategy = "collage";
+  std::vector<EvaluatedPlan> results =
+      evaluate_plans(graph, {native, onednn, blocked, far, same}, 1, 3, 1);
+  ASSERT_EQ(results.size(), 5u);
+  ASSERT_EQ(results[4].same_as, "native");
+  // As a tune's rounds might have read them: native fastest, oneDNN 4 %
+  // behind, oneDNN blocked-16 with outputs that differ, blocked-8 far off.
+  results[0].timing.median_seconds = 1e-3;
+  results[1].timing.median_seconds = 1.04e-3;
+  results[2].timing.median_seconds = 0.5e-3;
+  results[2].mismatch = "output 'y': differs";
+  results[3].timing.median_seconds = 1.2e-3;
+  const int first_samples = results[0].timing.samples;
+  ASSERT_EQ(first_samples, 3);
+
+  time_near_ties_again(graph, results, 1, 4);
+  EXPECT_TRUE(results[0].timed_again);
+  EXPECT_TRUE(results[1].timed_again);
+  EXPECT_FALSE(results[2].timed_again);
+  EXPECT_FALSE(results[3].timed_again);
+  EXPECT_EQ(results[0].timing.samples, first_samples + 4);
+  EXPECT_EQ(results[1].timing.samples, first_samples + 4);
+  EXPECT_EQ(results[3].timing.samples, first_samples);
+  EXPECT_DOUBLE_EQ(results[3].timing.median_seconds, 1.2e-3);
+  // The plan that is native's own shares native's pooled timing.
+  EXPECT_TRUE(results[4].timed_again);
+  EXPECT_EQ(results[4].timing.median_seconds, results[0].timing.median_seconds);
+  EXPECT_DOUBLE_EQ(*results[0].plan.measured_ms, results[0].timing.median_seconds * 1e3);
+  EXPECT_NE(describe_evaluated(results[0]).find("near the fastest: 7 runs"), std::string::npos)
+      << describe_evaluated(results[0]);
+}
+
+TEST(EvaluatePlansTest, NoNearTieIsTimedAgain) {
+  Graph graph = small_model();
+  PlanningOptions options;
+  Plan native = make_plan(graph, Strategy::parse("native"), options);
+  Plan onednn = make_plan(graph, Strategy::parse("greedy:onednn"), options);
+  std::vector<EvaluatedPlan> results = evaluate_plans(graph, {native, onednn}, 1, 3, 1);
+  results[0].timing.median_seconds = 1e-3;
+  results[1].timing.median_seconds = 2e-3;
+  time_near_ties_again(graph, results, 1, 4);
+  EXPECT_FALSE(results[0].timed_again);
+  EXPECT_FALSE(results[1].timed_again);
+  EXPECT_EQ(results[0].timing.samples, 3);
+}
+
 }  // namespace
 }  // namespace collage

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <set>
@@ -19,14 +20,17 @@
 
 #include "cli_flags.h"
 #include "collage/backends/registry.h"
+#include "collage/cost/measurer.h"
 #include "collage/ir/error.h"
 #include "collage/ir/file_io.h"
 #include "collage/plan/plan_compiler.h"
 #include "collage/plan/plan_json.h"
 #include "collage/plan/plan_profile.h"
+#include "collage/runtime/interleaved_timing.h"
 #include "collage/runtime/npy.h"
 #include "collage/runtime/random_inputs.h"
 #include "collage/runtime/timing.h"
+#include "collage/session/evaluation.h"
 #include "collage/session/model_loading.h"
 #include "collage/session/prepared_model.h"
 #include "collage/session/resources.h"
@@ -50,8 +54,9 @@ struct RunArgs {
   int repeat = 10;
   int warmup = 2;
   std::string strategy = "native";
-  // A saved plan (collage tune -o) to replay instead of planning.
-  std::string plan;
+  // Saved plans (collage tune -o) to replay instead of planning; two or
+  // more are timed side by side.
+  std::vector<std::string> plans;
   // Where to write the Chrome trace of the timed runs.
   std::string profile;
   std::vector<std::string> backend_plugins;
@@ -157,39 +162,12 @@ void write_profile(const Plan& plan, std::vector<TraceSpan> spans, const std::st
   fmt::print("trace written to {} (open in Perfetto or chrome://tracing)\n", path);
 }
 
-void run_run(const RunArgs& args) {
-  Strategy::parse(args.strategy);
-  checked_threads(args.threads);
-  if (args.repeat < 1) throw Error("must be at least 1", {.field = "--repeat"});
-  if (args.warmup < 0) throw Error("must not be negative", {.field = "--warmup"});
-  PrepareOptions prepare;
-  prepare.input_shapes = parse_input_shapes(args.input_shapes);
-  prepare.strategy = args.strategy;
-  prepare.threads = args.threads_given ? args.threads : 0;
-  prepare.graph_opt = args.graph_opt_given ? args.graph_opt : "";
-  prepare.max_memory = args.max_memory;
-  if (!args.plan.empty()) {
-    prepare.plan = load_plan(args.plan);
-    prepare.plan_source = args.plan;
-  }
-  std::vector<std::pair<InputFlag, Tensor>> files = read_input_files(args.inputs);
-  // A file's shape fixes its input's dynamic dimensions.
-  for (const auto& [flag, tensor] : files) prepare.data_shapes.emplace(flag.name, tensor.shape());
-
-  auto start = std::chrono::steady_clock::now();
-  PreparedModel prepared = prepare_model(args.model, std::nullopt, prepare);
-  double prepare_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  for (const std::string& warning : prepared.warnings) {
-    std::fprintf(stderr, "collage: warning: %s\n", warning.c_str());
-  }
-  const Graph& graph = prepared.graph;
-  const Plan& plan = prepared.plan;
-  Executor& executor = prepared.executor;
-  const int threads = prepared.threads;
-
+// The inputs a run uses: the --input files by name (each named in
+// `from_files`), deterministic random data for the others.
+std::map<std::string, Tensor> model_inputs(const Graph& graph,
+                                           std::vector<std::pair<InputFlag, Tensor>> files,
+                                           std::set<std::string>& from_files) {
   std::map<std::string, Tensor> inputs;
-  std::set<std::string> from_files;
   for (auto& [flag, tensor] : files) {
     std::string name = flag.name;
     if (name.empty()) {
@@ -229,6 +207,125 @@ void run_run(const RunArgs& args) {
     std::int64_t bound = index_bound(graph, id, RandomOptions{}.int_bound);
     inputs.emplace(value.name, random_tensor_bounded(value.type, value.name, bound));
   }
+  return inputs;
+}
+
+// `run --plan A --plan B ...`: the plans of one model timed side by side,
+// A B A B ..., each settling before its timed call as in the tune's
+// end-to-end check (session/evaluation.h), so that the machine's drift
+// falls on all of them alike; each plan's outputs are checked against the
+// first's.
+void run_side_by_side(const RunArgs& args, const PrepareOptions& options,
+                      std::vector<std::pair<InputFlag, Tensor>> files) {
+  if (!args.profile.empty()) {
+    throw Error("profiles one plan; profile the plans one at a time", {.field = "--profile"});
+  }
+  if (!args.save_outputs.empty()) {
+    throw Error("saves the outputs of one plan; run the plans one at a time",
+                {.field = "--save-outputs"});
+  }
+  std::vector<PreparedModel> prepared;
+  prepared.reserve(args.plans.size());
+  for (const std::string& path : args.plans) {
+    PrepareOptions with_plan = options;
+    with_plan.plan = load_plan(path);
+    with_plan.plan_source = path;
+    prepared.push_back(prepare_model(args.model, std::nullopt, with_plan));
+    for (const std::string& warning : prepared.back().warnings) {
+      std::fprintf(stderr, "collage: warning: %s: %s\n", path.c_str(), warning.c_str());
+    }
+  }
+  const Graph& graph = prepared.front().graph;
+  std::set<std::string> from_files;
+  std::map<std::string, Tensor> inputs = model_inputs(graph, std::move(files), from_files);
+  fmt::print("model: {} ({} nodes), {} plans side by side, {} rounds, inputs {}\n", args.model,
+             graph.num_nodes(), prepared.size(), args.repeat,
+             from_files.empty() ? "random" : "from files");
+
+  const std::map<std::string, Tensor> reference = prepared.front().executor.run(inputs);
+  const double rtol = plan_output_rtol(graph);
+  std::vector<std::optional<std::string>> mismatches(prepared.size());
+  for (std::size_t i = 1; i < prepared.size(); ++i) {
+    std::map<std::string, Tensor> outputs = prepared[i].executor.run(inputs);
+    for (const auto& [name, expected] : reference) {
+      auto found = outputs.find(name);
+      if (found == outputs.end()) {
+        mismatches[i] = fmt::format("no output '{}'", name);
+      } else if (auto why = compare_outputs(found->second, expected, rtol, 1e-4)) {
+        mismatches[i] = fmt::format("output '{}': {}", name, *why);
+      }
+      if (mismatches[i]) break;
+    }
+  }
+
+  std::vector<std::function<void()>> variants;
+  for (PreparedModel& model : prepared) {
+    variants.push_back([&model, &inputs] { model.executor.run(inputs); });
+  }
+  std::vector<TimingResult> timings =
+      time_interleaved(variants, args.repeat, args.warmup, 1, kPlanSettleSeconds);
+  const double first = timings.front().median_seconds;
+  for (std::size_t i = 0; i < prepared.size(); ++i) {
+    const Plan& plan = prepared[i].plan;
+    std::vector<std::string> placement;
+    for (const auto& [backend, count] : plan.partitions_per_backend()) {
+      placement.push_back(fmt::format("{} {}", backend, count));
+    }
+    std::vector<std::string> layouts;
+    for (const auto& [backend, layout] : plan.compute_layouts) {
+      layouts.push_back(fmt::format("{}:{}", backend, layout));
+    }
+    fmt::print("plan {}: {}{} (partitions: {}), threads: {}\n", args.plans[i], plan.strategy,
+               layouts.empty() ? "" : fmt::format(" [{}]", fmt::join(layouts, ", ")),
+               fmt::join(placement, ", "), prepared[i].threads);
+    fmt::print("  latency over {} runs: median {}, p10 {}, p90 {}; {:.3f}x the first plan's\n",
+               args.repeat, milliseconds(timings[i].median_seconds),
+               milliseconds(timings[i].p10_seconds), milliseconds(timings[i].p90_seconds),
+               timings[i].median_seconds / first);
+    if (mismatches[i]) {
+      std::fprintf(stderr, "collage: warning: %s: outputs differ from the first plan's: %s\n",
+                   args.plans[i].c_str(), mismatches[i]->c_str());
+    }
+  }
+}
+
+void run_run(const RunArgs& args) {
+  Strategy::parse(args.strategy);
+  checked_threads(args.threads);
+  if (args.repeat < 1) throw Error("must be at least 1", {.field = "--repeat"});
+  if (args.warmup < 0) throw Error("must not be negative", {.field = "--warmup"});
+  PrepareOptions prepare;
+  prepare.input_shapes = parse_input_shapes(args.input_shapes);
+  prepare.strategy = args.strategy;
+  prepare.threads = args.threads_given ? args.threads : 0;
+  prepare.graph_opt = args.graph_opt_given ? args.graph_opt : "";
+  prepare.max_memory = args.max_memory;
+  if (!args.plans.empty()) {
+    prepare.plan = load_plan(args.plans.front());
+    prepare.plan_source = args.plans.front();
+  }
+  std::vector<std::pair<InputFlag, Tensor>> files = read_input_files(args.inputs);
+  // A file's shape fixes its input's dynamic dimensions.
+  for (const auto& [flag, tensor] : files) prepare.data_shapes.emplace(flag.name, tensor.shape());
+  if (args.plans.size() > 1) {
+    run_side_by_side(args, prepare, std::move(files));
+    return;
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  PreparedModel prepared = prepare_model(args.model, std::nullopt, prepare);
+  double prepare_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const std::string& warning : prepared.warnings) {
+    std::fprintf(stderr, "collage: warning: %s\n", warning.c_str());
+  }
+  const Graph& graph = prepared.graph;
+  const Plan& plan = prepared.plan;
+  Executor& executor = prepared.executor;
+  const int threads = prepared.threads;
+
+  std::set<std::string> from_files;
+  std::map<std::string, Tensor> inputs = model_inputs(graph, std::move(files), from_files);
 
   std::vector<std::string> placement;
   for (const auto& [backend, count] : plan.partitions_per_backend()) {
@@ -327,8 +424,11 @@ void add_run_command(CLI::App& app) {
                   "How to place nodes on backends: native, single:<backend>, "
                   "greedy:<b1>,<b2>,... or collage")
       ->capture_default_str();
-  cmd->add_option("--plan", args->plan,
-                  "Replay a plan saved by `collage tune -o` (no search; --strategy is ignored)");
+  cmd->add_option("--plan", args->plans,
+                  "Replay a plan saved by `collage tune -o` (no search; --strategy is ignored); "
+                  "given more than once, the plans run side by side, interleaved, and the "
+                  "latencies are compared")
+      ->allow_extra_args(false);
   cmd->add_option("--profile", args->profile,
                   "After the timed runs, run as many again traced, write their Chrome trace "
                   "(Perfetto, chrome://tracing) to FILE and print where the time goes: per "

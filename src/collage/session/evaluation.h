@@ -22,6 +22,11 @@
 
 namespace collage {
 
+// How long each plan runs untimed before its timed run in a round, so that
+// it is timed as it runs back to back (runtime/interleaved_timing.h): a
+// small model's plan took about 10 ms to settle after another plan.
+inline constexpr double kPlanSettleSeconds = 0.02;
+
 struct EvaluatedPlan {
   Plan plan;
   TimingResult timing;
@@ -31,6 +36,9 @@ struct EvaluatedPlan {
   // same backend): this plan was not run again, its timing is that plan's.
   // Empty when no earlier plan is the same.
   std::string same_as;
+  // Timed again among the plans within kNearTie of the fastest
+  // (time_near_ties_again); the timing pools both runs.
+  bool timed_again = false;
 };
 
 // Each plan's label and timing, as a plan records them (Plan::verification).
@@ -46,6 +54,20 @@ std::vector<PlanStrategyTiming> strategy_timings(const std::vector<EvaluatedPlan
 std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<Plan>& plans,
                                           int threads, int rounds, int warmup, int chunks = 1,
                                           const std::function<void(int)>& between = {});
+
+// How close to the fastest plan's median a plan's must be for the choice
+// between them to be timed again: two plans of one backend in its two
+// layouts were within 2 % of each other in a tune's rounds and 7 % apart
+// when timed side by side for longer (docs/partitioning.md, "Keeping the
+// faster plan").
+inline constexpr double kNearTie = 0.05;
+
+// Times the plans whose medians lie within kNearTie of the fastest plan
+// whose outputs match, among themselves, `rounds` rounds more, and pools
+// those samples into their timings (and those of the plans that are the
+// same as them). Nothing when fewer than two are that close.
+void time_near_ties_again(const Graph& graph, std::vector<EvaluatedPlan>& evaluated, int threads,
+                          int rounds);
 
 // "single:onednn        12.345 ms", with "(outputs differ: why)" when they
 // do and "(same plan as X)" when it is another strategy's plan.

@@ -3,11 +3,10 @@
 // backend's edge layouts, the eviction).
 //
 // The machine's speed moves by a third and more within minutes, and by 2x
-// within seconds (docs/partitioning.md, "Re-timing a plan's parts"), and a cached measurement may be
-// days old. An estimate that is compared with runs (a tune's profiles,
-// `compare`) sums parts retimed beside those runs, so that what the runs
-// show beyond it is the plan's overhead, not the machine's change of speed.
-// Every function here retimes through MeasuringEstimator::retime(); what
+// within seconds (docs/partitioning.md, "Re-timing a plan's parts"), and a cached measurement may
+// be days old. An estimate that is compared with runs (a tune's profiles, `compare`) sums parts
+// retimed beside those runs, so that what the runs show beyond it is the plan's overhead, not the
+// machine's change of speed. Every function here retimes through MeasuringEstimator::retime(); what
 // each keeps of the new times is said with it.
 #pragma once
 

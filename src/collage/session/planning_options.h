@@ -24,7 +24,6 @@ namespace collage {
 // same reports. The command line draws them as a progress bar.
 using ProgressCallback = std::function<void(const TuneProgress&)>;
 
-
 // Throws Error naming the flag (--refine-rounds, --budget, --max-depth,
 // --max-exits) of a value out of range.
 void check_search_settings(const SearchSettings& settings);

@@ -17,6 +17,10 @@
 namespace collage {
 namespace {
 
+// How many times `repeat` rounds near ties are timed again for
+// (time_near_ties_again).
+constexpr int kNearTieRounds = 3;
+
 void check_options(const PlanningOptions& options, int repeat) {
   checked_threads(options.threads);
   check_search_settings(options.search);
@@ -138,6 +142,8 @@ TuneOutcome tune_model(const Graph& graph, const PlanningOptions& options,
   std::vector<Plan> baselines = baseline_plans(graph, strategies, options);
   const std::vector<Plan> plans = in_every_compute_layout(baselines, outcome.searched);
   outcome.evaluated = evaluate_plans(graph, plans, options.threads, settings.repeat, 2);
+  // A choice within the noise of `repeat` rounds is timed again for longer.
+  time_near_ties_again(graph, outcome.evaluated, options.threads, kNearTieRounds * settings.repeat);
   report_verification(options, outcome.evaluated);
   outcome.decision = keep_faster_plan(outcome.evaluated);
   outcome.searched = outcome.evaluated[outcome.decision->searched].plan;
