@@ -292,15 +292,17 @@ PYBIND11_MODULE(_collage, m) {
       py::arg("repeat") = 10, py::arg("progress") = py::none(),
       py::arg("place") = std::vector<std::string>{}, py::arg("avoid") = std::vector<std::string>{},
       py::arg("patterns") = "", py::arg("workers") = "local", py::arg("measure_locally") = true,
-      py::arg("screen") = false,
+      py::arg("screen") = true,
       "Searches for the fastest plan of the model and returns it as plain data: \"plan\" (JSON "
       "text for Session), the strategy kept and why, the search's statistics and every plan "
       "measured end to end. progress, when given, is called with a dict per step. place, avoid "
       "and patterns constrain where nodes run, as the command line's --place, --avoid and "
       "--patterns (docs/placement.md). workers=\"remote\" measures through jobs in the "
       "PostgreSQL cache that `collage worker` processes take, as --workers remote "
-      "(docs/fleet.md); measure_locally=False leaves them all to the workers. screen=True screens "
-      "candidates first, as --screen (docs/partitioning.md, \"Screening\").");
+      "(docs/fleet.md); measure_locally=False leaves them all to the workers. screen=True (the default) "
+      "screens candidates first and times in full only those that can still enter the "
+      "cheapest cover; screen=False times every candidate in full, as --no-screen "
+      "(docs/partitioning.md, \"Screening\").");
 
   m.def(
       "compare",
@@ -337,7 +339,7 @@ PYBIND11_MODULE(_collage, m) {
       py::arg("repeat") = 20, py::arg("progress") = py::none(),
       py::arg("place") = std::vector<std::string>{}, py::arg("avoid") = std::vector<std::string>{},
       py::arg("patterns") = "", py::arg("workers") = "local", py::arg("measure_locally") = true,
-      py::arg("screen") = false,
+      py::arg("screen") = true,
       "Runs native, each single backend, greedy placement and the collage search side by side; "
       "returns each one's latency and whether its outputs match native's. workers and "
       "measure_locally and screen as for tune().");

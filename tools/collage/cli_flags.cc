@@ -89,9 +89,9 @@ void add_search_flags(CLI::App& command, SearchSettings& settings) {
                    "neighbours, move a boundary, the runner-up backend) measured end to end");
   command.add_flag("--screen,!--no-screen", settings.screen,
                    "screen candidates with a short timing and time in full only those that can "
-                   "still enter the cheapest cover: far fewer measurements, plans not always as "
-                   "fast (docs/partitioning.md, \"Screening\"; --no-screen, the default, times "
-                   "every candidate in full)");
+                   "still enter the cheapest cover, the default: about a quarter of the "
+                   "measurements (docs/partitioning.md, \"Screening\"); --no-screen times every "
+                   "candidate in full");
   command.add_flag("!--no-boundary-costs", settings.boundary_costs,
                    "search without charging the layout conversions between partitions of "
                    "different layout families (for comparison)");
