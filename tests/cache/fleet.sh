@@ -78,9 +78,19 @@ worker w3 --lease 6
 "$collage" tune "$bigger" --backends native,halide "${quick[@]}" --no-local-measure -q \
   -o "$work/killed.plan.json" > "$work/killed.log" 2>&1 &
 tuner=$!
-key=$(await_row "SELECT key FROM measurement_jobs WHERE worker = 'w3' AND state = 'running' \
-  AND backend = 'halide' AND (SELECT count(*) FROM measurement_jobs WHERE worker = 'w3' AND \
-  state = 'done') > 3" 1200)
+# w3 is stopped (SIGSTOP) while it holds a job, so that the job read is the
+# one it holds when killed: between the query and a kill, a short job could
+# finish.
+key=""
+for _ in $(seq 1 20); do
+  await_row "SELECT 1 WHERE (SELECT count(*) FROM measurement_jobs WHERE worker = 'w3' AND \
+    state = 'running' AND backend = 'halide') > 0 AND (SELECT count(*) FROM measurement_jobs \
+    WHERE worker = 'w3' AND state = 'done') > 3" 1200 > /dev/null
+  kill -STOP "${workers[0]}"
+  key=$(psql_query "SELECT key FROM measurement_jobs WHERE worker = 'w3' AND state = 'running'")
+  [ -n "$key" ] && break
+  kill -CONT "${workers[0]}"
+done
 [ -n "$key" ]
 kill -9 "${workers[0]}"
 wait "${workers[0]}" 2> /dev/null || true

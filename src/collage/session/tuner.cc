@@ -146,10 +146,13 @@ Tuner::Tuner(const Graph& graph, const DataflowGraph& dfg, const Strategy& strat
 Plan Tuner::run() {
   load_learned_state();
   for (int round = 0;; ++round) {
+    // After the last round the best profiled plan stands: a search whose
+    // plan nobody profiles would only measure (the new members of its
+    // cover, when screening).
+    if (round >= refine_rounds_ && best_) break;
     CollageResult result = search(round);
     Plan plan = plan_of(result.search.partitions, result);
     if (round >= refine_rounds_) {
-      if (best_) break;
       if (std::optional<Plan> done = plan_without_refining(plan, result)) return *done;
       break;
     }
