@@ -299,7 +299,8 @@ PYBIND11_MODULE(_collage, m) {
       "and patterns constrain where nodes run, as the command line's --place, --avoid and "
       "--patterns (docs/placement.md). workers=\"remote\" measures through jobs in the "
       "PostgreSQL cache that `collage worker` processes take, as --workers remote "
-      "(docs/fleet.md); measure_locally=False leaves them all to the workers. screen=True (the default) "
+      "(docs/fleet.md); measure_locally=False leaves them all to the workers. screen=True (the "
+      "default) "
       "screens candidates first and times in full only those that can still enter the "
       "cheapest cover; screen=False times every candidate in full, as --no-screen "
       "(docs/partitioning.md, \"Screening\").");

@@ -210,6 +210,15 @@ std::map<std::string, Tensor> model_inputs(const Graph& graph,
   return inputs;
 }
 
+// "onednn 2, native 1": a plan's partitions per backend.
+std::string placement_text(const Plan& plan) {
+  std::vector<std::string> placement;
+  for (const auto& [backend, count] : plan.partitions_per_backend()) {
+    placement.push_back(fmt::format("{} {}", backend, count));
+  }
+  return fmt::format("{}", fmt::join(placement, ", "));
+}
+
 // `run --plan A --plan B ...`: the plans of one model timed side by side,
 // A B A B ..., each settling before its timed call as in the tune's
 // end-to-end check (session/evaluation.h), so that the machine's drift
@@ -246,16 +255,7 @@ void run_side_by_side(const RunArgs& args, const PrepareOptions& options,
   const double rtol = plan_output_rtol(graph);
   std::vector<std::optional<std::string>> mismatches(prepared.size());
   for (std::size_t i = 1; i < prepared.size(); ++i) {
-    std::map<std::string, Tensor> outputs = prepared[i].executor.run(inputs);
-    for (const auto& [name, expected] : reference) {
-      auto found = outputs.find(name);
-      if (found == outputs.end()) {
-        mismatches[i] = fmt::format("no output '{}'", name);
-      } else if (auto why = compare_outputs(found->second, expected, rtol, 1e-4)) {
-        mismatches[i] = fmt::format("output '{}': {}", name, *why);
-      }
-      if (mismatches[i]) break;
-    }
+    mismatches[i] = outputs_differ(prepared[i].executor.run(inputs), reference, rtol);
   }
 
   std::vector<std::function<void()>> variants;
@@ -267,17 +267,8 @@ void run_side_by_side(const RunArgs& args, const PrepareOptions& options,
   const double first = timings.front().median_seconds;
   for (std::size_t i = 0; i < prepared.size(); ++i) {
     const Plan& plan = prepared[i].plan;
-    std::vector<std::string> placement;
-    for (const auto& [backend, count] : plan.partitions_per_backend()) {
-      placement.push_back(fmt::format("{} {}", backend, count));
-    }
-    std::vector<std::string> layouts;
-    for (const auto& [backend, layout] : plan.compute_layouts) {
-      layouts.push_back(fmt::format("{}:{}", backend, layout));
-    }
-    fmt::print("plan {}: {}{} (partitions: {}), threads: {}\n", args.plans[i], plan.strategy,
-               layouts.empty() ? "" : fmt::format(" [{}]", fmt::join(layouts, ", ")),
-               fmt::join(placement, ", "), prepared[i].threads);
+    fmt::print("plan {}: {} (partitions: {}), threads: {}\n", args.plans[i], plan.label(),
+               placement_text(plan), prepared[i].threads);
     fmt::print("  latency over {} runs: median {}, p10 {}, p90 {}; {:.3f}x the first plan's\n",
                args.repeat, milliseconds(timings[i].median_seconds),
                milliseconds(timings[i].p10_seconds), milliseconds(timings[i].p90_seconds),
@@ -327,13 +318,9 @@ void run_run(const RunArgs& args) {
   std::set<std::string> from_files;
   std::map<std::string, Tensor> inputs = model_inputs(graph, std::move(files), from_files);
 
-  std::vector<std::string> placement;
-  for (const auto& [backend, count] : plan.partitions_per_backend()) {
-    placement.push_back(fmt::format("{} {}", backend, count));
-  }
   fmt::print("model: {} ({} nodes)\n", args.model, graph.num_nodes());
   fmt::print("strategy: {} (partitions: {}), threads: {}, plan and compile: {}\n", plan.strategy,
-             fmt::join(placement, ", "), threads, milliseconds(prepare_seconds));
+             placement_text(plan), threads, milliseconds(prepare_seconds));
   for (ValueId id : graph.inputs()) {
     const Value& value = graph.value(id);
     fmt::print("input  {}  {}  ({})\n", value.name, value.type.to_string(),

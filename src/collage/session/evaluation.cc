@@ -13,6 +13,19 @@
 #include "collage/runtime/random_inputs.h"
 
 namespace collage {
+std::optional<std::string> outputs_differ(const std::map<std::string, Tensor>& actual,
+                                          const std::map<std::string, Tensor>& expected,
+                                          double rtol) {
+  for (const auto& [name, tensor] : expected) {
+    auto it = actual.find(name);
+    if (it == actual.end()) return fmt::format("output '{}' is missing", name);
+    if (auto why = compare_outputs(it->second, tensor, rtol, 1e-4)) {
+      return fmt::format("output '{}': {}", name, *why);
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<Plan>& plans,
                                           int threads, int rounds, int warmup, int chunks,
                                           const std::function<void(int)>& between) {
@@ -49,12 +62,7 @@ std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<
     if (i == 0) {
       for (auto& [name, tensor] : outputs) reference.emplace(name, tensor.clone());
     } else {
-      for (const auto& [name, expected] : reference) {
-        if (auto why = compare_outputs(outputs.at(name), expected, rtol, 1e-4)) {
-          evaluated.mismatch = fmt::format("output '{}': {}", name, *why);
-          break;
-        }
-      }
+      evaluated.mismatch = outputs_differ(outputs, reference, rtol);
     }
     results.push_back(std::move(evaluated));
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "collage/ir/graph.h"
+#include "collage/ir/tensor.h"
 #include "collage/plan/plan.h"
 #include "collage/runtime/timing.h"
 
@@ -40,6 +41,12 @@ struct EvaluatedPlan {
   // (time_near_ties_again); the timing pools both runs.
   bool timed_again = false;
 };
+
+// Why the outputs `actual` differ from `expected` (one plan's against
+// another's, by output name, at relative tolerance `rtol`), if they do.
+std::optional<std::string> outputs_differ(const std::map<std::string, Tensor>& actual,
+                                          const std::map<std::string, Tensor>& expected,
+                                          double rtol);
 
 // Each plan's label and timing, as a plan records them (Plan::verification).
 std::vector<PlanStrategyTiming> strategy_timings(const std::vector<EvaluatedPlan>& evaluated);

@@ -14,6 +14,7 @@
 #include "collage/runtime/interleaved_timing.h"
 #include "collage/runtime/timing.h"
 #include "collage/search/local_moves.h"
+#include "collage/session/evaluation.h"
 
 namespace collage {
 namespace {
@@ -58,20 +59,6 @@ std::string cover_key(const std::vector<ChosenPartition>& partitions) {
     parts.insert(p.candidate.spec_name() + ":" + p.candidate.sub_graph.inside().to_string());
   }
   return fmt::format("{}", fmt::join(parts, ";"));
-}
-
-// Why the outputs of `actual` differ from `expected`, if they do.
-std::optional<std::string> outputs_differ(const std::map<std::string, Tensor>& actual,
-                                          const std::map<std::string, Tensor>& expected,
-                                          double rtol) {
-  for (const auto& [name, tensor] : expected) {
-    auto it = actual.find(name);
-    if (it == actual.end()) return fmt::format("output '{}' is missing", name);
-    if (auto why = compare_outputs(it->second, tensor, rtol, 1e-4)) {
-      return fmt::format("output '{}': {}", name, *why);
-    }
-  }
-  return std::nullopt;
 }
 
 }  // namespace
