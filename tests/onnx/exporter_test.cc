@@ -5,6 +5,7 @@
 #include "collage/ir/passes/partial_type.h"
 #include "collage/ir/structural_hash.h"
 #include "collage/onnx/importer.h"
+#include "onnx/reference_run.h"
 #include "onnx/temp_dir.h"
 
 namespace collage {
@@ -83,6 +84,62 @@ TEST(ExporterTest, UnknownDimensionsAndRanksAreLeftOpen) {
   EXPECT_FALSE(info.shape().dim(0).has_dim_value());
   EXPECT_EQ(info.shape().dim(1).dim_value(), 2);
   EXPECT_FALSE(model.graph().output(0).type().tensor_type().has_shape());
+}
+
+// A branch of one op over its one captured input, named `inner`.
+Subgraph unary_branch(const std::string& op, const std::string& inner) {
+  auto body = std::make_shared<Graph>();
+  body->opset = 13;
+  ValueId in = body->add_input(inner, f32({3}));
+  ValueId out = body->add_value(op + "_out", f32({3}));
+  body->add_node(op, {in}, {out});
+  body->add_output(out);
+  body->captured = 1;
+  return body;
+}
+
+// A captured value leaves the node's inputs in ONNX and is read by its
+// outer name inside the body, through an Identity where the body calls it
+// something else; the model imports back and computes the same.
+TEST(ExporterTest, ABodyReadsItsCapturedValuesByTheirOuterNames) {
+  Graph g;
+  g.opset = 13;
+  ValueId cond = g.add_input("cond", TensorType{DType::kBool, {}});
+  ValueId x = g.add_input("x", f32({3}));
+  ValueId y = g.add_value("y", f32({3}));
+  Attributes branches;
+  branches.set("then_branch", unary_branch("Relu", "x"));
+  branches.set("else_branch", unary_branch("Neg", "renamed_x"));
+  g.add_node("If", {cond, x}, {y}, branches, "choice");
+  g.add_output(y);
+
+  onnx::ModelProto model = export_onnx(g);
+  const onnx::NodeProto& exported = model.graph().node(0);
+  ASSERT_EQ(exported.input_size(), 1);
+  for (const auto& attribute : exported.attribute()) {
+    EXPECT_EQ(attribute.g().input_size(), 0);
+    const bool renamed = attribute.name() == "else_branch";
+    ASSERT_EQ(attribute.g().node_size(), renamed ? 2 : 1);
+    if (renamed) {
+      EXPECT_EQ(attribute.g().node(0).op_type(), "Identity");
+      EXPECT_EQ(attribute.g().node(0).input(0), "x");
+    }
+  }
+
+  TempDir dir;
+  save_onnx(g, dir.file("if.onnx"));
+  Graph back = import_onnx(dir.file("if.onnx"));
+  Tensor input = Tensor::from_vector<float>({-1.0f, 0.5f, 2.0f}, {3});
+  for (bool flag : {true, false}) {
+    Tensor condition = Tensor::zeros(TensorType{DType::kBool, {}});
+    *condition.data<bool>() = flag;
+    for (const Graph* graph : {&g, &back}) {
+      std::vector<Tensor> outputs = testing::run_reference(*graph, {condition, input});
+      const float* values = outputs[0].data<float>();
+      EXPECT_FLOAT_EQ(values[0], flag ? 0.0f : 1.0f);
+      EXPECT_FLOAT_EQ(values[2], flag ? 2.0f : -2.0f);
+    }
+  }
 }
 
 }  // namespace

@@ -230,7 +230,10 @@ TEST(ImporterTest, OperatorsThatFoldAwayNeedNoSupport) {
   EXPECT_EQ(g.num_nodes(), 1u);
 }
 
-TEST(ImporterTest, ControlFlowIsAnUnsupportedOperator) {
+// An If on a value known only at run time keeps its branches as graphs.
+// What they read from the main graph (x) becomes an explicit input of the
+// node and of each branch, and the branches are typed from it.
+TEST(ImporterTest, ARuntimeIfCapturesTheValuesItsBranchesRead) {
   onnx::GraphProto branch;
   branch.set_name("branch");
   auto* node = branch.add_node();
@@ -250,8 +253,28 @@ TEST(ImporterTest, ControlFlowIsAnUnsupportedOperator) {
       .input("x", {2})
       .node("If", {"cond"}, {"y"}, {then_branch, else_branch})
       .output("y");
+  Graph graph = import_onnx_model(m.shared());
+  ASSERT_EQ(graph.num_nodes(), 1u);
+  const Node& runtime_if = graph.node(0);
+  ASSERT_EQ(runtime_if.inputs.size(), 2u);
+  EXPECT_EQ(graph.value(runtime_if.inputs[1]).name, "x");
+  const Graph& then_graph = *runtime_if.attributes.get_graph("then_branch");
+  EXPECT_EQ(then_graph.captured, 1);
+  ASSERT_EQ(then_graph.inputs().size(), 1u);
+  EXPECT_EQ(then_graph.type(then_graph.inputs()[0]).to_string(), "f32[2]");
+  EXPECT_EQ(graph.type(runtime_if.outputs[0]).to_string(), "f32[2]");
+}
+
+// Ops other than If, Loop and Scan that hold graphs stay unsupported.
+TEST(ImporterTest, OtherOpsWithGraphsAreUnsupported) {
+  onnx::AttributeProto body;
+  body.set_name("body");
+  body.set_type(onnx::AttributeProto::GRAPH);
+  body.mutable_g()->set_name("body");
+  ModelBuilder m;
+  m.input("x", {2}).node("SequenceMap", {"x"}, {"y"}, {body}).output("y");
   std::string message = error_of([&] { import_onnx_model(m.shared()); });
-  EXPECT_TRUE(contains(message, "unsupported operators: If (1)")) << message;
+  EXPECT_TRUE(contains(message, "unsupported operators: SequenceMap (1)")) << message;
 }
 
 // A branch graph: `op` over the outer value `input`, its result named `out`.

@@ -205,6 +205,10 @@ class PluginBackend : public Backend {
   }
   BackendStyle style() const override { return static_cast<BackendStyle>(plugin_->style); }
   bool supports(const Graph& graph, const Node& node) const override {
+    // The C ABI has no form for a body graph: control flow stays off plugins.
+    for (const auto& [name, value] : node.attributes.all()) {
+      if (std::holds_alternative<Subgraph>(value)) return false;
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     GraphView view(graph, node);
     return plugin_->supports(plugin_->state, view.get(), 0) != 0;

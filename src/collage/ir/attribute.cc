@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "collage/ir/error.h"
+#include "collage/ir/graph.h"
 
 namespace collage {
 namespace {
@@ -16,6 +17,7 @@ constexpr const char* kind_name() {
   if constexpr (std::is_same_v<T, std::vector<float>>) return "floats";
   if constexpr (std::is_same_v<T, std::vector<std::string>>) return "strings";
   if constexpr (std::is_same_v<T, Tensor>) return "tensor";
+  if constexpr (std::is_same_v<T, Subgraph>) return "graph";
   return "?";
 }
 
@@ -25,6 +27,8 @@ std::string value_to_string(const AttributeValue& value) {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, Tensor>) {
           return "tensor " + v.type().to_string();
+        } else if constexpr (std::is_same_v<T, Subgraph>) {
+          return fmt::format("graph of {} nodes", v->num_nodes());
         } else if constexpr (std::is_same_v<T, std::string>) {
           return "\"" + v + "\"";
         } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
@@ -80,6 +84,7 @@ const std::vector<std::string>& Attributes::get_strings(const std::string& name)
   return get<std::vector<std::string>>(name);
 }
 const Tensor& Attributes::get_tensor(const std::string& name) const { return get<Tensor>(name); }
+const Subgraph& Attributes::get_graph(const std::string& name) const { return get<Subgraph>(name); }
 
 std::string to_string(const Attributes& attributes) {
   std::string text;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -16,8 +17,13 @@
 
 namespace collage {
 
+class Graph;
+// The body of a control-flow node (If's branches, Loop's and Scan's body);
+// see ir/control_flow.h.
+using Subgraph = std::shared_ptr<const Graph>;
+
 using AttributeValue = std::variant<std::int64_t, float, std::string, std::vector<std::int64_t>,
-                                    std::vector<float>, std::vector<std::string>, Tensor>;
+                                    std::vector<float>, std::vector<std::string>, Tensor, Subgraph>;
 
 class Attributes {
  public:
@@ -37,6 +43,7 @@ class Attributes {
   const std::vector<float>& get_floats(const std::string& name) const;
   const std::vector<std::string>& get_strings(const std::string& name) const;
   const Tensor& get_tensor(const std::string& name) const;
+  const Subgraph& get_graph(const std::string& name) const;
 
   const std::map<std::string, AttributeValue>& all() const { return values_; }
   bool empty() const { return values_.empty(); }

@@ -122,6 +122,10 @@ class Graph {
   // Dimensions of graph inputs the model left open and nothing else fixed,
   // which import set to kOpenDimSize (see OpenDim).
   std::vector<OpenDim> open_dims;
+  // For the body of a control-flow node (ir/control_flow.h): its last
+  // `captured` inputs are values of the enclosing graph that the body reads,
+  // which the node passes as its last `captured` inputs, in the same order.
+  int captured = 0;
 
  private:
   ValueId new_value(std::string name, TensorType type);

@@ -94,6 +94,10 @@ void hash_attributes(Hasher& h, const Attributes& attributes) {
             h.tag('S');
             h.u64(v.size());
             for (const std::string& x : v) h.str(x);
+          } else if constexpr (std::is_same_v<T, Subgraph>) {
+            h.tag('g');
+            h.i64(v->captured);
+            h.u64(structural_hash(*v));
           } else {
             static_assert(std::is_same_v<T, Tensor>, "an attribute kind the hash does not cover");
             h.tag('t');

@@ -4,11 +4,24 @@
 #include <type_traits>
 #include <variant>
 
+#include "collage/ir/control_flow.h"
 #include "collage/ir/passes/partial_type.h"
 #include "collage/onnx/proto_file.h"
 #include "collage/onnx/tensor_proto.h"
 
 namespace collage {
+
+void type_to_proto(const TensorType& tensor_type, onnx::TypeProto& type) {
+  auto* tensor = type.mutable_tensor_type();
+  tensor->set_elem_type(dtype_to_onnx(tensor_type.dtype));
+  if (!has_known_rank(tensor_type)) return;
+  auto* shape = tensor->mutable_shape();
+  for (std::int64_t dim : tensor_type.shape) {
+    auto* d = shape->add_dim();
+    if (dim >= 0) d->set_dim_value(dim);
+  }
+}
+
 namespace {
 
 void value_info(const Graph& graph, ValueId id, onnx::ValueInfoProto& info) {
@@ -16,11 +29,16 @@ void value_info(const Graph& graph, ValueId id, onnx::ValueInfoProto& info) {
   type_to_proto(graph.type(id), *info.mutable_type());
 }
 
+void export_graph(const Graph& graph, const ExportOptions& options,
+                  const std::vector<std::string>& outer_names, onnx::GraphProto& proto);
+
+// `outer_names`: for a body, the enclosing graph's names of its captured inputs.
 void attribute_to_proto(const std::string& name, const AttributeValue& value,
+                        const ExportOptions& options, const std::vector<std::string>& outer_names,
                         onnx::AttributeProto& proto) {
   proto.set_name(name);
   std::visit(
-      [&proto, &name](const auto& v) {
+      [&](const auto& v) {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, std::int64_t>) {
           proto.set_type(onnx::AttributeProto::INT);
@@ -40,6 +58,9 @@ void attribute_to_proto(const std::string& name, const AttributeValue& value,
         } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
           proto.set_type(onnx::AttributeProto::STRINGS);
           for (const std::string& x : v) proto.add_strings(x);
+        } else if constexpr (std::is_same_v<T, Subgraph>) {
+          proto.set_type(onnx::AttributeProto::GRAPH);
+          export_graph(*v, options, outer_names, *proto.mutable_g());
         } else {
           proto.set_type(onnx::AttributeProto::TENSOR);
           *proto.mutable_t() = tensor_to_proto(v, name);
@@ -48,35 +69,26 @@ void attribute_to_proto(const std::string& name, const AttributeValue& value,
       value);
 }
 
-}  // namespace
-
-void type_to_proto(const TensorType& tensor_type, onnx::TypeProto& type) {
-  auto* tensor = type.mutable_tensor_type();
-  tensor->set_elem_type(dtype_to_onnx(tensor_type.dtype));
-  if (!has_known_rank(tensor_type)) return;
-  auto* shape = tensor->mutable_shape();
-  for (std::int64_t dim : tensor_type.shape) {
-    auto* d = shape->add_dim();
-    if (dim >= 0) d->set_dim_value(dim);
-  }
-}
-
-onnx::ModelProto export_onnx(const Graph& graph, const ExportOptions& options) {
-  onnx::ModelProto model;
-  model.set_ir_version(onnx::IR_VERSION);
-  model.set_producer_name("collage");
-  auto* opset = model.add_opset_import();
-  opset->set_domain("");
-  opset->set_version(graph.opset);
-  for (const auto& [domain, version] : graph.other_opsets) {
-    auto* other = model.add_opset_import();
-    other->set_domain(domain);
-    other->set_version(version);
-  }
-
-  onnx::GraphProto& proto = *model.mutable_graph();
+// Fills `proto` with `graph`. A body (outer_names not empty) lists only its
+// formal inputs; it reads its captured values by their names in the
+// enclosing graph, as ONNX has it, through an Identity where its own name
+// differs (a pass may have renamed the outer value).
+void export_graph(const Graph& graph, const ExportOptions& options,
+                  const std::vector<std::string>& outer_names, onnx::GraphProto& proto) {
   proto.set_name(graph.name.empty() ? "graph" : graph.name);
-  for (ValueId input : graph.inputs()) value_info(graph, input, *proto.add_input());
+  // A body exported on its own (outer_names empty) lists every input.
+  const std::size_t formal =
+      graph.inputs().size() - (outer_names.empty() ? 0 : static_cast<std::size_t>(graph.captured));
+  for (std::size_t i = 0; i < formal; ++i) value_info(graph, graph.inputs()[i], *proto.add_input());
+  for (std::size_t i = formal; i < graph.inputs().size() && i - formal < outer_names.size(); ++i) {
+    const std::string& inner = graph.value(graph.inputs()[i]).name;
+    const std::string& outer = outer_names[i - formal];
+    if (inner == outer) continue;
+    auto* identity = proto.add_node();
+    identity->set_op_type("Identity");
+    identity->add_input(outer);
+    identity->add_output(inner);
+  }
   for (std::size_t v = 0; v < graph.num_values(); ++v) {
     const auto id = static_cast<ValueId>(v);
     const Value& value = graph.value(id);
@@ -109,22 +121,48 @@ onnx::ModelProto export_onnx(const Graph& graph, const ExportOptions& options) {
     out->set_name(node.name);
     out->set_op_type(node.op_type);
     if (!node.domain.empty()) out->set_domain(node.domain);
-    for (ValueId input : node.inputs) {
-      out->add_input(input == kNoValue ? std::string() : graph.value(input).name);
+    const std::size_t node_formal = formal_inputs(node);
+    std::vector<std::string> captured;
+    for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+      const std::string name =
+          node.inputs[i] == kNoValue ? std::string() : graph.value(node.inputs[i]).name;
+      if (i < node_formal) {
+        out->add_input(name);
+      } else {
+        captured.push_back(name);
+      }
     }
     for (ValueId output : node.outputs) out->add_output(graph.value(output).name);
     for (const auto& [name, value] : node.attributes.all()) {
-      attribute_to_proto(name, value, *out->add_attribute());
+      if (std::holds_alternative<Subgraph>(value) && !options.bodies) continue;
+      attribute_to_proto(name, value, options, captured, *out->add_attribute());
     }
   }
 
   for (ValueId output : graph.outputs()) value_info(graph, output, *proto.add_output());
-  if (!options.value_info) return model;
+  if (!options.value_info) return;
   for (const Node& node : graph.nodes()) {
     for (ValueId output : node.outputs) {
       if (!graph.is_output(output)) value_info(graph, output, *proto.add_value_info());
     }
   }
+}
+
+}  // namespace
+
+onnx::ModelProto export_onnx(const Graph& graph, const ExportOptions& options) {
+  onnx::ModelProto model;
+  model.set_ir_version(onnx::IR_VERSION);
+  model.set_producer_name("collage");
+  auto* opset = model.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(graph.opset);
+  for (const auto& [domain, version] : graph.other_opsets) {
+    auto* other = model.add_opset_import();
+    other->set_domain(domain);
+    other->set_version(version);
+  }
+  export_graph(graph, options, {}, *model.mutable_graph());
   return model;
 }
 

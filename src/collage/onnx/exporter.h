@@ -27,6 +27,9 @@ struct ExportOptions {
   // Whether to describe intermediate values (value_info). Types that are not
   // known yet (see partial_type.h) are written as far as they are known.
   bool value_info = true;
+  // Whether control-flow nodes carry their bodies (ir/control_flow.h).
+  // Without them, ONNX's inference leaves their outputs to the importer.
+  bool bodies = true;
   // When set, a constant it names a file for is written as external data:
   // the whole of that file, relative to the model's directory (how a
   // partition's weights travel apart from it, onnx/graph_bytes.h).

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "collage/ir/control_flow.h"
 #include "collage/ir/error.h"
 #include "collage/ir/passes/canonicalize.h"
 #include "collage/ir/passes/float16.h"
@@ -64,6 +65,53 @@ onnx::AttributeProto::AttributeType attribute_kind(const onnx::AttributeProto& a
   return onnx::AttributeProto::INTS;
 }
 
+bool is_control_flow_proto(const onnx::NodeProto& node) {
+  if (!(node.domain().empty() || node.domain() == "ai.onnx")) return false;
+  return node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan";
+}
+
+// The names `graph` reads from enclosing graphs: read by its nodes (or by
+// their bodies, nested) and defined by none of its inputs, weights and
+// nodes. In order of first use.
+std::vector<std::string> free_names(const onnx::GraphProto& graph) {
+  std::set<std::string> defined;
+  for (const auto& input : graph.input()) defined.insert(input.name());
+  for (const auto& weight : graph.initializer()) defined.insert(weight.name());
+  for (const auto& node : graph.node()) {
+    for (const std::string& output : node.output()) defined.insert(output);
+  }
+  std::vector<std::string> found;
+  std::set<std::string> seen;
+  auto read = [&](const std::string& name) {
+    if (name.empty() || defined.count(name) != 0 || !seen.insert(name).second) return;
+    found.push_back(name);
+  };
+  for (const auto& node : graph.node()) {
+    for (const std::string& input : node.input()) read(input);
+    for (const auto& attribute : node.attribute()) {
+      if (attribute.has_g()) {
+        for (const std::string& name : free_names(attribute.g())) read(name);
+      }
+    }
+  }
+  for (const auto& output : graph.output()) read(output.name());
+  return found;
+}
+
+// What a control-flow node's bodies read from outside, all of them in one
+// list (If's two branches capture the same values).
+std::vector<std::string> captured_names(const onnx::NodeProto& node) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (const auto& attribute : node.attribute()) {
+    if (!attribute.has_g()) continue;
+    for (const std::string& name : free_names(attribute.g())) {
+      if (seen.insert(name).second) names.push_back(name);
+    }
+  }
+  return names;
+}
+
 class Importer {
  public:
   Importer(std::shared_ptr<const onnx::ModelProto> model, const ImportOptions& options,
@@ -72,6 +120,22 @@ class Importer {
         proto_(model_->graph()),
         options_(options),
         model_dir_(std::move(model_dir)) {}
+
+  // The importer of a body of a control-flow node of `parent`'s graph:
+  // `proto`, which reads `captured` from the enclosing graph.
+  Importer(const Importer& parent, const onnx::GraphProto& proto, std::vector<std::string> captured)
+      : model_(parent.model_),
+        proto_(proto),
+        options_(parent.options_),
+        model_dir_(parent.model_dir_),
+        captured_(std::move(captured)),
+        depth_(parent.depth_ + 1) {
+    graph_.opset = parent.graph_.opset;
+    graph_.other_opsets = parent.graph_.other_opsets;
+    if (depth_ > kMaxBodyDepth) {
+      throw Error(fmt::format("control flow nests more than {} deep", kMaxBodyDepth));
+    }
+  }
 
   Graph run() {
     check_model();
@@ -107,6 +171,19 @@ class Importer {
     check_supported();
     apply_declared_types();
     check_static_types();
+    check_loops_end(graph_);
+    return std::move(graph_);
+  }
+
+  // A body: typed later, from its node's inputs (onnx/type_inference.h).
+  Graph run_body() {
+    read_initializers();
+    read_body_inputs();
+    read_nodes();
+    read_outputs();
+    convert_to_inference_opset(graph_);
+    graph_.sort_topologically();
+    graph_.prune();
     return std::move(graph_);
   }
 
@@ -160,6 +237,24 @@ class Importer {
                   {.field = "initializer " +
                             quote_untrusted(proto_.sparse_initializer(0).values().name())});
     }
+  }
+
+  // A body's formal inputs, with the types the model declares as far as it
+  // does, then its captured values.
+  void read_body_inputs() {
+    for (const auto& input : proto_.input()) {
+      std::optional<ValueId> existing = graph_.find_value(input.name());
+      if (existing && graph_.value(*existing).is_constant()) continue;
+      if (existing)
+        throw Error("input " + quote_untrusted(input.name()) + " is listed more than once");
+      if (input.name().empty()) throw Error("body input without a name");
+      graph_.add_input(input.name(), declared_type(input.type()).value_or(unknown_type()));
+    }
+    for (const std::string& name : captured_) {
+      if (graph_.find_value(name)) continue;
+      graph_.add_input(name, unknown_type());
+    }
+    graph_.captured = static_cast<int>(captured_.size());
   }
 
   // Names in --input-shape must be inputs; checked first, since a misspelt
@@ -311,8 +406,10 @@ class Importer {
     return outputs;
   }
 
+  // `captured`: for a control-flow node, what its bodies read from outside.
   std::optional<AttributeValue> read_attribute(const onnx::AttributeProto& a,
-                                               const std::string& node_name) {
+                                               const std::string& node_name,
+                                               const std::vector<std::string>* captured) {
     const std::string field = "attribute " + quote_untrusted(a.name());
     switch (attribute_kind(a)) {
       case onnx::AttributeProto::FLOAT:
@@ -334,8 +431,18 @@ class Importer {
           throw Error(error.message(), {.node = node_name, .field = field});
         }
       case onnx::AttributeProto::GRAPH:
+        if (captured != nullptr) {
+          try {
+            return std::make_shared<const Graph>(Importer(*this, a.g(), *captured).run_body());
+          } catch (const Error& error) {
+            if (!error.where().node.empty()) throw;
+            throw Error(error.message(), {.node = node_name, .field = field});
+          }
+        }
+        [[fallthrough]];
       case onnx::AttributeProto::GRAPHS:
-        // Control flow (If, Loop, Scan): reported as unsupported after canonicalization.
+        // Other ops with graphs (SequenceMap, ...): reported as unsupported
+        // after canonicalization.
         subgraph_nodes_.insert(node_name);
         return std::nullopt;
       default:
@@ -368,10 +475,21 @@ class Importer {
         }
         inputs.push_back(*id);
       }
+      std::optional<std::vector<std::string>> captured;
+      if (is_control_flow_proto(node)) captured = captured_names(node);
       Attributes attributes;
       for (const auto& attribute : node.attribute()) {
         if (!attribute.ref_attr_name().empty()) continue;
-        if (auto value = read_attribute(attribute, name)) attributes.set(attribute.name(), *value);
+        if (auto value = read_attribute(attribute, name, captured ? &*captured : nullptr))
+          attributes.set(attribute.name(), *value);
+      }
+      for (const std::string& outer : captured.value_or(std::vector<std::string>())) {
+        std::optional<ValueId> id = graph_.find_value(outer);
+        if (!id) {
+          throw Error("its body reads " + quote_untrusted(outer) + ", which nothing defines",
+                      {.node = name});
+        }
+        inputs.push_back(*id);
       }
       NodeId id = graph_.add_node(node.op_type(), std::move(inputs),
                                   std::move(outputs[static_cast<std::size_t>(i)]),
@@ -427,19 +545,74 @@ class Importer {
     throw Error(fmt::format("unsupported operators: {}", fmt::join(parts, ", ")));
   }
 
-  void check_static_types() const {
-    for (const Value& value : graph_.values()) {
+  void check_static_types() const { check_static_types(graph_); }
+
+  // A Loop without a trip count whose condition can never turn false would
+  // run forever: refused here rather than found when the model runs.
+  static void check_loops_end(const Graph& graph) {
+    for (const Node& node : graph.nodes()) {
+      for (const Graph* body : bodies(node)) check_loops_end(*body);
+      if (!is_control_flow(node) || node.op_type != "Loop" || node.input(0) != kNoValue) continue;
+      if (node.input(1) != kNoValue && !is_true_constant(graph, node.input(1))) continue;
+      const Graph& body = *bodies(node).front();
+      ValueId condition = body.outputs().front();
+      // Through Identity nodes to what defines the condition.
+      while (body.value(condition).producer != kNoNode) {
+        const Node& producer = body.node(body.value(condition).producer);
+        if (producer.op_type != "Identity" || producer.inputs.empty()) break;
+        condition = producer.inputs[0];
+      }
+      const bool passed_on = body.inputs().size() > 1 && condition == body.inputs()[1];
+      if (passed_on || is_true_constant(body, condition)) {
+        throw Error("the loop never ends: it has no trip count and its condition stays true",
+                    {.node = node.name});
+      }
+    }
+  }
+
+  // Whether `id` is a constant true, as a weight or a Constant node's output.
+  static bool is_true_constant(const Graph& graph, ValueId id) {
+    const Value& value = graph.value(id);
+    const Tensor* tensor = value.is_constant() ? &*value.constant : nullptr;
+    if (tensor == nullptr && value.producer != kNoNode) {
+      const Node& producer = graph.node(value.producer);
+      if (producer.op_type == "Constant" && producer.attributes.has("value")) {
+        tensor = &producer.attributes.get_tensor("value");
+      }
+    }
+    return tensor != nullptr && tensor->numel() == 1 && tensor->dtype() == DType::kBool &&
+           tensor->int_at(0) != 0;
+  }
+
+  // Every value of `graph` and of its bodies has a static type.
+  static void check_static_types(const Graph& graph) {
+    for (const Value& value : graph.values()) {
       if (is_static(value.type)) continue;
       if (value.producer == kNoNode) {
         throw Error("its shape is unknown", {.field = "value " + quote_untrusted(value.name)});
       }
-      const Node& producer = graph_.node(value.producer);
+      const Node& producer = graph.node(value.producer);
+      if (is_control_flow(producer)) {
+        throw Error(fmt::format("its shape is known only when the model runs ({}): {}",
+                                partial_type_to_string(value.type),
+                                producer.op_type == "Loop"
+                                    ? "the loop's trip count is not a constant, or a loop-carried "
+                                      "value changes shape"
+                                    : "the body's shapes depend on the data"),
+                    {.node = producer.name, .field = "value " + quote_untrusted(value.name)});
+      }
       throw Error(fmt::format("its shape is still unknown after shape inference ({}); ONNX shape "
                               "inference cannot tell the output shape of {} for these inputs",
                               partial_type_to_string(value.type), qualified_op(producer)),
                   {.node = producer.name, .field = "value " + quote_untrusted(value.name)});
     }
+    for (const Node& node : graph.nodes()) {
+      for (const Graph* body : bodies(node)) check_static_types(*body);
+    }
   }
+
+  // Nesting deeper than this is no model people ship, and recursion must end.
+  static constexpr int kMaxBodyDepth = 16;
 
   std::shared_ptr<const onnx::ModelProto> model_;
   const onnx::GraphProto& proto_;
@@ -449,6 +622,9 @@ class Importer {
   std::set<std::string> used_node_names_;
   std::set<std::string> subgraph_nodes_;
   std::map<std::string, TensorType> declared_;
+  // For a body: the enclosing graph's values it reads, and how deep it nests.
+  std::vector<std::string> captured_;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -1,13 +1,18 @@
 #include "collage/onnx/type_inference.h"
 
+#include <fmt/format.h>
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
 #include <exception>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "collage/ir/control_flow.h"
 #include "collage/ir/error.h"
 #include "collage/ir/passes/partial_type.h"
 #include "collage/onnx/attribute_checks.h"
@@ -22,6 +27,9 @@ namespace {
 // Shape vectors and other data that shapes depend on are small; weights are
 // not, and inference only needs their types.
 constexpr std::int64_t kInferenceDataElements = 1024;
+
+// Each round settles the control-flow nodes whose inputs the last one typed.
+constexpr int kMaxSettleRounds = 16;
 
 TensorType refine(const TensorType& known, DType dtype, const onnx::TypeProto_Tensor& inferred) {
   if (!inferred.has_shape()) return TensorType{dtype, known.shape};
@@ -113,21 +121,221 @@ bool settle_one_hot_depths(Graph& graph) {
   return settled;
 }
 
+// `type` with dimensions that differ from `other`'s unknown.
+TensorType merged(const TensorType& type, const TensorType& other) {
+  if (!has_known_rank(type) || !has_known_rank(other) || type.shape.size() != other.shape.size()) {
+    return unknown_type(type.dtype);
+  }
+  TensorType result = type;
+  for (std::size_t i = 0; i < result.shape.size(); ++i) {
+    if (result.shape[i] != other.shape[i]) result.shape[i] = kUnknownDim;
+  }
+  return result;
+}
+
+bool all_static(const std::vector<TensorType>& types) {
+  return std::all_of(types.begin(), types.end(), [](const TensorType& t) { return is_static(t); });
+}
+
+// `body` typed for inputs of `input_types`: a copy, inferred afresh.
+Subgraph typed_body(const Graph& body, const std::vector<TensorType>& input_types) {
+  auto typed = std::make_shared<Graph>(body);
+  for (std::size_t v = 0; v < typed->num_values(); ++v) {
+    Value& value = typed->value(static_cast<ValueId>(v));
+    if (!value.is_constant() && value.producer != kNoNode) value.type = unknown_type();
+  }
+  for (std::size_t i = 0; i < input_types.size(); ++i) {
+    typed->value(typed->inputs()[i]).type = input_types[i];
+  }
+  infer_types(*typed);
+  return typed;
+}
+
+std::vector<TensorType> output_types(const Graph& body) {
+  std::vector<TensorType> types;
+  for (ValueId id : body.outputs()) types.push_back(body.type(id));
+  return types;
+}
+
+// A scalar input of a Loop body (iteration number, condition): as the
+// model declares it when it does, else rank 0.
+TensorType loop_scalar(const Graph& body, std::size_t input, DType dtype) {
+  const TensorType& declared = body.type(body.inputs()[input]);
+  if (is_static(declared) && declared.numel() == 1) return TensorType{dtype, declared.shape};
+  return TensorType{dtype, Shape{}};
+}
+
+// Settles one control-flow node: its bodies typed from its inputs, its
+// outputs from its bodies. Returns the outputs' types, or nothing while
+// some input type is still open.
+std::optional<std::vector<TensorType>> settle_node(const Graph& graph, Node& node) {
+  const std::size_t formal = formal_inputs(node);
+  std::vector<TensorType> captured;
+  for (std::size_t i = formal; i < node.inputs.size(); ++i) {
+    captured.push_back(graph.type(node.inputs[i]));
+  }
+  if (!all_static(captured)) return std::nullopt;
+  auto type_of = [&](std::size_t input) { return graph.type(node.inputs[input]); };
+
+  if (node.op_type == "If") {
+    const Subgraph& then_body = node.attributes.get_graph("then_branch");
+    const Subgraph& else_body = node.attributes.get_graph("else_branch");
+    Subgraph then_typed = typed_body(*then_body, captured);
+    Subgraph else_typed = typed_body(*else_body, captured);
+    std::vector<TensorType> then_types = output_types(*then_typed);
+    std::vector<TensorType> else_types = output_types(*else_typed);
+    if (then_types.size() != else_types.size() || then_types.size() != node.outputs.size()) {
+      throw Error(fmt::format("its branches give {} and {} outputs where it has {}",
+                              then_types.size(), else_types.size(), node.outputs.size()),
+                  {.node = node.name});
+    }
+    for (std::size_t i = 0; i < then_types.size(); ++i) {
+      if (then_types[i].dtype != else_types[i].dtype) {
+        throw Error(
+            fmt::format("its branches give output {} as {} and as {}: both branches of an "
+                        "If must give the same element type",
+                        i, dtype_name(then_types[i].dtype), dtype_name(else_types[i].dtype)),
+            {.node = node.name});
+      }
+      then_types[i] = merged(then_types[i], else_types[i]);
+    }
+    node.attributes.set("then_branch", then_typed);
+    node.attributes.set("else_branch", else_typed);
+    return then_types;
+  }
+
+  const Subgraph& body = node.attributes.get_graph("body");
+  std::vector<TensorType> inputs;
+  if (node.op_type == "Loop") {
+    if (formal < 2) throw Error("a Loop takes at least two inputs", {.node = node.name});
+    inputs.push_back(loop_scalar(*body, 0, DType::kInt64));
+    inputs.push_back(loop_scalar(*body, 1, DType::kBool));
+    for (std::size_t i = 2; i < formal; ++i) inputs.push_back(type_of(i));
+  } else {
+    const auto scan_inputs = static_cast<std::size_t>(node.attributes.get_int("num_scan_inputs"));
+    if (scan_inputs < 1 || scan_inputs > formal) {
+      throw Error(
+          fmt::format("num_scan_inputs is {} where the Scan has {} inputs", scan_inputs, formal),
+          {.node = node.name});
+    }
+    const std::vector<std::int64_t> axes = node.attributes.get_ints("scan_input_axes", {});
+    for (std::size_t i = 0; i < formal; ++i) {
+      TensorType type = type_of(i);
+      if (i >= formal - scan_inputs && is_static(type)) {
+        const std::size_t j = i - (formal - scan_inputs);
+        std::int64_t axis = j < axes.size() ? axes[j] : 0;
+        if (axis < 0) axis += type.rank();
+        if (axis < 0 || axis >= type.rank()) {
+          throw Error(fmt::format("scan input {} has no axis {}", j, axis), {.node = node.name});
+        }
+        type.shape.erase(type.shape.begin() + axis);
+      }
+      inputs.push_back(type);
+    }
+  }
+  if (!all_static(inputs)) return std::nullopt;
+  inputs.insert(inputs.end(), captured.begin(), captured.end());
+  if (inputs.size() != body->inputs().size()) {
+    throw Error(fmt::format("its body takes {} inputs where the {} gives {}",
+                            body->inputs().size() - static_cast<std::size_t>(body->captured),
+                            node.op_type, formal),
+                {.node = node.name});
+  }
+  Subgraph typed = typed_body(*body, inputs);
+  std::vector<TensorType> results = output_types(*typed);
+  node.attributes.set("body", typed);
+
+  std::vector<TensorType> outputs;
+  if (node.op_type == "Loop") {
+    const std::size_t carried = formal - 2;
+    if (results.size() < 1 + carried || node.outputs.size() != results.size() - 1) {
+      throw Error(
+          fmt::format("its body gives {} outputs; a Loop with {} carried values and {} "
+                      "outputs needs {}",
+                      results.size(), carried, node.outputs.size(), node.outputs.size() + 1),
+          {.node = node.name});
+    }
+    for (std::size_t i = 0; i < carried; ++i)
+      outputs.push_back(merged(results[1 + i], inputs[2 + i]));
+    const ValueId trip_count = node.input(0);
+    const bool counted = trip_count != kNoValue && graph.value(trip_count).is_constant();
+    for (std::size_t k = 1 + carried; k < results.size(); ++k) {
+      TensorType scanned = results[k];
+      scanned.shape.insert(scanned.shape.begin(),
+                           counted ? graph.value(trip_count).constant->int_at(0) : kUnknownDim);
+      outputs.push_back(scanned);
+    }
+    return outputs;
+  }
+  // Scan: states, then scan outputs as long as the scanned axis.
+  const auto scan_inputs = static_cast<std::size_t>(node.attributes.get_int("num_scan_inputs"));
+  const std::size_t states = formal - scan_inputs;
+  if (results.size() < states || node.outputs.size() != results.size()) {
+    throw Error(fmt::format("its body gives {} outputs where the Scan has {}", results.size(),
+                            node.outputs.size()),
+                {.node = node.name});
+  }
+  const TensorType first = type_of(states);
+  const std::vector<std::int64_t> input_axes = node.attributes.get_ints("scan_input_axes", {});
+  std::int64_t first_axis = input_axes.empty() ? 0 : input_axes[0];
+  if (first_axis < 0) first_axis += first.rank();
+  const std::int64_t length = first.shape[static_cast<std::size_t>(first_axis)];
+  const std::vector<std::int64_t> output_axes = node.attributes.get_ints("scan_output_axes", {});
+  for (std::size_t i = 0; i < states; ++i) outputs.push_back(merged(results[i], inputs[i]));
+  for (std::size_t k = states; k < results.size(); ++k) {
+    TensorType scanned = results[k];
+    const std::size_t j = k - states;
+    std::int64_t axis = j < output_axes.size() ? output_axes[j] : 0;
+    if (axis < 0) axis += scanned.rank() + 1;
+    if (axis < 0 || axis > scanned.rank()) {
+      throw Error(fmt::format("scan output {} has no axis {}", j, axis), {.node = node.name});
+    }
+    scanned.shape.insert(scanned.shape.begin() + axis, length);
+    outputs.push_back(scanned);
+  }
+  return outputs;
+}
+
+// The types of control-flow nodes' bodies and outputs, which ONNX's
+// inference, run without the bodies, leaves open. Returns whether an output
+// type changed.
+bool settle_control_flow(Graph& graph) {
+  bool changed = false;
+  for (std::size_t n = 0; n < graph.num_nodes(); ++n) {
+    Node& node = graph.node(static_cast<NodeId>(n));
+    if (!is_control_flow(node) || bodies(node).empty()) continue;
+    if (node.op_type == "Scan" && graph.opset < 9) continue;
+    std::optional<std::vector<TensorType>> types = settle_node(graph, node);
+    if (!types) continue;
+    for (std::size_t i = 0; i < node.outputs.size() && i < types->size(); ++i) {
+      Value& value = graph.value(node.outputs[i]);
+      if (value.type == (*types)[i]) continue;
+      value.type = (*types)[i];
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 // One run of ONNX's inference over the graph, its types written back.
 void infer_types_once(Graph& graph) {
   // ONNX's inference trusts these attributes (a zero stride is a SIGFPE).
   check_node_attributes(graph);
-  onnx::ModelProto model =
-      export_onnx(graph, {.max_initializer_elements = kInferenceDataElements, .value_info = false});
-  // Outputs settled here that ONNX's inference cannot type (OneHot's) are
+  onnx::ModelProto model = export_onnx(
+      graph,
+      {.max_initializer_elements = kInferenceDataElements, .value_info = false, .bodies = false});
+  // Outputs settled here that ONNX's inference cannot type (OneHot's, and
+  // control flow's, whose bodies it is not given) are
   // told to it, so that what follows them is typed from them.
   for (const Node& node : graph.nodes()) {
-    if (node.op_type != "OneHot" || node.outputs.size() != 1) continue;
-    const Value& value = graph.value(node.outputs[0]);
-    if (!is_static(value.type)) continue;
-    onnx::ValueInfoProto& info = *model.mutable_graph()->add_value_info();
-    info.set_name(value.name);
-    type_to_proto(value.type, *info.mutable_type());
+    if (!(node.op_type == "OneHot" && node.outputs.size() == 1) && !is_control_flow(node)) continue;
+    for (ValueId output : node.outputs) {
+      const Value& value = graph.value(output);
+      if (!is_static(value.type) || graph.is_output(output)) continue;
+      onnx::ValueInfoProto& info = *model.mutable_graph()->add_value_info();
+      info.set_name(value.name);
+      type_to_proto(value.type, *info.mutable_type());
+    }
   }
   // An output whose type is not settled may not even have its element type
   // right yet (see unknown_type()); a declared type would clash with the
@@ -167,8 +375,14 @@ void infer_types(Graph& graph) {
   register_elementwise_schemas();
   register_microsoft_quantized_schemas();
   infer_types_once(graph);
-  // What follows a OneHot learns its shape from the one settled here.
-  if (settle_one_hot_depths(graph)) infer_types_once(graph);
+  // What follows a OneHot or a control-flow node learns its shape from the
+  // one settled here; control flow may be nested in what follows.
+  for (int round = 0; round < kMaxSettleRounds; ++round) {
+    const bool one_hot = settle_one_hot_depths(graph);
+    const bool control_flow = settle_control_flow(graph);
+    if (!one_hot && !control_flow) break;
+    infer_types_once(graph);
+  }
 }
 
 }  // namespace collage

@@ -14,6 +14,7 @@
 #include "code_version.h"
 #include "collage/backends/native/elementwise_fusion.h"
 #include "collage/backends/native/op_registry.h"
+#include "collage/ir/control_flow.h"
 #include "collage/ir/error.h"
 
 namespace collage {
@@ -35,11 +36,18 @@ bool node_supported(const Graph& graph, const Node& node) {
 // "" when they can run all of them.
 std::string unsupported_summary(const Graph& graph) {
   std::map<std::string, int> counts;
-  for (const Node& node : graph.nodes()) {
-    if (node_supported(graph, node)) continue;
+  for_each_body_node(graph, [&](const Graph& holder, const Node& node) {
+    if (node_supported(holder, node)) return;
+    // A control-flow node whose body holds what is missing: its body's
+    // nodes are counted instead.
+    if (is_control_flow(node)) {
+      for (const Graph* body : bodies(node)) {
+        if (!native::graph_supported(*body)) return;
+      }
+    }
     const std::string name = node.domain.empty() ? node.op_type : node.domain + "." + node.op_type;
     ++counts[name];
-  }
+  });
   // Most frequent first: the ops worth implementing next lead the list.
   std::vector<std::pair<std::string, int>> ordered(counts.begin(), counts.end());
   std::stable_sort(ordered.begin(), ordered.end(),
@@ -309,7 +317,7 @@ class NativeBackend final : public Backend {
   std::string report_color() const override { return "#d9d9d9"; }
   std::string describe_support() const override {
     std::vector<std::string> op_types;
-    for (auto table : {native::compute_ops(), native::tensor_ops()}) {
+    for (auto table : {native::compute_ops(), native::tensor_ops(), native::control_flow_ops()}) {
       for (const native::OpEntry& entry : table) op_types.emplace_back(entry.op_type);
     }
     std::sort(op_types.begin(), op_types.end());

@@ -6,7 +6,7 @@
 // an op is implemented exactly once. Entries are grouped by the file that
 // implements them: compute_ops() (convolution, GEMM, pooling, normalization,
 // reductions, resize, RNN/GRU/LSTM) and tensor_ops() (elementwise math, broadcasting, shape
-// and indexing ops).
+// and indexing ops), and control_flow_ops() (If, Loop, Scan).
 #pragma once
 
 #include <span>
@@ -36,6 +36,11 @@ struct OpEntry {
 
 std::span<const OpEntry> compute_ops();
 std::span<const OpEntry> tensor_ops();
+// If, Loop and Scan, which run their bodies with the entries above.
+std::span<const OpEntry> control_flow_ops();
+
+// Whether every node of `graph` has an entry whose check accepts it.
+bool graph_supported(const Graph& graph);
 
 // The entry for `op_type`, or nullptr: an op of the default ONNX domain by
 // its name ("Conv"), one of another domain by domain and name

@@ -1,0 +1,411 @@
+// If, Loop and Scan (ir/control_flow.h): each runs its bodies node by node
+// with the native kernels, as the reference executor runs a graph. Every
+// value has a static type, settled at import (onnx/type_inference.h): a
+// Loop's scan outputs are as long as its trip count, and a loop that stops
+// early is reported, not shortened.
+#include <fmt/format.h>
+
+#include <cstring>
+#include <vector>
+
+#include "collage/backends/native/op_registry.h"
+#include "collage/ir/control_flow.h"
+#include "collage/ir/error.h"
+#include "collage/ir/passes/partial_type.h"
+
+namespace collage::native {
+namespace {
+
+// A loop without a trip count, or with one at least this large, that has
+// not stopped after this many iterations is taken never to stop.
+constexpr std::int64_t kMaxLoopIterations = std::int64_t{1} << 24;
+
+bool types_static(const Graph& graph) {
+  for (const Value& value : graph.values()) {
+    if (!is_static(value.type)) return false;
+  }
+  return true;
+}
+
+bool body_supported(const Graph& body) { return types_static(body) && graph_supported(body); }
+
+// Runs `body` on `inputs` (one per body input, of its types).
+std::vector<Tensor> run_body(const Graph& body, const std::vector<Tensor>& inputs, int threads) {
+  std::vector<Tensor> values(body.num_values());
+  for (std::size_t i = 0; i < body.inputs().size(); ++i) {
+    values[static_cast<std::size_t>(body.inputs()[i])] = inputs[i];
+  }
+  for (std::size_t v = 0; v < body.num_values(); ++v) {
+    const Value& value = body.value(static_cast<ValueId>(v));
+    if (value.is_constant()) values[v] = *value.constant;
+  }
+  std::vector<Tensor> node_inputs;
+  std::vector<Tensor> node_outputs;
+  for (const Node& node : body.nodes()) {
+    node_inputs.clear();
+    node_outputs.clear();
+    for (ValueId id : node.inputs) {
+      node_inputs.push_back(id == kNoValue ? Tensor() : values[static_cast<std::size_t>(id)]);
+    }
+    for (ValueId id : node.outputs) node_outputs.push_back(Tensor::allocate(body.type(id)));
+    find_op(node)->run(body, node, node_inputs, node_outputs, threads);
+    for (std::size_t i = 0; i < node.outputs.size(); ++i) {
+      values[static_cast<std::size_t>(node.outputs[i])] = std::move(node_outputs[i]);
+    }
+  }
+  std::vector<Tensor> outputs;
+  for (ValueId id : body.outputs()) outputs.push_back(values[static_cast<std::size_t>(id)]);
+  return outputs;
+}
+
+void copy_into(const Tensor& from, Tensor& to) {
+  if (from.byte_size() != to.byte_size()) {
+    throw Error(fmt::format("a body gave {} where {} was planned", from.type().to_string(),
+                            to.type().to_string()));
+  }
+  if (from.byte_size() > 0) std::memcpy(to.raw(), from.raw(), from.byte_size());
+}
+
+// Bytes of one element, and the outer count and the inner bytes of `shape`
+// around `axis`.
+struct AxisSplit {
+  std::int64_t outer = 1;
+  std::int64_t length = 1;
+  std::size_t inner_bytes = 0;
+};
+
+AxisSplit split_at(const TensorType& type, std::int64_t axis) {
+  AxisSplit split;
+  std::int64_t inner = 1;
+  for (std::int64_t d = 0; d < type.rank(); ++d) {
+    const std::int64_t dim = type.shape[static_cast<std::size_t>(d)];
+    if (d < axis) split.outer *= dim;
+    if (d == axis) split.length = dim;
+    if (d > axis) inner *= dim;
+  }
+  split.inner_bytes = static_cast<std::size_t>(inner) * dtype_size(type.dtype);
+  return split;
+}
+
+// Copies slice `index` of `whole` along `axis` into `part` (whole's type
+// without that axis), or back when `to_whole`.
+void move_slice(Tensor& whole, std::int64_t axis, std::int64_t index, Tensor& part, bool to_whole) {
+  const AxisSplit split = split_at(whole.type(), axis);
+  auto* whole_bytes = static_cast<std::byte*>(whole.raw());
+  auto* part_bytes = static_cast<std::byte*>(part.raw());
+  for (std::int64_t o = 0; o < split.outer; ++o) {
+    std::byte* in_whole =
+        whole_bytes + static_cast<std::size_t>(o * split.length + index) * split.inner_bytes;
+    std::byte* in_part = part_bytes + static_cast<std::size_t>(o) * split.inner_bytes;
+    if (to_whole) {
+      std::memcpy(in_whole, in_part, split.inner_bytes);
+    } else {
+      std::memcpy(in_part, in_whole, split.inner_bytes);
+    }
+  }
+}
+
+std::int64_t normalized_axis(std::int64_t axis, std::int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+// Whether the body's captured inputs have the types of the node's.
+bool captured_types_match(const Graph& graph, const Node& node, const Graph& body) {
+  const std::size_t formal = formal_inputs(node);
+  const std::size_t body_formal = body.inputs().size() - static_cast<std::size_t>(body.captured);
+  for (std::size_t i = formal; i < node.inputs.size(); ++i) {
+    if (!(graph.type(node.inputs[i]) == body.type(body.inputs()[body_formal + i - formal]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether `id` is one element of a bool or integer type (a condition or a
+// trip count).
+bool is_flag(const Graph& graph, ValueId id) {
+  if (id == kNoValue) return false;
+  const TensorType& type = graph.type(id);
+  return is_static(type) && type.numel() == 1 && type.dtype != DType::kFloat32 &&
+         type.dtype != DType::kFloat64 && type.dtype != DType::kFloat16;
+}
+
+// --- If ---
+
+const Graph* branch(const Node& node, const char* name) {
+  if (!node.attributes.has(name)) return nullptr;
+  const Subgraph& graph = node.attributes.get_graph(name);
+  return graph.get();
+}
+
+bool check_if(const Graph& graph, const Node& node) {
+  const Graph* then_branch = branch(node, "then_branch");
+  const Graph* else_branch = branch(node, "else_branch");
+  if (then_branch == nullptr || else_branch == nullptr || formal_inputs(node) != 1 ||
+      !is_flag(graph, node.input(0))) {
+    return false;
+  }
+  for (const Graph* body : {then_branch, else_branch}) {
+    if (body->outputs().size() != node.outputs.size() ||
+        body->inputs().size() != static_cast<std::size_t>(body->captured) ||
+        !body_supported(*body)) {
+      return false;
+    }
+    for (std::size_t i = 0; i < node.outputs.size(); ++i) {
+      if (!(body->type(body->outputs()[i]) == graph.type(node.outputs[i]))) return false;
+    }
+    if (!captured_types_match(graph, node, *body)) return false;
+  }
+  return true;
+}
+
+void run_if(const Graph&, const Node& node, std::span<const Tensor> inputs,
+            std::span<Tensor> outputs, int threads) {
+  const bool taken = inputs[0].int_at(0) != 0;
+  const Graph& body = *branch(node, taken ? "then_branch" : "else_branch");
+  std::vector<Tensor> captured(inputs.begin() + 1, inputs.end());
+  std::vector<Tensor> results = run_body(body, captured, threads);
+  for (std::size_t i = 0; i < outputs.size(); ++i) copy_into(results[i], outputs[i]);
+}
+
+// --- Loop ---
+
+bool check_loop(const Graph& graph, const Node& node) {
+  const Graph* body = branch(node, "body");
+  if (body == nullptr) return false;
+  const std::size_t formal = formal_inputs(node);
+  if (formal < 2) return false;
+  const std::size_t carried = formal - 2;
+  if (body->inputs().size() != formal + static_cast<std::size_t>(body->captured) ||
+      body->outputs().size() < 1 + carried || node.outputs.size() != body->outputs().size() - 1 ||
+      !body_supported(*body)) {
+    return false;
+  }
+  for (std::size_t i = 0; i < 2; ++i) {
+    if (node.input(i) != kNoValue && !is_flag(graph, node.input(i))) return false;
+  }
+  if (!captured_types_match(graph, node, *body)) return false;
+  const TensorType& iteration = body->type(body->inputs()[0]);
+  const TensorType& condition = body->type(body->inputs()[1]);
+  if (iteration.dtype != DType::kInt64 || iteration.numel() != 1 ||
+      condition.dtype != DType::kBool || condition.numel() != 1 ||
+      !is_flag(*body, body->outputs()[0])) {
+    return false;
+  }
+  for (std::size_t k = 1 + carried; k < body->outputs().size(); ++k) {
+    const TensorType& whole = graph.type(node.outputs[k - 1]);
+    TensorType slice = whole;
+    if (slice.shape.empty()) return false;
+    slice.shape.erase(slice.shape.begin());
+    if (!(slice == body->type(body->outputs()[k]))) return false;
+  }
+  for (std::size_t i = 0; i < carried; ++i) {
+    const TensorType& state = body->type(body->outputs()[1 + i]);
+    if (!(state == graph.type(node.outputs[i])) || !(state == body->type(body->inputs()[2 + i])) ||
+        !(state == graph.type(node.inputs[2 + i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void run_loop(const Graph&, const Node& node, std::span<const Tensor> inputs,
+              std::span<Tensor> outputs, int threads) {
+  const Graph& body = *branch(node, "body");
+  const std::size_t formal = formal_inputs(node);
+  const std::size_t carried = formal - 2;
+  const std::size_t scanned = outputs.size() - carried;
+  const bool bounded = !inputs[0].empty();
+  const std::int64_t trip_count = bounded ? inputs[0].int_at(0) : 0;
+  bool condition = inputs[1].empty() || inputs[1].int_at(0) != 0;
+
+  std::vector<Tensor> body_inputs(body.inputs().size());
+  for (std::size_t i = 0; i < carried; ++i) body_inputs[2 + i] = inputs[2 + i];
+  for (std::size_t i = formal; i < inputs.size(); ++i) body_inputs[i] = inputs[i];
+  Tensor iteration = Tensor::allocate(body.type(body.inputs()[0]));
+  Tensor condition_in = Tensor::allocate(body.type(body.inputs()[1]));
+
+  std::int64_t done = 0;
+  for (; (!bounded || done < trip_count) && condition; ++done) {
+    if (done >= kMaxLoopIterations) {
+      throw Error(fmt::format("the loop did not stop after {} iterations: its condition never "
+                              "turned false",
+                              done),
+                  {.node = node.name});
+    }
+    // Inputs are rank 0 or rank 1 of one element, of int64 and bool.
+    *iteration.data<std::int64_t>() = done;
+    *condition_in.data<bool>() = condition;
+    body_inputs[0] = iteration;
+    body_inputs[1] = condition_in;
+    std::vector<Tensor> results = run_body(body, body_inputs, threads);
+    condition = results[0].int_at(0) != 0;
+    for (std::size_t i = 0; i < carried; ++i) body_inputs[2 + i] = results[1 + i];
+    for (std::size_t k = 0; k < scanned; ++k) {
+      Tensor& whole = outputs[carried + k];
+      if (done >= whole.shape()[0]) {
+        throw Error(fmt::format("the loop ran more iterations than the {} its scan outputs were "
+                                "planned for",
+                                whole.shape()[0]),
+                    {.node = node.name});
+      }
+      move_slice(whole, 0, done, results[1 + carried + k], /*to_whole=*/true);
+    }
+    // The next iteration's inputs must not be the buffers this one reads.
+    iteration = Tensor::allocate(iteration.type());
+    condition_in = Tensor::allocate(condition_in.type());
+  }
+  for (std::size_t k = 0; k < scanned; ++k) {
+    if (done != outputs[carried + k].shape()[0]) {
+      throw Error(fmt::format("the loop stopped after {} iterations, but its scan outputs were "
+                              "planned for {}: outputs whose length depends on the data are not "
+                              "supported",
+                              done, outputs[carried + k].shape()[0]),
+                  {.node = node.name});
+    }
+  }
+  for (std::size_t i = 0; i < carried; ++i) copy_into(body_inputs[2 + i], outputs[i]);
+}
+
+// --- Scan (opset 9 and later) ---
+
+TensorType without_axis(TensorType type, std::int64_t axis) {
+  type.shape.erase(type.shape.begin() + axis);
+  return type;
+}
+
+struct ScanLayout {
+  std::size_t states = 0;
+  std::size_t scan_inputs = 0;
+  std::vector<std::int64_t> input_axes, input_directions, output_axes, output_directions;
+};
+
+ScanLayout scan_layout(const Node& node, std::size_t scan_outputs) {
+  ScanLayout layout;
+  layout.scan_inputs = static_cast<std::size_t>(node.attributes.get_int("num_scan_inputs"));
+  layout.states = formal_inputs(node) - layout.scan_inputs;
+  auto list = [&](const char* name, std::size_t count) {
+    std::vector<std::int64_t> values = node.attributes.get_ints(name, {});
+    if (values.empty()) values.assign(count, 0);
+    return values;
+  };
+  layout.input_axes = list("scan_input_axes", layout.scan_inputs);
+  layout.input_directions = list("scan_input_directions", layout.scan_inputs);
+  layout.output_axes = list("scan_output_axes", scan_outputs);
+  layout.output_directions = list("scan_output_directions", scan_outputs);
+  return layout;
+}
+
+bool check_scan(const Graph& graph, const Node& node) {
+  const Graph* body = branch(node, "body");
+  if (body == nullptr || graph.opset < 9 || !node.attributes.has("num_scan_inputs")) return false;
+  const std::size_t formal = formal_inputs(node);
+  const auto scan_inputs = static_cast<std::size_t>(node.attributes.get_int("num_scan_inputs"));
+  if (scan_inputs < 1 || scan_inputs > formal) return false;
+  const std::size_t states = formal - scan_inputs;
+  if (node.outputs.size() < states || body->outputs().size() != node.outputs.size() ||
+      body->inputs().size() != formal + static_cast<std::size_t>(body->captured) ||
+      !body_supported(*body)) {
+    return false;
+  }
+  if (!captured_types_match(graph, node, *body)) return false;
+  const ScanLayout layout = scan_layout(node, node.outputs.size() - states);
+  if (layout.input_axes.size() != scan_inputs || layout.input_directions.size() != scan_inputs ||
+      layout.output_axes.size() != node.outputs.size() - states ||
+      layout.output_directions.size() != node.outputs.size() - states) {
+    return false;
+  }
+  std::int64_t length = -1;
+  for (std::size_t j = 0; j < scan_inputs; ++j) {
+    const TensorType& type = graph.type(node.inputs[states + j]);
+    const std::int64_t axis = normalized_axis(layout.input_axes[j], type.rank());
+    if (axis < 0 || axis >= type.rank()) return false;
+    const std::int64_t dim = type.shape[static_cast<std::size_t>(axis)];
+    if (length >= 0 && dim != length) return false;
+    length = dim;
+  }
+  for (std::size_t k = 0; k < layout.output_axes.size(); ++k) {
+    const TensorType& type = graph.type(node.outputs[states + k]);
+    const std::int64_t axis = normalized_axis(layout.output_axes[k], type.rank());
+    if (axis < 0 || axis >= type.rank() || type.shape[static_cast<std::size_t>(axis)] != length ||
+        !(without_axis(type, axis) == body->type(body->outputs()[states + k]))) {
+      return false;
+    }
+  }
+  for (std::size_t j = 0; j < scan_inputs; ++j) {
+    const TensorType& type = graph.type(node.inputs[states + j]);
+    const std::int64_t axis = normalized_axis(layout.input_axes[j], type.rank());
+    if (!(without_axis(type, axis) == body->type(body->inputs()[states + j]))) return false;
+  }
+  for (std::size_t i = 0; i < states; ++i) {
+    const TensorType& state = graph.type(node.inputs[i]);
+    if (!(state == body->type(body->inputs()[i])) || !(state == body->type(body->outputs()[i])) ||
+        !(state == graph.type(node.outputs[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void run_scan(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+              std::span<Tensor> outputs, int threads) {
+  const Graph& body = *branch(node, "body");
+  const std::size_t formal = formal_inputs(node);
+  const std::size_t states =
+      formal - static_cast<std::size_t>(node.attributes.get_int("num_scan_inputs"));
+  const std::size_t scanned = outputs.size() - states;
+  const ScanLayout full = scan_layout(node, scanned);
+
+  std::vector<Tensor> body_inputs(body.inputs().size());
+  for (std::size_t i = 0; i < states; ++i) body_inputs[i] = inputs[i];
+  for (std::size_t i = formal; i < inputs.size(); ++i) body_inputs[i] = inputs[i];
+  std::vector<Tensor> wholes(inputs.begin() + static_cast<std::ptrdiff_t>(states),
+                             inputs.begin() + static_cast<std::ptrdiff_t>(formal));
+  const TensorType& first = graph.type(node.inputs[states]);
+  const std::int64_t length =
+      first.shape[static_cast<std::size_t>(normalized_axis(full.input_axes[0], first.rank()))];
+
+  for (std::int64_t t = 0; t < length; ++t) {
+    for (std::size_t j = 0; j < full.scan_inputs; ++j) {
+      Tensor slice = Tensor::allocate(body.type(body.inputs()[states + j]));
+      const std::int64_t index = full.input_directions[j] != 0 ? length - 1 - t : t;
+      move_slice(wholes[j], normalized_axis(full.input_axes[j], wholes[j].rank()), index, slice,
+                 /*to_whole=*/false);
+      body_inputs[states + j] = std::move(slice);
+    }
+    std::vector<Tensor> results = run_body(body, body_inputs, threads);
+    for (std::size_t i = 0; i < states; ++i) body_inputs[i] = results[i];
+    for (std::size_t k = 0; k < scanned; ++k) {
+      Tensor& whole = outputs[states + k];
+      const std::int64_t index = full.output_directions[k] != 0 ? length - 1 - t : t;
+      move_slice(whole, normalized_axis(full.output_axes[k], whole.rank()), index,
+                 results[states + k], /*to_whole=*/true);
+    }
+  }
+  for (std::size_t i = 0; i < states; ++i) copy_into(body_inputs[i], outputs[i]);
+}
+
+const OpEntry kControlFlowOps[] = {
+    {"If", run_if, check_if},
+    {"Loop", run_loop, check_loop},
+    {"Scan", run_scan, check_scan},
+};
+
+}  // namespace
+
+std::span<const OpEntry> control_flow_ops() { return kControlFlowOps; }
+
+bool graph_supported(const Graph& graph) {
+  for (const Node& node : graph.nodes()) {
+    const OpEntry* entry = find_op(node);
+    if (entry == nullptr) return false;
+    try {
+      if (!entry->check(graph, node)) return false;
+    } catch (const Error&) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace collage::native
