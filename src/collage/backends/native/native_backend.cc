@@ -149,6 +149,12 @@ class NativeKernel final : public Kernel {
       }
       if (step.program) {
         step.program->run(step.input_tensors, step.output_tensors[0], threads_);
+      } else if (!step.bodies.empty()) {
+        native::run_control_flow(
+            graph_, graph_.node(step.node), step.input_tensors, step.output_tensors,
+            [&step](std::size_t index, std::span<const Tensor> inputs, std::span<Tensor> outputs) {
+              step.bodies[index]->run(inputs, outputs);
+            });
       } else {
         step.op->run(graph_, graph_.node(step.node), step.input_tensors, step.output_tensors,
                      threads_);
@@ -165,6 +171,8 @@ class NativeKernel final : public Kernel {
     NodeId node = kNoNode;
     // ...or a fusion group run as one loop.
     std::optional<native::ElementwiseProgram> program;
+    // A control-flow node's bodies, compiled once (bodies(node)'s order).
+    std::vector<std::unique_ptr<NativeKernel>> bodies;
     std::vector<ValueId> inputs;
     std::vector<ValueId> outputs;
     // Reused on every run to hand tensors to the kernel without allocating.
@@ -195,6 +203,11 @@ class NativeKernel final : public Kernel {
         step.op = native::find_op(node);
         assert(step.op != nullptr && "NativeKernel: unsupported node survived the check");
         step.node = static_cast<NodeId>(id);
+        if (is_control_flow(node)) {
+          for (const Graph* body : collage::bodies(node)) {
+            step.bodies.push_back(std::make_unique<NativeKernel>(*body, threads_, fuse));
+          }
+        }
         step.inputs = node.inputs;
         step.outputs = node.outputs;
       }

@@ -9,6 +9,7 @@
 // and indexing ops), and control_flow_ops() (If, Loop, Scan).
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string_view>
 
@@ -41,6 +42,18 @@ std::span<const OpEntry> control_flow_ops();
 
 // Whether every node of `graph` has an entry whose check accepts it.
 bool graph_supported(const Graph& graph);
+
+// Runs body `index` of a control-flow node (in bodies(node)'s order: If's
+// then, else; Loop's or Scan's body) on `inputs`, of the body's input
+// types, into `outputs`, preallocated with its output types.
+using BodyRun = std::function<void(std::size_t index, std::span<const Tensor> inputs,
+                                   std::span<Tensor> outputs)>;
+
+// Runs a control-flow node (whose entry's check accepted it) with its
+// bodies run by `run_body`: what a compiled kernel uses to run bodies it
+// compiled once, where the op entry runs them node by node.
+void run_control_flow(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                      std::span<Tensor> outputs, const BodyRun& run_body);
 
 // The entry for `op_type`, or nullptr: an op of the default ONNX domain by
 // its name ("Conv"), one of another domain by domain and name

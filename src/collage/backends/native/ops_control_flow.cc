@@ -159,13 +159,11 @@ bool check_if(const Graph& graph, const Node& node) {
   return true;
 }
 
-void run_if(const Graph&, const Node& node, std::span<const Tensor> inputs,
-            std::span<Tensor> outputs, int threads) {
+void if_semantics(const Node& node, std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                  const BodyRun& run_body) {
   const bool taken = inputs[0].int_at(0) != 0;
-  const Graph& body = *branch(node, taken ? "then_branch" : "else_branch");
-  std::vector<Tensor> captured(inputs.begin() + 1, inputs.end());
-  std::vector<Tensor> results = run_body(body, captured, threads);
-  for (std::size_t i = 0; i < outputs.size(); ++i) copy_into(results[i], outputs[i]);
+  // The branches' outputs have the If's types: they are written in place.
+  run_body(taken ? 0 : 1, inputs.subspan(1), outputs);
 }
 
 // --- Loop ---
@@ -209,8 +207,15 @@ bool check_loop(const Graph& graph, const Node& node) {
   return true;
 }
 
-void run_loop(const Graph&, const Node& node, std::span<const Tensor> inputs,
-              std::span<Tensor> outputs, int threads) {
+// Tensors of the given types, newly allocated.
+std::vector<Tensor> allocate_all(const Graph& body, std::span<const ValueId> ids) {
+  std::vector<Tensor> tensors;
+  for (ValueId id : ids) tensors.push_back(Tensor::allocate(body.type(id)));
+  return tensors;
+}
+
+void loop_semantics(const Node& node, std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                    const BodyRun& run_body) {
   const Graph& body = *branch(node, "body");
   const std::size_t formal = formal_inputs(node);
   const std::size_t carried = formal - 2;
@@ -219,11 +224,17 @@ void run_loop(const Graph&, const Node& node, std::span<const Tensor> inputs,
   const std::int64_t trip_count = bounded ? inputs[0].int_at(0) : 0;
   bool condition = inputs[1].empty() || inputs[1].int_at(0) != 0;
 
+  // The body's inputs: iteration, condition, carried values, captured
+  // values; its outputs: condition, carried values, scan slices. Carried
+  // values alternate between two sets of buffers, allocated once.
   std::vector<Tensor> body_inputs(body.inputs().size());
   for (std::size_t i = 0; i < carried; ++i) body_inputs[2 + i] = inputs[2 + i];
   for (std::size_t i = formal; i < inputs.size(); ++i) body_inputs[i] = inputs[i];
-  Tensor iteration = Tensor::allocate(body.type(body.inputs()[0]));
-  Tensor condition_in = Tensor::allocate(body.type(body.inputs()[1]));
+  body_inputs[0] = Tensor::allocate(body.type(body.inputs()[0]));
+  body_inputs[1] = Tensor::allocate(body.type(body.inputs()[1]));
+  std::vector<Tensor> body_outputs = allocate_all(body, body.outputs());
+  std::vector<Tensor> spare =
+      allocate_all(body, std::span<const ValueId>(body.outputs()).subspan(1, carried));
 
   std::int64_t done = 0;
   for (; (!bounded || done < trip_count) && condition; ++done) {
@@ -233,14 +244,18 @@ void run_loop(const Graph&, const Node& node, std::span<const Tensor> inputs,
                               done),
                   {.node = node.name});
     }
-    // Inputs are rank 0 or rank 1 of one element, of int64 and bool.
-    *iteration.data<std::int64_t>() = done;
-    *condition_in.data<bool>() = condition;
-    body_inputs[0] = iteration;
-    body_inputs[1] = condition_in;
-    std::vector<Tensor> results = run_body(body, body_inputs, threads);
-    condition = results[0].int_at(0) != 0;
-    for (std::size_t i = 0; i < carried; ++i) body_inputs[2 + i] = results[1 + i];
+    // Checked at compile time: one int64 and one bool element.
+    *body_inputs[0].data<std::int64_t>() = done;
+    *body_inputs[1].data<bool>() = condition;
+    run_body(0, body_inputs, body_outputs);
+    condition = body_outputs[0].int_at(0) != 0;
+    for (std::size_t i = 0; i < carried; ++i) {
+      // This iteration's results are the next one's inputs; the next one
+      // writes into the buffers this one read (or fresh ones, the first time).
+      body_inputs[2 + i] = body_outputs[1 + i];
+      body_outputs[1 + i] = spare[i];
+      spare[i] = body_inputs[2 + i];
+    }
     for (std::size_t k = 0; k < scanned; ++k) {
       Tensor& whole = outputs[carried + k];
       if (done >= whole.shape()[0]) {
@@ -249,11 +264,8 @@ void run_loop(const Graph&, const Node& node, std::span<const Tensor> inputs,
                                 whole.shape()[0]),
                     {.node = node.name});
       }
-      move_slice(whole, 0, done, results[1 + carried + k], /*to_whole=*/true);
+      move_slice(whole, 0, done, body_outputs[1 + carried + k], /*to_whole=*/true);
     }
-    // The next iteration's inputs must not be the buffers this one reads.
-    iteration = Tensor::allocate(iteration.type());
-    condition_in = Tensor::allocate(condition_in.type());
   }
   for (std::size_t k = 0; k < scanned; ++k) {
     if (done != outputs[carried + k].shape()[0]) {
@@ -347,42 +359,79 @@ bool check_scan(const Graph& graph, const Node& node) {
   return true;
 }
 
-void run_scan(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-              std::span<Tensor> outputs, int threads) {
+void scan_semantics(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                    std::span<Tensor> outputs, const BodyRun& run_body) {
   const Graph& body = *branch(node, "body");
   const std::size_t formal = formal_inputs(node);
   const std::size_t states =
       formal - static_cast<std::size_t>(node.attributes.get_int("num_scan_inputs"));
   const std::size_t scanned = outputs.size() - states;
-  const ScanLayout full = scan_layout(node, scanned);
+  const ScanLayout layout = scan_layout(node, scanned);
 
+  // States alternate between two sets of buffers, as a Loop's carried values.
   std::vector<Tensor> body_inputs(body.inputs().size());
   for (std::size_t i = 0; i < states; ++i) body_inputs[i] = inputs[i];
+  for (std::size_t j = 0; j < layout.scan_inputs; ++j) {
+    body_inputs[states + j] = Tensor::allocate(body.type(body.inputs()[states + j]));
+  }
   for (std::size_t i = formal; i < inputs.size(); ++i) body_inputs[i] = inputs[i];
+  std::vector<Tensor> body_outputs = allocate_all(body, body.outputs());
+  std::vector<Tensor> spare =
+      allocate_all(body, std::span<const ValueId>(body.outputs()).subspan(0, states));
   std::vector<Tensor> wholes(inputs.begin() + static_cast<std::ptrdiff_t>(states),
                              inputs.begin() + static_cast<std::ptrdiff_t>(formal));
   const TensorType& first = graph.type(node.inputs[states]);
   const std::int64_t length =
-      first.shape[static_cast<std::size_t>(normalized_axis(full.input_axes[0], first.rank()))];
+      first.shape[static_cast<std::size_t>(normalized_axis(layout.input_axes[0], first.rank()))];
 
   for (std::int64_t t = 0; t < length; ++t) {
-    for (std::size_t j = 0; j < full.scan_inputs; ++j) {
-      Tensor slice = Tensor::allocate(body.type(body.inputs()[states + j]));
-      const std::int64_t index = full.input_directions[j] != 0 ? length - 1 - t : t;
-      move_slice(wholes[j], normalized_axis(full.input_axes[j], wholes[j].rank()), index, slice,
-                 /*to_whole=*/false);
-      body_inputs[states + j] = std::move(slice);
+    for (std::size_t j = 0; j < layout.scan_inputs; ++j) {
+      const std::int64_t index = layout.input_directions[j] != 0 ? length - 1 - t : t;
+      move_slice(wholes[j], normalized_axis(layout.input_axes[j], wholes[j].rank()), index,
+                 body_inputs[states + j], /*to_whole=*/false);
     }
-    std::vector<Tensor> results = run_body(body, body_inputs, threads);
-    for (std::size_t i = 0; i < states; ++i) body_inputs[i] = results[i];
+    run_body(0, body_inputs, body_outputs);
+    for (std::size_t i = 0; i < states; ++i) {
+      body_inputs[i] = body_outputs[i];
+      body_outputs[i] = spare[i];
+      spare[i] = body_inputs[i];
+    }
     for (std::size_t k = 0; k < scanned; ++k) {
       Tensor& whole = outputs[states + k];
-      const std::int64_t index = full.output_directions[k] != 0 ? length - 1 - t : t;
-      move_slice(whole, normalized_axis(full.output_axes[k], whole.rank()), index,
-                 results[states + k], /*to_whole=*/true);
+      const std::int64_t index = layout.output_directions[k] != 0 ? length - 1 - t : t;
+      move_slice(whole, normalized_axis(layout.output_axes[k], whole.rank()), index,
+                 body_outputs[states + k], /*to_whole=*/true);
     }
   }
   for (std::size_t i = 0; i < states; ++i) copy_into(body_inputs[i], outputs[i]);
+}
+
+// The op entries run bodies node by node (constant folding, the evaluator);
+// compiled native kernels run them as compiled kernels instead
+// (run_control_flow with their own BodyRun).
+BodyRun interpreted(const Node& node, int threads) {
+  return [&node, threads](std::size_t index, std::span<const Tensor> inputs,
+                          std::span<Tensor> outputs) {
+    const Graph& body = *bodies(node)[index];
+    std::vector<Tensor> results =
+        run_body(body, std::vector<Tensor>(inputs.begin(), inputs.end()), threads);
+    for (std::size_t i = 0; i < outputs.size(); ++i) copy_into(results[i], outputs[i]);
+  };
+}
+
+void run_if(const Graph&, const Node& node, std::span<const Tensor> inputs,
+            std::span<Tensor> outputs, int threads) {
+  if_semantics(node, inputs, outputs, interpreted(node, threads));
+}
+
+void run_loop(const Graph&, const Node& node, std::span<const Tensor> inputs,
+              std::span<Tensor> outputs, int threads) {
+  loop_semantics(node, inputs, outputs, interpreted(node, threads));
+}
+
+void run_scan(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+              std::span<Tensor> outputs, int threads) {
+  scan_semantics(graph, node, inputs, outputs, interpreted(node, threads));
 }
 
 const OpEntry kControlFlowOps[] = {
@@ -394,6 +443,17 @@ const OpEntry kControlFlowOps[] = {
 }  // namespace
 
 std::span<const OpEntry> control_flow_ops() { return kControlFlowOps; }
+
+void run_control_flow(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                      std::span<Tensor> outputs, const BodyRun& run_body) {
+  if (node.op_type == "If") {
+    if_semantics(node, inputs, outputs, run_body);
+  } else if (node.op_type == "Loop") {
+    loop_semantics(node, inputs, outputs, run_body);
+  } else {
+    scan_semantics(graph, node, inputs, outputs, run_body);
+  }
+}
 
 bool graph_supported(const Graph& graph) {
   for (const Node& node : graph.nodes()) {
