@@ -7,6 +7,7 @@
 
 #include "cli_flags.h"
 #include "collage/backends/registry.h"
+#include "collage/ir/control_flow.h"
 #include "collage/ir/error.h"
 #include "collage/ir/flops.h"
 #include "collage/session/model_loading.h"
@@ -92,6 +93,28 @@ void print_operators(const std::map<std::string, int>& before,
   }
 }
 
+// What control-flow nodes run inside their bodies (nested bodies included).
+void print_bodies(const Graph& graph) {
+  int graphs = 0;
+  int nodes = 0;
+  std::map<std::string, int> ops;
+  for (const Node& node : graph.nodes()) {
+    for (const Graph* body : bodies(node)) {
+      for_each_body_node(*body, [&](const Graph&, const Node& inner) {
+        ++nodes;
+        ++ops[inner.domain.empty() ? inner.op_type : inner.domain + "." + inner.op_type];
+        graphs += static_cast<int>(bodies(inner).size());
+      });
+      ++graphs;
+    }
+  }
+  if (graphs == 0) return;
+  std::vector<std::string> parts;
+  for (const auto& [op, count] : ops) parts.push_back(fmt::format("{} {}", op, count));
+  fmt::print("in control-flow bodies: {} graphs, {} nodes: {}\n", graphs, nodes,
+             fmt::join(parts, ", "));
+}
+
 void run_info(const InfoArgs& args) {
   CanonicalizeStats stats;
   Graph graph = load_model(args.model, parse_input_shapes(args.input_shapes),
@@ -112,6 +135,7 @@ void run_info(const InfoArgs& args) {
   }
 
   print_operators(stats.ops_before_optimization, op_histogram(graph));
+  print_bodies(graph);
   if (stats.rewrites.empty()) {
     fmt::print("rewrites: none\n");
   } else {

@@ -167,6 +167,7 @@ class Importer {
       canonical.graph_opt = options_.graph_opt;
       CanonicalizeStats stats = canonicalize(graph_, canonical);
       if (options_.canonicalize_stats != nullptr) *options_.canonicalize_stats = std::move(stats);
+      canonicalize_bodies(graph_, canonical);
     }
     check_supported();
     apply_declared_types();
@@ -546,6 +547,25 @@ class Importer {
   }
 
   void check_static_types() const { check_static_types(graph_); }
+
+  // Each body of `graph`'s control-flow nodes canonicalized like a graph of
+  // its own (typed by now), nested bodies after their holder.
+  static void canonicalize_bodies(Graph& graph, const CanonicalizeOptions& options) {
+    for (std::size_t n = 0; n < graph.num_nodes(); ++n) {
+      Node& node = graph.node(static_cast<NodeId>(n));
+      if (!is_control_flow(node)) continue;
+      std::vector<std::pair<std::string, Subgraph>> done;
+      for (const auto& [name, value] : node.attributes.all()) {
+        const auto* body = std::get_if<Subgraph>(&value);
+        if (body == nullptr || !*body) continue;
+        auto canonical = std::make_shared<Graph>(**body);
+        canonicalize(*canonical, options);
+        canonicalize_bodies(*canonical, options);
+        done.emplace_back(name, std::move(canonical));
+      }
+      for (auto& [name, body] : done) node.attributes.set(name, std::move(body));
+    }
+  }
 
   // A Loop without a trip count whose condition can never turn false would
   // run forever: refused here rather than found when the model runs.

@@ -8,6 +8,7 @@
 
 #include "collage/backends/native/native_backend.h"
 #include "collage/backends/registry.h"
+#include "collage/ir/control_flow.h"
 #include "collage/ir/error.h"
 #include "collage/onnx/importer.h"
 #include "collage/session/resources.h"
@@ -76,10 +77,16 @@ GraphOptLevel graph_opt_level(const std::string& text) {
 
 std::map<std::string, int> unsupported_ops(const Graph& graph, const Backend& backend) {
   std::map<std::string, int> counts;
-  for (const Node& node : graph.nodes()) {
-    if (backend.supports(graph, node)) continue;
+  for_each_body_node(graph, [&](const Graph& holder, const Node& node) {
+    if (backend.supports(holder, node)) return;
+    // A control-flow node refused for what its bodies hold: those ops count.
+    if (is_control_flow(node)) {
+      for (const Graph* body : bodies(node)) {
+        if (!unsupported_ops(*body, backend).empty()) return;
+      }
+    }
     ++counts[node.domain.empty() ? node.op_type : node.domain + "." + node.op_type];
-  }
+  });
   return counts;
 }
 
