@@ -4,6 +4,12 @@ each run under native, every single backend, greedy and a tuned plan, and
 checked against its reference (PyTorch's outputs, or NumPy's for the models
 built with onnx.helper). Two malformed models are refused at import with
 one line naming the node and exit code 2.
+
+Silero's voice-activity detector as users get it (npm @ricky0123/vad-web,
+fetched by scripts/fetch_thirdparty.sh): an If on the sample-rate input
+whose branches (88 nodes each) hold Ifs on shapes and LSTMs, run at both
+rates under native, greedy and a tuned plan against ONNX Runtime. Skipped
+when the model or ONNX Runtime was not fetched.
 """
 import json
 import os
@@ -16,6 +22,10 @@ import pytest
 import collage
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CACHE = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                     "collage")
+SILERO = os.path.join(CACHE, "thirdparty", "silero", "silero_vad_legacy.onnx")
+NODE_MODULES = os.path.join(CACHE, "npm", "node_modules")
 BINARY = os.environ.get("COLLAGE_BINARY", os.path.join(ROOT, "build", "collage"))
 MODELS = ["rnn_loop", "gate_if", "scan_cumsum", "loop_nested"]
 STRATEGIES = ["native", "single:onednn", "single:xnnpack", "single:openblas", "single:halide",
@@ -79,3 +89,66 @@ def test_malformed_control_flow_is_refused_in_one_line(models, name, message):
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and "node '" in lines[0], done.stderr
+
+
+@pytest.fixture(scope="module")
+def silero(tmp_path_factory):
+    if not os.path.exists(SILERO):
+        pytest.skip("Silero VAD not fetched (scripts/fetch_thirdparty.sh)")
+    if not os.path.isdir(os.path.join(NODE_MODULES, "onnxruntime-node")):
+        pytest.skip("onnxruntime-node not installed (scripts/fetch_thirdparty.sh)")
+    directory = tmp_path_factory.mktemp("silero")
+    rng = np.random.default_rng(3)
+    inputs = {"input": (rng.standard_normal((1, 512)) * 0.3).astype(np.float32),
+              "h": (rng.standard_normal((2, 1, 64)) * 0.1).astype(np.float32),
+              "c": (rng.standard_normal((2, 1, 64)) * 0.1).astype(np.float32)}
+    cases = {}
+    for rate in (16000, 8000):
+        case = dict(inputs, sr=np.array(rate, np.int64))
+        args = []
+        for name, value in case.items():
+            path = str(directory / ("%s_%d.npy" % (name, rate)))
+            np.save(path, value)
+            args += ["--input", "%s=%s" % (name, path)]
+        out = str(directory / ("ort_%d" % rate))
+        done = subprocess.run(["node", os.path.join(ROOT, "scripts", "ort_runner.js"), SILERO]
+                              + args + ["--modules", NODE_MODULES, "--repeat", "1",
+                                        "--save-outputs", out],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        expected = {n: np.load(os.path.join(out, n + ".npy")) for n in ("output", "hn", "cn")}
+        cases[rate] = (case, args, expected)
+    return directory, cases
+
+
+SHAPES = ["--input-shape", "input=1,512", "--input-shape", "h=2,1,64", "--input-shape",
+          "c=2,1,64"]
+
+
+@pytest.mark.parametrize("strategy", ["native", "greedy:onednn,xnnpack,openblas,native"])
+def test_silero_vad_matches_onnx_runtime_at_both_rates(silero, strategy):
+    _, cases = silero
+    session = collage.Session(SILERO, strategy=strategy, threads=2,
+                              input_shapes={"input": [1, 512], "h": [2, 1, 64], "c": [2, 1, 64]})
+    for rate, (case, _, expected) in cases.items():
+        outputs = session.run(case)
+        for name, value in expected.items():
+            np.testing.assert_allclose(outputs[name], value, rtol=1e-4, atol=1e-5,
+                                       err_msg="%s at %d Hz" % (name, rate))
+
+
+def test_silero_vad_tuned_plan_matches_onnx_runtime(silero, tmp_path):
+    directory, cases = silero
+    plan = str(tmp_path / "silero.plan.json")
+    done = subprocess.run([BINARY, "tune", SILERO, "--cache", str(tmp_path / "cache.sqlite"),
+                           "-o", plan] + SHAPES + QUICK, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr
+    for rate, (_, args, expected) in cases.items():
+        out = str(tmp_path / ("collage_%d" % rate))
+        done = subprocess.run([BINARY, "run", SILERO, "--plan", plan, "--save-outputs", out]
+                              + args, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        for name, value in expected.items():
+            np.testing.assert_allclose(np.load(os.path.join(out, name + ".npy")), value,
+                                       rtol=1e-4, atol=1e-5, err_msg="%s at %d Hz" % (name, rate))

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -126,6 +127,11 @@ class Graph {
   // `captured` inputs are values of the enclosing graph that the body reads,
   // which the node passes as its last `captured` inputs, in the same order.
   int captured = 0;
+  // For a body typed and prepared for its node's input types
+  // (onnx/type_inference.h): the body as imported, which typing for other
+  // input types starts again from (what preparing folded held only for the
+  // types it was prepared with).
+  std::shared_ptr<const Graph> source;
 
  private:
   ValueId new_value(std::string name, TensorType type);

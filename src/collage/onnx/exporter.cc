@@ -24,6 +24,8 @@ void type_to_proto(const TensorType& tensor_type, onnx::TypeProto& type) {
 
 namespace {
 
+constexpr const char* kOpaqueDomain = "collage.without_bodies";
+
 void value_info(const Graph& graph, ValueId id, onnx::ValueInfoProto& info) {
   info.set_name(graph.value(id).name);
   type_to_proto(graph.type(id), *info.mutable_type());
@@ -121,6 +123,10 @@ void export_graph(const Graph& graph, const ExportOptions& options,
     out->set_name(node.name);
     out->set_op_type(node.op_type);
     if (!node.domain.empty()) out->set_domain(node.domain);
+    // Without its bodies, a control-flow node is an op ONNX's inference
+    // must not read (libonnx 1.12 crashes on an If without branches): one of
+    // a domain it has no schema for, which it leaves untyped.
+    if (!options.bodies && !bodies(node).empty()) out->set_domain(kOpaqueDomain);
     const std::size_t node_formal = formal_inputs(node);
     std::vector<std::string> captured;
     for (std::size_t i = 0; i < node.inputs.size(); ++i) {
@@ -161,6 +167,11 @@ onnx::ModelProto export_onnx(const Graph& graph, const ExportOptions& options) {
     auto* other = model.add_opset_import();
     other->set_domain(domain);
     other->set_version(version);
+  }
+  if (!options.bodies) {
+    auto* opaque = model.add_opset_import();
+    opaque->set_domain(kOpaqueDomain);
+    opaque->set_version(1);
   }
   export_graph(graph, options, {}, *model.mutable_graph());
   return model;

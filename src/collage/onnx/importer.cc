@@ -149,7 +149,16 @@ class Importer {
     convert_to_inference_opset(graph_);
     graph_.sort_topologically();
     graph_.prune();
-    infer_types(graph_);
+    // Canonicalization, and the preparation of control-flow bodies that
+    // typing them includes (type_inference.h), share these options.
+    CanonicalizeOptions canonical;
+    canonical.evaluator = options_.evaluator;
+    canonical.graph_opt = options_.graph_opt;
+    BodyPreparation prepare;
+    if (options_.canonicalize)
+      prepare = [&canonical](Graph& body) { canonicalize(body, canonical); };
+    canonical.infer_types = [&prepare](Graph& graph) { infer_types(graph, prepare); };
+    canonical.infer_types(graph_);
     if (options_.float16_in_float32 && compute_float16_in_float32(graph_) > 0) {
       // Types the model declares for values now computed in float32.
       for (auto& [name, type] : declared_) {
@@ -157,17 +166,12 @@ class Importer {
         if (type.dtype == DType::kFloat16 && id && graph_.type(*id).dtype == DType::kFloat32)
           type.dtype = DType::kFloat32;
       }
-      infer_types(graph_);
+      canonical.infer_types(graph_);
     }
     check_quantization_parameters(graph_);
     if (options_.canonicalize) {
-      CanonicalizeOptions canonical;
-      canonical.evaluator = options_.evaluator;
-      canonical.infer_types = infer_types;
-      canonical.graph_opt = options_.graph_opt;
       CanonicalizeStats stats = canonicalize(graph_, canonical);
       if (options_.canonicalize_stats != nullptr) *options_.canonicalize_stats = std::move(stats);
-      canonicalize_bodies(graph_, canonical);
     }
     check_supported();
     apply_declared_types();
@@ -548,25 +552,6 @@ class Importer {
 
   void check_static_types() const { check_static_types(graph_); }
 
-  // Each body of `graph`'s control-flow nodes canonicalized like a graph of
-  // its own (typed by now), nested bodies after their holder.
-  static void canonicalize_bodies(Graph& graph, const CanonicalizeOptions& options) {
-    for (std::size_t n = 0; n < graph.num_nodes(); ++n) {
-      Node& node = graph.node(static_cast<NodeId>(n));
-      if (!is_control_flow(node)) continue;
-      std::vector<std::pair<std::string, Subgraph>> done;
-      for (const auto& [name, value] : node.attributes.all()) {
-        const auto* body = std::get_if<Subgraph>(&value);
-        if (body == nullptr || !*body) continue;
-        auto canonical = std::make_shared<Graph>(**body);
-        canonicalize(*canonical, options);
-        canonicalize_bodies(*canonical, options);
-        done.emplace_back(name, std::move(canonical));
-      }
-      for (auto& [name, body] : done) node.attributes.set(name, std::move(body));
-    }
-  }
-
   // A Loop without a trip count whose condition can never turn false would
   // run forever: refused here rather than found when the model runs.
   static void check_loops_end(const Graph& graph) {
@@ -574,6 +559,7 @@ class Importer {
       for (const Graph* body : bodies(node)) check_loops_end(*body);
       if (!is_control_flow(node) || node.op_type != "Loop" || node.input(0) != kNoValue) continue;
       if (node.input(1) != kNoValue && !is_true_constant(graph, node.input(1))) continue;
+      if (bodies(node).empty() || bodies(node).front()->outputs().empty()) continue;
       const Graph& body = *bodies(node).front();
       ValueId condition = body.outputs().front();
       // Through Identity nodes to what defines the condition.

@@ -137,9 +137,20 @@ bool all_static(const std::vector<TensorType>& types) {
   return std::all_of(types.begin(), types.end(), [](const TensorType& t) { return is_static(t); });
 }
 
-// `body` typed for inputs of `input_types`: a copy, inferred afresh.
-Subgraph typed_body(const Graph& body, const std::vector<TensorType>& input_types) {
-  auto typed = std::make_shared<Graph>(body);
+// `body` typed for inputs of `input_types`: itself when its inputs already
+// have them and its outputs are settled, else a copy, inferred afresh and
+// prepared.
+Subgraph typed_body(const Subgraph& body, const std::vector<TensorType>& input_types,
+                    const BodyPreparation& prepare) {
+  bool same = input_types.size() == body->inputs().size();
+  for (std::size_t i = 0; same && i < input_types.size(); ++i) {
+    same = body->type(body->inputs()[i]) == input_types[i];
+  }
+  for (ValueId output : body->outputs()) same = same && is_static(body->type(output));
+  if (same) return body;
+  const Subgraph& source = body->source ? body->source : body;
+  auto typed = std::make_shared<Graph>(*source);
+  typed->source = source;
   for (std::size_t v = 0; v < typed->num_values(); ++v) {
     Value& value = typed->value(static_cast<ValueId>(v));
     if (!value.is_constant() && value.producer != kNoNode) value.type = unknown_type();
@@ -147,7 +158,8 @@ Subgraph typed_body(const Graph& body, const std::vector<TensorType>& input_type
   for (std::size_t i = 0; i < input_types.size(); ++i) {
     typed->value(typed->inputs()[i]).type = input_types[i];
   }
-  infer_types(*typed);
+  infer_types(*typed, prepare);
+  if (prepare) prepare(*typed);
   return typed;
 }
 
@@ -168,7 +180,8 @@ TensorType loop_scalar(const Graph& body, std::size_t input, DType dtype) {
 // Settles one control-flow node: its bodies typed from its inputs, its
 // outputs from its bodies. Returns the outputs' types, or nothing while
 // some input type is still open.
-std::optional<std::vector<TensorType>> settle_node(const Graph& graph, Node& node) {
+std::optional<std::vector<TensorType>> settle_node(const Graph& graph, Node& node,
+                                                   const BodyPreparation& prepare) {
   const std::size_t formal = formal_inputs(node);
   std::vector<TensorType> captured;
   for (std::size_t i = formal; i < node.inputs.size(); ++i) {
@@ -180,8 +193,8 @@ std::optional<std::vector<TensorType>> settle_node(const Graph& graph, Node& nod
   if (node.op_type == "If") {
     const Subgraph& then_body = node.attributes.get_graph("then_branch");
     const Subgraph& else_body = node.attributes.get_graph("else_branch");
-    Subgraph then_typed = typed_body(*then_body, captured);
-    Subgraph else_typed = typed_body(*else_body, captured);
+    Subgraph then_typed = typed_body(then_body, captured, prepare);
+    Subgraph else_typed = typed_body(else_body, captured, prepare);
     std::vector<TensorType> then_types = output_types(*then_typed);
     std::vector<TensorType> else_types = output_types(*else_typed);
     if (then_types.size() != else_types.size() || then_types.size() != node.outputs.size()) {
@@ -208,6 +221,11 @@ std::optional<std::vector<TensorType>> settle_node(const Graph& graph, Node& nod
   std::vector<TensorType> inputs;
   if (node.op_type == "Loop") {
     if (formal < 2) throw Error("a Loop takes at least two inputs", {.node = node.name});
+    if (body->inputs().size() != formal + captured.size()) {
+      throw Error(fmt::format("its body takes {} inputs where the Loop gives {}",
+                              body->inputs().size() - captured.size(), formal),
+                  {.node = node.name});
+    }
     inputs.push_back(loop_scalar(*body, 0, DType::kInt64));
     inputs.push_back(loop_scalar(*body, 1, DType::kBool));
     for (std::size_t i = 2; i < formal; ++i) inputs.push_back(type_of(i));
@@ -241,7 +259,7 @@ std::optional<std::vector<TensorType>> settle_node(const Graph& graph, Node& nod
                             node.op_type, formal),
                 {.node = node.name});
   }
-  Subgraph typed = typed_body(*body, inputs);
+  Subgraph typed = typed_body(body, inputs, prepare);
   std::vector<TensorType> results = output_types(*typed);
   node.attributes.set("body", typed);
 
@@ -299,13 +317,13 @@ std::optional<std::vector<TensorType>> settle_node(const Graph& graph, Node& nod
 // The types of control-flow nodes' bodies and outputs, which ONNX's
 // inference, run without the bodies, leaves open. Returns whether an output
 // type changed.
-bool settle_control_flow(Graph& graph) {
+bool settle_control_flow(Graph& graph, const BodyPreparation& prepare) {
   bool changed = false;
   for (std::size_t n = 0; n < graph.num_nodes(); ++n) {
     Node& node = graph.node(static_cast<NodeId>(n));
     if (!is_control_flow(node) || bodies(node).empty()) continue;
     if (node.op_type == "Scan" && graph.opset < 9) continue;
-    std::optional<std::vector<TensorType>> types = settle_node(graph, node);
+    std::optional<std::vector<TensorType>> types = settle_node(graph, node, prepare);
     if (!types) continue;
     for (std::size_t i = 0; i < node.outputs.size() && i < types->size(); ++i) {
       Value& value = graph.value(node.outputs[i]);
@@ -351,10 +369,18 @@ void infer_types_once(Graph& graph) {
   // empty results wrongly (a Slice to zero elements comes out as rank 0 and
   // a Concat downstream then fails), so a failed run is retried without it:
   // folding makes those shapes known in a later round anyway.
+  // libonnx 1.12's data propagation crashes on a Shape of a value it has no
+  // type for, which a control-flow node whose outputs are not settled yet
+  // leaves behind: such graphs are inferred without it.
+  bool untyped_outputs = false;
+  for (const Node& node : graph.nodes()) {
+    if (!is_control_flow(node)) continue;
+    for (ValueId output : node.outputs) untyped_outputs |= !is_static(graph.type(output));
+  }
   onnx::ModelProto fallback = model;
   try {
     onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
-                                        /*data_prop_val=*/true);
+                                        /*data_prop_val=*/!untyped_outputs);
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception&) {
     model = std::move(fallback);
@@ -371,7 +397,7 @@ void infer_types_once(Graph& graph) {
 
 }  // namespace
 
-void infer_types(Graph& graph) {
+void infer_types(Graph& graph, const BodyPreparation& prepare_body) {
   register_elementwise_schemas();
   register_microsoft_quantized_schemas();
   infer_types_once(graph);
@@ -379,7 +405,7 @@ void infer_types(Graph& graph) {
   // one settled here; control flow may be nested in what follows.
   for (int round = 0; round < kMaxSettleRounds; ++round) {
     const bool one_hot = settle_one_hot_depths(graph);
-    const bool control_flow = settle_control_flow(graph);
+    const bool control_flow = settle_control_flow(graph, prepare_body);
     if (!one_hot && !control_flow) break;
     infer_types_once(graph);
   }

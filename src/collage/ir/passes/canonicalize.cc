@@ -11,6 +11,7 @@
 #include "collage/ir/passes/fuse_activations.h"
 #include "collage/ir/passes/fuse_layer_norm.h"
 #include "collage/ir/passes/fuse_matmul_add.h"
+#include "collage/ir/passes/inline_constant_ifs.h"
 #include "collage/ir/passes/lower_einsum.h"
 #include "collage/ir/passes/merge_common_subexpressions.h"
 #include "collage/ir/passes/quantized_units.h"
@@ -25,6 +26,7 @@ constexpr int kMaxOptimizationRounds = 8;
 
 // The name `collage info` lists lowered Einsums under, at every level.
 constexpr const char* kLowerEinsum = "lower Einsum to MatMul";
+constexpr const char* kInlineConstantIf = "inline If with a folded condition";
 constexpr const char* kQuantizedConvolution =
     "DequantizeLinear + Conv + QuantizeLinear -> QLinearConv";
 constexpr const char* kQuantizedMatMul =
@@ -128,6 +130,7 @@ CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options)
                        {kQuantizedMove, move_quantized_values(graph)}};
   }
   int einsums_lowered = 0;
+  int ifs_inlined = 0;
   // Types read from what were Constant nodes (OneHot's depth) are inferred
   // again once those are constants, even when nothing folds.
   bool constants_new = stats.constant_nodes_replaced > 0;
@@ -139,7 +142,12 @@ CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options)
     // becomes let inference type what reads its output.
     const int lowered = lower_einsums(graph);
     einsums_lowered += lowered;
-    if ((folded + lowered == 0 && !constants_new) || !options.infer_types) break;
+    // An If whose condition folded is its branch; what follows is typed
+    // from the branch's values.
+    const int inlined = inline_constant_ifs(graph);
+    ifs_inlined += inlined;
+    if (inlined > 0) stats.identities_removed += remove_identity_ops(graph);
+    if ((folded + lowered + inlined == 0 && !constants_new) || !options.infer_types) break;
     constants_new = false;
     // Each productive sweep erases at least one node, so this terminates.
     graph.prune();
@@ -150,6 +158,7 @@ CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options)
   stats.dead_nodes_removed = static_cast<int>(before_prune - graph.num_nodes());
   stats.ops_before_optimization = op_histogram(graph);
   if (einsums_lowered > 0) stats.rewrites.emplace_back(kLowerEinsum, einsums_lowered);
+  if (ifs_inlined > 0) stats.rewrites.emplace_back(kInlineConstantIf, ifs_inlined);
   for (const auto& [rewrite, count] : quantized_units) {
     if (count > 0) stats.rewrites.emplace_back(rewrite, count);
   }
