@@ -15,6 +15,10 @@ their inputs and reference outputs (random weights, seeded):
 - loop_nested (opset 13): a Loop of 4 iterations whose body holds an If on
   the iteration's parity; both branches read the main graph's input and the
   loop's state. Reference: NumPy.
+- if_per_size (opset 13): an If on a flag input whose else branch only fits
+  inputs of another size (it squeezes an axis of 4 here), as models with a
+  branch per input size have it: the then branch runs (flag true); taking
+  the else branch is refused in one line. Reference: NumPy, flag true.
 
 Malformed models, which import must refuse in one line:
 - if_types: an If whose branches give float32 and int64.
@@ -190,6 +194,28 @@ def loop_nested(directory, rng):
     save(directory, "loop_nested", model, x, y)
 
 
+def if_per_size(directory, rng):
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    then_branch = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["fits"])], "this_size", [],
+        [helper.make_tensor_value_info("fits", TensorProto.FLOAT, [4, 3])])
+    else_branch = helper.make_graph(
+        [helper.make_node("Squeeze", ["x", "axis0"], ["other"])], "other_size", [],
+        [helper.make_tensor_value_info("other", TensorProto.FLOAT, [3])])
+    graph = helper.make_graph(
+        [helper.make_node("If", ["flag"], ["chosen"], then_branch=then_branch,
+                          else_branch=else_branch),
+         helper.make_node("Mul", ["chosen", "two"], ["y"])],
+        "if_per_size",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3]),
+         helper.make_tensor_value_info("flag", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3])],
+        [numpy_helper.from_array(np.array([0], np.int64), "axis0"),
+         numpy_helper.from_array(np.array(2, np.float32), "two")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    save(directory, "if_per_size", model, x, np.maximum(x, 0) * 2)
+
+
 def if_types(directory):
     then_branch = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["a"])], "then", [],
@@ -242,6 +268,7 @@ def main():
         torch_models(directory)
     scan_cumsum(directory, rng)
     loop_nested(directory, rng)
+    if_per_size(directory, rng)
     if_types(directory)
     loop_forever(directory)
 

@@ -79,6 +79,22 @@ def test_a_tuned_plan_matches_the_reference(models, name, tmp_path):
                                atol=1e-5)
 
 
+def test_a_branch_that_fits_other_sizes_is_refused_only_when_taken(models, tmp_path):
+    path, x, expected = model_files(models, "if_per_size")
+    session = collage.Session(path, threads=2)
+    np.testing.assert_allclose(session.run({"x": x, "flag": np.array(True)})["y"], expected)
+    with pytest.raises(Exception, match="else branch was taken"):
+        session.run({"x": x, "flag": np.array(False)})
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "flag.npy", np.array(False))
+    done = subprocess.run([BINARY, "run", path, "--input", "x=" + str(tmp_path / "x.npy"),
+                           "--input", "flag=" + str(tmp_path / "flag.npy")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "node 'If_0'" in lines[0] and "else branch" in lines[0], done.stderr
+
+
 @pytest.mark.parametrize("name,message", [
     ("if_types", "both branches of an If must give the same element type"),
     ("loop_forever", "the loop never ends"),

@@ -613,7 +613,15 @@ class Importer {
                   {.node = producer.name, .field = "value " + quote_untrusted(value.name)});
     }
     for (const Node& node : graph.nodes()) {
-      for (const Graph* body : bodies(node)) check_static_types(*body);
+      for (const Graph* body : bodies(node)) {
+        // An If's branch that could not be typed for these shapes, beside
+        // one that could (which typed the If): refused only if taken.
+        const bool untyped_branch =
+            node.op_type == "If" &&
+            std::any_of(body->outputs().begin(), body->outputs().end(),
+                        [&](ValueId id) { return !is_static(body->type(id)); });
+        if (!untyped_branch) check_static_types(*body);
+      }
     }
   }
 

@@ -202,6 +202,15 @@ std::optional<std::vector<TensorType>> settle_node(const Graph& graph, Node& nod
                               then_types.size(), else_types.size(), node.outputs.size()),
                   {.node = node.name});
     }
+    node.attributes.set("then_branch", then_typed);
+    node.attributes.set("else_branch", else_typed);
+    // A branch that cannot be typed for these input shapes (a model with a
+    // branch per input size, the other size's branch failing on this one):
+    // the If takes the other branch's types, and taking this branch is an
+    // error when it runs (ops_control_flow.cc).
+    if (all_static(then_types) != all_static(else_types)) {
+      return all_static(then_types) ? then_types : else_types;
+    }
     for (std::size_t i = 0; i < then_types.size(); ++i) {
       if (then_types[i].dtype != else_types[i].dtype) {
         throw Error(
@@ -212,8 +221,6 @@ std::optional<std::vector<TensorType>> settle_node(const Graph& graph, Node& nod
       }
       then_types[i] = merged(then_types[i], else_types[i]);
     }
-    node.attributes.set("then_branch", then_typed);
-    node.attributes.set("else_branch", else_typed);
     return then_types;
   }
 

@@ -204,8 +204,12 @@ class NativeKernel final : public Kernel {
         assert(step.op != nullptr && "NativeKernel: unsupported node survived the check");
         step.node = static_cast<NodeId>(id);
         if (is_control_flow(node)) {
+          // An If's branch that could not be typed for these shapes has no
+          // kernel; run_control_flow refuses to take it.
           for (const Graph* body : collage::bodies(node)) {
-            step.bodies.push_back(std::make_unique<NativeKernel>(*body, threads_, fuse));
+            step.bodies.push_back(native::graph_types_static(*body)
+                                      ? std::make_unique<NativeKernel>(*body, threads_, fuse)
+                                      : nullptr);
           }
         }
         step.inputs = node.inputs;

@@ -43,6 +43,10 @@ std::span<const OpEntry> control_flow_ops();
 // Whether every node of `graph` has an entry whose check accepts it.
 bool graph_supported(const Graph& graph);
 
+// Whether every value of `graph` has a static type (an If's branch that
+// could not be typed for the model's shapes has not; it cannot run).
+bool graph_types_static(const Graph& graph);
+
 // Runs body `index` of a control-flow node (in bodies(node)'s order: If's
 // then, else; Loop's or Scan's body) on `inputs`, of the body's input
 // types, into `outputs`, preallocated with its output types.

@@ -145,23 +145,35 @@ bool check_if(const Graph& graph, const Node& node) {
       !is_flag(graph, node.input(0))) {
     return false;
   }
+  int runnable = 0;
   for (const Graph* body : {then_branch, else_branch}) {
     if (body->outputs().size() != node.outputs.size() ||
-        body->inputs().size() != static_cast<std::size_t>(body->captured) ||
-        !body_supported(*body)) {
+        body->inputs().size() != static_cast<std::size_t>(body->captured)) {
       return false;
     }
+    // A branch that could not be typed for these shapes fails if taken.
+    if (!types_static(*body)) continue;
+    if (!graph_supported(*body)) return false;
+    ++runnable;
     for (std::size_t i = 0; i < node.outputs.size(); ++i) {
       if (!(body->type(body->outputs()[i]) == graph.type(node.outputs[i]))) return false;
     }
     if (!captured_types_match(graph, node, *body)) return false;
   }
-  return true;
+  return runnable > 0;
 }
 
 void if_semantics(const Node& node, std::span<const Tensor> inputs, std::span<Tensor> outputs,
                   const BodyRun& run_body) {
   const bool taken = inputs[0].int_at(0) != 0;
+  const Graph& body = *bodies(node)[taken ? 0 : 1];
+  if (!types_static(body)) {
+    throw Error(fmt::format("its {} branch was taken, which cannot run for the input shapes the "
+                            "model was prepared for (its shapes are unknown there); give the "
+                            "shapes that branch expects with --input-shape",
+                            taken ? "then" : "else"),
+                {.node = node.name});
+  }
   // The branches' outputs have the If's types: they are written in place.
   run_body(taken ? 0 : 1, inputs.subspan(1), outputs);
 }
@@ -454,6 +466,8 @@ void run_control_flow(const Graph& graph, const Node& node, std::span<const Tens
     scan_semantics(graph, node, inputs, outputs, run_body);
   }
 }
+
+bool graph_types_static(const Graph& graph) { return types_static(graph); }
 
 bool graph_supported(const Graph& graph) {
   for (const Node& node : graph.nodes()) {
