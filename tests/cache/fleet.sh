@@ -24,14 +24,6 @@ stop_workers() {
 }
 cleanup() { stop_workers; pg_cluster_cleanup; }
 trap cleanup EXIT
-# A failure says where, with the end of every log it has.
-on_error() {
-  echo "failed at line $1; the logs end:" >&2
-  for log in "$work"/*.log "$work"/*.out; do
-    [ -f "$log" ] && { echo "--- $log" >&2; tail -5 "$log" >&2; }
-  done
-}
-trap 'on_error $LINENO' ERR
 worker() {  # NAME [FLAGS...]: started in the background
   local name=$1
   shift

@@ -17,6 +17,14 @@ mkdir "$work"
 [ "$(id -u)" -eq 0 ] && chmod 777 "$work"
 export XDG_CACHE_HOME=$work/xdg
 step() { echo "== $*"; }
+# A failure says where, with the end of every log it has.
+on_error() {
+  echo "failed at line $1; the logs end:" >&2
+  for log in "$work"/*.log "$work"/*.out; do
+    [ -f "$log" ] && { echo "--- $log" >&2; tail -5 "$log" >&2; }
+  done
+}
+trap 'on_error $LINENO' ERR
 refused() {  # MENTIONS LOG STATUS
   if [ "$3" -ne 2 ] || [ "$(wc -l < "$2")" -ne 1 ] || ! grep -q -- "$1" "$2"; then
     echo "expected one line mentioning '$1' and exit 2, got $3:" >&2
