@@ -1,8 +1,11 @@
-// If, Loop and Scan (ir/control_flow.h): each runs its bodies node by node
-// with the native kernels, as the reference executor runs a graph. Every
-// value has a static type, settled at import (onnx/type_inference.h): a
-// Loop's scan outputs are as long as its trip count, and a loop that stops
-// early is reported, not shortened.
+// If, Loop and Scan (ir/control_flow.h). run_control_flow holds their
+// semantics, with the bodies run by a callback: a compiled native kernel
+// runs bodies it compiled once, the op entries (constant folding) run them
+// node by node, as the reference executor runs a graph. Every value has a
+// static type, settled at import (onnx/type_inference.h): a Loop's scan
+// outputs are as long as its trip count, and a loop that stops early is
+// reported, not shortened; an If's branch that could not be typed for the
+// model's shapes is reported if taken.
 #include <fmt/format.h>
 
 #include <cstring>
@@ -16,8 +19,8 @@
 namespace collage::native {
 namespace {
 
-// A loop without a trip count, or with one at least this large, that has
-// not stopped after this many iterations is taken never to stop.
+// A loop that has not stopped after this many iterations is taken never to
+// stop (import refuses the ones that plainly cannot).
 constexpr std::int64_t kMaxLoopIterations = std::int64_t{1} << 24;
 
 bool types_static(const Graph& graph) {
