@@ -15,6 +15,8 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "collage/ir/graph.h"
@@ -27,11 +29,20 @@ bool is_control_flow(const Node& node);
 // The node's bodies (If: then, else), in attribute order; empty for other nodes.
 std::vector<const Graph*> bodies(const Node& node);
 
-// How many of the node's last inputs are captured values (0 for other nodes).
-int captured_inputs(const Node& node);
-
-// The node's inputs before the captured ones.
+// The node's inputs before the captured ones (all of them for other nodes).
 std::size_t formal_inputs(const Node& node);
+
+// Whether every value of `graph` has a static type. An If's branch that
+// could not be typed for the model's shapes has not: it cannot run for
+// them, and is refused only if taken.
+bool is_typed(const Graph& graph);
+
+// The op types ("Conv", "com.microsoft.QLinearAdd") of the nodes of `graph`
+// that `supported` refuses, with their counts. A refused control-flow node
+// counts as the refused ops its typed bodies hold, when they hold any, else
+// as itself.
+std::map<std::string, int> unsupported_op_counts(
+    const Graph& graph, const std::function<bool(const Graph&, const Node&)>& supported);
 
 // Calls `visit` with every node of `graph` and of its bodies, nested, each
 // with the graph that holds it; a node comes before its bodies' nodes.

@@ -10,7 +10,6 @@
 #include "collage/backends/registry.h"
 #include "collage/ir/control_flow.h"
 #include "collage/ir/error.h"
-#include "collage/ir/passes/partial_type.h"
 #include "collage/onnx/importer.h"
 #include "collage/session/resources.h"
 
@@ -77,23 +76,9 @@ GraphOptLevel graph_opt_level(const std::string& text) {
 }
 
 std::map<std::string, int> unsupported_ops(const Graph& graph, const Backend& backend) {
-  std::map<std::string, int> counts;
-  for (const Node& node : graph.nodes()) {
-    std::map<std::string, int> inside;
-    for (const Graph* body : bodies(node)) {
-      // An If's branch that could not be typed for the model's shapes is not
-      // run for them (ops_control_flow.cc); its ops are not asked about.
-      const bool typed = std::all_of(body->values().begin(), body->values().end(),
-                                     [](const Value& value) { return is_static(value.type); });
-      if (!typed) continue;
-      for (const auto& [op, count] : unsupported_ops(*body, backend)) inside[op] += count;
-    }
-    for (const auto& [op, count] : inside) counts[op] += count;
-    // A control-flow node refused for what its bodies hold: those ops count.
-    if (backend.supports(graph, node) || !inside.empty()) continue;
-    ++counts[node.domain.empty() ? node.op_type : node.domain + "." + node.op_type];
-  }
-  return counts;
+  return unsupported_op_counts(graph, [&backend](const Graph& holder, const Node& node) {
+    return backend.supports(holder, node);
+  });
 }
 
 std::string describe_op_counts(const std::map<std::string, int>& counts) {

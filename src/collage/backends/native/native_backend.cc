@@ -20,34 +20,10 @@
 namespace collage {
 namespace {
 
-bool node_supported(const Graph& graph, const Node& node) {
-  const native::OpEntry* entry = native::find_op(node);
-  if (entry == nullptr) return false;
-  // A malformed attribute (wrong kind) makes a check throw: that node is
-  // simply not one the kernels handle.
-  try {
-    return entry->check(graph, node);
-  } catch (const Error&) {
-    return false;
-  }
-}
-
 // "Foo (3), Bar (1)" for the op types of `graph` the kernels cannot run, or
 // "" when they can run all of them.
 std::string unsupported_summary(const Graph& graph) {
-  std::map<std::string, int> counts;
-  for_each_body_node(graph, [&](const Graph& holder, const Node& node) {
-    if (node_supported(holder, node)) return;
-    // A control-flow node whose body holds what is missing: its body's
-    // nodes are counted instead.
-    if (is_control_flow(node)) {
-      for (const Graph* body : bodies(node)) {
-        if (!native::graph_supported(*body)) return;
-      }
-    }
-    const std::string name = node.domain.empty() ? node.op_type : node.domain + "." + node.op_type;
-    ++counts[name];
-  });
+  const std::map<std::string, int> counts = unsupported_op_counts(graph, native::node_supported);
   // Most frequent first: the ops worth implementing next lead the list.
   std::vector<std::pair<std::string, int>> ordered(counts.begin(), counts.end());
   std::stable_sort(ordered.begin(), ordered.end(),
@@ -207,9 +183,8 @@ class NativeKernel final : public Kernel {
           // An If's branch that could not be typed for these shapes has no
           // kernel; run_control_flow refuses to take it.
           for (const Graph* body : collage::bodies(node)) {
-            step.bodies.push_back(native::graph_types_static(*body)
-                                      ? std::make_unique<NativeKernel>(*body, threads_, fuse)
-                                      : nullptr);
+            step.bodies.push_back(
+                is_typed(*body) ? std::make_unique<NativeKernel>(*body, threads_, fuse) : nullptr);
           }
         }
         step.inputs = node.inputs;
@@ -328,7 +303,7 @@ class NativeBackend final : public Backend {
   BackendStyle style() const override { return BackendStyle::kCompiler; }
 
   bool supports(const Graph& graph, const Node& node) const override {
-    return node_supported(graph, node);
+    return native::node_supported(graph, node);
   }
 
   std::string report_color() const override { return "#d9d9d9"; }
@@ -360,7 +335,7 @@ class NativeBackend final : public Backend {
 class NativeEvaluator final : public OpEvaluator {
  public:
   bool can_evaluate(const Graph& graph, const Node& node) const override {
-    return node_supported(graph, node);
+    return native::node_supported(graph, node);
   }
 
   std::vector<Tensor> evaluate(const Graph& graph, const Node& node,

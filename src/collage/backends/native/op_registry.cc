@@ -1,8 +1,11 @@
 #include "collage/backends/native/op_registry.h"
 
+#include <algorithm>
 #include <cassert>
 #include <string>
 #include <unordered_map>
+
+#include "collage/ir/error.h"
 
 namespace collage::native {
 
@@ -20,6 +23,23 @@ const OpEntry* find_op(std::string_view op_type) {
   }();
   auto it = by_type.find(op_type);
   return it == by_type.end() ? nullptr : it->second;
+}
+
+bool node_supported(const Graph& graph, const Node& node) {
+  const OpEntry* entry = find_op(node);
+  if (entry == nullptr) return false;
+  // A malformed attribute (wrong kind) makes a check throw: that node is
+  // simply not one the kernels handle.
+  try {
+    return entry->check(graph, node);
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+bool graph_supported(const Graph& graph) {
+  return std::all_of(graph.nodes().begin(), graph.nodes().end(),
+                     [&](const Node& node) { return node_supported(graph, node); });
 }
 
 const OpEntry* find_op(const Node& node) {

@@ -40,12 +40,12 @@ std::span<const OpEntry> tensor_ops();
 // If, Loop and Scan, which run their bodies with the entries above.
 std::span<const OpEntry> control_flow_ops();
 
-// Whether every node of `graph` has an entry whose check accepts it.
-bool graph_supported(const Graph& graph);
+// Whether the node has an entry whose check accepts it (a check that throws
+// on a malformed attribute counts as a refusal).
+bool node_supported(const Graph& graph, const Node& node);
 
-// Whether every value of `graph` has a static type (an If's branch that
-// could not be typed for the model's shapes has not; it cannot run).
-bool graph_types_static(const Graph& graph);
+// Whether every node of `graph` is node_supported.
+bool graph_supported(const Graph& graph);
 
 // Runs body `index` of a control-flow node (in bodies(node)'s order: If's
 // then, else; Loop's or Scan's body) on `inputs`, of the body's input

@@ -23,14 +23,7 @@ namespace {
 // stop (import refuses the ones that plainly cannot).
 constexpr std::int64_t kMaxLoopIterations = std::int64_t{1} << 24;
 
-bool types_static(const Graph& graph) {
-  for (const Value& value : graph.values()) {
-    if (!is_static(value.type)) return false;
-  }
-  return true;
-}
-
-bool body_supported(const Graph& body) { return types_static(body) && graph_supported(body); }
+bool body_supported(const Graph& body) { return is_typed(body) && graph_supported(body); }
 
 // Runs `body` on `inputs` (one per body input, of its types).
 std::vector<Tensor> run_body(const Graph& body, const std::vector<Tensor>& inputs, int threads) {
@@ -112,6 +105,12 @@ std::int64_t normalized_axis(std::int64_t axis, std::int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+// `type` without its axis `axis` (a slice of it along that axis).
+TensorType without_axis(TensorType type, std::int64_t axis) {
+  type.shape.erase(type.shape.begin() + axis);
+  return type;
+}
+
 // Whether the body's captured inputs have the types of the node's.
 bool captured_types_match(const Graph& graph, const Node& node, const Graph& body) {
   const std::size_t formal = formal_inputs(node);
@@ -155,7 +154,7 @@ bool check_if(const Graph& graph, const Node& node) {
       return false;
     }
     // A branch that could not be typed for these shapes fails if taken.
-    if (!types_static(*body)) continue;
+    if (!is_typed(*body)) continue;
     if (!graph_supported(*body)) return false;
     ++runnable;
     for (std::size_t i = 0; i < node.outputs.size(); ++i) {
@@ -170,7 +169,7 @@ void if_semantics(const Node& node, std::span<const Tensor> inputs, std::span<Te
                   const BodyRun& run_body) {
   const bool taken = inputs[0].int_at(0) != 0;
   const Graph& body = *bodies(node)[taken ? 0 : 1];
-  if (!types_static(body)) {
+  if (!is_typed(body)) {
     throw Error(fmt::format("its {} branch was taken, which cannot run for the input shapes the "
                             "model was prepared for (its shapes are unknown there); give the "
                             "shapes that branch expects with --input-shape",
@@ -207,10 +206,9 @@ bool check_loop(const Graph& graph, const Node& node) {
   }
   for (std::size_t k = 1 + carried; k < body->outputs().size(); ++k) {
     const TensorType& whole = graph.type(node.outputs[k - 1]);
-    TensorType slice = whole;
-    if (slice.shape.empty()) return false;
-    slice.shape.erase(slice.shape.begin());
-    if (!(slice == body->type(body->outputs()[k]))) return false;
+    if (whole.shape.empty() || !(without_axis(whole, 0) == body->type(body->outputs()[k]))) {
+      return false;
+    }
   }
   for (std::size_t i = 0; i < carried; ++i) {
     const TensorType& state = body->type(body->outputs()[1 + i]);
@@ -295,11 +293,6 @@ void loop_semantics(const Node& node, std::span<const Tensor> inputs, std::span<
 }
 
 // --- Scan (opset 9 and later) ---
-
-TensorType without_axis(TensorType type, std::int64_t axis) {
-  type.shape.erase(type.shape.begin() + axis);
-  return type;
-}
 
 struct ScanLayout {
   std::size_t states = 0;
@@ -468,21 +461,6 @@ void run_control_flow(const Graph& graph, const Node& node, std::span<const Tens
   } else {
     scan_semantics(graph, node, inputs, outputs, run_body);
   }
-}
-
-bool graph_types_static(const Graph& graph) { return types_static(graph); }
-
-bool graph_supported(const Graph& graph) {
-  for (const Node& node : graph.nodes()) {
-    const OpEntry* entry = find_op(node);
-    if (entry == nullptr) return false;
-    try {
-      if (!entry->check(graph, node)) return false;
-    } catch (const Error&) {
-      return false;
-    }
-  }
-  return true;
 }
 
 }  // namespace collage::native
