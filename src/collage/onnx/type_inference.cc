@@ -137,16 +137,16 @@ bool all_static(const std::vector<TensorType>& types) {
   return std::all_of(types.begin(), types.end(), [](const TensorType& t) { return is_static(t); });
 }
 
-// `body` typed for inputs of `input_types`: itself when its inputs already
-// have them and its outputs are settled, else a copy, inferred afresh and
+// `body` typed for inputs of `input_types`: itself when it was typed for
+// them already (typing is the same each time, even where it leaves a branch
+// untyped), else a copy of the body as imported, inferred afresh and
 // prepared.
 Subgraph typed_body(const Subgraph& body, const std::vector<TensorType>& input_types,
                     const BodyPreparation& prepare) {
-  bool same = input_types.size() == body->inputs().size();
+  bool same = body->source != nullptr && input_types.size() == body->inputs().size();
   for (std::size_t i = 0; same && i < input_types.size(); ++i) {
     same = body->type(body->inputs()[i]) == input_types[i];
   }
-  for (ValueId output : body->outputs()) same = same && is_static(body->type(output));
   if (same) return body;
   const Subgraph& source = body->source ? body->source : body;
   auto typed = std::make_shared<Graph>(*source);
