@@ -5,15 +5,10 @@
 #include <vector>
 
 #include "collage/ir/control_flow.h"
+#include "collage/ir/passes/rewrite_util.h"
 
 namespace collage {
 namespace {
-
-// A name not yet used in `graph`, from `wanted`.
-std::string unused_name(const Graph& graph, std::string wanted) {
-  while (graph.find_value(wanted)) wanted += "_";
-  return wanted;
-}
 
 // The first If with a constant condition, and the name of the branch it takes.
 std::optional<std::pair<NodeId, std::string>> constant_if(const Graph& graph) {
@@ -52,8 +47,8 @@ void inline_branch(Graph& graph, NodeId if_id, const Graph& branch) {
   for (std::size_t v = 0; v < branch.num_values(); ++v) {
     const Value& value = branch.value(static_cast<ValueId>(v));
     if (value.is_constant() && mapped[v] == kNoValue) {
-      mapped[v] =
-          graph.add_constant(unused_name(graph, node.name + "/" + value.name), *value.constant);
+      mapped[v] = graph.add_constant(unused_value_name(graph, node.name + "/" + value.name),
+                                     *value.constant);
     }
   }
   graph.erase_nodes({if_id});
@@ -66,7 +61,7 @@ void inline_branch(Graph& graph, NodeId if_id, const Graph& branch) {
     for (ValueId id : inner.outputs) {
       auto& slot = mapped[static_cast<std::size_t>(id)];
       if (slot == kNoValue) {
-        slot = graph.add_value(unused_name(graph, node.name + "/" + branch.value(id).name),
+        slot = graph.add_value(unused_value_name(graph, node.name + "/" + branch.value(id).name),
                                branch.type(id));
       }
       outputs.push_back(slot);
