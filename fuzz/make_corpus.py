@@ -131,6 +131,10 @@ plan = {
         {"backend": "native", "nodes": ["pool"], "estimated_ms": 0.5}],
 }
 out("plan_json", "plan.json", json.dumps(plan, indent=1).encode())
+wider = json.loads(json.dumps(plan))
+wider["model"]["input_shapes"] = {"x": [1, 3, 16, 16]}
+out("plan_json", "plan_set.json", json.dumps(
+    {"format": "collage-plan-set", "version": 1, "plans": [plan, wider]}, indent=1).encode())
 out("plan_json", "minimal.json", json.dumps(
     {"format": "collage-plan", "version": 1, "strategy": "native", "model": {},
      "partitions": [{"backend": "native", "nodes": ["a"]}]}).encode())

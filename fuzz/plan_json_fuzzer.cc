@@ -1,5 +1,5 @@
-// libFuzzer target: the plan reader (JSON parsing, then plan_from_json) on
-// arbitrary bytes. Bad input must end in a JSON exception (which load_plan
+// libFuzzer target: the plan reader (JSON parsing, then plans_from_json, a
+// plan or a plan set) on arbitrary bytes. Bad input must end in a JSON exception (which load_plan
 // turns into an Error) or collage::Error.
 #include <cstddef>
 #include <cstdint>
@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   try {
-    collage::plan_from_json(document, "fuzz.json");
+    collage::plans_from_json(document, "fuzz.json");
   } catch (const collage::Error&) {
   }
   return 0;

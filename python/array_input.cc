@@ -88,22 +88,18 @@ ElementType check_input_array(const ArrayDescription& array, const ValueInfo& ex
   }
   // The model's shape was checked at import to fit in memory, so an array
   // of that shape is as small, whatever its strides make it look like; one
-  // of another shape is refused before it is copied. An element type that
-  // differs is the session's to report, with the model's type beside it.
-  if (array.shape != expected.dims) {
-    // A size that differs where the model leaves the dimension open: the
-    // session set it to 1, and says how to make one for this size.
-    for (std::size_t axis = 0; axis < expected.open_dims.size(); ++axis) {
-      if (expected.open_dims[axis].empty() || array.shape.size() != expected.dims.size() ||
-          array.shape[axis] == expected.dims[axis])
-        continue;
-      throw input_error(expected, "has shape " + shape_text(array.shape) +
-                                      ", but the session was made for " +
-                                      shape_text(expected.dims) + ": dimension " +
-                                      std::to_string(axis) + " ('" + expected.open_dims[axis] +
-                                      "') is dynamic in the model and was set to 1; give its "
-                                      "size in input_shapes when making the session");
-    }
+  // of another shape is refused before it is copied, unless it differs only
+  // where the model leaves a dimension open (the session compiles for that
+  // shape, and checks its size against the memory budget then). An element
+  // type that differs is the session's to report, with the model's type
+  // beside it.
+  if (array.shape == expected.dims) return type;
+  bool open_only = array.shape.size() == expected.dims.size();
+  for (std::size_t axis = 0; open_only && axis < array.shape.size(); ++axis) {
+    const bool open = axis < expected.open_dims.size() && !expected.open_dims[axis].empty();
+    open_only = array.shape[axis] == expected.dims[axis] || (open && array.shape[axis] >= 0);
+  }
+  if (!open_only) {
     throw input_error(expected, "has shape " + shape_text(array.shape) + ", but the model needs " +
                                     shape_text(expected.dims));
   }

@@ -203,9 +203,17 @@ py::dict run_session(collage::Session& session, const py::dict& feeds) {
                                               dims, const_cast<void*>(array.data())));
   }
   std::map<std::string, collage::Array> outputs;
+  const std::size_t warned = session.warnings().size();
   {
     py::gil_scoped_release release;
     outputs = session.run(inputs);
+  }
+  // A run that compiled for shapes no plan was made for says so, as Python
+  // code expects to hear of it: a RuntimeWarning.
+  const std::vector<std::string> warnings = session.warnings();
+  for (std::size_t i = warned; i < warnings.size(); ++i) {
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, warnings[i].c_str(), 1) != 0)
+      throw py::error_already_set();
   }
   py::dict result;
   for (const collage::ValueInfo& info : session.outputs()) {
@@ -232,7 +240,9 @@ PYBIND11_MODULE(_collage, m) {
            "file), or under `strategy` when no plan is given. threads=0: the plan's own count, "
            "or every core.")
       .def("run", &run_session, py::arg("inputs"),
-           "Runs the model on {name: ndarray} (exact dtype and shape); returns {name: ndarray}.")
+           "Runs the model on {name: ndarray} (exact dtype and shape; any size where the model "
+           "leaves a dimension open); returns {name: ndarray}. Shapes no plan was made for are "
+           "compiled for on first use, with a RuntimeWarning.")
       .def_property_readonly("inputs",
                              [](const collage::Session& s) { return value_infos(s.inputs()); })
       .def_property_readonly("outputs",

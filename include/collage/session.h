@@ -9,6 +9,15 @@
 //   auto outputs = session.run({{"input", collage::Array::view(pixels.data(), {1, 3, 224, 224})}});
 //   const float* scores = outputs.at("output").data_as<float>();
 //
+// Shapes: a plan is compiled for fixed input shapes. A plan file that `tune`
+// wrote for several shapes of an input (a plan set) is compiled for each of
+// them, and run() picks the one made for the shapes it is given. Shapes no
+// plan was made for, in dimensions the model leaves dynamic, still run: the
+// closest plan is compiled again for them (or, when it does not fit, the
+// native kernels run them) on the first run that brings them, and
+// warnings() gains one line saying so and what the compile cost. The last
+// few such compiles are kept.
+//
 // Threads: run() may be called from any number of threads at once. Calls on
 // one session are serialized (one runs while the others wait), because a
 // compiled plan owns the buffers between its partitions, and each run
@@ -27,7 +36,8 @@
 namespace collage {
 
 struct SessionOptions {
-  // A plan saved by `collage tune -o` or TuneResult::save().
+  // A plan saved by `collage tune -o` or TuneResult::save(), or a plan set
+  // (one plan per input shape).
   std::string plan_file;
   // A plan as JSON text (TuneResult::plan_json); give this or plan_file.
   std::string plan_json;
@@ -36,7 +46,8 @@ struct SessionOptions {
   std::string strategy = "native";
   // Threads for every backend; 0: the plan's own count, or every core.
   int threads = 0;
-  // Shapes for inputs with dynamic dimensions; a plan brings its own.
+  // Shapes for inputs with dynamic dimensions, which inputs() then shows; a
+  // plan brings its own (of a plan set: these choose the plan).
   std::map<std::string, std::vector<std::int64_t>> input_shapes;
   // Graph optimizations ("none", "basic", "all"); empty: the plan's level, or "all".
   std::string graph_opt;
@@ -50,9 +61,11 @@ struct ValueInfo {
   std::string name;
   ElementType type = ElementType::kFloat32;
   std::vector<std::int64_t> dims;
-  // Per dimension of an input, the model's name for one it leaves open and
-  // the session set to 1 ("?" when unnamed; SessionOptions::input_shapes
-  // gives another size), empty for one that is fixed. Empty for outputs.
+  // Per dimension of an input, the model's name for one it leaves open ("?"
+  // when unnamed), which run() takes at any size; empty for a dimension
+  // that is fixed. `dims` has the size the session was made for (1 where
+  // neither a plan nor SessionOptions::input_shapes gave one). Empty for
+  // outputs.
   std::vector<std::string> open_dims;
 };
 
@@ -74,7 +87,8 @@ class Session {
   const std::vector<ValueInfo>& outputs() const;
 
   // Runs the model once. `inputs` holds every model input by name with its
-  // exact type and dimensions; views are read in place. Returns every output
+  // exact type and dimensions (any size in a dimension the model leaves
+  // open: see Shapes above); views are read in place. Returns every output
   // in a buffer of its own. Throws Error naming a missing, unknown or
   // mistyped input.
   std::map<std::string, Array> run(const std::map<std::string, Array>& inputs);
@@ -84,16 +98,18 @@ class Session {
   // named are added to `outputs` in new buffers.
   void run(const std::map<std::string, Array>& inputs, std::map<std::string, Array>& outputs);
 
-  // The plan this session runs, as JSON (the format of `collage tune -o`).
+  // The plan this session runs, as JSON (the format of `collage tune -o`;
+  // a plan set when it was given one).
   std::string plan_json() const;
-  // The plan's strategy ("collage", "native", "single:onednn", ...).
+  // The strategy ("collage", "native", "single:onednn", ...), thread count
+  // and partitions per backend of the plan for the shapes inputs() shows.
   std::string strategy() const;
   int threads() const;
-  // Partitions per backend.
   std::map<std::string, int> partitions() const;
   // One line each on what the session chose for the caller: input
   // dimensions the model leaves open, set to 1 (SessionOptions::input_shapes
-  // gives other sizes); a plan measured on another machine.
+  // gives other sizes); a plan measured on another machine; shapes that no
+  // plan was made for, and what ran them.
   std::vector<std::string> warnings() const;
 
  private:

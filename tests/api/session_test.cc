@@ -105,9 +105,10 @@ TEST_F(SessionTest, AMistypedInputIsAnErrorNamingTheInput) {
   }
 }
 
-TEST_F(SessionTest, AnOpenDimensionIsSetToOneWithAWarningAndAWrongSizeSaysHowToGiveIt) {
+// The conv model with its batch dimension left open ("batch").
+std::string dynamic_batch_bytes() {
   onnx::ModelProto model;
-  ASSERT_TRUE(model.ParseFromString(conv_model_bytes()));
+  EXPECT_TRUE(model.ParseFromString(conv_model_bytes()));
   model.mutable_graph()
       ->mutable_input(0)
       ->mutable_type()
@@ -119,26 +120,72 @@ TEST_F(SessionTest, AnOpenDimensionIsSetToOneWithAWarningAndAWrongSizeSaysHowToG
     output.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param(
         "batch");
   }
-  const std::string bytes = model.SerializeAsString();
+  return model.SerializeAsString();
+}
+
+TEST_F(SessionTest, AnOpenDimensionIsSetToOneWithAWarningAndOtherSizesCompileOnFirstUse) {
+  const std::string bytes = dynamic_batch_bytes();
   Session session = Session::from_bytes(bytes, {.threads = 1});
   ASSERT_EQ(session.warnings().size(), 1u);
   EXPECT_NE(session.warnings()[0].find("'x' dimension 0 ('batch')"), std::string::npos)
       << session.warnings()[0];
   EXPECT_EQ(session.inputs()[0].dims, (std::vector<std::int64_t>{1, 8, 12, 12}));
+  EXPECT_EQ(session.inputs()[0].open_dims, (std::vector<std::string>{"batch", "", "", ""}));
+  // Another batch size is compiled for on its first run, with a warning.
   std::vector<float> two(2 * 8 * 12 * 12, 0.5f);
+  EXPECT_EQ(session.run({{"x", Array::view(two.data(), {2, 8, 12, 12})}}).at("z").dims(),
+            (std::vector<std::int64_t>{2, 16, 12, 12}));
+  ASSERT_EQ(session.warnings().size(), 2u);
+  EXPECT_NE(session.warnings()[1].find("no plan for x=[2,8,12,12]"), std::string::npos)
+      << session.warnings()[1];
+  // A size where the model fixes the dimension is refused.
+  std::vector<float> wide(8 * 12 * 13, 0.5f);
   try {
-    session.run({{"x", Array::view(two.data(), {2, 8, 12, 12})}});
+    session.run({{"x", Array::view(wide.data(), {1, 8, 12, 13})}});
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("dimension 0 ('batch') is dynamic"), std::string::npos)
-        << e.what();
-    EXPECT_NE(std::string(e.what()).find("input_shapes"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'x'"), std::string::npos) << e.what();
   }
   Session sized =
       Session::from_bytes(bytes, {.threads = 1, .input_shapes = {{"x", {2, 8, 12, 12}}}});
   EXPECT_TRUE(sized.warnings().empty());
   EXPECT_EQ(sized.run({{"x", Array::view(two.data(), {2, 8, 12, 12})}}).at("z").dims(),
             (std::vector<std::int64_t>{2, 16, 12, 12}));
+}
+
+TEST_F(SessionTest, APlanSetRunsEachShapeUnderItsPlanAndAnotherThroughTheClosest) {
+  const std::string path = dir_.write("dynamic.onnx", dynamic_batch_bytes());
+  auto plan_at = [&](std::int64_t batch) {
+    return Session(path, {.strategy = "single:onednn",
+                          .threads = 1,
+                          .input_shapes = {{"x", {batch, 8, 12, 12}}}})
+        .plan_json();
+  };
+  const std::string set = R"({"format": "collage-plan-set", "version": 1, "plans": [)" +
+                          plan_at(1) + "," + plan_at(4) + "]}";
+  Session session(path, {.plan_json = set});
+  EXPECT_TRUE(session.warnings().empty());
+  EXPECT_EQ(session.inputs()[0].dims, (std::vector<std::int64_t>{1, 8, 12, 12}));
+  Session native(path, {.threads = 1, .input_shapes = {{"x", {4, 8, 12, 12}}}});
+  std::vector<float> x(4 * 8 * 12 * 12);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.01f * static_cast<float>(i));
+  Array four = Array::view(x.data(), {4, 8, 12, 12});
+  const Array expected = native.run({{"x", four}}).at("z");
+  for (std::int64_t batch : {1, 4}) {
+    Array input = Array::view(x.data(), {batch, 8, 12, 12});
+    EXPECT_EQ(session.run({{"x", input}}).at("z").dims()[0], batch);
+  }
+  EXPECT_LT(max_abs_difference(session.run({{"x", four}}).at("z"), expected), 1e-4f);
+  EXPECT_TRUE(session.warnings().empty()) << session.warnings()[0];
+  // Batch 3 has no plan: the plan for 4, the closest, is compiled for it.
+  Array three = Array::view(x.data(), {3, 8, 12, 12});
+  EXPECT_EQ(session.run({{"x", three}}).at("z").dims()[0], 3);
+  ASSERT_EQ(session.warnings().size(), 1u);
+  EXPECT_NE(session.warnings()[0].find("ran the plan for x=[4,8,12,12] compiled for "
+                                       "x=[3,8,12,12]"),
+            std::string::npos)
+      << session.warnings()[0];
+  EXPECT_EQ(session.strategy(), "single:onednn");
 }
 
 TEST_F(SessionTest, AMissingModelIsAnErrorNamingTheFile) {

@@ -314,6 +314,61 @@ TEST_F(CliTest, AnOpenDimensionIsSetToOneWithAWarningThatSaysHowToChangeIt) {
   EXPECT_TRUE(std::regex_search(saved, std::regex("\"x\": \\[\\s*1,\\s*3\\s*\\]"))) << saved;
 }
 
+TEST_F(CliTest, TuneWithSeveralShapesWritesAPlanPerShapeThatRunPicksFrom) {
+  std::string model = write_model("dynamic.onnx", [](onnx::GraphProto& graph) {
+    add_tensor_info(graph.add_input(), "x", {-1, 3});
+    add_tensor_info(graph.add_output(), "y", {});
+    add_node(graph, "Relu", {"x"}, "y");
+  });
+  const std::string plan = path("shapes.plan.json");
+  Outcome outcome =
+      run_collage({"tune", model, "--input-shape", "x=1..4,3", "--backends", "native",
+                   "--no-verify", "--cache", "none", "--threads", "1", "-q", "-o", plan});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("plan 3 of 3: x=[4,3]"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("3 plans saved to"), std::string::npos) << outcome.out;
+  // Each shape tuned runs under its own plan, without a warning.
+  for (std::int64_t batch : {1, 2, 4}) {
+    const std::string npy = write_zero_npy("x" + std::to_string(batch) + ".npy", {batch, 3});
+    outcome = run_collage({"run", model, "--plan", plan, "--input", npy, "--repeat", "1"});
+    ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+    EXPECT_NE(outcome.out.find("plan: for x=[" + std::to_string(batch) + ",3], of 3 plans"),
+              std::string::npos)
+        << outcome.out;
+    EXPECT_EQ(outcome.err.find("warning"), std::string::npos) << outcome.err;
+  }
+  // Another shape runs under the closest plan, compiled for it, with one warning.
+  outcome = run_collage({"run", model, "--plan", plan, "--input-shape", "x=3,3", "--repeat", "1"});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("output y  f32[3,3]"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.err.find("no plan for x=[3,3] (plans for x=[1,3]; x=[2,3]; x=[4,3]); ran "
+                             "the plan for x=[4,3] compiled for x=[3,3]"),
+            std::string::npos)
+      << outcome.err;
+  // show shows one of them, the first unless --input-shape names another.
+  outcome = run_collage({"show", plan, "--input-shape", "x=2,3"});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("x=[2,3]"), std::string::npos) << outcome.out;
+  outcome = run_collage({"show", plan});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.err.find("holds 3 plans"), std::string::npos) << outcome.err;
+  expect_one_line_error(run_collage({"show", plan, "--input-shape", "x=3,3"}), "no plan for");
+}
+
+TEST_F(CliTest, ShapesForTuneThatDoNotPairUpAreOneLineAndExitCodeTwo) {
+  const std::string model = write_relu_model();
+  expect_one_line_error(run_collage({"tune", model, "--input-shape", "x=4..2,3"}), "LO < HI");
+  expect_one_line_error(run_collage({"tune", model, "--input-shape", "x=1..4,1..2"}), "as many");
+  expect_one_line_error(
+      run_collage({"tune", model, "--input-shape", "x=1,3", "--input-shape", "x=2,3",
+                   "--input-shape", "y=1,3", "--input-shape", "y=2,3", "--input-shape", "y=4,3"}),
+      "give each as many");
+  expect_one_line_error(
+      run_collage({"tune", model, "--input-shape", "x=2,3", "--input-shape", "x=2,3"}), "twice");
+  expect_one_line_error(run_collage({"tune", model, "--input-shape", "x=1..1000000000000,3"}),
+                        "more than 32");
+}
+
 // Placement constraints that cannot be honoured are refused before anything
 // is measured: one line naming the flag or the node, exit 2.
 TEST_F(CliTest, PlacementThatCannotBeHonouredIsOneLineAndExitCodeTwo) {

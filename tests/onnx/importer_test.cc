@@ -96,6 +96,9 @@ TEST(ImporterTest, DataShapesFixOnlyTheDimensionsTheModelLeavesOpen) {
   Graph g = import_onnx_model(dense_model({"batch", 4}).shared(), options);
   EXPECT_EQ(g.type(g.inputs()[0]), f32({5, 4}));
   EXPECT_TRUE(g.open_dims.empty());
+  // The dimension is still one the model leaves dynamic.
+  ASSERT_EQ(g.dynamic_dims.size(), 1u);
+  EXPECT_EQ(g.dynamic_dims[0].param, "batch");
   // Data that contradicts a fixed dimension leaves the input as the model
   // declares it, here with its dimension still open.
   options.data_shapes[""] = {5, 7};
@@ -107,6 +110,8 @@ TEST(ImporterTest, DataShapesFixOnlyTheDimensionsTheModelLeavesOpen) {
   options.data_shapes = {{"x", {5, 4}}};
   g = import_onnx_model(dense_model({"batch", 4}).shared(), options);
   EXPECT_EQ(g.type(g.inputs()[0]), f32({2, 4}));
+  ASSERT_EQ(g.dynamic_dims.size(), 1u);
+  EXPECT_EQ(g.dynamic_dims[0].axis, 0);
 }
 
 TEST(ImporterTest, AnOpenDynamicDimensionIsSetToOneAndRecorded) {
@@ -117,6 +122,8 @@ TEST(ImporterTest, AnOpenDynamicDimensionIsSetToOneAndRecorded) {
   EXPECT_EQ(g.open_dims[0].input, "x");
   EXPECT_EQ(g.open_dims[0].axis, 0);
   EXPECT_EQ(g.open_dims[0].param, "batch");
+  ASSERT_EQ(g.dynamic_dims.size(), 1u);
+  EXPECT_EQ(g.dynamic_dims[0].param, "batch");
   // A dimension without a name is open too.
   g = import_onnx_model(dense_model({testing::Dim(-1), 4}).shared());
   ASSERT_EQ(g.open_dims.size(), 1u);

@@ -95,5 +95,62 @@ TEST(PlanJsonTest, SaveThenLoadGivesThePlanBack) {
   EXPECT_EQ(loaded.partitions_per_backend().at("native"), 1);
 }
 
+// Two plans of one model, for batch 1 and batch 4.
+std::vector<Plan> two_shape_plans() {
+  std::vector<Plan> plans{sample_plan(), sample_plan()};
+  plans[1].input_shapes["input"] = {4, 3, 224, 224};
+  plans[1].partitions.pop_back();
+  return plans;
+}
+
+TEST(PlanJsonTest, APlanSetSurvivesTheRoundTripInOrder) {
+  nlohmann::json json = plans_to_json(two_shape_plans());
+  EXPECT_EQ(json["format"], "collage-plan-set");
+  std::vector<Plan> copy = plans_from_json(json, "set.json");
+  ASSERT_EQ(copy.size(), 2u);
+  EXPECT_EQ(copy[0].input_shapes.at("input"), (Shape{1, 3, 224, 224}));
+  EXPECT_EQ(copy[1].input_shapes.at("input"), (Shape{4, 3, 224, 224}));
+  EXPECT_EQ(copy[1].partitions.size(), 1u);
+}
+
+TEST(PlanJsonTest, OnePlanIsWrittenAsAPlainPlanAndReadAsASetOfOne) {
+  nlohmann::json json = plans_to_json({sample_plan()});
+  EXPECT_EQ(json["format"], "collage-plan");
+  EXPECT_EQ(plans_from_json(json).size(), 1u);
+}
+
+TEST(PlanJsonTest, AnErrorInsideAPlanSetNamesThePlan) {
+  nlohmann::json json = plans_to_json(two_shape_plans());
+  json["plans"][1]["partitions"][0].erase("backend");
+  try {
+    plans_from_json(json, "set.json");
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where().file, "set.json");
+    EXPECT_EQ(e.where().field, "plans[1].partitions[0].backend");
+  }
+}
+
+TEST(PlanJsonTest, APlanSetWithTwoPlansForOneShapeOrNoneIsRejected) {
+  std::vector<Plan> plans = two_shape_plans();
+  plans[1].input_shapes = plans[0].input_shapes;
+  EXPECT_THROW(plans_from_json(plans_to_json(plans)), Error);
+  nlohmann::json empty = plans_to_json(two_shape_plans());
+  empty["plans"] = nlohmann::json::array();
+  EXPECT_THROW(plans_from_json(empty), Error);
+}
+
+TEST(PlanJsonTest, LoadPlanRefusesAPlanSetWhereOnePlanIsExpected) {
+  const TempFile file("collage_plan_set");
+  save_plans(two_shape_plans(), file.path.string());
+  EXPECT_EQ(load_plans(file.path.string()).size(), 2u);
+  try {
+    load_plan(file.path.string());
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("holds plans for 2 input shapes"), std::string::npos) << e.message();
+  }
+}
+
 }  // namespace
 }  // namespace collage

@@ -34,10 +34,11 @@ TEST(PlanReportTest, EachBackendHasItsOwnColourAndAnUnknownOneIsWhite) {
   EXPECT_EQ(backend_color("native"), native->report_color());
 }
 
-TEST(PlanReportTest, TheTextHeadsWithStrategyModelMachineAndTotals) {
+TEST(PlanReportTest, TheTextHeadsWithStrategyModelMachineShapesAndTotals) {
   const std::string text = plan_to_text(sample_plan());
   EXPECT_EQ(text.rfind("plan: collage   model: resnet18.onnx   threads: 2\n"
                        "machine: AMD EPYC|avx2,fma|t2\n"
+                       "input shapes: input=[1,3,224,224]\n"
                        "estimated: 1.350 ms   measured end to end: - ms\n",
                        0),
             0u)
@@ -96,7 +97,8 @@ TEST(PlanReportTest, ALongPartitionIsDescribedByItsCommonestOps) {
 TEST(PlanReportTest, TheDrawingWithoutAModelConnectsPartitionsThroughTheirValues) {
   const std::string dot = plan_to_dot(sample_plan(), nullptr);
   EXPECT_EQ(dot.rfind("digraph plan {\n", 0), 0u);
-  EXPECT_TRUE(contains(dot, "  p0 [id=\"partition_0\", label=\"#0 onednn\\nConv+Relu\\n1.250 ms\""));
+  EXPECT_TRUE(
+      contains(dot, "  p0 [id=\"partition_0\", label=\"#0 onednn\\nConv+Relu\\n1.250 ms\""));
   EXPECT_TRUE(contains(dot, "  p0 -> p1;\n")) << dot;
   EXPECT_FALSE(contains(dot, "p1 -> p0")) << dot;
   EXPECT_TRUE(contains(dot, "\"legend_onednn\" [label=\"onednn (1)\"")) << dot;

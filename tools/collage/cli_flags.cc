@@ -8,6 +8,7 @@
 #include "collage/runtime/memory_budget.h"
 #include "collage/session/model_loading.h"
 #include "collage/session/resources.h"
+#include "collage/session/shape_plans.h"
 #include "progress.h"
 
 namespace collage::cli {
@@ -33,6 +34,121 @@ std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& 
     }
   }
   return shapes;
+}
+
+namespace {
+
+// The sizes a range LO..HI of one dimension stands for.
+std::vector<std::int64_t> range_sizes(std::int64_t low, std::int64_t high) {
+  std::vector<std::int64_t> sizes{low};
+  for (std::int64_t power = 2; power < high; power *= 2) {
+    if (power > low) sizes.push_back(power);
+    if (power > high / 2) break;
+  }
+  if (high > low) sizes.push_back(high);
+  return sizes;
+}
+
+// A dimension of an --input-shape value: a size, or LO..HI.
+std::vector<std::int64_t> parse_dimension_sizes(const std::string& text, const std::string& flag) {
+  auto number = [&](const std::string& part) {
+    std::size_t used = 0;
+    long long value = -1;
+    try {
+      value = std::stoll(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (part.empty() || used != part.size() || value < 0) {
+      throw Error(quote_untrusted(flag) + " is not NAME=D0,D1,... (each D a size or LO..HI)",
+                  {.field = "--input-shape"});
+    }
+    return static_cast<std::int64_t>(value);
+  };
+  const std::size_t dots = text.find("..");
+  if (dots == std::string::npos) return {number(text)};
+  const std::int64_t low = number(text.substr(0, dots));
+  const std::int64_t high = number(text.substr(dots + 2));
+  if (low < 1 || high <= low) {
+    throw Error(fmt::format("range {} must have 1 <= LO < HI", quote_untrusted(text)),
+                {.field = "--input-shape " + quote_untrusted(flag)});
+  }
+  return range_sizes(low, high);
+}
+
+// The shapes one --input-shape value stands for: one, or one per size of
+// its ranges, which go together in order.
+std::pair<std::string, std::vector<Shape>> parse_shape_flag(const std::string& flag) {
+  const std::size_t eq = flag.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size()) {
+    throw Error(quote_untrusted(flag) + " is not NAME=D0,D1,...", {.field = "--input-shape"});
+  }
+  std::vector<std::vector<std::int64_t>> dims;
+  std::size_t count = 1;
+  std::string rest = flag.substr(eq + 1);
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = rest.find(',', start);
+    dims.push_back(parse_dimension_sizes(rest.substr(start, comma - start), flag));
+    if (dims.back().size() > 1) {
+      if (count > 1 && dims.back().size() != count) {
+        throw Error(fmt::format("its ranges stand for {} and {} sizes; ranges of one input go "
+                                "together in order, so they must stand for as many",
+                                count, dims.back().size()),
+                    {.field = "--input-shape " + quote_untrusted(flag)});
+      }
+      count = dims.back().size();
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  std::vector<Shape> shapes(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    for (const std::vector<std::int64_t>& sizes : dims)
+      shapes[i].push_back(sizes.size() == 1 ? sizes.front() : sizes[i]);
+  }
+  return {flag.substr(0, eq), std::move(shapes)};
+}
+
+}  // namespace
+
+std::vector<std::map<std::string, Shape>> parse_input_shape_sets(
+    const std::vector<std::string>& flags) {
+  std::map<std::string, std::vector<Shape>> per_input;
+  for (const std::string& flag : flags) {
+    auto [name, shapes] = parse_shape_flag(flag);
+    std::vector<Shape>& all = per_input[name];
+    all.insert(all.end(), shapes.begin(), shapes.end());
+  }
+  std::size_t count = 1;
+  std::string counted;
+  for (const auto& [name, shapes] : per_input) {
+    if (shapes.size() == 1) continue;
+    if (count > 1 && shapes.size() != count) {
+      throw Error(fmt::format("gives {} shapes for '{}' and {} for '{}': the shapes of inputs "
+                              "given several go to the plans in order, so give each as many",
+                              count, counted, shapes.size(), name),
+                  {.field = "--input-shape"});
+    }
+    count = shapes.size();
+    counted = name;
+  }
+  if (count > kMaxShapeSets) {
+    throw Error(fmt::format("asks for {} plans, more than {}: give fewer shapes or a narrower "
+                            "range",
+                            count, kMaxShapeSets),
+                {.field = "--input-shape"});
+  }
+  std::vector<std::map<std::string, Shape>> sets(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    for (const auto& [name, shapes] : per_input)
+      sets[i].emplace(name, shapes.size() == 1 ? shapes.front() : shapes[i]);
+    for (std::size_t j = 0; j < i; ++j) {
+      if (sets[j] != sets[i]) continue;
+      throw Error(fmt::format("gives the shapes {} twice", escape_control(shapes_text(sets[i]))),
+                  {.field = "--input-shape"});
+    }
+  }
+  return sets;
 }
 
 CLI::Option* add_graph_opt_flag(CLI::App& command, std::string& level) {

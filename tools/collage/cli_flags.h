@@ -21,6 +21,18 @@ void add_input_shape_flag(CLI::App& command, std::vector<std::string>& flags);
 // name given twice.
 std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& flags);
 
+// Parses --input-shape values for `tune`, which makes a plan per shape: an
+// input may be named more than once, and a dimension may be a range LO..HI,
+// which stands for LO, the powers of two between, and HI (320..640: 320,
+// 512, 640). An input's shapes go to the plans in order; inputs with one
+// shape have it in every plan; inputs with several must have the same
+// number (so that ids=1,8..64 and mask=1,8..64 pair up), as must the ranges
+// of one value. Throws Error for malformed text, counts that differ, a shape
+// set given twice, or more than kMaxShapeSets plans.
+inline constexpr std::size_t kMaxShapeSets = 32;
+std::vector<std::map<std::string, Shape>> parse_input_shape_sets(
+    const std::vector<std::string>& flags);
+
 // Adds --graph-opt LEVEL (none, basic, all; default all) to `command`.
 CLI::Option* add_graph_opt_flag(CLI::App& command, std::string& level);
 

@@ -34,6 +34,7 @@
 #include "collage/session/model_loading.h"
 #include "collage/session/prepared_model.h"
 #include "collage/session/resources.h"
+#include "collage/session/shape_plans.h"
 #include "commands.h"
 
 namespace collage::cli {
@@ -237,9 +238,8 @@ void run_side_by_side(const RunArgs& args, const PrepareOptions& options,
   prepared.reserve(args.plans.size());
   for (const std::string& path : args.plans) {
     PrepareOptions with_plan = options;
-    with_plan.plan = load_plan(path);
     with_plan.plan_source = path;
-    prepared.push_back(prepare_model(args.model, std::nullopt, with_plan));
+    prepared.push_back(prepare_for_shapes(args.model, std::nullopt, with_plan, load_plans(path)));
     for (const std::string& warning : prepared.back().warnings) {
       std::fprintf(stderr, "collage: warning: %s: %s\n", path.c_str(), warning.c_str());
     }
@@ -291,10 +291,6 @@ void run_run(const RunArgs& args) {
   prepare.threads = args.threads_given ? args.threads : 0;
   prepare.graph_opt = args.graph_opt_given ? args.graph_opt : "";
   prepare.max_memory = args.max_memory;
-  if (!args.plans.empty()) {
-    prepare.plan = load_plan(args.plans.front());
-    prepare.plan_source = args.plans.front();
-  }
   std::vector<std::pair<InputFlag, Tensor>> files = read_input_files(args.inputs);
   // A file's shape fixes its input's dynamic dimensions.
   for (const auto& [flag, tensor] : files) prepare.data_shapes.emplace(flag.name, tensor.shape());
@@ -303,8 +299,17 @@ void run_run(const RunArgs& args) {
     return;
   }
 
+  // A plan file may hold plans for several shapes: the one for the shapes
+  // given (--input-shape, the --input files) runs, the first when none are.
+  std::vector<Plan> plans;
+  if (!args.plans.empty()) {
+    plans = load_plans(args.plans.front());
+    prepare.plan_source = args.plans.front();
+  }
   auto start = std::chrono::steady_clock::now();
-  PreparedModel prepared = prepare_model(args.model, std::nullopt, prepare);
+  PreparedModel prepared = plans.empty()
+                               ? prepare_model(args.model, std::nullopt, prepare)
+                               : prepare_for_shapes(args.model, std::nullopt, prepare, plans);
   double prepare_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (const std::string& warning : prepared.warnings) {
@@ -321,6 +326,10 @@ void run_run(const RunArgs& args) {
   fmt::print("model: {} ({} nodes)\n", args.model, graph.num_nodes());
   fmt::print("strategy: {} (partitions: {}), threads: {}, plan and compile: {}\n", plan.strategy,
              placement_text(plan), threads, milliseconds(prepare_seconds));
+  if (plans.size() > 1 && plan_for_shapes(plans, plan.input_shapes)) {
+    fmt::print("plan: for {}, of {} plans in {}\n", escape_control(shapes_text(plan.input_shapes)),
+               plans.size(), args.plans.front());
+  }
   for (ValueId id : graph.inputs()) {
     const Value& value = graph.value(id);
     fmt::print("input  {}  {}  ({})\n", value.name, value.type.to_string(),
@@ -413,8 +422,10 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--plan", args->plans,
                   "Replay a plan saved by `collage tune -o` (no search; --strategy is ignored); "
-                  "given more than once, the plans run side by side, interleaved, and the "
-                  "latencies are compared")
+                  "of a file with plans for several shapes, the one for the shapes given "
+                  "(--input, --input-shape; other shapes: the closest plan compiled for them, "
+                  "with a warning); given more than once, the plans run side by side, "
+                  "interleaved, and the latencies are compared")
       ->allow_extra_args(false);
   cmd->add_option("--profile", args->profile,
                   "After the timed runs, run as many again traced, write their Chrome trace "

@@ -22,6 +22,7 @@
 #include "collage/plan/plan_profile.h"
 #include "collage/plan/plan_report.h"
 #include "collage/session/model_loading.h"
+#include "collage/session/shape_plans.h"
 #include "commands.h"
 
 namespace collage::cli {
@@ -34,6 +35,7 @@ struct ShowArgs {
   std::string profile;
   std::string compare;
   std::vector<std::string> backend_plugins;
+  std::vector<std::string> input_shapes;
 };
 
 void write_text(const std::string& text, const std::string& path) {
@@ -106,6 +108,30 @@ std::string svg_of(const std::string& dot, const std::string& output) {
   return *svg;
 }
 
+// The plan to show: the file's only plan, or of a plan set the one for the
+// --input-shape values (the first when none are given, with a note).
+Plan chosen_plan(const ShowArgs& args) {
+  std::vector<Plan> plans = load_plans(args.plan);
+  const std::map<std::string, Shape> shapes = parse_input_shapes(args.input_shapes);
+  if (plans.size() == 1 && shapes.empty()) return std::move(plans.front());
+  std::optional<std::size_t> index = plan_for_shapes(plans, shapes);
+  if (!index) {
+    std::vector<std::string> sets;
+    for (const Plan& plan : plans) sets.push_back(shapes_text(plan.input_shapes));
+    throw Error(escape_control(fmt::format("the file has no plan for {} (its plans: {})",
+                                           shapes_text(shapes), fmt::join(sets, "; "))),
+                {.field = "--input-shape"});
+  }
+  if (shapes.empty()) {
+    std::fprintf(stderr,
+                 "collage: note: %s holds %zu plans, one per input shape; showing the one for "
+                 "%s (--input-shape chooses another)\n",
+                 args.plan.c_str(), plans.size(),
+                 escape_control(shapes_text(plans[*index].input_shapes)).c_str());
+  }
+  return std::move(plans[*index]);
+}
+
 void run_show(const ShowArgs& args) {
   load_backend_plugins(args.backend_plugins);
   if (args.format != "text" && args.format != "dot" && args.format != "svg" &&
@@ -116,7 +142,7 @@ void run_show(const ShowArgs& args) {
     throw Error("only the html report draws compare's strategies (--format html)",
                 {.field = "--compare"});
   }
-  Plan plan = load_plan(args.plan);
+  Plan plan = chosen_plan(args);
   std::vector<TraceSpan> spans;
   std::optional<PlanProfile> profile;
   if (!args.profile.empty()) {
@@ -164,6 +190,10 @@ void add_show_command(CLI::App& app) {
   cmd->add_option("--profile", args->profile,
                   "trace from `collage run --plan PLAN --profile FILE`: show each partition's "
                   "in-context time next to its estimate");
+  cmd->add_option("--input-shape", args->input_shapes,
+                  "of a plan file with plans for several shapes, show the one for NAME=D0,D1,... "
+                  "(repeatable; default: the first)")
+      ->allow_extra_args(false);
   add_backend_plugin_flag(*cmd, args->backend_plugins);
   cmd->callback([args] { run_show(*args); });
 }

@@ -4,7 +4,8 @@
 // process), finds the cheapest cover, then runs the plan end to end beside
 // the single-backend baselines. A plan that measures slower than the best
 // baseline is not kept: the baseline's plan is saved instead, and the tool
-// says so.
+// says so. Several shapes for an input (--input-shape given twice, or a
+// range) are tuned one after the other into a plan set (docs/shapes.md).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include "collage/plan/plan_json.h"
 #include "collage/session/model_loading.h"
 #include "collage/session/resources.h"
+#include "collage/session/shape_plans.h"
 #include "collage/session/tuning.h"
 #include "commands.h"
 #include "progress.h"
@@ -52,12 +54,9 @@ void print_summary(const Plan& plan) {
   if (plan.estimated_ms) fmt::print("estimated latency: {:.3f} ms\n", *plan.estimated_ms);
 }
 
-void run_tune(const TuneArgs& args) {
-  PlanningOptions options = planning_options(args.planning);
+// Tunes the model at one set of input shapes and returns the plan to keep.
+Plan tune_at(const TuneArgs& args, PlanningOptions options) {
   const std::string& model = args.planning.model;
-  const std::string output = args.output.empty() ? default_plan_path(model) : args.output;
-  // Before the search, which takes minutes: an unwritable output fails now.
-  check_writable(output);
   Graph graph =
       load_runnable_model(model, options.input_shapes, options.graph_opt, args.planning.max_memory);
   if (std::optional<std::string> open = pin_open_dims(graph, options.input_shapes))
@@ -69,13 +68,43 @@ void run_tune(const TuneArgs& args) {
   TuneOutcome outcome =
       tune_model(graph, options, {.verify = !args.no_verify, .repeat = args.planning.repeat});
   print_summary(outcome.searched);
-  Plan plan = outcome.kept;
   if (outcome.decision) {
     for (const EvaluatedPlan& e : outcome.evaluated) fmt::print("  {}\n", describe_evaluated(e));
     fmt::print("{}\n", describe_kept_plan(*outcome.decision, outcome.evaluated));
   }
-  save_plan(plan, output);
-  fmt::print("plan saved to {} (replay: collage run {} --plan {})\n", output, model, output);
+  return outcome.kept;
+}
+
+void run_tune(const TuneArgs& args) {
+  // Several shapes for an input make a plan set, one plan per shape.
+  const std::vector<std::map<std::string, Shape>> shape_sets =
+      parse_input_shape_sets(args.planning.input_shapes);
+  PlanningFlags flags = args.planning;
+  flags.input_shapes.clear();
+  const PlanningOptions options = planning_options(flags);
+  const std::string& model = args.planning.model;
+  const std::string output = args.output.empty() ? default_plan_path(model) : args.output;
+  // Before the search, which takes minutes: an unwritable output fails now.
+  check_writable(output);
+  std::vector<Plan> plans;
+  for (std::size_t i = 0; i < shape_sets.size(); ++i) {
+    PlanningOptions at = options;
+    at.input_shapes = shape_sets[i];
+    if (shape_sets.size() > 1) {
+      fmt::print("{}plan {} of {}: {}\n", i == 0 ? "" : "\n", i + 1, shape_sets.size(),
+                 escape_control(shapes_text(shape_sets[i])));
+    }
+    plans.push_back(tune_at(args, std::move(at)));
+  }
+  save_plans(plans, output);
+  if (plans.size() == 1) {
+    fmt::print("plan saved to {} (replay: collage run {} --plan {})\n", output, model, output);
+    return;
+  }
+  fmt::print(
+      "\n{} plans saved to {}, one per input shape (replay: collage run {} --plan {}; "
+      "each run takes the plan for its shapes)\n",
+      plans.size(), output, model, output);
 }
 
 }  // namespace
@@ -87,6 +116,11 @@ void add_tune_command(CLI::App& app) {
   add_planning_flags(*cmd, args->planning,
                      "backends to use, comma-separated, or 'all' (native is always included)",
                      "end-to-end runs per plan when verifying");
+  cmd->get_option("--input-shape")
+      ->description(
+          "fix an input's shape: NAME=D0,D1,... (repeatable); give an input several times, or "
+          "a dimension as a range LO..HI (LO, the powers of two between, HI), to tune a plan "
+          "per shape into one plan file");
   cmd->add_option("-o,--output", args->output,
                   "where to save the plan (default: MODEL_STEM.plan.json)");
   cmd->add_flag("--no-verify", args->no_verify,

@@ -123,6 +123,11 @@ class Graph {
   // Dimensions of graph inputs the model left open and nothing else fixed,
   // which import set to kOpenDimSize (see OpenDim).
   std::vector<OpenDim> open_dims;
+  // Every dimension of a graph input that the model leaves open, whatever
+  // size --input-shape, the caller's data or import gave it: the dimensions
+  // a session may meet at other sizes between runs (session/shape_plans.h).
+  // An input the model gives no shape has all its dimensions here.
+  std::vector<OpenDim> dynamic_dims;
   // For the body of a control-flow node (ir/control_flow.h): its last
   // `captured` inputs are values of the enclosing graph that the body reads,
   // which the node passes as its last `captured` inputs, in the same order.

@@ -323,6 +323,28 @@ class Importer {
     return shape;
   }
 
+  // Adds the dimensions `input` leaves open to graph_.dynamic_dims; all of
+  // them when the model gives no shape, which the sizes given then decide.
+  void record_dynamic_dims(const onnx::ValueInfoProto& input, bool only_input) {
+    const auto& tensor = input.type().tensor_type();
+    if (!tensor.has_shape()) {
+      auto given = options_.input_shapes.find(input.name());
+      std::optional<Shape> data = data_shape(input, only_input);
+      const std::size_t rank = given != options_.input_shapes.end() ? given->second.size()
+                               : data                               ? data->size()
+                                                                    : 0;
+      for (std::size_t i = 0; i < rank; ++i)
+        graph_.dynamic_dims.push_back(OpenDim{input.name(), static_cast<int>(i), ""});
+      return;
+    }
+    for (int i = 0; i < tensor.shape().dim_size(); ++i) {
+      const auto& dim = tensor.shape().dim(i);
+      if (dim.has_dim_value() && dim.dim_value() >= 0) continue;
+      graph_.dynamic_dims.push_back(
+          OpenDim{input.name(), i, dim.has_dim_param() ? dim.dim_param() : std::string()});
+    }
+  }
+
   // The input's type; open dimensions become kOpenDimSize and are recorded
   // in graph_.open_dims.
   TensorType input_type(const onnx::ValueInfoProto& input, bool only_input) {
@@ -336,6 +358,7 @@ class Importer {
       throw Error("element type " + onnx_dtype_name(tensor.elem_type()) + " is not supported",
                   {.field = field});
     }
+    record_dynamic_dims(input, only_input);
     auto given = options_.input_shapes.find(input.name());
     if (given != options_.input_shapes.end()) {
       const Shape& shape = given->second;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cassert>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -75,7 +76,8 @@ class Reader {
     return *it;
   }
   Reader child(const json& value, const std::string& name) const {
-    return Reader(value, source_, path_ + name);
+    const bool joined = path_.empty() || name.starts_with('.');
+    return Reader(value, source_, joined ? path_ + name : path_ + "." + name);
   }
 
   [[noreturn]] void fail(const std::string& key, const std::string& what) const {
@@ -161,8 +163,10 @@ json plan_to_json(const Plan& plan) {
   return document;
 }
 
-Plan plan_from_json(const json& document, const std::string& source) {
-  Reader top(document, source, "");
+namespace {
+
+Plan plan_from_json_at(const json& document, const std::string& source, const std::string& path) {
+  Reader top(document, source, path);
   if (top.get<std::string>("format") != "collage-plan") top.fail("format", "is not 'collage-plan'");
   if (int version = top.get<int>("version"); version != kPlanFormatVersion) {
     top.fail("version",
@@ -236,22 +240,72 @@ Plan plan_from_json(const json& document, const std::string& source) {
   return plan;
 }
 
-void save_plan(const Plan& plan, const std::string& path) {
-  write_file_atomically(path, plan_to_json(plan).dump(2) + "\n");
-}
-
-Plan load_plan(const std::string& path) {
+json parse_plan_file(const std::string& path) {
   // A plan is a few hundred kilobytes; 64 MiB bounds what a wrong file costs.
   const std::string text = read_regular_file(path, std::int64_t{64} << 20);
-  json document;
   try {
-    document = json::parse(text);
+    return json::parse(text);
   } catch (const json::exception& e) {
     // Parse errors (and numbers out of range, such as 1e999) quote the text
     // they stopped at: cut and escaped like any text from a file.
     throw Error("not valid JSON: " + quote_untrusted(e.what(), 200), {.file = path});
   }
-  return plan_from_json(document, path);
+}
+
+}  // namespace
+
+Plan plan_from_json(const json& document, const std::string& source) {
+  return plan_from_json_at(document, source, "");
+}
+
+json plans_to_json(const std::vector<Plan>& plans) {
+  assert(!plans.empty() && "a plan file holds at least one plan");
+  if (plans.size() == 1) return plan_to_json(plans.front());
+  json entries = json::array();
+  for (const Plan& plan : plans) entries.push_back(plan_to_json(plan));
+  return {{"format", "collage-plan-set"}, {"version", kPlanFormatVersion}, {"plans", entries}};
+}
+
+std::vector<Plan> plans_from_json(const json& document, const std::string& source) {
+  if (!document.is_object() || document.value("format", json()) != "collage-plan-set")
+    return {plan_from_json(document, source)};
+  Reader top(document, source, "");
+  if (int version = top.get<int>("version"); version != kPlanFormatVersion) {
+    top.fail("version",
+             fmt::format("is {}, this build reads version {}", version, kPlanFormatVersion));
+  }
+  const json& entries = top.array("plans");
+  if (entries.empty()) top.fail("plans", "is empty");
+  std::vector<Plan> plans;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    plans.push_back(plan_from_json_at(entries[i], source, fmt::format("plans[{}]", i)));
+    for (std::size_t j = 0; j < i; ++j) {
+      if (plans[j].input_shapes != plans[i].input_shapes) continue;
+      top.fail(fmt::format("plans[{}].model.input_shapes", i),
+               fmt::format("are those of plans[{}]: a plan set holds one plan per shape", j));
+    }
+  }
+  return plans;
+}
+
+void save_plan(const Plan& plan, const std::string& path) {
+  write_file_atomically(path, plan_to_json(plan).dump(2) + "\n");
+}
+
+Plan load_plan(const std::string& path) {
+  std::vector<Plan> plans = load_plans(path);
+  if (plans.size() == 1) return std::move(plans.front());
+  throw Error(
+      fmt::format("holds plans for {} input shapes, where one plan is expected", plans.size()),
+      {.file = path});
+}
+
+void save_plans(const std::vector<Plan>& plans, const std::string& path) {
+  write_file_atomically(path, plans_to_json(plans).dump(2) + "\n");
+}
+
+std::vector<Plan> load_plans(const std::string& path) {
+  return plans_from_json(parse_plan_file(path), path);
 }
 
 }  // namespace collage

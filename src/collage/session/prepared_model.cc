@@ -7,6 +7,7 @@
 
 #include "collage/backends/registry.h"
 #include "collage/ir/error.h"
+#include "collage/ir/structural_hash.h"
 #include "collage/plan/plan_compiler.h"
 #include "collage/session/model_loading.h"
 #include "collage/session/planning.h"
@@ -44,6 +45,25 @@ std::optional<std::string> measured_elsewhere(const Plan& plan, int threads,
                   source, fmt::join(differences, ", ")));
 }
 
+// `plan`, made for other input shapes, now describes its partitions
+// compiled for the shapes of `graph`: what was measured at the old shapes
+// no longer applies.
+void retarget_plan(Plan& plan, const Graph& graph) {
+  plan.input_shapes.clear();
+  for (const OpenDim& dim : graph.dynamic_dims) {
+    plan.input_shapes.emplace(dim.input, graph.type(*graph.find_value(dim.input)).shape);
+  }
+  plan.model_hash = structural_hash_hex(graph);
+  plan.estimated_ms.reset();
+  plan.measured_ms.reset();
+  plan.verification.clear();
+  for (PlanPartition& partition : plan.partitions) {
+    partition.estimated_ms.reset();
+    partition.measured_ms.reset();
+    partition.alternatives.clear();
+  }
+}
+
 }  // namespace
 
 PreparedModel prepare_model(const std::string& path, const std::optional<std::string>& bytes,
@@ -54,7 +74,9 @@ PreparedModel prepare_model(const std::string& path, const std::optional<std::st
   const Plan* saved = options.plan ? &*options.plan : nullptr;
   if (saved) {
     // The plan was made for its input shapes; shapes given here override them.
-    for (const auto& [name, shape] : saved->input_shapes) shapes.emplace(name, shape);
+    if (!options.plan_for_other_shapes) {
+      for (const auto& [name, shape] : saved->input_shapes) shapes.emplace(name, shape);
+    }
     strategy = Strategy::parse(saved->strategy);
     if (options.threads == 0) threads = plan_threads(*saved, options.plan_source);
     if (!options.graph_opt.empty() && options.graph_opt != saved->graph_opt) {
@@ -91,7 +113,11 @@ PreparedModel prepare_model(const std::string& path, const std::optional<std::st
   if (open && !data_disagrees) warnings.push_back(*open);
   if (saved) {
     plan = *saved;
-    check_plan_matches(graph, plan, options.plan_source);
+    if (options.plan_for_other_shapes) {
+      retarget_plan(plan, graph);
+    } else {
+      check_plan_matches(graph, plan, options.plan_source);
+    }
     if (auto elsewhere = measured_elsewhere(plan, threads, options.plan_source))
       warnings.push_back(*elsewhere);
   } else {

@@ -25,6 +25,11 @@ struct PrepareOptions {
   // one, `strategy` is planned.
   std::optional<Plan> plan;
   std::string plan_source = "plan";
+  // The plan was made for other input shapes than the ones input_shapes and
+  // data_shapes give (session/shape_plans.h): its partitions are compiled
+  // for those shapes, without its own shapes or the check of its model
+  // hash; a plan that does not fit them is an Error from compile_plan.
+  bool plan_for_other_shapes = false;
   std::string strategy = "native";
   // 0: the plan's own count, or every core.
   int threads = 0;
