@@ -13,6 +13,7 @@
 
 #include <climits>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "array_input.h"
@@ -128,6 +129,29 @@ collage::TuneOptions tune_options(std::vector<std::string> backends, int threads
     };
   }
   return options;
+}
+
+// A TuneResult as the plain data tune() returns.
+py::dict tune_result(const collage::TuneResult& r) {
+  py::dict d;
+  d["plan"] = r.plan_json;
+  d["kept_strategy"] = r.kept_strategy;
+  d["reason"] = r.reason;
+  d["searched_estimated_ms"] = r.searched_estimated_ms;
+  d["searched_measured_ms"] =
+      r.searched_measured_ms ? py::cast(*r.searched_measured_ms) : py::none();
+  d["searched_partitions"] = r.searched_partitions;
+  py::dict search;
+  search["candidates"] = r.search.candidates;
+  search["measured"] = r.search.measured;
+  search["cache_hits"] = r.search.cache_hits;
+  search["invalid"] = r.search.invalid;
+  search["seconds"] = r.search.seconds;
+  search["screened"] = r.search.screened;
+  search["ruled_out"] = r.search.ruled_out;
+  d["search"] = search;
+  d["measured"] = strategy_results(r.measured);
+  return d;
 }
 
 collage::Session make_session(const std::string& path, std::optional<std::string> plan, int threads,
@@ -256,43 +280,42 @@ PYBIND11_MODULE(_collage, m) {
   m.def(
       "tune",
       [](const std::string& path, std::vector<std::string> backends, int threads,
-         Shapes input_shapes, std::string graph_opt, std::string cache, bool isolate,
-         int refine_rounds, double budget, int max_depth, int max_exits, bool verify, int repeat,
-         std::optional<py::function> progress, std::vector<std::string> place,
-         std::vector<std::string> avoid, std::string patterns, std::string workers,
-         bool measure_locally, bool screen) {
+         std::variant<Shapes, std::vector<Shapes>> input_shapes, std::string graph_opt,
+         std::string cache, bool isolate, int refine_rounds, double budget, int max_depth,
+         int max_exits, bool verify, int repeat, std::optional<py::function> progress,
+         std::vector<std::string> place, std::vector<std::string> avoid, std::string patterns,
+         std::string workers, bool measure_locally, bool screen) {
+        Shapes one_shape;
+        if (auto* one = std::get_if<Shapes>(&input_shapes)) one_shape = *one;
         collage::TuneOptions options =
-            tune_options(std::move(backends), threads, std::move(input_shapes),
-                         std::move(graph_opt), std::move(cache), isolate, refine_rounds, budget,
-                         max_depth, max_exits, verify, repeat, std::move(progress));
+            tune_options(std::move(backends), threads, std::move(one_shape), std::move(graph_opt),
+                         std::move(cache), isolate, refine_rounds, budget, max_depth, max_exits,
+                         verify, repeat, std::move(progress));
         set_workers(options, workers, measure_locally);
         options.search.screen = screen;
         options.place = std::move(place);
         options.avoid = std::move(avoid);
         options.patterns_file = std::move(patterns);
+        // A list of shapes tunes a plan per entry into one plan set.
+        if (auto* several = std::get_if<std::vector<Shapes>>(&input_shapes)) {
+          std::vector<collage::TuneResult> results;
+          {
+            py::gil_scoped_release release;
+            results = collage::tune_shapes(path, *several, options);
+          }
+          py::list per_shape;
+          for (const collage::TuneResult& r : results) per_shape.append(tune_result(r));
+          py::dict d;
+          d["plan"] = collage::plan_set_json(results);
+          d["per_shape"] = per_shape;
+          return d;
+        }
         collage::TuneResult r;
         {
           py::gil_scoped_release release;
           r = collage::tune(path, options);
         }
-        py::dict d;
-        d["plan"] = r.plan_json;
-        d["kept_strategy"] = r.kept_strategy;
-        d["reason"] = r.reason;
-        d["searched_estimated_ms"] = r.searched_estimated_ms;
-        d["searched_measured_ms"] =
-            r.searched_measured_ms ? py::cast(*r.searched_measured_ms) : py::none();
-        d["searched_partitions"] = r.searched_partitions;
-        py::dict search;
-        search["candidates"] = r.search.candidates;
-        search["measured"] = r.search.measured;
-        search["cache_hits"] = r.search.cache_hits;
-        search["invalid"] = r.search.invalid;
-        search["seconds"] = r.search.seconds;
-        search["screened"] = r.search.screened;
-        search["ruled_out"] = r.search.ruled_out;
-        d["search"] = search;
-        d["measured"] = strategy_results(r.measured);
+        py::dict d = tune_result(r);
         return d;
       },
       py::arg("path"), py::arg("backends") = std::vector<std::string>{}, py::arg("threads") = 0,
@@ -305,7 +328,10 @@ PYBIND11_MODULE(_collage, m) {
       py::arg("screen") = true,
       "Searches for the fastest plan of the model and returns it as plain data: \"plan\" (JSON "
       "text for Session), the strategy kept and why, the search's statistics and every plan "
-      "measured end to end. progress, when given, is called with a dict per step. place, avoid "
+      "measured end to end. input_shapes given as a list of dicts tunes a plan per entry: "
+      "\"plan\" is then a plan set that serves every entry's shapes, and \"per_shape\" holds "
+      "each entry's result (docs/shapes.md). progress, when given, is called with a dict per step. "
+      "place, avoid "
       "and patterns constrain where nodes run, as the command line's --place, --avoid and "
       "--patterns (docs/placement.md). workers=\"remote\" measures through jobs in the "
       "PostgreSQL cache that `collage worker` processes take, as --workers remote "

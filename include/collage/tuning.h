@@ -188,6 +188,18 @@ struct CompareResult {
 
 // Throws Error for a bad model, option or backend name.
 TuneResult tune(const std::string& model_path, const TuneOptions& options = {});
+
+// A plan per input shape (docs/shapes.md): tune() once per entry of
+// `shapes`, each entry's shapes over options.input_shapes, in order. Throws
+// Error as tune() does, and for no entries or two entries alike.
+std::vector<TuneResult> tune_shapes(
+    const std::string& model_path,
+    const std::vector<std::map<std::string, std::vector<std::int64_t>>>& shapes,
+    const TuneOptions& options = {});
+// The kept plans of `results` (from tune_shapes) as one plan set: JSON text
+// that Session takes as plan_json, or saves as a plan file; every run then
+// takes the plan for its input shapes.
+std::string plan_set_json(const std::vector<TuneResult>& results);
 CompareResult compare(const std::string& model_path, const TuneOptions& options = {});
 
 // A backend of this build.

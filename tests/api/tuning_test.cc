@@ -95,6 +95,29 @@ TEST_F(TuningTest, TuneReturnsAPlanASessionRunsAndReportsProgress) {
   EXPECT_EQ(session.threads(), 1);
 }
 
+TEST_F(TuningTest, TuneShapesMakesAPlanSetThatServesEachShape) {
+  TuneOptions options = quick_options();
+  options.backends = {"native"};
+  options.isolate = false;
+  options.verify = false;
+  const std::vector<std::map<std::string, std::vector<std::int64_t>>> shapes{
+      {{"x", {1, 8, 12, 12}}}, {{"x", {2, 8, 12, 12}}}};
+  std::vector<TuneResult> results = tune_shapes(model_, shapes, options);
+  ASSERT_EQ(results.size(), 2u);
+  const std::string set = plan_set_json(results);
+  EXPECT_EQ(nlohmann::json::parse(set)["plans"].size(), 2u);
+  Session session(model_, {.plan_json = set});
+  std::vector<float> x(2 * 8 * 12 * 12, 0.25f);
+  for (std::int64_t batch : {1, 2}) {
+    EXPECT_EQ(session.run({{"x", Array::view(x.data(), {batch, 8, 12, 12})}}).at("z").dims()[0],
+              batch);
+  }
+  EXPECT_TRUE(session.warnings().empty());
+  EXPECT_THROW(tune_shapes(model_, {}, options), Error);
+  EXPECT_THROW(tune_shapes(model_, {shapes[0], shapes[0]}, options), Error);
+  EXPECT_THROW(plan_set_json({results[0], results[0]}), Error);
+}
+
 TEST_F(TuningTest, TuneMeasuresInAWorkerProcessByDefault) {
   TuneOptions options = quick_options();
   options.isolate = true;

@@ -145,3 +145,19 @@ def test_every_strategy_serves_every_length(exported, strategy):
             np.testing.assert_allclose(y, expected(exported, length), rtol=1e-4, atol=1e-4,
                                        err_msg=f"{strategy} at {length}")
     assert len(session.warnings) == len(TUNED)
+
+
+def test_python_tune_with_a_list_of_shapes_makes_a_plan_set(exported):
+    shapes = [{"ids": [1, n], "mask": [1, n]} for n in TUNED[:2]]
+    result = collage.tune(model(exported), backends=["onednn"], threads=2, input_shapes=shapes,
+                          refine_rounds=0, repeat=3)
+    assert [json.loads(r["plan"])["model"]["input_shapes"] for r in result["per_shape"]] == shapes
+    assert json.loads(result["plan"])["format"] == "collage-plan-set"
+    session = collage.Session(model(exported), plan=result["plan"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for length in TUNED[:2]:
+            y = session.run(feeds(exported, length))["y"]
+            np.testing.assert_allclose(y, expected(exported, length), rtol=1e-4, atol=1e-4)
+    with pytest.raises(collage.Error, match="repeats entry 0"):
+        collage.tune(model(exported), input_shapes=[shapes[0], shapes[0]])

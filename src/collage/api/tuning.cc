@@ -84,6 +84,44 @@ TuneResult tune(const std::string& model_path, const TuneOptions& options) {
   });
 }
 
+std::vector<TuneResult> tune_shapes(
+    const std::string& model_path,
+    const std::vector<std::map<std::string, std::vector<std::int64_t>>>& shapes,
+    const TuneOptions& options) {
+  api::one_error_type([&] {
+    if (shapes.empty()) throw Error("needs at least one entry", {.field = "shapes"});
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (shapes[i] != shapes[j]) continue;
+        throw Error(fmt::format("entry {} repeats entry {}", i, j), {.field = "shapes"});
+      }
+    }
+  });
+  std::vector<TuneResult> results;
+  for (const auto& entry : shapes) {
+    TuneOptions at = options;
+    for (const auto& [name, shape] : entry) at.input_shapes[name] = shape;
+    results.push_back(tune(model_path, at));
+  }
+  return results;
+}
+
+std::string plan_set_json(const std::vector<TuneResult>& results) {
+  return api::one_error_type([&] {
+    std::vector<Plan> plans;
+    for (const TuneResult& result : results) {
+      nlohmann::json json = nlohmann::json::parse(result.plan_json, nullptr, false);
+      if (json.is_discarded()) throw Error("is not JSON", {.field = "plan_json"});
+      plans.push_back(plan_from_json(json, "plan_json"));
+    }
+    if (plans.empty()) throw Error("needs at least one result", {.field = "results"});
+    // Read back, so that two plans for the same shapes are refused here.
+    const nlohmann::json set = plans_to_json(plans);
+    plans_from_json(set, "plan set");
+    return set.dump(2);
+  });
+}
+
 CompareResult compare(const std::string& model_path, const TuneOptions& options) {
   return api::one_error_type([&] {
     PlanningOptions planning = planning_options(model_path, options);
