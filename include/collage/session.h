@@ -56,7 +56,9 @@ struct SessionOptions {
   std::string max_memory;
 };
 
-// A model input or output: its name, element type and dimensions.
+// A model input or output: its name, element type and dimensions (for an
+// output whose shape the data decides, such as a detector's boxes, 0 for
+// each dimension known only when the model runs).
 struct ValueInfo {
   std::string name;
   ElementType type = ElementType::kFloat32;

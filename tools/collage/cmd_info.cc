@@ -10,6 +10,7 @@
 #include "collage/ir/control_flow.h"
 #include "collage/ir/error.h"
 #include "collage/ir/flops.h"
+#include "collage/ir/runtime_shapes.h"
 #include "collage/session/model_loading.h"
 #include "commands.h"
 
@@ -45,7 +46,8 @@ std::string with_thousands(std::int64_t number) {
 std::string declared_type(const Graph& graph, ValueId id) {
   const TensorType& type = graph.type(id);
   std::vector<std::string> dims;
-  for (std::int64_t dim : type.shape) dims.push_back(std::to_string(dim));
+  for (std::int64_t dim : type.shape)
+    dims.push_back(type.at_run_time && dim == 0 ? "?" : std::to_string(dim));
   for (const OpenDim& open : graph.open_dims) {
     if (open.input != graph.value(id).name) continue;
     dims[static_cast<std::size_t>(open.axis)] = open.param.empty() ? "?" : open.param;
@@ -93,12 +95,24 @@ void print_operators(const std::map<std::string, int>& before,
   }
 }
 
-// What control-flow nodes run inside their bodies (nested bodies included).
+// What control-flow nodes run inside their bodies (nested bodies included),
+// and what runtime-shaped regions hold.
 void print_bodies(const Graph& graph) {
   int graphs = 0;
   int nodes = 0;
   std::map<std::string, int> ops;
   for (const Node& node : graph.nodes()) {
+    if (is_runtime_shaped_region(node)) {
+      const Graph& body = *bodies(node).front();
+      std::vector<std::string> parts;
+      for (const auto& [op, count] : op_histogram(body))
+        parts.push_back(fmt::format("{} {}", op, count));
+      fmt::print(
+          "shapes known only when the model runs: {} nodes, run natively as region '{}': "
+          "{}\n",
+          body.num_nodes(), escape_control(node.name), fmt::join(parts, ", "));
+      continue;
+    }
     for (const Graph* body : bodies(node)) {
       for_each_body_node(*body, [&](const Graph&, const Node& inner) {
         ++nodes;

@@ -53,7 +53,13 @@ std::size_t TensorType::byte_size() const {
 }
 
 std::string TensorType::to_string() const {
-  return std::string(dtype_name(dtype)) + shape_to_string(shape);
+  if (!at_run_time) return std::string(dtype_name(dtype)) + shape_to_string(shape);
+  std::string text = std::string(dtype_name(dtype)) + "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) text += ",";
+    text += shape[i] == 0 ? "?" : std::to_string(shape[i]);
+  }
+  return text + "]";
 }
 
 }  // namespace collage

@@ -1,7 +1,11 @@
 // TensorType: an element type and a static shape.
 //
 // Every value in a Graph has one. Dynamic dimensions are fixed at import time
-// (from the model or from --input-shape), so all shapes here are concrete.
+// (from the model or from --input-shape), so all shapes here are concrete,
+// but for the values whose shape depends on the data (NonZero's output, the
+// boxes NonMaxSuppression keeps): those are computed by a runtime-shaped
+// region (ir/runtime_shapes.h) and marked `at_run_time`, with 0 for each
+// dimension known only then.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +23,10 @@ using Shape = std::vector<std::int64_t>;
 struct TensorType {
   DType dtype = DType::kFloat32;
   Shape shape;
+  // The shape is known only when the model runs: `shape` is a placeholder
+  // (0 where a dimension is unknown, so sizes computed from it stay 0), and
+  // the value's producer allocates its tensor at run time.
+  bool at_run_time = false;
 
   int rank() const { return static_cast<int>(shape.size()); }
   // Number of elements; 1 for a scalar (rank 0). Throws Error when it does
@@ -26,7 +34,7 @@ struct TensorType {
   std::int64_t numel() const;
   // Bytes of the elements. Throws Error when they do not fit in int64.
   std::size_t byte_size() const;
-  // "f32[1,3,224,224]"
+  // "f32[1,3,224,224]"; "f32[?,4]" for a shape known at run time.
   std::string to_string() const;
 
   friend bool operator==(const TensorType&, const TensorType&) = default;

@@ -14,6 +14,7 @@
 #include "collage/ir/passes/canonicalize.h"
 #include "collage/ir/passes/float16.h"
 #include "collage/ir/passes/partial_type.h"
+#include "collage/ir/runtime_shapes.h"
 #include "collage/onnx/constant_branches.h"
 #include "collage/onnx/old_opset.h"
 #include "collage/onnx/opset_conversion.h"
@@ -175,6 +176,7 @@ class Importer {
     }
     check_supported();
     apply_declared_types();
+    enclose_runtime_shapes(graph_);
     check_static_types();
     check_loops_end(graph_);
     return std::move(graph_);
@@ -636,6 +638,8 @@ class Importer {
                   {.node = producer.name, .field = "value " + quote_untrusted(value.name)});
     }
     for (const Node& node : graph.nodes()) {
+      // A runtime-shaped region's body is typed as each run goes.
+      if (is_runtime_shaped_region(node)) continue;
       for (const Graph* body : bodies(node)) {
         // An If's branch that could not be typed for these shapes, beside
         // one that could (which typed the If): refused only if taken.
@@ -668,6 +672,8 @@ class Importer {
 
 Graph import_onnx_model(std::shared_ptr<const onnx::ModelProto> model, const ImportOptions& options,
                         const std::string& model_dir) {
+  // A runtime-shaped region types its nodes as it runs, as import does.
+  set_runtime_typing([](Graph& graph) { infer_types(graph); });
   Graph graph =
       Importer(with_constant_branches_inlined(in_readable_opset(std::move(model)), model_dir),
                options, model_dir)

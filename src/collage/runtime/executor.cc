@@ -167,6 +167,12 @@ void Executor::run_partitions(const std::map<std::string, Tensor>& inputs,
     if (trace_ != nullptr) trace_->set_position(run_index, static_cast<int>(p));
     auto start = std::chrono::steady_clock::now();
     partitions_[p].kernel->run(in, out);
+    // A value whose shape is known only at run time is allocated by the
+    // kernel that computes it.
+    for (std::size_t j = 0; j < out.size(); ++j) {
+      const Slot slot = partition_outputs_[p][j];
+      if (slot_types_[slot].at_run_time) slots_[slot] = out[j];
+    }
     auto end = std::chrono::steady_clock::now();
     partition_seconds_[p] = std::chrono::duration<double>(end - start).count();
     if (trace_ != nullptr) record_partition(p, run_index, start, end);
@@ -218,6 +224,12 @@ void Executor::run_into(const std::map<std::string, Tensor>& inputs,
     }
     const TensorType& type =
         slot_types_[output_slots_[static_cast<std::size_t>(at - output_names_.begin())]];
+    if (type.at_run_time) {
+      throw Error(fmt::format("its shape ({}) is known only when the model runs; leave it out of "
+                              "the outputs given, to get it in a new buffer",
+                              type.to_string()),
+                  {.field = "output " + quote_untrusted(name)});
+    }
     if (tensor.empty() || tensor.type() != type) {
       throw Error(
           fmt::format("is {}, but the model's output is {}",

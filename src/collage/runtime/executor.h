@@ -7,7 +7,8 @@
 // partition produces and another reads) are allocated once at construction
 // and reused by every run, and partitions run in the given order, which must
 // be topological. Graph outputs get fresh buffers on every run, so what
-// run() returns stays valid after the next run.
+// run() returns stays valid after the next run; one whose shape the data
+// decides (TensorType::at_run_time) is the buffer its kernel allocated.
 //
 // run() validates what it is given, because the inputs come from users
 // (.npy files, --input flags): an unknown name, a missing input, or a wrong

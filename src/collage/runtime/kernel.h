@@ -4,7 +4,9 @@
 // runs it many times. Inputs come in the order of the partition's
 // Graph::inputs() and outputs in the order of Graph::outputs(), as plain dense
 // row-major tensors of exactly the partition's types. Outputs are allocated
-// by the caller. Any internal layout (oneDNN's blocked formats, XNNPACK's
+// by the caller, but for an output typed TensorType::at_run_time (a shape
+// the data decides, ir/runtime_shapes.h): the kernel puts the tensor it
+// allocated in its place. Any internal layout (oneDNN's blocked formats, XNNPACK's
 // NHWC) is converted inside the kernel, so its measured time includes that.
 #pragma once
 

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "collage/ir/error.h"
+#include "collage/ir/runtime_shapes.h"
 #include "collage/runtime/memory_budget.h"
 
 namespace collage {
@@ -27,6 +28,8 @@ void check_max_memory(const Graph& graph, const std::string& max_memory) {
   const std::int64_t budget =
       max_memory.empty() ? default_memory_budget() : parse_byte_count(max_memory, "--max-memory");
   check_memory_budget(graph, budget, "--max-memory");
+  // Sizes a runtime-shaped region learns as it runs are held to it too.
+  set_runtime_memory_budget(budget);
 }
 
 }  // namespace collage

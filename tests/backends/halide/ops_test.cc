@@ -237,6 +237,23 @@ TEST(HalideOps, Reductions) {
   }
 }
 
+TEST(HalideOps, AReductionOverAnotherOnesResultWithARaggedVectorTail) {
+  // A variance over 5 columns: the mean, then the mean of squared
+  // deviations. Vectorizing the second reduction's ragged tail came out
+  // doubled in four columns and 0 in the fifth.
+  OpGraphBuilder b;
+  const ValueId x = b.input({1024, 5});
+  const ValueId mean =
+      b.node("ReduceMean", {x}, {1, 5},
+             attrs({{"keepdims", std::int64_t{1}}, {"axes", std::vector<std::int64_t>{0}}}));
+  const ValueId deviation = b.node("Sub", {x, mean}, {1024, 5});
+  const ValueId square = b.node("Mul", {deviation, deviation}, {1024, 5});
+  const ValueId variance =
+      b.node("ReduceMean", {square}, {5},
+             attrs({{"keepdims", std::int64_t{0}}, {"axes", std::vector<std::int64_t>{0}}}));
+  expect_halide_matches(b.finish(variance));
+}
+
 TEST(HalideOps, MatMulAndGemm) {
   {
     OpGraphBuilder b;

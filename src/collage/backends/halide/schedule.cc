@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
+#include <type_traits>
 
 #include "collage/ir/error.h"
 
@@ -32,24 +33,30 @@ int vector_width(std::int64_t extent, int natural) {
 
 // Vectorizes the innermost dimension and parallelizes the fused outer ones
 // of one definition (the pure one, or an update over the same variables).
-// An update may not recompute a point (ShiftInwards would accumulate twice):
-// its ragged tail is guarded instead.
+// An update may not recompute a point (ShiftInwards would accumulate twice),
+// and one with a ragged tail is not vectorized (below).
 template <typename Definition>
 void tile(Definition definition, const std::vector<Var>& args, const Shape& shape, int natural,
           int threads, bool is_update) {
   if (args.empty()) return;
   const int width = vector_width(shape.back(), natural);
-  if (width > 1) {
-    const bool ragged = shape.back() % width != 0;
-    definition.vectorize(args[0], width,
-                         !ragged     ? TailStrategy::Auto
-                         : is_update ? TailStrategy::GuardWithIf
-                                     : TailStrategy::ShiftInwards);
+  const bool ragged = width > 1 && shape.back() % width != 0;
+  // Halide 14 miscomputes some vectorized reductions whose ragged tail is
+  // guarded (a variance over 5 columns after a mean over them came out
+  // doubled, its last column 0): such an update stays scalar.
+  bool scheduled = false;
+  if (width > 1 && !(is_update && ragged)) {
+    definition.vectorize(args[0], width, ragged ? TailStrategy::ShiftInwards : TailStrategy::Auto);
+    scheduled = true;
   }
-  if (args.size() < 2 || threads < 2) return;
   std::int64_t outer = 1;
   for (std::size_t i = 0; i + 1 < shape.size(); ++i) outer *= shape[i];
-  if (outer < 2) return;
+  if (args.size() < 2 || threads < 2 || outer < 2) {
+    if constexpr (std::is_same_v<Definition, Halide::Stage>) {
+      if (!scheduled) definition.unscheduled();
+    }
+    return;
+  }
   Var fused = args[1];
   for (std::size_t i = 2; i < args.size(); ++i) {
     Var next(fmt::format("{}_{}", fused.name(), args[i].name()));

@@ -135,6 +135,13 @@ class NativeKernel final : public Kernel {
         step.op->run(graph_, graph_.node(step.node), step.input_tensors, step.output_tensors,
                      threads_);
       }
+      // A runtime-shaped region allocates the values whose shapes it
+      // learns as it runs.
+      for (std::size_t i = 0; i < step.outputs.size(); ++i) {
+        const ValueId id = step.outputs[i];
+        if (id != kNoValue && graph_.type(id).at_run_time)
+          values_[static_cast<std::size_t>(id)] = step.output_tensors[i];
+      }
     }
     copy_unproduced_outputs(outputs);
     unbind();
@@ -263,6 +270,8 @@ class NativeKernel final : public Kernel {
 
   void check_type(const Tensor& tensor, ValueId id, const char* role) const {
     const TensorType& expected = graph_.type(id);
+    // An output known only at run time is the kernel's to allocate.
+    if (expected.at_run_time) return;
     if (tensor.type() == expected && !tensor.empty()) return;
     throw Error(fmt::format("kernel {} '{}' must be {}, got {}", role, graph_.value(id).name,
                             expected.to_string(),
@@ -272,6 +281,10 @@ class NativeKernel final : public Kernel {
   void copy_unproduced_outputs(std::span<Tensor> outputs) {
     for (std::size_t k = 0; k < outputs.size(); ++k) {
       const Tensor& source = values_[static_cast<std::size_t>(graph_.outputs()[k])];
+      if (graph_.type(graph_.outputs()[k]).at_run_time) {
+        outputs[k] = source;
+        continue;
+      }
       if (source.raw() == outputs[k].raw() || source.byte_size() == 0) continue;
       std::memcpy(outputs[k].raw(), source.raw(), source.byte_size());
     }
@@ -309,7 +322,8 @@ class NativeBackend final : public Backend {
   std::string report_color() const override { return "#d9d9d9"; }
   std::string describe_support() const override {
     std::vector<std::string> op_types;
-    for (auto table : {native::compute_ops(), native::tensor_ops(), native::control_flow_ops()}) {
+    for (auto table : {native::compute_ops(), native::tensor_ops(), native::control_flow_ops(),
+                       native::runtime_shape_ops()}) {
       for (const native::OpEntry& entry : table) op_types.emplace_back(entry.op_type);
     }
     std::sort(op_types.begin(), op_types.end());

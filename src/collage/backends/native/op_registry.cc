@@ -12,7 +12,7 @@ namespace collage::native {
 const OpEntry* find_op(std::string_view op_type) {
   static const std::unordered_map<std::string_view, const OpEntry*> by_type = [] {
     std::unordered_map<std::string_view, const OpEntry*> entries;
-    for (std::span<const OpEntry> table : {compute_ops(), tensor_ops(), control_flow_ops()}) {
+    for (std::span<const OpEntry> table : {compute_ops(), tensor_ops(), control_flow_ops(), runtime_shape_ops()}) {
       for (const OpEntry& entry : table) {
         const bool inserted = entries.emplace(entry.op_type, &entry).second;
         assert(inserted && "find_op: an op type is implemented twice");

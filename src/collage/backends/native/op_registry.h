@@ -39,6 +39,10 @@ std::span<const OpEntry> compute_ops();
 std::span<const OpEntry> tensor_ops();
 // If, Loop and Scan, which run their bodies with the entries above.
 std::span<const OpEntry> control_flow_ops();
+// Runtime-shaped regions (ir/runtime_shapes.h), which run their bodies
+// node by node with the entries above, and the ops whose output sizes follow
+// their data (NonZero, Compress, NonMaxSuppression, Unique).
+std::span<const OpEntry> runtime_shape_ops();
 
 // Whether the node has an entry whose check accepts it (a check that throws
 // on a malformed attribute counts as a refusal).

@@ -243,6 +243,43 @@ void reduce_general(const float* x, float* y, const ReduceLayout& layout, std::i
   }
 }
 
+// ReduceSum, ReduceProd, ReduceMax and ReduceMin of int64: sizes and
+// counts computed from shapes, small and exact.
+template <Reduction r>
+void reduce_integers(const std::int64_t* x, std::int64_t* y, const ReduceLayout& layout,
+                     std::int64_t outputs) {
+  static_assert(r == Reduction::kSum || r == Reduction::kProd || r == Reduction::kMax ||
+                r == Reduction::kMin);
+  const std::size_t rank = layout.sizes.size();
+  std::vector<std::int64_t> out_stride(rank, 0);
+  std::int64_t run = 1;
+  for (std::size_t d = rank; d-- > 0;) {
+    if (layout.reduced[d]) continue;
+    out_stride[d] = run;
+    run *= layout.sizes[d];
+  }
+  std::int64_t init = 0;
+  if constexpr (r == Reduction::kProd) init = 1;
+  if constexpr (r == Reduction::kMax) init = std::numeric_limits<std::int64_t>::min();
+  if constexpr (r == Reduction::kMin) init = std::numeric_limits<std::int64_t>::max();
+  std::fill(y, y + outputs, init);
+  std::vector<std::int64_t> index(rank, 0);
+  std::int64_t out = 0;
+  const std::int64_t total = shape_numel(layout.sizes);
+  for (std::int64_t i = 0; i < total; ++i) {
+    if constexpr (r == Reduction::kSum) y[out] += x[i];
+    if constexpr (r == Reduction::kProd) y[out] *= x[i];
+    if constexpr (r == Reduction::kMax) y[out] = std::max(y[out], x[i]);
+    if constexpr (r == Reduction::kMin) y[out] = std::min(y[out], x[i]);
+    for (std::size_t d = rank; d-- > 0;) {
+      out += out_stride[d];
+      if (++index[d] < layout.sizes[d]) break;
+      out -= out_stride[d] * layout.sizes[d];
+      index[d] = 0;
+    }
+  }
+}
+
 template <Reduction r>
 void run_reduction(const Node& node, std::span<const Tensor> inputs, std::span<Tensor> outputs,
                    int threads) {
@@ -260,6 +297,13 @@ void run_reduction(const Node& node, std::span<const Tensor> inputs, std::span<T
     throw Error(fmt::format("output {} does not match reducing {}", y.type().to_string(),
                             x.type().to_string()),
                 {.node = node.name});
+  }
+  if constexpr (r == Reduction::kSum || r == Reduction::kProd || r == Reduction::kMax ||
+                r == Reduction::kMin) {
+    if (x.dtype() == DType::kInt64) {
+      reduce_integers<r>(x.data<std::int64_t>(), y.data<std::int64_t>(), layout, y.numel());
+      return;
+    }
   }
   const float* xd = x.data<float>();
   float* yd = y.data<float>();
@@ -379,7 +423,11 @@ void run_reduce_log_sum_exp(const Graph& graph, const Node& node, std::span<cons
 
 bool check_reduce(const Graph& graph, const Node& node) {
   if (node.inputs.empty() || node.inputs.size() > 2 || node.outputs.size() != 1) return false;
-  if (!is_float32(graph, node.input(0)) || !float32_io(graph, node, 1)) return false;
+  const bool integer_op = node.op_type == "ReduceSum" || node.op_type == "ReduceProd" ||
+                          node.op_type == "ReduceMax" || node.op_type == "ReduceMin";
+  const bool integers = integer_op && graph.type(node.input(0)).dtype == DType::kInt64 &&
+                        graph.type(node.outputs[0]).dtype == DType::kInt64;
+  if (!integers && (!is_float32(graph, node.input(0)) || !float32_io(graph, node, 1))) return false;
   const ValueId axes = node.input(1);
   if (axes != kNoValue) {
     const TensorType& type = graph.type(axes);
