@@ -617,8 +617,17 @@ class Importer {
 
   // Every value of `graph` and of its bodies has a static type.
   static void check_static_types(const Graph& graph) {
+    // A value of unknown rank is reported first: it is what kept the shapes
+    // the data decides from being enclosed (enclose_runtime_shapes).
+    std::vector<const Value*> open;
+    std::vector<const Value*> known_rank;
     for (const Value& value : graph.values()) {
-      if (is_static(value.type)) continue;
+      if (is_static(value.type) || value.type.at_run_time) continue;
+      (has_known_rank(value.type) ? known_rank : open).push_back(&value);
+    }
+    open.insert(open.end(), known_rank.begin(), known_rank.end());
+    for (const Value* unsettled : open) {
+      const Value& value = *unsettled;
       if (value.producer == kNoNode) {
         throw Error("its shape is unknown", {.field = "value " + quote_untrusted(value.name)});
       }

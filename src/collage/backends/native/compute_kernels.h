@@ -31,6 +31,7 @@ std::span<const OpEntry> norm_ops();            // ops_norm.cc
 std::span<const OpEntry> reduce_ops();          // ops_reduce.cc
 std::span<const OpEntry> resize_ops();          // ops_resize.cc
 std::span<const OpEntry> grid_sample_ops();     // ops_grid_sample.cc
+std::span<const OpEntry> roi_align_ops();       // ops_roi_align.cc
 std::span<const OpEntry> recurrent_ops();       // ops_recurrent.cc
 std::span<const OpEntry> quantize_ops();        // ops_quantize.cc
 

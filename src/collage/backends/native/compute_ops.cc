@@ -24,7 +24,8 @@ std::span<const OpEntry> compute_ops() {
     std::vector<OpEntry> entries;
     for (std::span<const OpEntry> part :
          {conv_ops(), conv_transpose_ops(), gemm_ops(), pool_ops(), norm_ops(), reduce_ops(),
-          resize_ops(), grid_sample_ops(), recurrent_ops(), quantize_ops(), qlinear_ops()}) {
+          resize_ops(), grid_sample_ops(), roi_align_ops(), recurrent_ops(), quantize_ops(),
+          qlinear_ops()}) {
       entries.insert(entries.end(), part.begin(), part.end());
     }
     return entries;
