@@ -120,3 +120,37 @@ def test_a_size_the_data_chooses_beyond_max_memory_is_one_line_and_exit_code_2(t
     done = collage_cli("run", path, "--repeat", "1", "--warmup", "0")
     assert done.returncode == 0, done.stderr
     assert "output y  i64[1,10000]" in done.stdout, done.stdout
+
+
+def test_an_if_on_a_count_the_data_decides_runs_the_branch_taken(tmp_path):
+    # As torchvision's scripted helpers export "no boxes left": an If on
+    # the number of indices NonZero found, whose branches read them.
+    import onnx
+    from onnx import TensorProto, helper
+    empty = helper.make_tensor("none", TensorProto.INT64, [0], [])
+    then_branch = helper.make_graph(
+        [helper.make_node("Constant", [], ["empty"], value=empty)], "then", [],
+        [helper.make_tensor_value_info("empty", TensorProto.INT64, [None])])
+    else_branch = helper.make_graph(
+        [helper.make_node("ReduceMax", ["found"], ["last"], keepdims=0),
+         helper.make_node("Add", ["flat", "last"], ["shifted"])], "else", [],
+        [helper.make_tensor_value_info("shifted", TensorProto.INT64, [None])])
+    graph = helper.make_graph(
+        [helper.make_node("Greater", ["x", "t"], ["m"]),
+         helper.make_node("NonZero", ["m"], ["found"]),
+         helper.make_node("Reshape", ["found", "minus_one"], ["flat"]),
+         helper.make_node("Size", ["found"], ["count"]),
+         helper.make_node("Equal", ["count", "zero"], ["nothing"]),
+         helper.make_node("If", ["nothing"], ["y"], then_branch=then_branch,
+                          else_branch=else_branch)],
+        "if_on_count", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [None])],
+        [helper.make_tensor("t", TensorProto.FLOAT, [], [0.5]),
+         helper.make_tensor("minus_one", TensorProto.INT64, [1], [-1]),
+         helper.make_tensor("zero", TensorProto.INT64, [], [0])])
+    path = str(tmp_path / "if_on_count.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    session = collage.Session(path, threads=1)
+    x = np.array([0.1, 0.9, 0.2, 0.7, 0.0, 0.6], np.float32)
+    np.testing.assert_array_equal(session.run({"x": x})["y"], [1 + 5, 3 + 5, 5 + 5])
+    assert session.run({"x": np.zeros(6, np.float32)})["y"].shape == (0,)

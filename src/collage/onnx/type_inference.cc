@@ -187,7 +187,11 @@ std::optional<std::vector<TensorType>> settle_node(const Graph& graph, Node& nod
   for (std::size_t i = formal; i < node.inputs.size(); ++i) {
     captured.push_back(graph.type(node.inputs[i]));
   }
-  if (!all_static(captured)) return std::nullopt;
+  // An If may read values whose shapes the data decides (a detector's
+  // "no boxes left" test): its branches are typed from those partial types,
+  // and it then runs in a runtime-shaped region (ir/runtime_shapes.h).
+  const bool known_ranks = std::all_of(captured.begin(), captured.end(), has_known_rank);
+  if (!all_static(captured) && !(node.op_type == "If" && known_ranks)) return std::nullopt;
   auto type_of = [&](std::size_t input) { return graph.type(node.inputs[input]); };
 
   if (node.op_type == "If") {
@@ -208,7 +212,7 @@ std::optional<std::vector<TensorType>> settle_node(const Graph& graph, Node& nod
     // branch per input size, the other size's branch failing on this one):
     // the If takes the other branch's types, and taking this branch is an
     // error when it runs (ops_control_flow.cc).
-    if (all_static(then_types) != all_static(else_types)) {
+    if (all_static(captured) && all_static(then_types) != all_static(else_types)) {
       return all_static(then_types) ? then_types : else_types;
     }
     for (std::size_t i = 0; i < then_types.size(); ++i) {

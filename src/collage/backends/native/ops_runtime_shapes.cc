@@ -385,9 +385,28 @@ std::vector<Tensor> run_at_run_time(const Graph& body, const Node& node,
   return outputs;
 }
 
-void run_region(const Graph&, const Node& node, std::span<const Tensor> inputs,
-                std::span<Tensor> outputs, int threads) {
-  const Graph& body = *node.attributes.get_graph("body");
+// Runs `body` node by node on `inputs` (one per body input), each node
+// typed as it runs; returns its outputs.
+std::vector<Tensor> interpret(const Graph& body, std::span<const Tensor> inputs, int threads);
+
+// An If in a region: its condition picks the branch, which runs like the
+// region itself, on the values the If passes it (the branches' captured
+// inputs; an If has no formal ones but its condition).
+std::vector<Tensor> run_if(const Node& node, std::span<const Tensor> inputs, int threads) {
+  if (inputs.empty() || inputs[0].empty() || inputs[0].numel() != 1) {
+    throw Error("its condition is not one value", {.node = node.name});
+  }
+  const char* branch = inputs[0].number_at(0) != 0 ? "then_branch" : "else_branch";
+  const Graph& body = *node.attributes.get_graph(branch);
+  if (body.inputs().size() != inputs.size() - 1) {
+    throw Error(fmt::format("its {} takes {} inputs where the If passes {}", branch,
+                            body.inputs().size(), inputs.size() - 1),
+                {.node = node.name});
+  }
+  return interpret(body, inputs.subspan(1), threads);
+}
+
+std::vector<Tensor> interpret(const Graph& body, std::span<const Tensor> inputs, int threads) {
   std::vector<Tensor> values(body.num_values());
   for (std::size_t i = 0; i < body.inputs().size(); ++i)
     values[static_cast<std::size_t>(body.inputs()[i])] = inputs[i];
@@ -400,12 +419,28 @@ void run_region(const Graph&, const Node& node, std::span<const Tensor> inputs,
     node_inputs.clear();
     for (ValueId id : inner.inputs)
       node_inputs.push_back(id == kNoValue ? Tensor() : values[static_cast<std::size_t>(id)]);
-    std::vector<Tensor> results = run_at_run_time(body, inner, node_inputs, threads);
+    std::vector<Tensor> results = inner.op_type == "If" && inner.domain.empty()
+                                      ? run_if(inner, node_inputs, threads)
+                                      : run_at_run_time(body, inner, node_inputs, threads);
+    if (results.size() < inner.outputs.size()) {
+      throw Error(
+          fmt::format("it gave {} outputs where it has {}", results.size(), inner.outputs.size()),
+          {.node = inner.name});
+    }
     for (std::size_t i = 0; i < inner.outputs.size(); ++i)
       values[static_cast<std::size_t>(inner.outputs[i])] = std::move(results[i]);
   }
+  std::vector<Tensor> outputs;
+  for (ValueId id : body.outputs()) outputs.push_back(values[static_cast<std::size_t>(id)]);
+  return outputs;
+}
+
+void run_region(const Graph&, const Node& node, std::span<const Tensor> inputs,
+                std::span<Tensor> outputs, int threads) {
+  const Graph& body = *node.attributes.get_graph("body");
+  const std::vector<Tensor> values = interpret(body, inputs, threads);
   for (std::size_t k = 0; k < outputs.size(); ++k) {
-    const Tensor& result = values[static_cast<std::size_t>(body.outputs()[k])];
+    const Tensor& result = values[k];
     if (outputs[k].type().at_run_time) {
       outputs[k] = result;
       continue;
