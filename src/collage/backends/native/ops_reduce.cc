@@ -204,18 +204,25 @@ void reduce_middle(const float* x, float* y, std::int64_t outer, std::int64_t le
   }
 }
 
+// Per input dimension, the step in the output of one step along it (0 for
+// a reduced dimension).
+std::vector<std::int64_t> output_strides(const ReduceLayout& layout) {
+  std::vector<std::int64_t> out_stride(layout.sizes.size(), 0);
+  std::int64_t run = 1;
+  for (std::size_t d = layout.sizes.size(); d-- > 0;) {
+    if (layout.reduced[d]) continue;
+    out_stride[d] = run;
+    run *= layout.sizes[d];
+  }
+  return out_stride;
+}
+
 // Any layout: walk the input once, accumulating into the output element
 // each input element belongs to.
 template <Reduction r>
 void reduce_general(const float* x, float* y, const ReduceLayout& layout, std::int64_t outputs) {
   const std::size_t rank = layout.sizes.size();
-  std::vector<std::int64_t> out_stride(rank, 0);
-  std::int64_t run = 1;
-  for (std::size_t d = rank; d-- > 0;) {
-    if (layout.reduced[d]) continue;
-    out_stride[d] = run;
-    run *= layout.sizes[d];
-  }
+  const std::vector<std::int64_t> out_stride = output_strides(layout);
   const std::int64_t total = shape_numel(layout.sizes);
   auto walk = [&](auto&& visit) {
     std::vector<std::int64_t> index(rank, 0);
@@ -251,13 +258,7 @@ void reduce_integers(const std::int64_t* x, std::int64_t* y, const ReduceLayout&
   static_assert(r == Reduction::kSum || r == Reduction::kProd || r == Reduction::kMax ||
                 r == Reduction::kMin);
   const std::size_t rank = layout.sizes.size();
-  std::vector<std::int64_t> out_stride(rank, 0);
-  std::int64_t run = 1;
-  for (std::size_t d = rank; d-- > 0;) {
-    if (layout.reduced[d]) continue;
-    out_stride[d] = run;
-    run *= layout.sizes[d];
-  }
+  const std::vector<std::int64_t> out_stride = output_strides(layout);
   std::int64_t init = 0;
   if constexpr (r == Reduction::kProd) init = 1;
   if constexpr (r == Reduction::kMax) init = std::numeric_limits<std::int64_t>::min();

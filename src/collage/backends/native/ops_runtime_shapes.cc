@@ -70,46 +70,64 @@ std::vector<Tensor> run_non_zero(const Graph&, const Node& node, std::span<const
   return {y};
 }
 
+// A tensor seen as [outer, length, inner] around the node's "axis"; without
+// one, as its elements in a row.
+struct AxisSplit {
+  bool flat = true;
+  std::size_t axis = 0;
+  std::int64_t outer = 1;
+  std::int64_t length = 0;
+  std::int64_t inner = 1;
+};
+
+AxisSplit split_at_axis(const Node& node, const Tensor& x) {
+  AxisSplit split;
+  split.length = x.numel();
+  if (!node.attributes.has("axis")) return split;
+  const Shape& shape = x.shape();
+  split.flat = false;
+  split.axis = static_cast<std::size_t>(axis_attribute(node, x.rank(), 0));
+  split.outer = product(shape, 0, split.axis);
+  split.length = shape[split.axis];
+  split.inner = product(shape, split.axis + 1, shape.size());
+  return split;
+}
+
+// The slices of `x` at the indices `picked` along the split's axis, in that
+// order.
+Tensor take_slices(const Tensor& x, const AxisSplit& split,
+                   const std::vector<std::int64_t>& picked) {
+  const auto count = static_cast<std::int64_t>(picked.size());
+  Shape shape = split.flat ? Shape{count} : x.shape();
+  if (!split.flat) shape[split.axis] = count;
+  Tensor y = Tensor::allocate(TensorType{x.dtype(), shape});
+  const auto* from = static_cast<const char*>(x.raw());
+  auto* to = static_cast<char*>(y.raw());
+  const std::size_t slice = static_cast<std::size_t>(split.inner) * dtype_size(x.dtype());
+  for (std::int64_t o = 0; o < split.outer; ++o) {
+    for (std::int64_t k = 0; k < count; ++k) {
+      const std::int64_t i = picked[static_cast<std::size_t>(k)];
+      std::memcpy(to + static_cast<std::size_t>(o * count + k) * slice,
+                  from + static_cast<std::size_t>(o * split.length + i) * slice, slice);
+    }
+  }
+  return y;
+}
+
 std::vector<Tensor> run_compress(const Graph&, const Node& node, std::span<const Tensor> inputs) {
   const Tensor& x = inputs[0];
   const Tensor& condition = inputs[1];
-  const std::size_t item = dtype_size(x.dtype());
-  Shape shape = x.shape();
-  std::int64_t outer = 1;
-  std::int64_t length = x.numel();
-  std::int64_t inner = 1;
-  std::size_t axis = 0;
-  const bool flat = !node.attributes.has("axis");
-  if (!flat) {
-    axis = static_cast<std::size_t>(axis_attribute(node, x.rank(), 0));
-    outer = product(shape, 0, axis);
-    length = shape[axis];
-    inner = product(shape, axis + 1, shape.size());
-  }
-  if (condition.numel() > length) {
+  const AxisSplit split = split_at_axis(node, x);
+  if (condition.numel() > split.length) {
     throw Error(fmt::format("the condition has {} elements, more than the {} it selects from",
-                            condition.numel(), length),
+                            condition.numel(), split.length),
                 {.node = node.name});
   }
   std::vector<std::int64_t> kept;
   for (std::int64_t i = 0; i < condition.numel(); ++i) {
     if (condition.number_at(i) != 0) kept.push_back(i);
   }
-  const auto count = static_cast<std::int64_t>(kept.size());
-  Shape out_shape = flat ? Shape{count} : shape;
-  if (!flat) out_shape[axis] = count;
-  Tensor y = Tensor::allocate(TensorType{x.dtype(), out_shape});
-  const auto* from = static_cast<const char*>(x.raw());
-  auto* to = static_cast<char*>(y.raw());
-  const std::size_t slice = static_cast<std::size_t>(inner) * item;
-  for (std::int64_t o = 0; o < outer; ++o) {
-    for (std::int64_t k = 0; k < count; ++k) {
-      const std::int64_t i = kept[static_cast<std::size_t>(k)];
-      std::memcpy(to + static_cast<std::size_t>(o * count + k) * slice,
-                  from + static_cast<std::size_t>(o * length + i) * slice, slice);
-    }
-  }
-  return {y};
+  return {take_slices(x, split, kept)};
 }
 
 // A box as its corners, lowest first.
@@ -196,25 +214,15 @@ std::vector<Tensor> run_non_max_suppression(const Graph&, const Node& node,
 
 std::vector<Tensor> run_unique(const Graph&, const Node& node, std::span<const Tensor> inputs) {
   const Tensor& x = inputs[0];
-  const std::size_t item = dtype_size(x.dtype());
-  const bool flat = !node.attributes.has("axis");
   const bool sorted = node.attributes.get_int("sorted", 1) != 0;
-  const Shape& shape = x.shape();
-  std::size_t axis = 0;
-  std::int64_t outer = 1;
-  std::int64_t length = x.numel();
-  std::int64_t inner = 1;
-  if (!flat) {
-    axis = static_cast<std::size_t>(axis_attribute(node, x.rank(), 0));
-    outer = product(shape, 0, axis);
-    length = shape[axis];
-    inner = product(shape, axis + 1, shape.size());
-  }
+  const AxisSplit split = split_at_axis(node, x);
+  const std::int64_t length = split.length;
+  const std::int64_t inner = split.inner;
   // Slice i: the elements at index i along the axis, in order.
   auto element = [&](std::int64_t i, std::int64_t e) {
     return x.number_at((e / inner) * length * inner + i * inner + e % inner);
   };
-  const std::int64_t slice_size = outer * inner;
+  const std::int64_t slice_size = split.outer * inner;
   auto less = [&](std::int64_t a, std::int64_t b) {
     for (std::int64_t e = 0; e < slice_size; ++e) {
       const double l = element(a, e);
@@ -239,35 +247,23 @@ std::vector<Tensor> run_unique(const Graph&, const Node& node, std::span<const T
       return less(firsts[static_cast<std::size_t>(a)], firsts[static_cast<std::size_t>(b)]);
     });
   }
-  std::vector<std::int64_t> position(order.size());
-  for (std::size_t k = 0; k < order.size(); ++k)
-    position[static_cast<std::size_t>(order[k])] = static_cast<std::int64_t>(k);
   const auto unique = static_cast<std::int64_t>(order.size());
-  Shape y_shape = flat ? Shape{unique} : shape;
-  if (!flat) y_shape[axis] = unique;
-  Tensor y = Tensor::allocate(TensorType{x.dtype(), y_shape});
-  const auto* from = static_cast<const char*>(x.raw());
-  auto* to = static_cast<char*>(y.raw());
-  const std::size_t run = static_cast<std::size_t>(inner) * item;
-  for (std::int64_t o = 0; o < outer; ++o) {
-    for (std::int64_t k = 0; k < unique; ++k) {
-      const std::int64_t i = firsts[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])];
-      std::memcpy(to + static_cast<std::size_t>(o * unique + k) * run,
-                  from + static_cast<std::size_t>(o * length + i) * run, run);
-    }
-  }
+  std::vector<std::int64_t> position(order.size());
+  std::vector<std::int64_t> picked(order.size());
   Tensor indices = Tensor::allocate(TensorType{DType::kInt64, {unique}});
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    position[static_cast<std::size_t>(order[k])] = static_cast<std::int64_t>(k);
+    picked[k] = firsts[static_cast<std::size_t>(order[k])];
+    indices.data<std::int64_t>()[k] = picked[k];
+  }
   Tensor counts = Tensor::zeros(TensorType{DType::kInt64, {unique}});
   Tensor inverse = Tensor::allocate(TensorType{DType::kInt64, {length}});
-  for (std::int64_t k = 0; k < unique; ++k)
-    indices.data<std::int64_t>()[k] =
-        firsts[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])];
   for (std::int64_t i = 0; i < length; ++i) {
     const std::int64_t k = position[static_cast<std::size_t>(which[static_cast<std::size_t>(i)])];
     inverse.data<std::int64_t>()[i] = k;
     ++counts.data<std::int64_t>()[k];
   }
-  return {y, indices, inverse, counts};
+  return {take_slices(x, split, picked), indices, inverse, counts};
 }
 
 struct DataDependentOp {
