@@ -93,13 +93,7 @@ ElementType check_input_array(const ArrayDescription& array, const ValueInfo& ex
   // shape, and checks its size against the memory budget then). An element
   // type that differs is the session's to report, with the model's type
   // beside it.
-  if (array.shape == expected.dims) return type;
-  bool open_only = array.shape.size() == expected.dims.size();
-  for (std::size_t axis = 0; open_only && axis < array.shape.size(); ++axis) {
-    const bool open = axis < expected.open_dims.size() && !expected.open_dims[axis].empty();
-    open_only = array.shape[axis] == expected.dims[axis] || (open && array.shape[axis] >= 0);
-  }
-  if (!open_only) {
+  if (!expected.takes(array.shape)) {
     throw input_error(expected, "has shape " + shape_text(array.shape) + ", but the model needs " +
                                     shape_text(expected.dims));
   }

@@ -69,6 +69,18 @@ struct ValueInfo {
   // neither a plan nor SessionOptions::input_shapes gave one). Empty for
   // outputs.
   std::vector<std::string> open_dims;
+
+  // Whether run() takes an input of `dims` here: of this rank, the size of
+  // `dims` in every dimension the model fixes, any size >= 0 in one it
+  // leaves open.
+  bool takes(const std::vector<std::int64_t>& given) const {
+    if (given.size() != dims.size()) return false;
+    for (std::size_t axis = 0; axis < given.size(); ++axis) {
+      const bool open = axis < open_dims.size() && !open_dims[axis].empty();
+      if (given[axis] != dims[axis] && !(open && given[axis] >= 0)) return false;
+    }
+    return true;
+  }
 };
 
 class Session {

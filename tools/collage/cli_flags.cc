@@ -52,18 +52,12 @@ std::vector<std::int64_t> range_sizes(std::int64_t low, std::int64_t high) {
 // A dimension of an --input-shape value: a size, or LO..HI.
 std::vector<std::int64_t> parse_dimension_sizes(const std::string& text, const std::string& flag) {
   auto number = [&](const std::string& part) {
-    std::size_t used = 0;
-    long long value = -1;
-    try {
-      value = std::stoll(part, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (part.empty() || used != part.size() || value < 0) {
+    std::optional<std::int64_t> value = parse_dimension(part);
+    if (!value) {
       throw Error(quote_untrusted(flag) + " is not NAME=D0,D1,... (each D a size or LO..HI)",
                   {.field = "--input-shape"});
     }
-    return static_cast<std::int64_t>(value);
+    return *value;
   };
   const std::size_t dots = text.find("..");
   if (dots == std::string::npos) return {number(text)};

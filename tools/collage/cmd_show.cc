@@ -116,10 +116,8 @@ Plan chosen_plan(const ShowArgs& args) {
   if (plans.size() == 1 && shapes.empty()) return std::move(plans.front());
   std::optional<std::size_t> index = plan_for_shapes(plans, shapes);
   if (!index) {
-    std::vector<std::string> sets;
-    for (const Plan& plan : plans) sets.push_back(shapes_text(plan.input_shapes));
     throw Error(escape_control(fmt::format("the file has no plan for {} (its plans: {})",
-                                           shapes_text(shapes), fmt::join(sets, "; "))),
+                                           shapes_text(shapes), plan_shapes_text(plans))),
                 {.field = "--input-shape"});
   }
   if (shapes.empty()) {

@@ -122,17 +122,10 @@ struct Session::Impl {
   }
 
   bool differs_in_dynamic_dims_only(const std::map<std::string, Array>& given) const {
-    for (const ValueInfo& input : inputs) {
+    return std::all_of(inputs.begin(), inputs.end(), [&](const ValueInfo& input) {
       auto found = given.find(input.name);
-      if (found == given.end()) continue;
-      const std::vector<std::int64_t>& dims = found->second.dims();
-      if (dims.size() != input.dims.size()) return false;
-      for (std::size_t axis = 0; axis < dims.size(); ++axis) {
-        const bool dynamic = axis < input.open_dims.size() && !input.open_dims[axis].empty();
-        if (dims[axis] != input.dims[axis] && !dynamic) return false;
-      }
-    }
-    return true;
+      return found == given.end() || input.takes(found->second.dims());
+    });
   }
 
   std::string path;

@@ -44,6 +44,15 @@ std::string shape_to_string(const Shape& shape) {
   return text + "]";
 }
 
+std::string shapes_to_string(const std::map<std::string, Shape>& shapes) {
+  std::string text;
+  for (const auto& [name, shape] : shapes) {
+    if (!text.empty()) text += " ";
+    text += name + "=" + shape_to_string(shape);
+  }
+  return text;
+}
+
 std::int64_t TensorType::numel() const { return shape_numel(shape); }
 
 std::size_t TensorType::byte_size() const {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,5 +62,8 @@ void check_byte_size(const TensorType& type, const Error::Where& where);
 
 // "[1,3,224,224]"
 std::string shape_to_string(const Shape& shape);
+// "x=[1,3,320,320] mask=[1,16]": shapes by value name, in name order (names
+// as the model spells them: escape the text before printing it).
+std::string shapes_to_string(const std::map<std::string, Shape>& shapes);
 
 }  // namespace collage

@@ -712,6 +712,19 @@ Graph import_onnx(const std::string& path, const ImportOptions& options) {
   }
 }
 
+std::optional<std::int64_t> parse_dimension(std::string_view text) {
+  const std::string part(text);
+  std::size_t used = 0;
+  long long dim = -1;
+  try {
+    dim = std::stoll(part, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (part.empty() || used != part.size() || dim < 0) return std::nullopt;
+  return dim;
+}
+
 std::pair<std::string, Shape> parse_input_shape(std::string_view text) {
   auto malformed = [&]() {
     return Error(quote_untrusted(std::string(text)) + " is not NAME=D0,D1,...",
@@ -724,16 +737,9 @@ std::pair<std::string, Shape> parse_input_shape(std::string_view text) {
   Shape shape;
   while (!dims.empty()) {
     std::size_t comma = dims.find(',');
-    std::string part(dims.substr(0, comma));
-    std::size_t used = 0;
-    long long dim = -1;
-    try {
-      dim = std::stoll(part, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (part.empty() || used != part.size() || dim < 0) throw malformed();
-    shape.push_back(dim);
+    std::optional<std::int64_t> dim = parse_dimension(dims.substr(0, comma));
+    if (!dim) throw malformed();
+    shape.push_back(*dim);
     if (comma == std::string_view::npos) break;
     dims.remove_prefix(comma + 1);
     if (dims.empty()) throw malformed();

@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -77,5 +78,7 @@ std::shared_ptr<onnx::ModelProto> parse_onnx_model(const std::string& bytes);
 // Parses the value of an --input-shape flag: "NAME=D0,D1,..." ("NAME=" for a
 // scalar). The name ends at the last '='. Throws Error on malformed text.
 std::pair<std::string, Shape> parse_input_shape(std::string_view text);
+// One dimension of such a value: a size >= 0 in decimal, else nullopt.
+std::optional<std::int64_t> parse_dimension(std::string_view text);
 
 }  // namespace collage

@@ -114,12 +114,8 @@ std::string plan_to_text(const Plan& plan) {
   text += fmt::format("plan: {}   model: {}   threads: {}\n", plan.label(), plan.model_path,
                       plan.threads);
   if (!plan.machine.empty()) text += fmt::format("machine: {}\n", plan.machine);
-  if (!plan.input_shapes.empty()) {
-    std::vector<std::string> shapes;
-    for (const auto& [name, shape] : plan.input_shapes)
-      shapes.push_back(name + "=" + shape_to_string(shape));
-    text += fmt::format("input shapes: {}\n", fmt::join(shapes, " "));
-  }
+  if (!plan.input_shapes.empty())
+    text += fmt::format("input shapes: {}\n", shapes_to_string(plan.input_shapes));
   text += fmt::format("estimated: {} ms   measured end to end: {} ms\n",
                       ms_column(plan.estimated_ms), ms_column(plan.measured_ms));
   const bool in_context = std::any_of(plan.partitions.begin(), plan.partitions.end(),

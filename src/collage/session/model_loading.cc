@@ -58,6 +58,13 @@ std::optional<std::string> open_dims_warning(const Graph& graph) {
                                     fmt::join(dims, ", "), fmt::join(flags, " ")));
 }
 
+std::map<std::string, Shape> dynamic_input_shapes(const Graph& graph) {
+  std::map<std::string, Shape> shapes;
+  for (const OpenDim& dim : graph.dynamic_dims)
+    shapes.emplace(dim.input, graph.type(*graph.find_value(dim.input)).shape);
+  return shapes;
+}
+
 std::optional<std::string> pin_open_dims(const Graph& graph,
                                          std::map<std::string, Shape>& input_shapes) {
   for (const OpenDim& dim : graph.open_dims) {

@@ -37,6 +37,10 @@ Graph load_model_bytes(const std::string& bytes, const std::map<std::string, Sha
 // them; nullopt when there are none.
 std::optional<std::string> open_dims_warning(const Graph& graph);
 
+// The shapes of the inputs with dimensions the model leaves dynamic
+// (Graph::dynamic_dims), as `graph` has them.
+std::map<std::string, Shape> dynamic_input_shapes(const Graph& graph);
+
 // Adds the shape of each input with an open dimension to `input_shapes`, so
 // that what is planned, loaded again by worker processes and saved in a plan
 // is what was imported; returns open_dims_warning(graph).

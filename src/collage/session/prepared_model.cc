@@ -49,10 +49,7 @@ std::optional<std::string> measured_elsewhere(const Plan& plan, int threads,
 // compiled for the shapes of `graph`: what was measured at the old shapes
 // no longer applies.
 void retarget_plan(Plan& plan, const Graph& graph) {
-  plan.input_shapes.clear();
-  for (const OpenDim& dim : graph.dynamic_dims) {
-    plan.input_shapes.emplace(dim.input, graph.type(*graph.find_value(dim.input)).shape);
-  }
+  plan.input_shapes = dynamic_input_shapes(graph);
   plan.model_hash = structural_hash_hex(graph);
   plan.estimated_ms.reset();
   plan.measured_ms.reset();

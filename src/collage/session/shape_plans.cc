@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "collage/ir/error.h"
+#include "collage/session/model_loading.h"
 #include "collage/session/resources.h"
 
 namespace collage {
@@ -31,20 +32,6 @@ std::map<std::string, Shape> wanted_shapes(const PrepareOptions& options,
   return shapes;
 }
 
-// The shapes of the inputs the model leaves dynamic, as `graph` has them.
-std::map<std::string, Shape> dynamic_input_shapes(const Graph& graph) {
-  std::map<std::string, Shape> shapes;
-  for (const OpenDim& dim : graph.dynamic_dims)
-    shapes.emplace(dim.input, graph.type(*graph.find_value(dim.input)).shape);
-  return shapes;
-}
-
-std::string plans_text(const std::vector<Plan>& plans) {
-  std::vector<std::string> texts;
-  for (const Plan& plan : plans) texts.push_back(shapes_text(plan.input_shapes));
-  return fmt::format("{}", fmt::join(texts, "; "));
-}
-
 double milliseconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
       .count();
@@ -53,9 +40,13 @@ double milliseconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 std::string shapes_text(const std::map<std::string, Shape>& shapes) {
-  std::vector<std::string> parts;
-  for (const auto& [name, shape] : shapes) parts.push_back(name + "=" + shape_to_string(shape));
-  return parts.empty() ? "the model's own shapes" : fmt::format("{}", fmt::join(parts, " "));
+  return shapes.empty() ? "the model's own shapes" : shapes_to_string(shapes);
+}
+
+std::string plan_shapes_text(const std::vector<Plan>& plans) {
+  std::vector<std::string> texts;
+  for (const Plan& plan : plans) texts.push_back(shapes_text(plan.input_shapes));
+  return fmt::format("{}", fmt::join(texts, "; "));
 }
 
 std::optional<std::size_t> plan_for_shapes(const std::vector<Plan>& plans,
@@ -109,7 +100,7 @@ PreparedModel prepare_for_shapes(const std::string& path, const std::optional<st
   const auto start = std::chrono::steady_clock::now();
   const Plan& closest = plans[closest_plan(plans, wanted)];
   const std::string preamble = fmt::format("{}: no plan for {} (plans for {})", options.plan_source,
-                                           shapes_text(wanted), plans_text(plans));
+                                           shapes_text(wanted), plan_shapes_text(plans));
   PrepareOptions recompile = options;
   recompile.plan = closest;
   recompile.plan_for_other_shapes = true;

@@ -22,9 +22,10 @@
 
 namespace collage {
 
-// "x=[1,3,320,320] mask=[1,16]" (names as the model spells them: escape
-// the text before printing it).
+// shapes_to_string, or "the model's own shapes" for none.
 std::string shapes_text(const std::map<std::string, Shape>& shapes);
+// The shapes of each plan: "ids=[1,16]; ids=[1,32]".
+std::string plan_shapes_text(const std::vector<Plan>& plans);
 
 // The plan made for `shapes`: every input named there that the plan fixes
 // (Plan::input_shapes) has that shape in it. nullopt when none is.

@@ -51,6 +51,15 @@ bool node_supported(const Graph& graph, const Node& node);
 // Whether every node of `graph` is node_supported.
 bool graph_supported(const Graph& graph);
 
+// Runs `graph` node by node on `inputs` (one per graph input): each node's
+// outputs are what `run_node` computes from its inputs (an empty Tensor for
+// an omitted one). Returns the graph's outputs. Control flow's op entries
+// and runtime-shaped regions run their bodies so.
+using NodeRun =
+    std::function<std::vector<Tensor>(const Node& node, std::span<const Tensor> inputs)>;
+std::vector<Tensor> run_node_by_node(const Graph& graph, std::span<const Tensor> inputs,
+                                     const NodeRun& run_node);
+
 // Runs body `index` of a control-flow node (in bodies(node)'s order: If's
 // then, else; Loop's or Scan's body) on `inputs`, of the body's input
 // types, into `outputs`, preallocated with its output types.

@@ -26,32 +26,13 @@ constexpr std::int64_t kMaxLoopIterations = std::int64_t{1} << 24;
 bool body_supported(const Graph& body) { return is_typed(body) && graph_supported(body); }
 
 // Runs `body` on `inputs` (one per body input, of its types).
-std::vector<Tensor> run_body(const Graph& body, const std::vector<Tensor>& inputs, int threads) {
-  std::vector<Tensor> values(body.num_values());
-  for (std::size_t i = 0; i < body.inputs().size(); ++i) {
-    values[static_cast<std::size_t>(body.inputs()[i])] = inputs[i];
-  }
-  for (std::size_t v = 0; v < body.num_values(); ++v) {
-    const Value& value = body.value(static_cast<ValueId>(v));
-    if (value.is_constant()) values[v] = *value.constant;
-  }
-  std::vector<Tensor> node_inputs;
-  std::vector<Tensor> node_outputs;
-  for (const Node& node : body.nodes()) {
-    node_inputs.clear();
-    node_outputs.clear();
-    for (ValueId id : node.inputs) {
-      node_inputs.push_back(id == kNoValue ? Tensor() : values[static_cast<std::size_t>(id)]);
-    }
-    for (ValueId id : node.outputs) node_outputs.push_back(Tensor::allocate(body.type(id)));
-    find_op(node)->run(body, node, node_inputs, node_outputs, threads);
-    for (std::size_t i = 0; i < node.outputs.size(); ++i) {
-      values[static_cast<std::size_t>(node.outputs[i])] = std::move(node_outputs[i]);
-    }
-  }
-  std::vector<Tensor> outputs;
-  for (ValueId id : body.outputs()) outputs.push_back(values[static_cast<std::size_t>(id)]);
-  return outputs;
+std::vector<Tensor> run_body(const Graph& body, std::span<const Tensor> inputs, int threads) {
+  return run_node_by_node(body, inputs, [&](const Node& node, std::span<const Tensor> in) {
+    std::vector<Tensor> outputs;
+    for (ValueId id : node.outputs) outputs.push_back(Tensor::allocate(body.type(id)));
+    find_op(node)->run(body, node, in, outputs, threads);
+    return outputs;
+  });
 }
 
 void copy_into(const Tensor& from, Tensor& to) {
@@ -421,8 +402,7 @@ BodyRun interpreted(const Node& node, int threads) {
   return [&node, threads](std::size_t index, std::span<const Tensor> inputs,
                           std::span<Tensor> outputs) {
     const Graph& body = *bodies(node)[index];
-    std::vector<Tensor> results =
-        run_body(body, std::vector<Tensor>(inputs.begin(), inputs.end()), threads);
+    std::vector<Tensor> results = run_body(body, inputs, threads);
     for (std::size_t i = 0; i < outputs.size(); ++i) copy_into(results[i], outputs[i]);
   };
 }

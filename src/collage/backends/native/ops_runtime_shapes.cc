@@ -403,32 +403,10 @@ std::vector<Tensor> run_if(const Node& node, std::span<const Tensor> inputs, int
 }
 
 std::vector<Tensor> interpret(const Graph& body, std::span<const Tensor> inputs, int threads) {
-  std::vector<Tensor> values(body.num_values());
-  for (std::size_t i = 0; i < body.inputs().size(); ++i)
-    values[static_cast<std::size_t>(body.inputs()[i])] = inputs[i];
-  for (std::size_t v = 0; v < body.num_values(); ++v) {
-    const Value& value = body.value(static_cast<ValueId>(v));
-    if (value.is_constant()) values[v] = *value.constant;
-  }
-  std::vector<Tensor> node_inputs;
-  for (const Node& inner : body.nodes()) {
-    node_inputs.clear();
-    for (ValueId id : inner.inputs)
-      node_inputs.push_back(id == kNoValue ? Tensor() : values[static_cast<std::size_t>(id)]);
-    std::vector<Tensor> results = inner.op_type == "If" && inner.domain.empty()
-                                      ? run_if(inner, node_inputs, threads)
-                                      : run_at_run_time(body, inner, node_inputs, threads);
-    if (results.size() < inner.outputs.size()) {
-      throw Error(
-          fmt::format("it gave {} outputs where it has {}", results.size(), inner.outputs.size()),
-          {.node = inner.name});
-    }
-    for (std::size_t i = 0; i < inner.outputs.size(); ++i)
-      values[static_cast<std::size_t>(inner.outputs[i])] = std::move(results[i]);
-  }
-  std::vector<Tensor> outputs;
-  for (ValueId id : body.outputs()) outputs.push_back(values[static_cast<std::size_t>(id)]);
-  return outputs;
+  return run_node_by_node(body, inputs, [&](const Node& node, std::span<const Tensor> in) {
+    if (node.op_type == "If" && node.domain.empty()) return run_if(node, in, threads);
+    return run_at_run_time(body, node, in, threads);
+  });
 }
 
 void run_region(const Graph&, const Node& node, std::span<const Tensor> inputs,
