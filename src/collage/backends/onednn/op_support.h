@@ -16,6 +16,12 @@ namespace collage::onednn {
 // nullopt when oneDNN can run `node` on its own; else the reason.
 std::optional<std::string> why_unsupported(const Graph& graph, const Node& node);
 
+// Whether oneDNN's int8 products are exact on this CPU: with VNNI. Without
+// it (AVX2, AVX-512 before Cascade Lake) oneDNN multiplies u8 by s8 in pairs
+// summed into int16, which saturates: a QLinearConv or QLinearMatMul then
+// comes out tens of steps off, so the backend leaves them to native.
+bool int8_products_exact();
+
 // The op types the backend knows, for describe_support().
 std::vector<std::string> supported_op_types();
 
