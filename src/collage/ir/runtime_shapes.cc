@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "collage/ir/control_flow.h"
 #include "collage/ir/error.h"
 #include "collage/ir/passes/partial_type.h"
 
@@ -98,6 +99,13 @@ int enclose_runtime_shapes(Graph& graph) {
     for (const std::vector<ValueId>* ids : {&node.inputs, &node.outputs}) {
       for (ValueId id : *ids) {
         if (id != kNoValue && !known_now(graph.type(id))) dynamic[n] = true;
+      }
+    }
+    // A Loop whose iterations differ in shape (a slice at the iteration
+    // number), though the model declares what it ends with.
+    if (node.op_type == "Loop" && node.domain.empty()) {
+      for (const Graph* body : bodies(node)) {
+        for (const Value& value : body->values()) dynamic[n] = dynamic[n] || !known_now(value.type);
       }
     }
     any = any || dynamic[n];

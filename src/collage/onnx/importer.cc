@@ -682,7 +682,7 @@ class Importer {
 Graph import_onnx_model(std::shared_ptr<const onnx::ModelProto> model, const ImportOptions& options,
                         const std::string& model_dir) {
   // A runtime-shaped region types its nodes as it runs, as import does.
-  set_runtime_typing([](Graph& graph) { infer_types(graph); });
+  set_runtime_typing(infer_types_at_run_time);
   Graph graph =
       Importer(with_constant_branches_inlined(in_readable_opset(std::move(model)), model_dir),
                options, model_dir)

@@ -5,7 +5,9 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
+#include <deque>
 #include <exception>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -121,6 +123,61 @@ bool settle_one_hot_depths(Graph& graph) {
   return settled;
 }
 
+// Ops whose output rank follows the length of a shape input even where the
+// shape's values are known only when the model runs. ONNX 1.12's inference
+// leaves their outputs without a rank then, and everything after them too.
+bool takes_rank_from_shape(const Node& node) {
+  return node.domain.empty() && (node.op_type == "Reshape" || node.op_type == "Expand" ||
+                                 node.op_type == "ConstantOfShape");
+}
+
+// Ops whose output has their first input's rank, whatever sizes their other
+// inputs choose at run time.
+bool keeps_rank(const Node& node) {
+  return node.domain.empty() && (node.op_type == "Slice" || node.op_type == "Tile" ||
+                                 node.op_type == "Resize" || node.op_type == "Pad");
+}
+
+// Gives the outputs of takes_rank_from_shape ops that have no rank yet the
+// rank their shape input says (with the one dimension a Reshape to one
+// dimension must have), and those of keeps_rank ops their input's. Returns
+// whether a rank was set.
+bool settle_ranks(Graph& graph) {
+  bool settled = false;
+  for (const Node& node : graph.nodes()) {
+    if (keeps_rank(node) && !node.outputs.empty() && node.input(0) != kNoValue) {
+      Value& output = graph.value(node.outputs[0]);
+      const TensorType& data = graph.type(node.input(0));
+      if (has_known_rank(output.type) || !has_known_rank(data)) continue;
+      output.type = TensorType{data.dtype, Shape(data.shape.size(), kUnknownDim)};
+      settled = true;
+      continue;
+    }
+    if (!takes_rank_from_shape(node) || node.outputs.size() != 1) continue;
+    const std::size_t shape_input = node.op_type == "ConstantOfShape" ? 0 : 1;
+    if (node.inputs.size() <= shape_input || node.input(shape_input) == kNoValue) continue;
+    Value& output = graph.value(node.outputs[0]);
+    const TensorType& shape = graph.type(node.input(shape_input));
+    if (has_known_rank(output.type) || !is_static(shape) || shape.shape.size() != 1) continue;
+    const std::int64_t length = shape.shape[0];
+    Shape dims(static_cast<std::size_t>(length), kUnknownDim);
+    DType dtype = output.type.dtype;
+    if (node.op_type != "ConstantOfShape") {
+      const TensorType& data = graph.type(node.input(0));
+      dtype = data.dtype;
+      if (node.op_type == "Expand") {
+        if (!has_known_rank(data)) continue;
+        dims.resize(std::max(dims.size(), data.shape.size()), kUnknownDim);
+      } else if (length == 1 && is_static(data)) {
+        dims[0] = shape_numel(data.shape);
+      }
+    }
+    output.type = TensorType{dtype, std::move(dims)};
+    settled = true;
+  }
+  return settled;
+}
+
 // `type` with dimensions that differ from `other`'s unknown.
 TensorType merged(const TensorType& type, const TensorType& other) {
   if (!has_known_rank(type) || !has_known_rank(other) || type.shape.size() != other.shape.size()) {
@@ -187,11 +244,13 @@ std::optional<std::vector<TensorType>> settle_node(const Graph& graph, Node& nod
   for (std::size_t i = formal; i < node.inputs.size(); ++i) {
     captured.push_back(graph.type(node.inputs[i]));
   }
-  // An If may read values whose shapes the data decides (a detector's
-  // "no boxes left" test): its branches are typed from those partial types,
-  // and it then runs in a runtime-shaped region (ir/runtime_shapes.h).
+  // An If or a Loop may read values whose shapes the data decides (a
+  // detector's "no boxes left" test, a loop over the boxes found): its
+  // bodies are typed from those partial types, and it then runs in a
+  // runtime-shaped region (ir/runtime_shapes.h).
+  const bool partial = node.op_type == "If" || node.op_type == "Loop";
   const bool known_ranks = std::all_of(captured.begin(), captured.end(), has_known_rank);
-  if (!all_static(captured) && !(node.op_type == "If" && known_ranks)) return std::nullopt;
+  if (!all_static(captured) && !(partial && known_ranks)) return std::nullopt;
   auto type_of = [&](std::size_t input) { return graph.type(node.inputs[input]); };
 
   if (node.op_type == "If") {
@@ -262,7 +321,8 @@ std::optional<std::vector<TensorType>> settle_node(const Graph& graph, Node& nod
       inputs.push_back(type);
     }
   }
-  if (!all_static(inputs)) return std::nullopt;
+  if (partial ? !std::all_of(inputs.begin(), inputs.end(), has_known_rank) : !all_static(inputs))
+    return std::nullopt;
   inputs.insert(inputs.end(), captured.begin(), captured.end());
   if (inputs.size() != body->inputs().size()) {
     throw Error(fmt::format("its body takes {} inputs where the {} gives {}",
@@ -272,6 +332,21 @@ std::optional<std::vector<TensorType>> settle_node(const Graph& graph, Node& nod
   }
   Subgraph typed = typed_body(body, inputs, prepare);
   std::vector<TensorType> results = output_types(*typed);
+  // A carried value whose shape changes between iterations (one that grows
+  // by a row each time): the body is typed again with the dimensions that
+  // change unknown, until its types hold for every iteration.
+  for (int round = 0; node.op_type == "Loop" && round < kMaxSettleRounds; ++round) {
+    bool changed = false;
+    for (std::size_t i = 2; i < formal && i - 1 < results.size(); ++i) {
+      const TensorType both = merged(results[i - 1], inputs[i]);
+      if (!has_known_rank(both) || both == inputs[i]) continue;
+      inputs[i] = both;
+      changed = true;
+    }
+    if (!changed) break;
+    typed = typed_body(body, inputs, prepare);
+    results = output_types(*typed);
+  }
   node.attributes.set("body", typed);
 
   std::vector<TensorType> outputs;
@@ -355,12 +430,16 @@ void infer_types_once(Graph& graph) {
       {.max_initializer_elements = kInferenceDataElements, .value_info = false, .bodies = false});
   // Outputs settled here that ONNX's inference cannot type (OneHot's, and
   // control flow's, whose bodies it is not given) are
-  // told to it, so that what follows them is typed from them.
+  // told to it, so that what follows them is typed from them. A control-flow
+  // output whose size the data decides, or a Reshape's whose shape it
+  // decides, is told its rank and the dimensions that are known.
   for (const Node& node : graph.nodes()) {
-    if (!(node.op_type == "OneHot" && node.outputs.size() == 1) && !is_control_flow(node)) continue;
+    const bool by_rank = is_control_flow(node) || takes_rank_from_shape(node) || keeps_rank(node);
+    if (!(node.op_type == "OneHot" && node.outputs.size() == 1) && !by_rank) continue;
     for (ValueId output : node.outputs) {
       const Value& value = graph.value(output);
-      if (!is_static(value.type) || graph.is_output(output)) continue;
+      const bool settled = by_rank ? has_known_rank(value.type) : is_static(value.type);
+      if (!settled || graph.is_output(output)) continue;
       onnx::ValueInfoProto& info = *model.mutable_graph()->add_value_info();
       info.set_name(value.name);
       type_to_proto(value.type, *info.mutable_type());
@@ -406,6 +485,95 @@ void infer_types_once(Graph& graph) {
   for (const auto& info : model.graph().output()) apply(graph, info);
 }
 
+// What ONNX's inference function of one node reads: the node's attributes,
+// its inputs' types, and the data of those that are constants.
+class OneNodeContext final : public onnx::InferenceContext {
+ public:
+  OneNodeContext(const onnx::GraphProto& graph, const onnx::NodeProto& node) {
+    for (const auto& attribute : node.attribute()) attributes_[attribute.name()] = &attribute;
+    for (const std::string& name : node.input()) {
+      const onnx::TypeProto* type = nullptr;
+      const onnx::TensorProto* data = nullptr;
+      for (const auto& weight : graph.initializer()) {
+        if (weight.name() != name || name.empty()) continue;
+        data = &weight;
+        onnx::TypeProto& typed = constant_types_.emplace_back();
+        typed.mutable_tensor_type()->set_elem_type(weight.data_type());
+        auto* shape = typed.mutable_tensor_type()->mutable_shape();
+        for (std::int64_t dim : weight.dims()) shape->add_dim()->set_dim_value(dim);
+        type = &typed;
+      }
+      for (const auto& input : graph.input()) {
+        if (input.name() == name && !name.empty()) type = &input.type();
+      }
+      input_types_.push_back(type);
+      input_data_.push_back(data);
+    }
+    output_types_.resize(static_cast<std::size_t>(node.output_size()));
+  }
+
+  const onnx::AttributeProto* getAttribute(const std::string& name) const override {
+    auto it = attributes_.find(name);
+    return it == attributes_.end() ? nullptr : it->second;
+  }
+  size_t getNumInputs() const override { return input_types_.size(); }
+  const onnx::TypeProto* getInputType(size_t index) const override {
+    return index < input_types_.size() ? input_types_[index] : nullptr;
+  }
+  const onnx::TensorProto* getInputData(size_t index) const override {
+    return index < input_data_.size() ? input_data_[index] : nullptr;
+  }
+  size_t getNumOutputs() const override { return output_types_.size(); }
+  onnx::TypeProto* getOutputType(size_t index) override { return &output_types_.at(index); }
+  onnx::GraphInferencer* getGraphAttributeInferencer(const std::string&) override {
+    throw onnx::InferenceError("a body is not typed on its own");
+  }
+  const onnx::SparseTensorProto* getInputSparseData(size_t) const override { return nullptr; }
+  const onnx::TensorShapeProto* getSymbolicInput(size_t) const override { return nullptr; }
+
+ private:
+  std::map<std::string, const onnx::AttributeProto*> attributes_;
+  std::deque<onnx::TypeProto> constant_types_;
+  std::vector<const onnx::TypeProto*> input_types_;
+  std::vector<const onnx::TensorProto*> input_data_;
+  std::vector<onnx::TypeProto> output_types_;
+};
+
+// Types a graph of one node without bodies by calling its schema's inference
+// function directly: what a runtime-shaped region does for each node of each
+// run, where a whole-graph inference costs a hundred times more. Returns
+// false, leaving the graph as it is, where that does not apply.
+bool infer_one_node(Graph& graph) {
+  if (graph.num_nodes() != 1 || !bodies(graph.node(0)).empty()) return false;
+  const Node& node = graph.node(0);
+  int version = graph.opset;
+  if (!node.domain.empty()) {
+    auto it = graph.other_opsets.find(node.domain);
+    if (it == graph.other_opsets.end()) return false;
+    version = static_cast<int>(it->second);
+  }
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type, version, node.domain);
+  if (schema == nullptr || !schema->has_type_and_shape_inference_function()) return false;
+  check_node_attributes(graph);
+  const onnx::ModelProto model = export_onnx(
+      graph,
+      {.max_initializer_elements = kInferenceDataElements, .value_info = false, .bodies = false});
+  const onnx::NodeProto& proto = model.graph().node(0);
+  OneNodeContext context(model.graph(), proto);
+  try {
+    schema->GetTypeAndShapeInferenceFunction()(context);
+  } catch (const std::exception&) {
+    return false;
+  }
+  for (int i = 0; i < proto.output_size(); ++i) {
+    onnx::ValueInfoProto info;
+    info.set_name(proto.output(i));
+    *info.mutable_type() = *context.getOutputType(static_cast<std::size_t>(i));
+    if (info.type().has_tensor_type()) apply(graph, info);
+  }
+  return true;
+}
+
 }  // namespace
 
 void infer_types(Graph& graph, const BodyPreparation& prepare_body) {
@@ -417,9 +585,16 @@ void infer_types(Graph& graph, const BodyPreparation& prepare_body) {
   for (int round = 0; round < kMaxSettleRounds; ++round) {
     const bool one_hot = settle_one_hot_depths(graph);
     const bool control_flow = settle_control_flow(graph, prepare_body);
-    if (!one_hot && !control_flow) break;
+    const bool ranks = settle_ranks(graph);
+    if (!one_hot && !control_flow && !ranks) break;
     infer_types_once(graph);
   }
+}
+
+void infer_types_at_run_time(Graph& graph) {
+  register_elementwise_schemas();
+  register_microsoft_quantized_schemas();
+  if (!infer_one_node(graph)) infer_types(graph);
 }
 
 }  // namespace collage

@@ -31,4 +31,10 @@ using BodyPreparation = std::function<void(Graph& body)>;
 // branches give different element types.
 void infer_types(Graph& graph, const BodyPreparation& prepare_body = {});
 
+// The same for a graph of one node, as a runtime-shaped region types each
+// node it runs (ir/runtime_shapes.h): the node's schema is asked directly
+// where it can be, which takes microseconds where a whole inference takes
+// a fraction of a millisecond.
+void infer_types_at_run_time(Graph& graph);
+
 }  // namespace collage

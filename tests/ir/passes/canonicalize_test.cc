@@ -39,15 +39,21 @@ TEST(CanonicalizeTest, RemovesIdentitiesConstantNodesAndDeadNodes) {
 
 TEST(CanonicalizeTest, FoldingRepeatsAfterTypeInferenceMakesMoreShapesKnown) {
   // Gather's output type is unknown until its inputs are constants; the
-  // stand-in for shape inference types it only then.
+  // stand-in for shape inference types it only then. (A Gather straight
+  // from a Shape would fold from the type at once.)
   Graph g;
   ValueId x = g.add_input("x", f32({5, 6}));
   ValueId shape = g.add_value("shape", i64({2}));
+  ValueId seven = g.add_constant("seven", Tensor::from_vector<std::int64_t>({7}, {1}));
+  ValueId longer = g.add_value("longer", i64({3}));
   ValueId one = g.add_constant("one", Tensor::from_vector<std::int64_t>({1}, {}));
   ValueId dim = g.add_value("dim", unknown_type(DType::kInt64));
   ValueId y = g.add_value("y", f32({5, 6}));
   g.add_node("Shape", {x}, {shape});
-  g.add_node("Gather", {shape, one}, {dim});
+  Attributes axis;
+  axis.set("axis", std::int64_t{0});
+  g.add_node("Concat", {shape, seven}, {longer}, axis);
+  g.add_node("Gather", {longer, one}, {dim});
   g.add_node("Add", {x, dim}, {y});
   g.add_output(y);
   int inferences = 0;
@@ -63,7 +69,7 @@ TEST(CanonicalizeTest, FoldingRepeatsAfterTypeInferenceMakesMoreShapesKnown) {
     }
   };
   CanonicalizeStats stats = canonicalize(g, options);
-  EXPECT_EQ(stats.nodes_folded, 2);
+  EXPECT_EQ(stats.nodes_folded, 3);
   EXPECT_EQ(stats.fold_rounds, 3);
   EXPECT_EQ(inferences, 2);
   ASSERT_EQ(g.num_nodes(), 1u);

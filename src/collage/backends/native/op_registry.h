@@ -51,6 +51,10 @@ bool node_supported(const Graph& graph, const Node& node);
 // Whether every node of `graph` is node_supported.
 bool graph_supported(const Graph& graph);
 
+// A loop that has not stopped after this many iterations is taken never to
+// stop (import refuses the ones that plainly cannot).
+inline constexpr std::int64_t kMaxLoopIterations = std::int64_t{1} << 24;
+
 // Runs `graph` node by node on `inputs` (one per graph input): each node's
 // outputs are what `run_node` computes from its inputs (an empty Tensor for
 // an omitted one). Returns the graph's outputs. Control flow's op entries

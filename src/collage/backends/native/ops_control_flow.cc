@@ -19,10 +19,6 @@
 namespace collage::native {
 namespace {
 
-// A loop that has not stopped after this many iterations is taken never to
-// stop (import refuses the ones that plainly cannot).
-constexpr std::int64_t kMaxLoopIterations = std::int64_t{1} << 24;
-
 bool body_supported(const Graph& body) { return is_typed(body) && graph_supported(body); }
 
 // Runs `body` on `inputs` (one per body input, of its types).

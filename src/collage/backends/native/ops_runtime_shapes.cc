@@ -12,12 +12,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <span>
 #include <vector>
 
 #include "collage/backends/native/op_registry.h"
+#include "collage/ir/control_flow.h"
 #include "collage/ir/error.h"
 #include "collage/ir/passes/partial_type.h"
 #include "collage/ir/runtime_shapes.h"
@@ -154,6 +157,116 @@ double iou(const Box& a, const Box& b) {
   return overlap / (area_a + area_b - overlap);
 }
 
+// The boxes one class keeps, on a grid of cells about a box's size, so that
+// each new box is compared only with the kept boxes it may overlap (an IoU
+// above a threshold of 0 or more needs an overlap). torchvision offsets each
+// class's boxes apart and suppresses all classes as one, tens of thousands
+// of boxes that a comparison with every kept box takes a third of a second
+// over.
+class KeptBoxes {
+ public:
+  // `candidates`: every box that may be kept, to size the grid.
+  explicit KeptBoxes(std::span<const Box> candidates) {
+    double width = 0;
+    double height = 0;
+    std::int64_t sized = 0;
+    for (const Box& box : candidates) {
+      if (!finite(box)) continue;
+      if (sized == 0) bounds_ = {box.y1, box.x1, box.y2, box.x2};
+      bounds_.y1 = std::min(bounds_.y1, box.y1);
+      bounds_.x1 = std::min(bounds_.x1, box.x1);
+      bounds_.y2 = std::max(bounds_.y2, box.y2);
+      bounds_.x2 = std::max(bounds_.x2, box.x2);
+      width += box.x2 - box.x1;
+      height += box.y2 - box.y1;
+      ++sized;
+    }
+    if (sized == 0) return;
+    cell_width_ =
+        std::max(width / static_cast<double>(sized), (bounds_.x2 - bounds_.x1) / kMaxCellsPerSide);
+    cell_height_ =
+        std::max(height / static_cast<double>(sized), (bounds_.y2 - bounds_.y1) / kMaxCellsPerSide);
+    if (!(cell_width_ > 0) || !(cell_height_ > 0)) return;
+    columns_ = cell_of(bounds_.x2, bounds_.x1, cell_width_) + 1;
+    rows_ = cell_of(bounds_.y2, bounds_.y1, cell_height_) + 1;
+    cells_.resize(static_cast<std::size_t>(columns_ * rows_));
+  }
+
+  // Whether `box` overlaps a kept box by more than `threshold` IoU.
+  template <typename Suppresses>
+  bool suppressed(const Box& box, Suppresses&& suppresses) const {
+    if (!gridded(box)) return std::any_of(all_.begin(), all_.end(), suppresses);
+    if (std::any_of(unplaced_.begin(), unplaced_.end(), suppresses)) return true;
+    const Span span = span_of(box);
+    for (std::int64_t row = span.row1; row <= span.row2; ++row) {
+      for (std::int64_t column = span.column1; column <= span.column2; ++column) {
+        const auto& cell = cells_[static_cast<std::size_t>(row * columns_ + column)];
+        if (std::any_of(cell.begin(), cell.end(), suppresses)) return true;
+      }
+    }
+    return false;
+  }
+
+  void keep(std::int64_t index, const Box& box) {
+    all_.push_back(index);
+    if (!gridded(box)) {
+      unplaced_.push_back(index);
+      return;
+    }
+    const Span span = span_of(box);
+    for (std::int64_t row = span.row1; row <= span.row2; ++row) {
+      for (std::int64_t column = span.column1; column <= span.column2; ++column)
+        cells_[static_cast<std::size_t>(row * columns_ + column)].push_back(index);
+    }
+  }
+
+  const std::vector<std::int64_t>& all() const { return all_; }
+
+ private:
+  static constexpr double kMaxCellsPerSide = 256;
+  // A box over more cells than this is compared with every kept box.
+  static constexpr std::int64_t kMaxCellsPerBox = 64;
+
+  struct Span {
+    std::int64_t row1, column1, row2, column2;
+  };
+
+  static bool finite(const Box& box) {
+    return std::isfinite(box.x1) && std::isfinite(box.y1) && std::isfinite(box.x2) &&
+           std::isfinite(box.y2);
+  }
+
+  static std::int64_t cell_of(double at, double from, double size) {
+    return static_cast<std::int64_t>(std::floor((at - from) / size));
+  }
+
+  Span span_of(const Box& box) const {
+    return {std::clamp<std::int64_t>(cell_of(box.y1, bounds_.y1, cell_height_), 0, rows_ - 1),
+            std::clamp<std::int64_t>(cell_of(box.x1, bounds_.x1, cell_width_), 0, columns_ - 1),
+            std::clamp<std::int64_t>(cell_of(box.y2, bounds_.y1, cell_height_), 0, rows_ - 1),
+            std::clamp<std::int64_t>(cell_of(box.x2, bounds_.x1, cell_width_), 0, columns_ - 1)};
+  }
+
+  // Whether `box` lies on the grid, over few enough cells.
+  bool gridded(const Box& box) const {
+    if (cells_.empty() || !finite(box) || box.x1 < bounds_.x1 || box.y1 < bounds_.y1 ||
+        box.x2 > bounds_.x2 || box.y2 > bounds_.y2) {
+      return false;
+    }
+    const Span span = span_of(box);
+    return (span.row2 - span.row1 + 1) * (span.column2 - span.column1 + 1) <= kMaxCellsPerBox;
+  }
+
+  Box bounds_{0, 0, 0, 0};
+  double cell_width_ = 0;
+  double cell_height_ = 0;
+  std::int64_t columns_ = 0;
+  std::int64_t rows_ = 0;
+  std::vector<std::vector<std::int64_t>> cells_;
+  std::vector<std::int64_t> unplaced_;
+  std::vector<std::int64_t> all_;
+};
+
 std::vector<Tensor> run_non_max_suppression(const Graph&, const Node& node,
                                             std::span<const Tensor> inputs) {
   const Tensor& boxes = inputs[0];
@@ -186,24 +299,32 @@ std::vector<Tensor> run_non_max_suppression(const Graph&, const Node& node,
       corners[static_cast<std::size_t>(i)] = box_at(boxes, (b * count + i) * 4, center);
     for (std::int64_t c = 0; c < classes; ++c) {
       const std::int64_t base = (b * classes + c) * count;
+      std::vector<double> score(static_cast<std::size_t>(count));
       std::vector<std::int64_t> order;
+      std::vector<Box> candidates;
       for (std::int64_t i = 0; i < count; ++i) {
-        if (!has_score_threshold || scores.number_at(base + i) > score_threshold)
+        score[static_cast<std::size_t>(i)] = scores.number_at(base + i);
+        if (!has_score_threshold || score[static_cast<std::size_t>(i)] > score_threshold) {
           order.push_back(i);
+          candidates.push_back(corners[static_cast<std::size_t>(i)]);
+        }
       }
       std::stable_sort(order.begin(), order.end(), [&](std::int64_t l, std::int64_t r) {
-        return scores.number_at(base + l) > scores.number_at(base + r);
+        return score[static_cast<std::size_t>(l)] > score[static_cast<std::size_t>(r)];
       });
-      std::vector<std::int64_t> kept;
+      // Below a threshold of 0, boxes apart suppress each other too: every
+      // kept box is compared.
+      KeptBoxes kept(iou_threshold >= 0 ? std::span<const Box>(candidates)
+                                        : std::span<const Box>());
       for (std::int64_t i : order) {
-        if (static_cast<std::int64_t>(kept.size()) >= max_per_class) break;
+        if (static_cast<std::int64_t>(kept.all().size()) >= max_per_class) break;
         const Box& box = corners[static_cast<std::size_t>(i)];
-        const bool suppressed = std::any_of(kept.begin(), kept.end(), [&](std::int64_t k) {
+        const bool suppressed = kept.suppressed(box, [&](std::int64_t k) {
           return iou(corners[static_cast<std::size_t>(k)], box) > iou_threshold;
         });
-        if (!suppressed) kept.push_back(i);
+        if (!suppressed) kept.keep(i, box);
       }
-      for (std::int64_t i : kept) selected.insert(selected.end(), {b, c, i});
+      for (std::int64_t i : kept.all()) selected.insert(selected.end(), {b, c, i});
     }
   }
   const auto rows = static_cast<std::int64_t>(selected.size() / 3);
@@ -310,11 +431,24 @@ void run_into_outputs(const Graph& graph, const Node& node, std::span<const Tens
 bool accept(const Graph&, const Node&) { return true; }
 
 // Whether a tensor may say sizes: small and of an integer type (a shape, a
-// K), or a single number (Range's limit). Such inputs are given to
-// inference as the constants they are in this run.
+// K), a few numbers (Resize's scales), or a single number (Range's limit).
+// Such inputs are given to inference as the constants they are in this run.
 bool says_sizes(const Tensor& tensor) {
   const bool integer = tensor.dtype() == DType::kInt64 || tensor.dtype() == DType::kInt32;
-  return (integer && tensor.numel() <= 64) || tensor.numel() == 1;
+  return (integer && tensor.numel() <= 64) || tensor.numel() <= 8;
+}
+
+// Throws where one of `node`'s outputs in this run is larger than
+// --max-memory allows.
+void check_budget(const Node& node, std::span<const Tensor> outputs) {
+  const std::int64_t budget = runtime_memory_budget();
+  for (const Tensor& output : outputs) {
+    if (budget <= 0 || static_cast<std::int64_t>(output.byte_size()) <= budget) continue;
+    throw Error(fmt::format("its output {} needs {} bytes when the model runs, more than the "
+                            "memory budget of {} (--max-memory)",
+                            output.type().to_string(), output.byte_size(), budget),
+                {.node = node.name});
+  }
 }
 
 // Runs `node` of a region's `body` on `inputs` as they are in this run.
@@ -370,14 +504,7 @@ std::vector<Tensor> run_at_run_time(const Graph& body, const Node& node,
     for (ValueId id : node_outputs) outputs.push_back(Tensor::allocate(alone.type(id)));
     entry->run(alone, typed, inputs, outputs, threads);
   }
-  const std::int64_t budget = runtime_memory_budget();
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    if (budget <= 0 || static_cast<std::int64_t>(outputs[i].byte_size()) <= budget) continue;
-    throw Error(fmt::format("its output {} needs {} bytes when the model runs, more than the "
-                            "memory budget of {} (--max-memory)",
-                            outputs[i].type().to_string(), outputs[i].byte_size(), budget),
-                {.node = node.name});
-  }
+  check_budget(node, outputs);
   return outputs;
 }
 
@@ -402,9 +529,93 @@ std::vector<Tensor> run_if(const Node& node, std::span<const Tensor> inputs, int
   return interpret(body, inputs.subspan(1), threads);
 }
 
+// A scalar input of a Loop's body (iteration number, condition) holding
+// `value`, of the shape the body declares (rank 0 or one element).
+Tensor loop_scalar(const Graph& body, std::size_t input, DType dtype, std::int64_t value) {
+  const TensorType& declared = body.type(body.inputs()[input]);
+  const bool one_element = is_static(declared) && declared.numel() == 1;
+  Tensor scalar = Tensor::allocate(TensorType{dtype, one_element ? declared.shape : Shape{}});
+  if (dtype == DType::kBool) {
+    *scalar.data<bool>() = value != 0;
+  } else {
+    *scalar.data<std::int64_t>() = value;
+  }
+  return scalar;
+}
+
+// The slices a Loop's scan output gathered, one per iteration, stacked along
+// a new first axis. With no iteration, its dimensions the body leaves open
+// are 0.
+Tensor stack_slices(const Node& node, const TensorType& partial, std::span<const Tensor> slices) {
+  TensorType slice = slices.empty() ? at_run_time_type(partial) : slices.front().type();
+  slice.at_run_time = false;
+  for (const Tensor& each : slices) {
+    if (each.type() != slice) {
+      throw Error(fmt::format("its scan output is {} in one iteration and {} in another: every "
+                              "iteration must give the same shape",
+                              slice.to_string(), each.type().to_string()),
+                  {.node = node.name});
+    }
+  }
+  TensorType whole = slice;
+  whole.shape.insert(whole.shape.begin(), static_cast<std::int64_t>(slices.size()));
+  Tensor stacked = Tensor::allocate(whole);
+  auto* to = static_cast<std::byte*>(stacked.raw());
+  for (const Tensor& each : slices) {
+    if (each.byte_size() > 0) std::memcpy(to, each.raw(), each.byte_size());
+    to += each.byte_size();
+  }
+  return stacked;
+}
+
+// A Loop in a region: each iteration runs the body like the region, on the
+// values of that iteration, so carried values may change shape and the
+// trip count may be known only now. Scan outputs stack each iteration's
+// slice.
+std::vector<Tensor> run_loop(const Node& node, std::span<const Tensor> inputs, int threads) {
+  const Graph& body = *node.attributes.get_graph("body");
+  const std::size_t formal = formal_inputs(node);
+  if (formal < 2 || body.inputs().size() != inputs.size() ||
+      body.outputs().size() != node.outputs.size() + 1 || body.outputs().size() < formal - 1) {
+    throw Error("its body does not take and give what the Loop passes and defines",
+                {.node = node.name});
+  }
+  const std::size_t carried = formal - 2;
+  const std::size_t scanned = body.outputs().size() - 1 - carried;
+  const bool bounded = !inputs[0].empty();
+  const std::int64_t trip_count = bounded ? inputs[0].int_at(0) : 0;
+  bool condition = inputs[1].empty() || inputs[1].int_at(0) != 0;
+  std::vector<Tensor> values(inputs.begin(), inputs.end());
+  std::vector<std::vector<Tensor>> slices(scanned);
+  std::int64_t done = 0;
+  for (; (!bounded || done < trip_count) && condition; ++done) {
+    if (done >= kMaxLoopIterations) {
+      throw Error(fmt::format("the loop did not stop after {} iterations: its condition never "
+                              "turned false",
+                              done),
+                  {.node = node.name});
+    }
+    values[0] = loop_scalar(body, 0, DType::kInt64, done);
+    values[1] = loop_scalar(body, 1, DType::kBool, condition ? 1 : 0);
+    std::vector<Tensor> results = interpret(body, values, threads);
+    condition = results[0].int_at(0) != 0;
+    for (std::size_t i = 0; i < carried; ++i) values[2 + i] = std::move(results[1 + i]);
+    for (std::size_t k = 0; k < scanned; ++k)
+      slices[k].push_back(std::move(results[1 + carried + k]));
+  }
+  std::vector<Tensor> outputs(values.begin() + 2,
+                              values.begin() + 2 + static_cast<std::ptrdiff_t>(carried));
+  for (std::size_t k = 0; k < scanned; ++k) {
+    outputs.push_back(stack_slices(node, body.type(body.outputs()[1 + carried + k]), slices[k]));
+  }
+  check_budget(node, outputs);
+  return outputs;
+}
+
 std::vector<Tensor> interpret(const Graph& body, std::span<const Tensor> inputs, int threads) {
   return run_node_by_node(body, inputs, [&](const Node& node, std::span<const Tensor> in) {
     if (node.op_type == "If" && node.domain.empty()) return run_if(node, in, threads);
+    if (node.op_type == "Loop" && node.domain.empty()) return run_loop(node, in, threads);
     return run_at_run_time(body, node, in, threads);
   });
 }

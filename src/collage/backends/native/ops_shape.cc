@@ -91,8 +91,9 @@ void run_flatten(const Graph& graph, const Node& node, std::span<const Tensor> i
   if (axis < 0) axis += rank;
   if (axis < 0 || axis > rank) throw node_error(node, "axis out of range");
   std::int64_t outer = 1;
-  for (std::int64_t d = 0; d < axis; ++d) outer *= in[static_cast<std::size_t>(d)];
-  const std::int64_t inner = outer == 0 ? 0 : inputs[0].numel() / outer;
+  std::int64_t inner = 1;
+  for (std::int64_t d = 0; d < rank; ++d)
+    (d < axis ? outer : inner) *= in[static_cast<std::size_t>(d)];
   copy_checked(node, inputs[0], outputs[0], Shape{outer, inner});
 }
 

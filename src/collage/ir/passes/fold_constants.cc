@@ -53,6 +53,38 @@ std::optional<Tensor> fold_from_type(const Graph& graph, const Node& node) {
   return Tensor::from_vector<std::int64_t>(dims, {count});
 }
 
+// A Gather of dimensions from a Shape, where those dimensions are known even
+// though others are not: torchvision's "squeeze if this dimension is 1"
+// reads a dimension that is 1 in every run, of a value whose other
+// dimension the data decides.
+std::optional<Tensor> fold_known_dims(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 2 || node.outputs.size() != 1 || node.input(0) == kNoValue ||
+      node.input(1) == kNoValue || node.attributes.get_int("axis", 0) != 0) {
+    return std::nullopt;
+  }
+  const Value& shape = graph.value(node.input(0));
+  const Value& index = graph.value(node.input(1));
+  if (shape.producer == kNoNode || !index.is_constant()) return std::nullopt;
+  const Node& producer = graph.node(shape.producer);
+  if (producer.op_type != "Shape" || !producer.domain.empty() || producer.inputs.size() != 1 ||
+      producer.input(0) == kNoValue || producer.attributes.has("start") ||
+      producer.attributes.has("end")) {
+    return std::nullopt;
+  }
+  const TensorType& type = graph.type(producer.input(0));
+  if (!has_known_rank(type)) return std::nullopt;
+  const auto rank = static_cast<std::int64_t>(type.shape.size());
+  std::vector<std::int64_t> dims;
+  for (std::int64_t i = 0; i < index.constant->numel(); ++i) {
+    std::int64_t axis = index.constant->int_at(i);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank || type.shape[static_cast<std::size_t>(axis)] < 0)
+      return std::nullopt;
+    dims.push_back(type.shape[static_cast<std::size_t>(axis)]);
+  }
+  return Tensor::from_vector<std::int64_t>(dims, index.constant->shape());
+}
+
 bool all_static(const Graph& graph, const std::vector<ValueId>& values) {
   return std::all_of(values.begin(), values.end(),
                      [&](ValueId v) { return v == kNoValue || is_static(graph.type(v)); });
@@ -115,10 +147,10 @@ int fold_constants(Graph& graph, const OpEvaluator* evaluator, const FoldOptions
     const Node& node = graph.node(static_cast<NodeId>(n));
     if (!node.domain.empty() || defines_graph_output(graph, node)) continue;
     std::vector<Tensor> results;
-    if (node.op_type == "Shape" || node.op_type == "Size") {
-      if (std::optional<Tensor> result = fold_from_type(graph, node)) {
-        results.push_back(std::move(*result));
-      }
+    if (node.op_type == "Shape" || node.op_type == "Size" || node.op_type == "Gather") {
+      std::optional<Tensor> result =
+          node.op_type == "Gather" ? fold_known_dims(graph, node) : fold_from_type(graph, node);
+      if (result) results.push_back(std::move(*result));
     }
     if (results.empty()) {
       if (evaluator == nullptr || !foldable(graph, node, options)) continue;
