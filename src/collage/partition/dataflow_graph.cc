@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "collage/ir/error.h"
+#include "collage/ir/runtime_shapes.h"
 
 namespace collage {
 
@@ -14,8 +15,13 @@ DataflowGraph::DataflowGraph(const Graph& graph) : graph_(&graph) {
   index_entries();
   link_edges();
   host_ = IndexSet(entries_.size());
+  runtime_regions_ = IndexSet(entries_.size());
   for (PostDfsIndex index = 0; index < entries_.size(); ++index) {
-    if (entries_[index].role != Role::kOperator) host_.add(index);
+    if (entries_[index].role != Role::kOperator) {
+      host_.add(index);
+    } else if (is_runtime_shaped_region(node(index))) {
+      runtime_regions_.add(index);
+    }
   }
   close_downstream();
 }

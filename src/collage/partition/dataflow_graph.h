@@ -70,6 +70,9 @@ class DataflowGraph {
   IndexSet empty_set() const { return IndexSet(size()); }
   // All input and constant indices.
   const IndexSet& host_set() const { return host_; }
+  // The runtime-shaped regions (ir/runtime_shapes.h): each is a partition
+  // of its own (SubGraph::invalid_reason).
+  const IndexSet& runtime_regions() const { return runtime_regions_; }
   // The node ids of the operator indices in `set`, in increasing id order.
   std::vector<NodeId> node_ids(const IndexSet& set) const;
 
@@ -105,6 +108,7 @@ class DataflowGraph {
   std::vector<Entry> entries_;
   std::vector<IndexSet> downstream_;
   IndexSet host_;
+  IndexSet runtime_regions_;
   std::vector<PostDfsIndex> index_of_node_;
   std::vector<std::optional<PostDfsIndex>> index_of_value_;
 };

@@ -99,6 +99,12 @@ std::optional<std::string> SubGraph::invalid_reason(const DataflowGraph& dfg,
   }
   if (!config.allow_taps && has_taps(dfg)) return "an exit node also feeds a node inside";
   if (!is_convex(dfg)) return "a path leaves it and comes back (not convex)";
+  // A region runs node by node whatever else it is with; on its own, the
+  // values it reads are checked like a model's outputs (run_checked in
+  // session/evaluation.h).
+  if (inside_.intersects(dfg.runtime_regions()) && inside_.popcount() > 1) {
+    return "it holds a runtime-shaped region and more";
+  }
   return std::nullopt;
 }
 

@@ -39,6 +39,7 @@ Executor::Executor(const Graph& model, std::vector<CompiledPartition> partitions
     const Value& value = model.value(id);
     slots_.push_back(value.is_constant() ? *value.constant : Tensor());
     slot_types_.push_back(value.type);
+    slot_by_name_.emplace(value.name, slot);
     return slot;
   };
   for (std::size_t v = 0; v < model.num_values(); ++v) {

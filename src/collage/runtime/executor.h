@@ -77,6 +77,13 @@ class Executor {
   // Their sum: the last run's time inside kernels.
   double last_kernel_seconds() const;
 
+  // A value that passed between partitions in the last run (or a model
+  // input or output), by its name in the model; nullptr for any other name.
+  const Tensor* last_value(const std::string& name) const {
+    auto it = slot_by_name_.find(name);
+    return it == slot_by_name_.end() || slots_[it->second].empty() ? nullptr : &slots_[it->second];
+  }
+
   const std::vector<CompiledPartition>& partitions() const { return partitions_; }
   // The model's input and output names, in model order.
   const std::vector<std::string>& input_names() const { return input_names_; }
@@ -106,6 +113,7 @@ class Executor {
   // model input or output.
   std::vector<Tensor> slots_;
   std::vector<TensorType> slot_types_;
+  std::map<std::string, Slot> slot_by_name_;
   std::vector<Slot> input_slots_;   // per model input
   std::vector<Slot> output_slots_;  // per model output
   // Slots that hold model outputs written by a kernel: reallocated per run.

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cassert>
 #include <functional>
+#include <set>
 
 #include "collage/backends/registry.h"
 #include "collage/cost/measurer.h"
+#include "collage/ir/runtime_shapes.h"
 #include "collage/plan/plan_compiler.h"
 #include "collage/runtime/interleaved_timing.h"
 #include "collage/runtime/random_inputs.h"
@@ -24,6 +26,28 @@ std::optional<std::string> outputs_differ(const std::map<std::string, Tensor>& a
     }
   }
   return std::nullopt;
+}
+
+std::map<std::string, Tensor> run_checked(const Graph& graph, Executor& executor,
+                                          const std::map<std::string, Tensor>& inputs) {
+  std::map<std::string, Tensor> outputs = executor.run(inputs);
+  std::set<std::string> by_region;
+  std::map<std::string, Tensor> checked;
+  for (const Node& node : graph.nodes()) {
+    if (!is_runtime_shaped_region(node)) continue;
+    for (ValueId id : node.outputs) by_region.insert(graph.value(id).name);
+    for (ValueId id : node.inputs) {
+      if (id == kNoValue || graph.value(id).is_constant()) continue;
+      const std::string& name = graph.value(id).name;
+      if (const Tensor* value = executor.last_value(name)) {
+        checked.emplace("read by the region: " + name, value->clone());
+      }
+    }
+  }
+  for (auto& [name, tensor] : outputs) {
+    if (!by_region.contains(name)) checked.emplace(name, std::move(tensor));
+  }
+  return checked;
 }
 
 std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<Plan>& plans,
@@ -58,7 +82,7 @@ std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<
       results.push_back(std::move(evaluated));
       continue;
     }
-    std::map<std::string, Tensor> outputs = executors[slot[i]].run(inputs);
+    std::map<std::string, Tensor> outputs = run_checked(graph, executors[slot[i]], inputs);
     if (i == 0) {
       for (auto& [name, tensor] : outputs) reference.emplace(name, tensor.clone());
     } else {

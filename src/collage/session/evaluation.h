@@ -19,6 +19,7 @@
 #include "collage/ir/graph.h"
 #include "collage/ir/tensor.h"
 #include "collage/plan/plan.h"
+#include "collage/runtime/executor.h"
 #include "collage/runtime/timing.h"
 
 namespace collage {
@@ -41,6 +42,16 @@ struct EvaluatedPlan {
   // (time_near_ties_again); the timing pools both runs.
   bool timed_again = false;
 };
+
+// Runs `executor` (a plan of `graph`) on `inputs` and returns what the run is
+// checked by: the model's outputs, by name. Where a runtime-shaped region
+// (ir/runtime_shapes.h) defines outputs, as a detector's post-processing
+// does, the values the region reads stand in for them ("read by the
+// region: NAME"): every plan runs the region on the same native kernels,
+// and a rounding difference in a score within tolerance can swap two
+// near-equal detections or move one across a threshold.
+std::map<std::string, Tensor> run_checked(const Graph& graph, Executor& executor,
+                                          const std::map<std::string, Tensor>& inputs);
 
 // Why the outputs `actual` differ from `expected` (one plan's against
 // another's, by output name, at relative tolerance `rtol`), if they do.

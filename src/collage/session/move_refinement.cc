@@ -125,7 +125,7 @@ MoveRefinement refine_by_moves(
   for (std::size_t i = 0; i < starts.size(); ++i) {
     try {
       RunnablePlan plan = compile(starts[i].partitions);
-      std::map<std::string, Tensor> outputs = plan.executor.run(inputs);
+      std::map<std::string, Tensor> outputs = run_checked(graph, plan.executor, inputs);
       if (i == 0) {
         for (auto& [name, tensor] : outputs) expected.emplace(name, tensor.clone());
       } else if (auto differ = outputs_differ(outputs, expected, plan_output_rtol(graph))) {
@@ -213,8 +213,8 @@ MoveRefinement refine_by_moves(
         report(fmt::format("move skipped, {}: {}", describe_move(partitions, move), e.what()));
         continue;
       }
-      if (auto differ =
-              outputs_differ(next->executor.run(inputs), expected, plan_output_rtol(graph))) {
+      if (auto differ = outputs_differ(run_checked(graph, next->executor, inputs), expected,
+                                       plan_output_rtol(graph))) {
         report(fmt::format("move skipped, {}: {}", describe_move(partitions, move), *differ));
         continue;
       }

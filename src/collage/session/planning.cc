@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "collage/backends/registry.h"
+#include "collage/ir/runtime_shapes.h"
 #include "collage/partition/dataflow_graph.h"
 #include "collage/plan/plan_builder.h"
 #include "collage/search/local_moves.h"
@@ -14,13 +15,30 @@ namespace {
 
 // The native strategy: the whole model as one native partition, so the
 // native backend fuses across the whole graph and no boundary is crossed.
+// A runtime-shaped region (ir/runtime_shapes.h) is a partition of its own,
+// between what it does not depend on and what depends on it, so that the
+// values it reads can be checked against other plans' (run_checked in
+// session/evaluation.h).
 Plan whole_graph_plan(const DataflowGraph& dfg, const Backend& native, const Strategy& strategy,
                       const PlanningOptions& options) {
-  IndexSet operators = IndexSet::all(dfg.size()) - dfg.host_set();
+  const IndexSet operators = IndexSet::all(dfg.size()) - dfg.host_set();
   PartitionSpecPtr spec = make_backend_spec(native, spec_options(options.search));
-  CandidatePartition whole{SubGraph(dfg, operators, "whole graph"), spec, "whole-graph"};
-  Plan plan =
-      build_plan(dfg, {ChosenPartition{whole, Cost::zero()}}, plan_context(strategy, options));
+  std::vector<IndexSet> parts = {operators};
+  for (PostDfsIndex index : operators) {
+    if (!is_runtime_shaped_region(dfg.node(index))) continue;
+    IndexSet region = dfg.empty_set();
+    region.add(index);
+    const IndexSet after = dfg.downstream_of(index) & operators;
+    parts = {operators - after - region, region, after};
+    break;
+  }
+  std::vector<ChosenPartition> chosen;
+  for (const IndexSet& part : parts) {
+    if (part.empty()) continue;
+    CandidatePartition whole{SubGraph(dfg, part, "whole graph"), spec, "whole-graph"};
+    chosen.push_back(ChosenPartition{whole, Cost::zero()});
+  }
+  Plan plan = build_plan(dfg, chosen, plan_context(strategy, options));
   plan.backend_versions[native.name()] = native.version();
   return plan;
 }
