@@ -251,11 +251,13 @@ void run_side_by_side(const RunArgs& args, const PrepareOptions& options,
              graph.num_nodes(), prepared.size(), args.repeat,
              from_files.empty() ? "random" : "from files");
 
-  const std::map<std::string, Tensor> reference = prepared.front().executor.run(inputs);
+  const std::map<std::string, Tensor> reference =
+      run_checked(graph, prepared.front().executor, inputs);
   const double rtol = plan_output_rtol(graph);
   std::vector<std::optional<std::string>> mismatches(prepared.size());
   for (std::size_t i = 1; i < prepared.size(); ++i) {
-    mismatches[i] = outputs_differ(prepared[i].executor.run(inputs), reference, rtol);
+    mismatches[i] =
+        outputs_differ(run_checked(graph, prepared[i].executor, inputs), reference, rtol);
   }
 
   std::vector<std::function<void()>> variants;
@@ -368,6 +370,10 @@ void run_run(const RunArgs& args) {
 
   for (const std::string& name : executor.output_names()) {
     const Tensor& tensor = outputs.at(name);
+    if (tensor.numel() == 0) {
+      fmt::print("output {}  {}  (no elements)\n", name, tensor.type().to_string());
+      continue;
+    }
     Summary s = summarize_values(tensor);
     fmt::print("output {}  {}  min {:.6g} max {:.6g} mean {:.6g}{}  {}\n", name,
                tensor.type().to_string(), s.min, s.max, s.mean,
