@@ -124,9 +124,11 @@ void export_graph(const Graph& graph, const ExportOptions& options,
     out->set_op_type(node.op_type);
     if (!node.domain.empty()) out->set_domain(node.domain);
     // Without its bodies, a control-flow node is an op ONNX's inference
-    // must not read (libonnx 1.12 crashes on an If without branches): one of
-    // a domain it has no schema for, which it leaves untyped.
-    if (!options.bodies && !bodies(node).empty()) out->set_domain(kOpaqueDomain);
+    // must not read (libonnx 1.12 crashes on an If without branches, or a
+    // Scan whose body is missing): one of a domain it has no schema for,
+    // which it leaves untyped.
+    if (!options.bodies && (is_control_flow(node) || !bodies(node).empty()))
+      out->set_domain(kOpaqueDomain);
     const std::size_t node_formal = formal_inputs(node);
     std::vector<std::string> captured;
     for (std::size_t i = 0; i < node.inputs.size(); ++i) {
