@@ -9,10 +9,14 @@
 // and indexing ops), and control_flow_ops() (If, Loop, Scan).
 #pragma once
 
+#include <fmt/format.h>
+
+#include <cstdint>
 #include <functional>
 #include <span>
 #include <string_view>
 
+#include "collage/ir/error.h"
 #include "collage/ir/graph.h"
 
 namespace collage::native {
@@ -51,9 +55,18 @@ bool node_supported(const Graph& graph, const Node& node);
 // Whether every node of `graph` is node_supported.
 bool graph_supported(const Graph& graph);
 
-// A loop that has not stopped after this many iterations is taken never to
-// stop (import refuses the ones that plainly cannot).
-inline constexpr std::int64_t kMaxLoopIterations = std::int64_t{1} << 24;
+// Throws Error naming `node` once a loop has run `done` iterations without
+// stopping: after 2^24 it is taken never to stop (import refuses the ones
+// that plainly cannot). Compiled Loops and those in runtime-shaped regions
+// share it.
+inline void check_loop_iterations(const Node& node, std::int64_t done) {
+  constexpr std::int64_t kMaxLoopIterations = std::int64_t{1} << 24;
+  if (done < kMaxLoopIterations) return;
+  throw Error(fmt::format("the loop did not stop after {} iterations: its condition never "
+                          "turned false",
+                          done),
+              {.node = node.name});
+}
 
 // Runs `graph` node by node on `inputs` (one per graph input): each node's
 // outputs are what `run_node` computes from its inputs (an empty Tensor for

@@ -228,12 +228,7 @@ void loop_semantics(const Node& node, std::span<const Tensor> inputs, std::span<
 
   std::int64_t done = 0;
   for (; (!bounded || done < trip_count) && condition; ++done) {
-    if (done >= kMaxLoopIterations) {
-      throw Error(fmt::format("the loop did not stop after {} iterations: its condition never "
-                              "turned false",
-                              done),
-                  {.node = node.name});
-    }
+    check_loop_iterations(node, done);
     // Checked at compile time: one int64 and one bool element.
     *body_inputs[0].data<std::int64_t>() = done;
     *body_inputs[1].data<bool>() = condition;

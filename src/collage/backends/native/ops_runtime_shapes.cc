@@ -589,12 +589,7 @@ std::vector<Tensor> run_loop(const Node& node, std::span<const Tensor> inputs, i
   std::vector<std::vector<Tensor>> slices(scanned);
   std::int64_t done = 0;
   for (; (!bounded || done < trip_count) && condition; ++done) {
-    if (done >= kMaxLoopIterations) {
-      throw Error(fmt::format("the loop did not stop after {} iterations: its condition never "
-                              "turned false",
-                              done),
-                  {.node = node.name});
-    }
+    check_loop_iterations(node, done);
     values[0] = loop_scalar(body, 0, DType::kInt64, done);
     values[1] = loop_scalar(body, 1, DType::kBool, condition ? 1 : 0);
     std::vector<Tensor> results = interpret(body, values, threads);
