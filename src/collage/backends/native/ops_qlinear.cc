@@ -12,6 +12,7 @@
 // dequantize, the float32 op, quantize (round half to even, saturate); the
 // unary ones are a 256-entry table built that way.
 #include <fmt/format.h>
+#include <immintrin.h>
 
 #include <algorithm>
 #include <array>
@@ -128,28 +129,47 @@ void integer_conv(const ConvShape& shape, const Tensor& x, std::int32_t x_zero_p
   const WindowAxis& d = shape.window[0];
   const WindowAxis& h = shape.window[1];
   const WindowAxis& wd = shape.window[2];
+  // The k rows of the column matrix go in pairs: pair q holds rows 2q and
+  // 2q + 1 side by side per output position, so that one vpmaddwd
+  // multiplies eight positions by two taps' weights and adds each pair,
+  // exactly (the centred values are at most 255 in magnitude). An odd k
+  // gets a zero row.
+  const std::int64_t pairs = (k + 1) / 2;
+  // Per output channel and pair: the two weights as one int32 (low half:
+  // the even row's).
+  std::vector<std::int32_t> weight_pairs(static_cast<std::size_t>(shape.out_channels * pairs), 0);
+  for (std::int64_t m = 0; m < shape.out_channels; ++m) {
+    for (std::int64_t i = 0; i < k; ++i) {
+      const auto bits = static_cast<std::uint16_t>(ws[static_cast<std::size_t>(m * k + i)]);
+      weight_pairs[static_cast<std::size_t>(m * pairs + i / 2)] |=
+          static_cast<std::int32_t>(static_cast<std::uint32_t>(bits) << (16 * (i % 2)));
+    }
+  }
 
-  // The column matrix [k][out_plane] of one image and group.
+  // The paired column matrix [pairs][out_plane][2] of one image and group.
   auto im2col = [&](std::int64_t n, std::int64_t g, std::int16_t* cols) {
+    if (k % 2 != 0) {
+      std::int16_t* last = cols + (pairs - 1) * out_plane * 2 + 1;
+      for (std::int64_t p = 0; p < out_plane; ++p) last[2 * p] = 0;
+    }
     for (std::int64_t c = 0; c < cg; ++c) {
       const std::int16_t* plane = xs.data() + (n * shape.channels + g * cg + c) * in_plane;
       for (std::int64_t kd = 0; kd < d.kernel; ++kd) {
         for (std::int64_t kh = 0; kh < h.kernel; ++kh) {
           for (std::int64_t kw = 0; kw < wd.kernel; ++kw) {
-            std::int16_t* row = cols +
-                                ((c * d.kernel + kd) * h.kernel + kh) * wd.kernel * out_plane +
-                                kw * out_plane;
+            const std::int64_t r = ((c * d.kernel + kd) * h.kernel + kh) * wd.kernel + kw;
+            std::int16_t* row = cols + (r / 2) * out_plane * 2 + r % 2;
             for (std::int64_t od = 0; od < d.output; ++od) {
               const std::int64_t id = od * d.stride - d.pad_begin + kd * d.dilation;
               for (std::int64_t oh = 0; oh < h.output; ++oh) {
                 const std::int64_t ih = oh * h.stride - h.pad_begin + kh * h.dilation;
-                std::int16_t* out = row + (od * h.output + oh) * wd.output;
+                std::int16_t* out = row + (od * h.output + oh) * wd.output * 2;
                 const bool inside = id >= 0 && id < d.input && ih >= 0 && ih < h.input;
                 for (std::int64_t ow = 0; ow < wd.output; ++ow) {
                   const std::int64_t iw = ow * wd.stride - wd.pad_begin + kw * wd.dilation;
-                  out[ow] = inside && iw >= 0 && iw < wd.input
-                                ? plane[(id * h.input + ih) * wd.input + iw]
-                                : std::int16_t{0};
+                  out[2 * ow] = inside && iw >= 0 && iw < wd.input
+                                    ? plane[(id * h.input + ih) * wd.input + iw]
+                                    : std::int16_t{0};
                 }
               }
             }
@@ -160,7 +180,7 @@ void integer_conv(const ConvShape& shape, const Tensor& x, std::int32_t x_zero_p
   };
   // Output channels [m0, m0 + count) (absolute, count <= kBlock) of one
   // image, columns [p0, p0 + width) (width <= kTile), from the group's
-  // columns: each stretch of a column row is loaded once for the whole
+  // paired columns: each stretch of a row pair is loaded once for the whole
   // block of channels, and the block's sums stay in L1.
   constexpr std::int64_t kBlock = 8, kTile = 512;
   auto block = [&](std::int64_t n, std::int64_t m0, std::int64_t count, std::int64_t p0,
@@ -170,14 +190,23 @@ void integer_conv(const ConvShape& shape, const Tensor& x, std::int32_t x_zero_p
       const std::int32_t b = bias == nullptr ? 0 : integer_at(bias, m0 + j);
       std::fill(acc[j].begin(), acc[j].begin() + width, b);
     }
-    for (std::int64_t i = 0; i < k; ++i) {
-      const std::int16_t* row = cols + i * out_plane + p0;
+    for (std::int64_t q = 0; q < pairs; ++q) {
+      const std::int16_t* row = cols + (q * out_plane + p0) * 2;
       for (std::int64_t j = 0; j < count; ++j) {
-        const std::int32_t wv = ws[static_cast<std::size_t>((m0 + j) * k + i)];
-        if (wv == 0) continue;
+        const std::int32_t both = weight_pairs[static_cast<std::size_t>((m0 + j) * pairs + q)];
+        if (both == 0) continue;
         std::int32_t* sums = acc[j].data();
-#pragma omp simd
-        for (std::int64_t p = 0; p < width; ++p) sums[p] += wv * static_cast<std::int32_t>(row[p]);
+        const __m256i weights = _mm256_set1_epi32(both);
+        std::int64_t p = 0;
+        for (; p + 8 <= width; p += 8) {
+          const __m256i values = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * p));
+          __m256i* at = reinterpret_cast<__m256i*>(sums + p);
+          _mm256_storeu_si256(
+              at, _mm256_add_epi32(_mm256_loadu_si256(at), _mm256_madd_epi16(values, weights)));
+        }
+        const auto even = static_cast<std::int16_t>(both & 0xffff);
+        const auto odd = static_cast<std::int16_t>(static_cast<std::uint32_t>(both) >> 16);
+        for (; p < width; ++p) sums[p] += even * row[2 * p] + odd * row[2 * p + 1];
       }
     }
     for (std::int64_t j = 0; j < count; ++j) {
@@ -195,7 +224,7 @@ void integer_conv(const ConvShape& shape, const Tensor& x, std::int32_t x_zero_p
   };
 
   const std::int64_t units = shape.batch * shape.groups;
-  const std::size_t col_size = static_cast<std::size_t>(k * out_plane);
+  const std::size_t col_size = static_cast<std::size_t>(pairs * out_plane * 2);
   if (threads > 1 && units >= threads) {
 #pragma omp parallel num_threads(threads)
     {
