@@ -15,7 +15,6 @@ the seventh digit may come out in either order.
 import json
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
@@ -23,8 +22,9 @@ import pytest
 
 import collage
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BINARY = os.environ.get("COLLAGE_BINARY", os.path.join(ROOT, "build", "collage"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from model_suite import collage_cli, exported_models  # noqa: E402
+
 DETECTORS = ["ssdlite", "retinanet", "keypointrcnn"]
 OUTPUTS = {"ssdlite": ["boxes", "scores", "labels"],
            "retinanet": ["boxes", "scores", "labels"],
@@ -37,15 +37,7 @@ TUNE_BACKENDS = {"ssdlite": "onednn,xnnpack", "retinanet": "xnnpack",
                  "keypointrcnn": "xnnpack"}
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    directory = str(tmp_path_factory.mktemp("detectors"))
-    done = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "export_detectors.py"),
-                           directory], capture_output=True, text=True, timeout=1200)
-    if "No module named 'torch" in done.stderr:
-        pytest.skip("PyTorch or torchvision missing")
-    assert done.returncode == 0, done.stderr
-    return directory
+exported = exported_models("export_detectors.py", timeout=1200)
 
 
 def path(exported, name, suffix):
@@ -81,10 +73,6 @@ def check_detections(ours, theirs, label):
             np.testing.assert_allclose(ours["keypoints_scores"][found],
                                        theirs["keypoints_scores"][i], rtol=1e-3, atol=1e-3,
                                        err_msg=label)
-
-
-def collage_cli(*args):
-    return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=1200)
 
 
 def test_the_detections_are_many_and_their_scores_distinct(exported):

@@ -11,7 +11,6 @@ data chooses beyond --max-memory is one line and exit code 2.
 """
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -19,24 +18,16 @@ import pytest
 
 import collage
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BINARY = os.environ.get("COLLAGE_BINARY", os.path.join(ROOT, "build", "collage"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from model_suite import collage_cli, exported_models  # noqa: E402
+
 STRATEGIES = ["native", "single:onednn", "single:xnnpack", "single:openblas", "single:halide",
               "greedy:onednn,xnnpack,openblas,native"]
 OUTPUTS = ["boxes", "scores", "flat"]
 IMAGES = ["", ".2"]
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    directory = str(tmp_path_factory.mktemp("runtime_shapes"))
-    done = subprocess.run([sys.executable, os.path.join(ROOT, "scripts",
-                                                        "export_runtime_shapes.py"), directory],
-                          capture_output=True, text=True, timeout=600)
-    if "No module named 'torch" in done.stderr:
-        pytest.skip("PyTorch or torchvision missing")
-    assert done.returncode == 0, done.stderr
-    return directory
+exported = exported_models("export_runtime_shapes.py")
 
 
 def model(exported):
@@ -54,10 +45,6 @@ def check_outputs(outputs, exported, suffix, label):
         # Coordinates near 64 after a standardization: float32 rounding.
         np.testing.assert_allclose(outputs[name], expected, rtol=1e-3, atol=2e-3,
                                    err_msg=f"{label} {name}")
-
-
-def collage_cli(*args):
-    return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=900)
 
 
 def test_the_images_keep_different_numbers_of_boxes(exported):

@@ -10,7 +10,6 @@ PyTorch's.
 """
 import json
 import os
-import subprocess
 import sys
 import warnings
 
@@ -19,8 +18,9 @@ import pytest
 
 import collage
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BINARY = os.environ.get("COLLAGE_BINARY", os.path.join(ROOT, "build", "collage"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from model_suite import collage_cli, exported_models  # noqa: E402
+
 TUNED = [16, 32, 64]
 UNSEEN = 40
 STRATEGIES = ["native", "single:onednn", "single:xnnpack", "single:openblas", "single:halide",
@@ -28,16 +28,7 @@ STRATEGIES = ["native", "single:onednn", "single:xnnpack", "single:openblas", "s
 QUICK = ["--threads", "2", "--refine-rounds", "0", "--no-local-moves", "--repeat", "3", "-q"]
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    directory = str(tmp_path_factory.mktemp("shapes"))
-    done = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "export_shapes.py"),
-                           directory] + [str(n) for n in TUNED + [UNSEEN]],
-                          capture_output=True, text=True, timeout=600)
-    if "No module named 'torch'" in done.stderr:
-        pytest.skip("PyTorch missing")
-    assert done.returncode == 0, done.stderr
-    return directory
+exported = exported_models("export_shapes.py", *TUNED, UNSEEN)
 
 
 def model(exported):
@@ -51,10 +42,6 @@ def feeds(exported, length):
 
 def expected(exported, length):
     return np.load(os.path.join(exported, f"encoder.{length}.out.npy"))
-
-
-def collage_cli(*args):
-    return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=900)
 
 
 @pytest.fixture(scope="module")
