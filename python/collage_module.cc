@@ -79,6 +79,8 @@ const char* stage_name(collage::TuneProgress::Stage stage) {
       return "compile";
     case collage::TuneProgress::Stage::kJobs:
       return "jobs";
+    case collage::TuneProgress::Stage::kBody:
+      return "body";
   }
   return "unknown";
 }

@@ -33,6 +33,8 @@ struct TuneProgress {
     kCompile,     // a backend compiles candidates' kernels ahead of measuring them: a line
                   // before and after (message; total 0), and done of total as each is
     kJobs,  // measurement jobs on a fleet: done of total; queued, running, per worker (message)
+    kBody,  // a control-flow body planned as a graph of its own: a line before and after
+            // (message)
   };
   Stage stage = Stage::kCandidates;
   std::size_t done = 0;

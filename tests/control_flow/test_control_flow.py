@@ -13,6 +13,7 @@ when the model or ONNX Runtime was not fetched.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -21,25 +22,20 @@ import pytest
 
 import collage
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CACHE = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
-                     "collage")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from model_suite import BINARY, CACHE, ROOT, exported_models  # noqa: E402
+
 SILERO = os.path.join(CACHE, "thirdparty", "silero", "silero_vad_legacy.onnx")
 NODE_MODULES = os.path.join(CACHE, "npm", "node_modules")
-BINARY = os.environ.get("COLLAGE_BINARY", os.path.join(ROOT, "build", "collage"))
 MODELS = ["rnn_loop", "gate_if", "scan_cumsum", "loop_nested"]
 STRATEGIES = ["native", "single:onednn", "single:xnnpack", "single:openblas", "single:halide",
               "greedy:onednn,xnnpack,openblas,native"]
 QUICK = ["--threads", "2", "--refine-rounds", "0", "--no-local-moves", "--repeat", "3", "-q"]
 
 
-@pytest.fixture(scope="module")
-def models(tmp_path_factory):
-    directory = str(tmp_path_factory.mktemp("control_flow"))
-    done = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "export_control_flow.py"),
-                           directory], capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    return directory
+# Without PyTorch the script still writes the models it builds with
+# onnx.helper; model_files skips the others.
+models = exported_models("export_control_flow.py", needs_torch=False)
 
 
 def model_files(models, name):
@@ -59,6 +55,17 @@ def test_every_strategy_matches_the_reference(models, name, strategy):
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-5)
 
 
+def check_plan_run(path, plan, x, expected, tmp_path):
+    """`collage run --plan` on input x gives the reference output."""
+    np.save(tmp_path / "x.npy", x)
+    done = subprocess.run([BINARY, "run", path, "--plan", plan, "--input",
+                           "x=" + str(tmp_path / "x.npy"), "--save-outputs",
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "y.npy"), expected, rtol=1e-4,
+                               atol=1e-5)
+
+
 @pytest.mark.parametrize("name", MODELS)
 def test_a_tuned_plan_matches_the_reference(models, name, tmp_path):
     path, x, expected = model_files(models, name)
@@ -70,13 +77,50 @@ def test_a_tuned_plan_matches_the_reference(models, name, tmp_path):
         ops = [op for p in json.load(f)["partitions"] for op in p["ops"]]
     # The control-flow node is in the plan, on a backend that runs it.
     assert {"If", "Loop", "Scan"} & set(ops), ops
-    np.save(tmp_path / "x.npy", x)
-    done = subprocess.run([BINARY, "run", path, "--plan", plan, "--input",
-                           "x=" + str(tmp_path / "x.npy"), "--save-outputs",
-                           str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    check_plan_run(path, plan, x, expected, tmp_path)
+    # `show` lists what the bodies hold under their node's partition, and
+    # draws each body as a cluster inside its node's.
+    done = subprocess.run([BINARY, "show", plan], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    np.testing.assert_allclose(np.load(tmp_path / "out" / "y.npy"), expected, rtol=1e-4,
-                               atol=1e-5)
+    op = {"rnn_loop": "Loop", "gate_if": "If", "scan_cumsum": "Scan", "loop_nested": "Loop"}[name]
+    assert f" of {op} " in done.stdout, done.stdout
+    done = subprocess.run([BINARY, "show", plan, "--format", "dot"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "_b0 {" in done.stdout and 'style="dashed"' in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("name,op", [("gate_if", "Gemm"), ("rnn_loop", "Gemm")])
+def test_a_single_backend_runs_what_it_can_of_the_bodies(models, name, op):
+    path, x, expected = model_files(models, name)
+    session = collage.Session(path, strategy="single:onednn", threads=2)
+    np.testing.assert_allclose(session.run({"x": x})["y"], expected, rtol=1e-4, atol=1e-5)
+    plan = json.loads(session.plan)
+    assert plan["bodies"], plan
+    on_onednn = [o for body in plan["bodies"] for p in body["plan"]["partitions"]
+                 if p["backend"] == "onednn" for o in p["ops"]]
+    assert op in on_onednn, plan["bodies"]
+
+
+def test_a_tuned_plan_plans_both_branches_and_checks_them(models, tmp_path):
+    # gate_if's sample input takes one branch; tune plans both, each run
+    # beside its baselines on random inputs before it is kept.
+    path, x, expected = model_files(models, "gate_if")
+    plan = str(tmp_path / "gate_if.plan.json")
+    done = subprocess.run([BINARY, "tune", path, "--cache", str(tmp_path / "cache.sqlite"),
+                           "-o", plan, "--backends", "onednn,xnnpack"] +
+                          [a for a in QUICK if a != "-q"],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    for branch in ("then_branch", "else_branch"):
+        assert f"body: planning {branch} of If" in done.stderr, done.stderr
+        assert re.search(rf"body: {branch} of If \S+ (planned: |stays native)", done.stderr), \
+            done.stderr
+    with open(plan) as f:
+        bodies = json.load(f).get("bodies", [])
+    for body in bodies:
+        assert body["name"] in ("then_branch", "else_branch") and body["plan"]["partitions"]
+    check_plan_run(path, plan, x, expected, tmp_path)
 
 
 def test_a_branch_that_fits_other_sizes_is_refused_only_when_taken(models, tmp_path):
@@ -156,9 +200,12 @@ def test_silero_vad_matches_onnx_runtime_at_both_rates(silero, strategy):
 def test_silero_vad_tuned_plan_matches_onnx_runtime(silero, tmp_path):
     directory, cases = silero
     plan = str(tmp_path / "silero.plan.json")
+    # The branches' LSTMs and matrix products are oneDNN's and XNNPACK's to
+    # take; each branch is tuned like a model (pruned candidates, so that a
+    # cold cache costs seconds).
     done = subprocess.run([BINARY, "tune", SILERO, "--cache", str(tmp_path / "cache.sqlite"),
-                           "-o", plan] + SHAPES + QUICK, capture_output=True, text=True,
-                          timeout=900)
+                           "-o", plan, "--backends", "onednn,xnnpack", "--prune"] + SHAPES +
+                          QUICK, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr
     for rate, (_, args, expected) in cases.items():
         out = str(tmp_path / ("collage_%d" % rate))

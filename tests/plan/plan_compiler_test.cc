@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <optional>
 #include <random>
 
+#include "collage/ir/control_flow.h"
 #include "collage/ir/error.h"
+#include "collage/ir/structural_hash.h"
 #include "collage/runtime/random_inputs.h"
 
 namespace collage {
@@ -192,6 +196,108 @@ TEST(PlanCompilerTest, ANodeThePlanLeavesOutIsAnErrorNamingIt) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("flat"), std::string::npos) << e.what();
   }
+}
+
+// flag, x -> If(flag; then: Conv+Relu of x, else: Conv of x) -> y.
+Graph model_with_a_conv_if() {
+  auto branch = [](bool relu, std::uint32_t seed) {
+    auto body = std::make_shared<Graph>();
+    body->opset = 13;
+    ValueId x = body->add_input("inner_x", f32({1, 4, 8, 8}));
+    body->captured = 1;
+    Attributes same;
+    same.set("pads", std::vector<std::int64_t>{1, 1, 1, 1});
+    ValueId c = body->add_value(relu ? "then_c" : "else_c", f32({1, 8, 8, 8}));
+    body->add_node("Conv", {x, body->add_constant("w", random_weight({8, 4, 3, 3}, seed))}, {c},
+                   same, "conv");
+    if (!relu) {
+      body->add_output(c);
+      return body;
+    }
+    ValueId r = body->add_value("then_r", f32({1, 8, 8, 8}));
+    body->add_node("Relu", {c}, {r}, {}, "relu");
+    body->add_output(r);
+    return body;
+  };
+  Graph g;
+  g.opset = 13;
+  ValueId flag = g.add_input("flag", TensorType{DType::kBool, {}});
+  ValueId x = g.add_input("x", f32({1, 4, 8, 8}));
+  ValueId y = g.add_value("y", f32({1, 8, 8, 8}));
+  Attributes branches;
+  branches.set("then_branch", Subgraph(branch(true, 7)));
+  branches.set("else_branch", Subgraph(branch(false, 8)));
+  g.add_node("If", {flag, x}, {y}, branches, "choice");
+  g.add_output(y);
+  return g;
+}
+
+// The If's plan with its then branch planned on `backend` (hash: the
+// branch's, unless `hash` is given).
+Plan plan_with_a_planned_branch(const Graph& model, const std::string& backend,
+                                std::optional<std::string> hash = std::nullopt) {
+  Plan plan = plan_of({{"native", {"choice"}}});
+  PlanBody body{"choice", 0, "then_branch", plan_of({{backend, {"conv", "relu"}}})};
+  body.plan.model_hash = hash.value_or(structural_hash_hex(*bodies(model.node(0))[0]));
+  plan.bodies.push_back(body);
+  return plan;
+}
+
+std::vector<float> run_if(Executor& executor, const Graph& model, bool taken) {
+  std::map<std::string, Tensor> inputs = random_inputs(model);
+  *inputs.at("flag").data<bool>() = taken;
+  return values_of(executor.run(inputs).at("y"));
+}
+
+TEST(PlanCompilerTest, ABranchRunsByItsPlanAndMatchesNativeWhicheverBranchIsTaken) {
+  if (!registry_has("onednn")) GTEST_SKIP() << "no oneDNN in this build";
+  const BackendRegistry& registry = BackendRegistry::global();
+  Graph model = model_with_a_conv_if();
+  Executor planned = compile_plan(model, plan_with_a_planned_branch(model, "onednn"), registry, 2);
+  Executor native = compile_plan(model, plan_of({{"native", {"choice"}}}), registry, 1);
+  for (bool taken : {true, false}) {
+    for (int run = 0; run < 2; ++run) {
+      std::vector<float> expected = run_if(native, model, taken);
+      std::vector<float> actual = run_if(planned, model, taken);
+      ASSERT_EQ(actual.size(), expected.size());
+      for (std::size_t i = 0; i < actual.size(); ++i) {
+        ASSERT_NEAR(actual[i], expected[i], 1e-4) << "taken " << taken << ", element " << i;
+      }
+    }
+  }
+}
+
+TEST(PlanCompilerTest, ABodyPlanForOtherShapesLeavesTheBodyNative) {
+  const BackendRegistry& registry = BackendRegistry::global();
+  Graph model = model_with_a_conv_if();
+  Executor planned = compile_plan(
+      model, plan_with_a_planned_branch(model, "native", std::string(16, '0')), registry, 1);
+  Executor native = compile_plan(model, plan_of({{"native", {"choice"}}}), registry, 1);
+  EXPECT_EQ(run_if(planned, model, true), run_if(native, model, true));
+}
+
+TEST(PlanCompilerTest, ABodyPlanOfANodeTheModelLacksIsAnErrorNamingIt) {
+  Graph model = model_with_a_conv_if();
+  Plan plan = plan_with_a_planned_branch(model, "native");
+  plan.bodies[0].node = "no_such_if";
+  try {
+    compile_plan(model, plan, BackendRegistry::global(), 1);
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_if"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("bodies[0]"), std::string::npos) << e.what();
+  }
+  plan = plan_with_a_planned_branch(model, "native");
+  plan.bodies[0].index = 2;
+  EXPECT_THROW(compile_plan(model, plan, BackendRegistry::global(), 1), Error);
+}
+
+TEST(PlanCompilerTest, PlansThatDifferOnlyInABodyHaveDifferentSignatures) {
+  Graph model = model_with_a_conv_if();
+  EXPECT_NE(plan_with_a_planned_branch(model, "native").partitions_signature(),
+            plan_with_a_planned_branch(model, "onednn").partitions_signature());
+  EXPECT_NE(plan_with_a_planned_branch(model, "native").partitions_signature(),
+            plan_of({{"native", {"choice"}}}).partitions_signature());
 }
 
 }  // namespace

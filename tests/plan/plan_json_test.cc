@@ -86,6 +86,74 @@ TEST(PlanJsonTest, LoadingAFileThatIsNotJsonIsAnError) {
   EXPECT_THROW(load_plan("/nonexistent/plan.json"), Error);
 }
 
+TEST(PlanJsonTest, AnOnnxModelGivenAsAPlanIsNamedAsSuch) {
+  const TempFile file("collage_plan_model.onnx");
+  // A model's first bytes: field 1 (ir_version), varint 8.
+  std::ofstream(file.path, std::ios::binary) << std::string("\x08\x08\x12\x07pytorch", 11);
+  try {
+    load_plan(file.path.string());
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("looks like an ONNX model, not a plan"), std::string::npos)
+        << e.what();
+  }
+}
+
+// sample_plan() with the body plans `depth` deep: each plan's body 0 of
+// node "loop" is planned.
+Plan plan_with_bodies(int depth) {
+  Plan plan = sample_plan();
+  Plan* at = &plan;
+  for (int level = 0; level < depth; ++level) {
+    Plan inner = sample_plan();
+    inner.model_hash = "body" + std::to_string(level);
+    at->bodies.push_back(PlanBody{"loop", 0, "body", inner});
+    at = &at->bodies.back().plan;
+  }
+  return plan;
+}
+
+TEST(PlanJsonTest, BodyPlansSurviveTheRoundTripNested) {
+  Plan original = plan_with_bodies(2);
+  original.bodies.push_back(PlanBody{"choice", 1, "else_branch", sample_plan()});
+  original.bodies.back().plan.partitions[0].backend = "xnnpack";
+  Plan copy = plan_from_json(plan_to_json(original));
+  ASSERT_EQ(copy.bodies.size(), 2u);
+  EXPECT_EQ(copy.bodies[0].node, "loop");
+  EXPECT_EQ(copy.bodies[0].index, 0u);
+  EXPECT_EQ(copy.bodies[0].name, "body");
+  EXPECT_EQ(copy.bodies[0].plan.model_hash, "body0");
+  ASSERT_EQ(copy.bodies[0].plan.bodies.size(), 1u);
+  EXPECT_EQ(copy.bodies[0].plan.bodies[0].plan.model_hash, "body1");
+  EXPECT_EQ(copy.bodies[1].index, 1u);
+  EXPECT_EQ(copy.bodies[1].plan.partitions[0].backend, "xnnpack");
+  EXPECT_EQ(copy.partitions_signature(), original.partitions_signature());
+  // A plan without bodies writes no "bodies" field.
+  EXPECT_FALSE(plan_to_json(sample_plan()).contains("bodies"));
+}
+
+TEST(PlanJsonTest, BodiesNestedTooDeepOrPlannedTwiceAreErrorsNamingTheField) {
+  EXPECT_NO_THROW(plan_from_json(plan_to_json(plan_with_bodies(16))));
+  try {
+    plan_from_json(plan_to_json(plan_with_bodies(17)), "deep.json");
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nest deeper than 16"), std::string::npos) << e.what();
+  }
+  Plan twice = plan_with_bodies(1);
+  twice.bodies.push_back(twice.bodies[0]);
+  try {
+    plan_from_json(plan_to_json(twice), "twice.json");
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bodies[1]"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("again"), std::string::npos) << e.what();
+  }
+  nlohmann::json missing = plan_to_json(plan_with_bodies(1));
+  missing["bodies"][0].erase("plan");
+  EXPECT_THROW(plan_from_json(missing), Error);
+}
+
 TEST(PlanJsonTest, SaveThenLoadGivesThePlanBack) {
   const TempFile file("collage_plan_roundtrip");
   const auto& path = file.path;

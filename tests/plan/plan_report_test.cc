@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 #include "collage/backends/registry.h"
@@ -127,6 +128,82 @@ TEST(PlanReportTest, TheDrawingOfAModelClustersItsNodesByPartition) {
   EXPECT_LT(dot.find("cluster_p0"), dot.find("    n0 [label=\"Relu\""));
   EXPECT_LT(dot.find("cluster_p1"), dot.find("    n1 [label=\"Abs\""));
   EXPECT_TRUE(contains(dot, "  n0 -> n1;\n")) << dot;
+}
+
+// x -> Relu -> If(cond; then: Abs then Neg, else: nothing) -> y.
+Graph model_with_an_if() {
+  const TensorType type{DType::kFloat32, {1, 4}};
+  auto then_branch = std::make_shared<Graph>();
+  ValueId inner = then_branch->add_input("inner", type);
+  then_branch->captured = 1;
+  ValueId abs = then_branch->add_value("abs_out", type);
+  ValueId neg = then_branch->add_value("neg_out", type);
+  then_branch->add_node("Abs", {inner}, {abs}, {}, "then/abs");
+  then_branch->add_node("Neg", {abs}, {neg}, {}, "then/neg");
+  then_branch->add_output(neg);
+  auto else_branch = std::make_shared<Graph>();
+  else_branch->add_output(else_branch->add_input("inner", type));
+  else_branch->captured = 1;
+  Graph model;
+  ValueId x = model.add_input("x", type);
+  ValueId flag = model.add_input("flag", TensorType{DType::kBool, {}});
+  ValueId a = model.add_value("a", type);
+  ValueId y = model.add_value("y", type);
+  model.add_node("Relu", {x}, {a}, {}, "relu");
+  Attributes branches;
+  branches.set("then_branch", Subgraph(then_branch));
+  branches.set("else_branch", Subgraph(else_branch));
+  model.add_node("If", {flag, a}, {y}, branches, "choice");
+  model.add_output(y);
+  return model;
+}
+
+Plan plan_of_the_if_model() {
+  Plan plan;
+  PlanPartition first;
+  first.backend = "onednn";
+  first.nodes = {"relu"};
+  first.ops = {"Relu"};
+  PlanPartition second;
+  second.backend = "native";
+  second.nodes = {"choice"};
+  second.ops = {"If"};
+  plan.partitions = {first, second};
+  return plan;
+}
+
+TEST(PlanReportTest, ANodeWithBodiesIsDrawnAsAClusterHoldingEachBody) {
+  const Graph model = model_with_an_if();
+  const std::string dot = plan_to_dot(plan_of_the_if_model(), &model);
+  // The If itself stays the end of the edges that reach it, inside its cluster.
+  EXPECT_TRUE(contains(dot, "subgraph cluster_n1 {")) << dot;
+  EXPECT_TRUE(contains(dot, "n1 [label=\"If\"")) << dot;
+  EXPECT_TRUE(contains(dot, "  n0 -> n1;\n")) << dot;
+  // Then branch first, with its nodes and its edge; the else branch is empty.
+  const std::size_t then_cluster = dot.find("subgraph cluster_n1_b0 {");
+  const std::size_t else_cluster = dot.find("subgraph cluster_n1_b1 {");
+  ASSERT_NE(then_cluster, std::string::npos) << dot;
+  ASSERT_NE(else_cluster, std::string::npos) << dot;
+  EXPECT_LT(then_cluster, dot.find("label=\"then_branch\""));
+  EXPECT_LT(dot.find("label=\"then_branch\""), else_cluster);
+  EXPECT_TRUE(contains(dot, "n1_b0_0 [label=\"Abs\"")) << dot;
+  EXPECT_TRUE(contains(dot, "n1_b0_1 [label=\"Neg\"")) << dot;
+  EXPECT_TRUE(contains(dot, "n1_b0_0 -> n1_b0_1;")) << dot;
+  EXPECT_TRUE(contains(dot, "n1_b1_empty [label=\"(passes its inputs on)\"")) << dot;
+  // Bodies take the colour of the backend that runs their node.
+  EXPECT_TRUE(contains(dot, "n1_b0_0 [label=\"Abs\", fillcolor=\"" + backend_color("native")))
+      << dot;
+}
+
+TEST(PlanReportTest, TheTextListsWhatEachBodyHoldsWhenTheModelIsGiven) {
+  const Graph model = model_with_an_if();
+  const Plan plan = plan_of_the_if_model();
+  EXPECT_TRUE(plan_has_bodies(plan));
+  const std::string text = plan_to_text(plan, &model);
+  EXPECT_TRUE(contains(text, "     then_branch of If choice: 2 nodes: Abs+Neg\n")) << text;
+  EXPECT_TRUE(contains(text, "     else_branch of If choice: 0 nodes: no ops\n")) << text;
+  EXPECT_FALSE(contains(plan_to_text(plan), "then_branch")) << "without the model";
+  EXPECT_FALSE(plan_has_bodies(sample_plan()));
 }
 
 TEST(PlanReportTest, QuotesAndBackslashesInNamesAreEscapedInTheDrawing) {

@@ -136,11 +136,11 @@ std::vector<std::map<std::string, Shape>> parse_input_shape_sets(
   for (std::size_t i = 0; i < count; ++i) {
     for (const auto& [name, shapes] : per_input)
       sets[i].emplace(name, shapes.size() == 1 ? shapes.front() : shapes[i]);
-    for (std::size_t j = 0; j < i; ++j) {
-      if (sets[j] != sets[i]) continue;
-      throw Error(fmt::format("gives the shapes {} twice", escape_control(shapes_text(sets[i]))),
-                  {.field = "--input-shape"});
-    }
+  }
+  if (auto repeat = first_repeated_shapes(sets)) {
+    throw Error(
+        fmt::format("gives the shapes {} twice", escape_control(shapes_text(sets[repeat->second]))),
+        {.field = "--input-shape"});
   }
   return sets;
 }

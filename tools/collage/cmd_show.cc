@@ -148,7 +148,11 @@ void run_show(const ShowArgs& args) {
     profile = profile_plan(plan, spans);
     annotate_plan(plan, *profile);
   }
-  if (args.format == "text") return write_text(plan_to_text(plan), args.output);
+  if (args.format == "text") {
+    // The model is loaded only to list what bodies hold.
+    std::unique_ptr<Graph> model = plan_has_bodies(plan) ? try_load_model(plan) : nullptr;
+    return write_text(plan_to_text(plan, model.get()), args.output);
+  }
   std::unique_ptr<Graph> model = try_load_model(plan);
   std::string dot = plan_to_dot(plan, model.get());
   if (args.format == "dot") return write_text(dot, args.output);

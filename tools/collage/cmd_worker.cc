@@ -30,6 +30,7 @@
 #include "collage/cost/measurement_server.h"
 #include "collage/ir/error.h"
 #include "collage/onnx/graph_bytes.h"
+#include "collage/session/body_planning.h"
 #include "collage/session/fleet.h"
 #include "collage/session/measuring.h"
 #include "collage/session/model_loading.h"
@@ -50,6 +51,8 @@ struct WorkerArgs {
   double lease = kDefaultLeaseSeconds;
   double idle_exit = 0;
   std::vector<std::string> backend_plugins;
+  // INDEX:NODE steps to the control-flow body being planned (body_path).
+  std::vector<std::string> body;
 };
 
 std::atomic<bool> stop_requested{false};
@@ -65,8 +68,20 @@ bool die_with_parent() {
 void serve_model(const WorkerArgs& args) {
   if (!die_with_parent()) return;
   std::FILE* replies = take_stdout_for_replies();
-  Graph graph = load_model(args.model, parse_input_shapes(args.input_shapes),
+  Graph model = load_model(args.model, parse_input_shapes(args.input_shapes),
                            graph_opt_level(args.graph_opt));
+  std::vector<std::pair<std::string, std::size_t>> path;
+  for (const std::string& step : args.body) {
+    const std::size_t colon = step.find(':');
+    std::size_t index = 0;
+    if (colon == std::string::npos || colon == 0 || step.find_first_not_of("0123456789") != colon ||
+        colon > 4) {
+      throw Error("expected INDEX:NODE", {.field = "--body"});
+    }
+    index = static_cast<std::size_t>(std::stoul(step.substr(0, colon)));
+    path.emplace_back(step.substr(colon + 1), index);
+  }
+  const Graph& graph = follow_body_path(model, path);
   MeasureOptions options;
   options.threads = checked_threads(args.threads);
   const BackendRegistry& registry = BackendRegistry::global();
@@ -147,6 +162,10 @@ void add_worker_command(CLI::App& app) {
   add_threads_flag(*cmd, args->threads);
   add_graph_opt_flag(*cmd, args->graph_opt);
   cmd->add_flag("--partitions", args->partitions, "(internal) measure partitions sent as files")
+      ->group("");
+  cmd->add_option("--body", args->body,
+                  "(internal) INDEX:NODE, repeatable: measure candidates of that body of that "
+                  "control-flow node, nested in the order given")
       ->group("");
   cmd->add_option("--cache", args->cache,
                   "the PostgreSQL database whose jobs to measure (postgresql://user@host/db)");

@@ -119,6 +119,7 @@ ProgressCallback progress_printer(bool enabled) {
         phase(*jobs, "jobs", p);
         return;
       case TuneProgress::Stage::kRefine:
+      case TuneProgress::Stage::kBody:
         std::fprintf(stderr, "%s\n", p.message.c_str());
         return;
       case TuneProgress::Stage::kVerify:

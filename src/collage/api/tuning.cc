@@ -90,11 +90,9 @@ std::vector<TuneResult> tune_shapes(
     const TuneOptions& options) {
   api::one_error_type([&] {
     if (shapes.empty()) throw Error("needs at least one entry", {.field = "shapes"});
-    for (std::size_t i = 0; i < shapes.size(); ++i) {
-      for (std::size_t j = 0; j < i; ++j) {
-        if (shapes[i] != shapes[j]) continue;
-        throw Error(fmt::format("entry {} repeats entry {}", i, j), {.field = "shapes"});
-      }
+    if (auto repeat = first_repeated_shapes(shapes)) {
+      throw Error(fmt::format("entry {} repeats entry {}", repeat->second, repeat->first),
+                  {.field = "shapes"});
     }
   });
   std::vector<TuneResult> results;
@@ -109,16 +107,21 @@ std::vector<TuneResult> tune_shapes(
 std::string plan_set_json(const std::vector<TuneResult>& results) {
   return api::one_error_type([&] {
     std::vector<Plan> plans;
+    std::vector<std::map<std::string, Shape>> shapes;
     for (const TuneResult& result : results) {
       nlohmann::json json = nlohmann::json::parse(result.plan_json, nullptr, false);
       if (json.is_discarded()) throw Error("is not JSON", {.field = "plan_json"});
       plans.push_back(plan_from_json(json, "plan_json"));
+      shapes.push_back(plans.back().input_shapes);
     }
     if (plans.empty()) throw Error("needs at least one result", {.field = "results"});
-    // Read back, so that two plans for the same shapes are refused here.
-    const nlohmann::json set = plans_to_json(plans);
-    plans_from_json(set, "plan set");
-    return set.dump(2);
+    if (auto repeat = first_repeated_shapes(shapes)) {
+      throw Error(fmt::format("results {} and {} are plans for the same input shapes: a plan set "
+                              "holds one plan per shape",
+                              repeat->first, repeat->second),
+                  {.field = "results"});
+    }
+    return plans_to_json(plans).dump(2);
   });
 }
 

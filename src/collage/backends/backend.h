@@ -10,6 +10,7 @@
 // takes any connected region of supported nodes, a compiler fuses by kind.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -100,6 +101,11 @@ struct CompileOptions {
   // The layout to compute in where the backend has a choice (one of its
   // compute_layouts()); unset: the backend's own, edge_layouts().front().
   std::optional<EdgeLayout> compute_layout;
+  // Kernels that run the bodies of the partition's control-flow nodes, by
+  // node name, in bodies() order (a null entry: the backend compiles that
+  // body itself). compile_plan makes them from a plan's PlanBody entries;
+  // the native backend, which runs control flow, takes them.
+  std::map<std::string, std::vector<std::shared_ptr<Kernel>>> body_kernels;
 };
 
 // Why `options`' edge layouts do not fit `partition` (a count that is not

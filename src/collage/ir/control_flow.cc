@@ -32,6 +32,18 @@ std::vector<const Graph*> bodies(const Node& node) {
   return found;
 }
 
+std::vector<std::string> body_names(const Node& node) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : node.attributes.all()) {
+    if (const auto* graph = std::get_if<Subgraph>(&value); graph != nullptr && *graph) {
+      names.push_back(name);
+    }
+  }
+  // As in bodies(): the then branch first.
+  if (node.op_type == "If" && names.size() == 2) std::swap(names[0], names[1]);
+  return names;
+}
+
 std::size_t formal_inputs(const Node& node) {
   return node.inputs.size() - static_cast<std::size_t>(captured_inputs(node));
 }

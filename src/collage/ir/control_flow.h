@@ -29,6 +29,10 @@ bool is_control_flow(const Node& node);
 // The node's bodies (If: then, else), in attribute order; empty for other nodes.
 std::vector<const Graph*> bodies(const Node& node);
 
+// The attribute names of the node's bodies, in bodies() order
+// ("then_branch", "else_branch"; "body").
+std::vector<std::string> body_names(const Node& node);
+
 // The node's inputs before the captured ones (all of them for other nodes).
 std::size_t formal_inputs(const Node& node);
 

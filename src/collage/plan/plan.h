@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collage/ir/tensor_type.h"
@@ -87,6 +88,8 @@ struct PlanStrategyTiming {
   bool outputs_match = true;
 };
 
+struct PlanBody;
+
 struct Plan {
   std::string strategy;
   std::string model_path;
@@ -117,9 +120,15 @@ struct Plan {
   // The plans tune ran end to end to choose this one (baselines, then the
   // searched plan); empty when it did not verify.
   std::vector<PlanStrategyTiming> verification;
+  // Plans of control-flow bodies (an If's branches, a Loop's or Scan's
+  // body), each partitioned like a graph of its own; a body without one
+  // runs on the native kernels of the partition that holds its node.
+  std::vector<PlanBody> bodies;
 
   // Partitions per backend, sorted by backend name.
   std::map<std::string, int> partitions_per_backend() const;
+  // The same as text: "native 2, onednn 1".
+  std::string partitions_per_backend_text() const;
   // What the plan runs, as text: each partition's backend and nodes, in
   // order, and the compute layouts. Two plans with the same signature
   // compile to the same program.
@@ -128,5 +137,21 @@ struct Plan {
   // "single:onednn [onednn:blocked-16]".
   std::string label() const;
 };
+
+// The plan of one body of a control-flow node: the node's name in the
+// graph the enclosing plan partitions, the body's index in bodies(node)
+// order (If: then 0, else 1) and its attribute name. The plan's node names
+// and model hash are the body graph's.
+struct PlanBody {
+  std::string node;
+  std::size_t index = 0;
+  std::string name;
+  Plan plan;
+};
+
+// A plan set holds one plan per set of input shapes: the first repeat in
+// `sets`, as {earlier index, later index}; none when they all differ.
+std::optional<std::pair<std::size_t, std::size_t>> first_repeated_shapes(
+    const std::vector<std::map<std::string, Shape>>& sets);
 
 }  // namespace collage

@@ -2,14 +2,109 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstring>
 #include <map>
+#include <memory>
 #include <unordered_map>
 
 #include "collage/backends/compiles_ahead.h"
+#include "collage/ir/control_flow.h"
 #include "collage/ir/error.h"
 #include "collage/ir/structural_hash.h"
 
 namespace collage {
+namespace {
+
+// A body's plan as a kernel: its Executor, fed and read by the body's input
+// and output names.
+class BodyPlanKernel final : public Kernel {
+ public:
+  BodyPlanKernel(const Graph& body, Executor executor) : executor_(std::move(executor)) {
+    for (ValueId id : body.inputs()) input_names_.push_back(body.value(id).name);
+    for (ValueId id : body.outputs()) {
+      output_names_.push_back(body.value(id).name);
+      // A Loop's body often hands a value on unchanged.
+      auto input = std::find(body.inputs().begin(), body.inputs().end(), id);
+      passed_on_.push_back(
+          input == body.inputs().end() ? -1 : static_cast<int>(input - body.inputs().begin()));
+    }
+  }
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
+    if (inputs.size() != input_names_.size() || outputs.size() != output_names_.size()) {
+      throw Error(fmt::format("a body plan takes {} inputs and {} outputs, got {} and {}",
+                              input_names_.size(), output_names_.size(), inputs.size(),
+                              outputs.size()));
+    }
+    for (std::size_t i = 0; i < inputs.size(); ++i) fed_[input_names_[i]] = inputs[i];
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      if (passed_on_[k] < 0) written_.emplace(output_names_[k], outputs[k]);
+    }
+    executor_.run_into(fed_, written_);
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      // An input handed on, an output listed twice, or one the executor
+      // put in a buffer of its own is copied to where the caller wants it.
+      const Tensor& result = passed_on_[k] >= 0 ? inputs[static_cast<std::size_t>(passed_on_[k])]
+                                                : written_.at(output_names_[k]);
+      if (result.raw() != outputs[k].raw() && result.byte_size() == outputs[k].byte_size()) {
+        std::memcpy(outputs[k].raw(), result.raw(), result.byte_size());
+      }
+    }
+    fed_.clear();
+    written_.clear();
+  }
+
+ private:
+  Executor executor_;
+  std::vector<std::string> input_names_;
+  std::vector<std::string> output_names_;
+  // Per output: the input it hands on unchanged, or -1.
+  std::vector<int> passed_on_;
+  // Reused between runs.
+  std::map<std::string, Tensor> fed_;
+  std::map<std::string, Tensor> written_;
+};
+
+// The kernels of the plan's body plans, by node name in bodies() order. A
+// body plan made for other shapes than the body has here (the enclosing
+// plan recompiled for other input shapes) is left out: that body runs on
+// the native kernels.
+std::map<std::string, std::vector<std::shared_ptr<Kernel>>> compile_bodies(
+    const Graph& model, const Plan& plan, const BackendRegistry& registry, int threads) {
+  std::map<std::string, std::vector<std::shared_ptr<Kernel>>> kernels;
+  for (std::size_t i = 0; i < plan.bodies.size(); ++i) {
+    const PlanBody& planned = plan.bodies[i];
+    const std::string field = fmt::format("bodies[{}]", i);
+    std::optional<NodeId> found = model.find_node(planned.node);
+    if (!found) {
+      throw Error("the model has no node named " + quote_untrusted(planned.node), {.field = field});
+    }
+    const Node& node = model.node(*found);
+    const std::vector<const Graph*> node_bodies = bodies(node);
+    if (planned.index >= node_bodies.size()) {
+      throw Error(fmt::format("node {} has {} bodies, not {}", quote_untrusted(planned.node),
+                              node_bodies.size(), planned.index + 1),
+                  {.field = field});
+    }
+    const Graph& body = *node_bodies[planned.index];
+    if (!is_typed(body) || planned.plan.model_hash != structural_hash_hex(body)) continue;
+    try {
+      Executor executor = compile_plan(body, planned.plan, registry, threads);
+      std::vector<std::shared_ptr<Kernel>>& of_node = kernels[planned.node];
+      of_node.resize(node_bodies.size());
+      of_node[planned.index] = std::make_shared<BodyPlanKernel>(body, std::move(executor));
+    } catch (const Error& error) {
+      throw Error(fmt::format("the plan of {} of node {}: {}",
+                              planned.name.empty() ? "a body" : planned.name,
+                              quote_untrusted(planned.node), error.what()),
+                  {.field = field});
+    }
+  }
+  return kernels;
+}
+
+}  // namespace
 
 void check_plan_matches(const Graph& model, const Plan& plan, const std::string& plan_file) {
   // Without a hash nothing says the plan fits this model; its node names
@@ -150,6 +245,8 @@ Executor compile_plan(const Graph& model, const Plan& plan, const BackendRegistr
       compiles_ahead(*backend)->prepare(graphs, CompileOptions{threads});
     }
   }
+  const std::map<std::string, std::vector<std::shared_ptr<Kernel>>> body_kernels =
+      compile_bodies(model, plan, registry, threads);
   std::vector<CompiledPartition> compiled;
   for (std::size_t p = 0; p < partition_nodes.size(); ++p) {
     const Backend* backend = backends[p];
@@ -158,6 +255,17 @@ Executor compile_plan(const Graph& model, const Plan& plan, const BackendRegistr
     options.input_layouts = layouts_of(graph, graph.inputs());
     options.output_layouts = layouts_of(graph, graph.outputs());
     options.compute_layout = compute_layouts[p];
+    for (NodeId node : partition_nodes[p]) {
+      auto planned = body_kernels.find(model.node(node).name);
+      if (planned == body_kernels.end()) continue;
+      if (backend != &registry.native()) {
+        throw Error(fmt::format("{} runs node {}, whose bodies have plans: only the native "
+                                "backend runs bodies by their plans",
+                                backend->name(), quote_untrusted(planned->first)),
+                    {.field = fmt::format("partitions[{}]", p)});
+      }
+      options.body_kernels.emplace(planned->first, planned->second);
+    }
     auto kernel = backend->compile(graph, options);
     if (!kernel) {
       throw Error(

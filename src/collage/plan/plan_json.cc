@@ -149,6 +149,16 @@ json plan_to_json(const Plan& plan) {
   if (!plan.search.failed_backends.empty()) {
     document["search"]["failed_backends"] = plan.search.failed_backends;
   }
+  if (!plan.bodies.empty()) {
+    json bodies = json::array();
+    for (const PlanBody& body : plan.bodies) {
+      bodies.push_back({{"node", body.node},
+                        {"index", body.index},
+                        {"name", body.name},
+                        {"plan", plan_to_json(body.plan)}});
+    }
+    document["bodies"] = bodies;
+  }
   if (!plan.verification.empty()) {
     json rows = json::array();
     for (const PlanStrategyTiming& row : plan.verification) {
@@ -165,7 +175,12 @@ json plan_to_json(const Plan& plan) {
 
 namespace {
 
-Plan plan_from_json_at(const json& document, const std::string& source, const std::string& path) {
+// Bodies nest as deep as the model's control flow; a file nesting deeper
+// than this is refused rather than read by ever deeper recursion.
+constexpr int kMaxBodyDepth = 16;
+
+Plan plan_from_json_at(const json& document, const std::string& source, const std::string& path,
+                       int depth = 0) {
   Reader top(document, source, path);
   if (top.get<std::string>("format") != "collage-plan") top.fail("format", "is not 'collage-plan'");
   if (int version = top.get<int>("version"); version != kPlanFormatVersion) {
@@ -237,12 +252,43 @@ Plan plan_from_json_at(const json& document, const std::string& source, const st
     }
     plan.partitions.push_back(std::move(partition));
   }
+  if (document.contains("bodies")) {
+    const json& bodies = top.array("bodies");
+    if (!bodies.empty() && depth >= kMaxBodyDepth) {
+      top.fail("bodies", fmt::format("nest deeper than {} levels", kMaxBodyDepth));
+    }
+    for (std::size_t i = 0; i < bodies.size(); ++i) {
+      const std::string at = fmt::format("bodies[{}]", i);
+      Reader b = top.child(bodies[i], at);
+      PlanBody body;
+      body.node = b.get<std::string>("node");
+      body.index = b.get<std::size_t>("index");
+      body.name = b.get_or<std::string>("name", "");
+      body.plan = plan_from_json_at(b.object("plan"), source,
+                                    (path.empty() ? at : path + "." + at) + ".plan", depth + 1);
+      for (const PlanBody& earlier : plan.bodies) {
+        if (earlier.node == body.node && earlier.index == body.index) {
+          b.fail("", fmt::format("plans body {} of node {} again", body.index,
+                                 quote_untrusted(body.node)));
+        }
+      }
+      plan.bodies.push_back(std::move(body));
+    }
+  }
   return plan;
 }
 
 json parse_plan_file(const std::string& path) {
   // A plan is a few hundred kilobytes; 64 MiB bounds what a wrong file costs.
   const std::string text = read_regular_file(path, std::int64_t{64} << 20);
+  // An ONNX model is a protobuf whose first field is ir_version (tag 0x08);
+  // a plan is JSON and starts with '{' (after white space).
+  if (!text.empty() && text[0] == '\x08') {
+    throw Error(
+        "this looks like an ONNX model, not a plan: make a plan with `collage tune MODEL -o "
+        "PLAN.json`, then pass the plan",
+        {.file = path});
+  }
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
@@ -277,13 +323,15 @@ std::vector<Plan> plans_from_json(const json& document, const std::string& sourc
   const json& entries = top.array("plans");
   if (entries.empty()) top.fail("plans", "is empty");
   std::vector<Plan> plans;
+  std::vector<std::map<std::string, Shape>> shapes;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     plans.push_back(plan_from_json_at(entries[i], source, fmt::format("plans[{}]", i)));
-    for (std::size_t j = 0; j < i; ++j) {
-      if (plans[j].input_shapes != plans[i].input_shapes) continue;
-      top.fail(fmt::format("plans[{}].model.input_shapes", i),
-               fmt::format("are those of plans[{}]: a plan set holds one plan per shape", j));
-    }
+    shapes.push_back(plans.back().input_shapes);
+  }
+  if (auto repeat = first_repeated_shapes(shapes)) {
+    top.fail(
+        fmt::format("plans[{}].model.input_shapes", repeat->second),
+        fmt::format("are those of plans[{}]: a plan set holds one plan per shape", repeat->first));
   }
   return plans;
 }

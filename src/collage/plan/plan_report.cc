@@ -8,7 +8,9 @@
 #include <unordered_map>
 
 #include "collage/backends/registry.h"
+#include "collage/ir/control_flow.h"
 #include "collage/ir/error.h"
+#include "collage/ir/runtime_shapes.h"
 #include "collage/search/placement.h"
 
 namespace collage {
@@ -55,6 +57,113 @@ std::string dot_escape(const std::string& text) {
     out += c;
   }
   return out;
+}
+
+// The ops of `graph`, as describe_ops() puts them.
+std::string graph_ops(const Graph& graph) {
+  std::vector<std::string> ops;
+  for (const Node& node : graph.nodes()) ops.push_back(node.op_type);
+  return ops.empty() ? "no ops" : describe_ops(ops);
+}
+
+// The plan of body `index` of `node` among `plan`'s bodies (`plan` may be
+// null); null when that body has none.
+const Plan* body_plan(const Plan* plan, const Node& node, std::size_t index) {
+  if (plan == nullptr) return nullptr;
+  for (const PlanBody& body : plan->bodies) {
+    if (body.node == node.name && body.index == index) return &body.plan;
+  }
+  return nullptr;
+}
+
+// The lines under a partition that say what the bodies of its nodes hold
+// (control flow, a runtime-shaped region) and how the bodies with a plan
+// (among `plan`'s bodies, `plan` partitioning the graph that holds `node`)
+// are partitioned; nested bodies indented further.
+void append_bodies_text(const Node& node, const Plan* plan, int depth, std::string& text) {
+  const std::vector<const Graph*> node_bodies = bodies(node);
+  const std::vector<std::string> names = body_names(node);
+  for (std::size_t b = 0; b < node_bodies.size(); ++b) {
+    const Graph* body = node_bodies[b];
+    const std::string& name = names[b];
+    const Plan* planned = body_plan(plan, node, b);
+    text += fmt::format(
+        "{:{}}{} of {} {}: {} node{}: {}{}\n", "", 5 + 2 * depth, name, node.op_type,
+        shorten(node.name, 40), body->num_nodes(), body->num_nodes() == 1 ? "" : "s",
+        shorten(graph_ops(*body), 60),
+        planned ? fmt::format("; planned: {} (est {} ms)", planned->partitions_per_backend_text(),
+                              ms_column(planned->estimated_ms))
+                : "");
+    for (const Node& inner : body->nodes()) append_bodies_text(inner, planned, depth + 1, text);
+  }
+}
+
+// Node name -> the backend of the partition of `plan` that holds it.
+std::unordered_map<std::string, std::string> backend_of_nodes(const Plan& plan) {
+  std::unordered_map<std::string, std::string> backends;
+  for (const PlanPartition& p : plan.partitions) {
+    for (const std::string& name : p.nodes) backends.emplace(name, p.backend);
+  }
+  return backends;
+}
+
+// Draws a node that holds bodies as a cluster around the node itself (the
+// end of the edges that reach it) and one cluster per body, its nodes and
+// edges inside, nested bodies the same way. `id` is the node's DOT id.
+// A body with a plan (among `plan`'s bodies; `plan` may be null) colours
+// each node by the backend its plan runs it on.
+void append_body_clusters(const Node& node, const std::string& id, const std::string& color,
+                          const Plan* plan, int depth, std::string& dot) {
+  const std::string indent(static_cast<std::size_t>(4 + 2 * depth), ' ');
+  dot += fmt::format("{}subgraph cluster_{} {{\n{}  style=\"dashed\"; color=\"#888888\";\n", indent,
+                     id, indent);
+  dot += fmt::format("{}  label=\"{} {}\";\n", indent, node.op_type, dot_escape(node.name));
+  dot += fmt::format("{}  {} [label=\"{}\", fillcolor=\"{}\", tooltip=\"{}\"];\n", indent, id,
+                     node.op_type, color, dot_escape(node.name));
+  const std::vector<const Graph*> node_bodies = bodies(node);
+  const std::vector<std::string> names = body_names(node);
+  for (std::size_t b = 0; b < node_bodies.size(); ++b) {
+    const Graph* body = node_bodies[b];
+    const std::string& name = names[b];
+    const std::string body_id = fmt::format("{}_b{}", id, b);
+    dot += fmt::format("{}  subgraph cluster_{} {{\n{}    style=\"rounded\"; color=\"#bbbbbb\";\n",
+                       indent, body_id, indent);
+    const Plan* planned = body_plan(plan, node, b);
+    dot += fmt::format("{}    label=\"{}{}\";\n", indent, name,
+                       planned ? " (planned: " + planned->partitions_per_backend_text() + ")" : "");
+    const auto backends =
+        planned ? backend_of_nodes(*planned) : std::unordered_map<std::string, std::string>{};
+    for (std::size_t n = 0; n < body->num_nodes(); ++n) {
+      const Node& inner = body->node(static_cast<NodeId>(n));
+      const std::string inner_id = fmt::format("{}_{}", body_id, n);
+      auto runs_on = backends.find(inner.name);
+      const std::string inner_color =
+          runs_on == backends.end() ? color : backend_color(runs_on->second);
+      if (!bodies(inner).empty()) {
+        append_body_clusters(inner, inner_id, inner_color, planned, depth + 2, dot);
+      } else {
+        dot += fmt::format("{}    {} [label=\"{}\", fillcolor=\"{}\", tooltip=\"{}\"];\n", indent,
+                           inner_id, inner.op_type, inner_color, dot_escape(inner.name));
+      }
+    }
+    // An empty body (a branch that hands a value on) still shows.
+    if (body->num_nodes() == 0) {
+      dot += fmt::format(
+          "{}    {}_empty [label=\"(passes its inputs on)\", shape=plaintext, "
+          "style=\"\"];\n",
+          indent, body_id);
+    }
+    auto users = body->consumers();
+    for (std::size_t n = 0; n < body->num_nodes(); ++n) {
+      for (ValueId v : body->node(static_cast<NodeId>(n)).outputs) {
+        for (NodeId user : users[static_cast<std::size_t>(v)]) {
+          dot += fmt::format("{}    {}_{} -> {}_{};\n", indent, body_id, n, body_id, user);
+        }
+      }
+    }
+    dot += indent + "  }\n";
+  }
+  dot += indent + "}\n";
 }
 
 }  // namespace
@@ -109,7 +218,20 @@ std::vector<bool> pinned_partitions(const Plan& plan) {
   return pinned;
 }
 
-std::string plan_to_text(const Plan& plan) {
+bool plan_has_bodies(const Plan& plan) {
+  static const std::set<std::string> holders = {"If", "Loop", "Scan",
+                                                std::string(kRuntimeShapesOp)};
+  return std::any_of(plan.partitions.begin(), plan.partitions.end(), [](const PlanPartition& p) {
+    return std::any_of(p.ops.begin(), p.ops.end(),
+                       [](const std::string& op) { return holders.count(op) != 0; });
+  });
+}
+
+std::string plan_to_text(const Plan& plan, const Graph* model) {
+  std::unordered_map<std::string, const Node*> node_by_name;
+  if (model != nullptr) {
+    for (const Node& node : model->nodes()) node_by_name.emplace(node.name, &node);
+  }
   std::string text;
   text += fmt::format("plan: {}   model: {}   threads: {}\n", plan.label(), plan.model_path,
                       plan.threads);
@@ -144,6 +266,17 @@ std::string plan_to_text(const Plan& plan) {
     text += fmt::format("     in: {}   out: {}\n",
                         shorten(fmt::format("{}", fmt::join(p.inputs, ", ")), 50),
                         shorten(fmt::format("{}", fmt::join(p.outputs, ", ")), 50));
+    for (const std::string& name : p.nodes) {
+      if (auto it = node_by_name.find(name); it != node_by_name.end()) {
+        append_bodies_text(*it->second, &plan, 0, text);
+      }
+    }
+  }
+  for (const PlanBody& body : plan.bodies) {
+    text += fmt::format("body plan: {} of {}: {} (est {} ms)\n",
+                        body.name.empty() ? fmt::format("body {}", body.index) : body.name,
+                        shorten(body.node, 40), body.plan.partitions_per_backend_text(),
+                        ms_column(body.plan.estimated_ms));
   }
   if (std::find(pinned.begin(), pinned.end(), true) != pinned.end()) {
     text += "     * pinned: a --place rule names a node of the partition\n";
@@ -233,6 +366,11 @@ std::string plan_to_dot(const Plan& plan, const Graph* model) {
       auto it = node_by_name.find(name);
       if (it == node_by_name.end()) continue;
       const Node& node = model->node(it->second);
+      if (!bodies(node).empty()) {
+        append_body_clusters(node, fmt::format("n{}", it->second), backend_color(p.backend), &plan,
+                             0, dot);
+        continue;
+      }
       dot += fmt::format("    n{} [label=\"{}\", fillcolor=\"{}\", tooltip=\"{}\"];\n", it->second,
                          node.op_type, backend_color(p.backend), dot_escape(node.name));
     }

@@ -15,7 +15,14 @@
 
 namespace collage {
 
-std::string plan_to_text(const Plan& plan);
+// With `model` (the plan's canonical graph; may be null), each partition
+// also lists what the bodies of its nodes hold: an If's branches, a Loop's
+// or Scan's body, a runtime-shaped region's nodes, nested bodies indented.
+std::string plan_to_text(const Plan& plan, const Graph* model = nullptr);
+
+// Whether a partition of `plan` holds a node with bodies (If, Loop, Scan,
+// a runtime-shaped region), by its ops: the reports need the model then.
+bool plan_has_bodies(const Plan& plan);
 
 // "onednn 9, native 3": how many of the plan's partitions compute on 8-bit
 // values (hold a quantized op such as QLinearConv), per backend; "" when
@@ -26,7 +33,8 @@ std::string int8_partitions_text(const Plan& plan);
 // (Plan::placement, "place ...") names one of its nodes.
 std::vector<bool> pinned_partitions(const Plan& plan);
 
-// `model` may be null (partitions only).
+// `model` may be null (partitions only). A node with bodies is drawn as a
+// cluster around the node and a cluster per body holding its nodes.
 std::string plan_to_dot(const Plan& plan, const Graph* model);
 
 // Milliseconds as a report column: "1.234", or "-" when there is no value.

@@ -23,6 +23,10 @@ std::vector<std::string> worker_command(const PlanningOptions& options) {
     command.push_back("--input-shape");
     command.push_back(name + "=" + dims);
   }
+  for (const auto& [node, index] : options.body_path) {
+    command.push_back("--body");
+    command.push_back(std::to_string(index) + ":" + node);
+  }
   return command;
 }
 

@@ -8,10 +8,15 @@
 #include "collage/plan/plan_builder.h"
 #include "collage/search/local_moves.h"
 #include "collage/search/regions.h"
+#include "collage/session/body_planning.h"
 #include "collage/session/tuner.h"
+#include "collage/session/tuning.h"
 
 namespace collage {
 namespace {
+
+// Interleaved end-to-end runs per plan when a body's plan is verified.
+constexpr int kBodyVerifyRepeat = 5;
 
 // The native strategy: the whole model as one native partition, so the
 // native backend fuses across the whole graph and no boundary is crossed.
@@ -71,10 +76,19 @@ Plan greedy_plan(const DataflowGraph& dfg, const Backend& native, const Strategy
 }  // namespace
 
 Plan make_plan(const Graph& graph, const Strategy& strategy, const PlanningOptions& options) {
-  check_placement(graph, options);
+  // A body is checked as part of its model.
+  if (options.body_path.empty()) check_placement(graph, options);
   DataflowGraph dfg(graph);
   if (strategy.kind == Strategy::Kind::kCollage) {
-    return Tuner(graph, dfg, strategy, options).run();
+    Plan plan = Tuner(graph, dfg, strategy, options).run();
+    // Each body is tuned like a model: searched, then run beside the
+    // baselines and kept only when faster (session/tuning.h).
+    plan.bodies = plan_bodies(
+        graph, options, options.backends,
+        [](const Graph& body, const PlanningOptions& body_options) {
+          return tune_model(body, body_options, {.verify = true, .repeat = kBodyVerifyRepeat}).kept;
+        });
+    return plan;
   }
   const Backend& native = BackendRegistry::global().native();
   const bool all_native =
@@ -83,7 +97,12 @@ Plan make_plan(const Graph& graph, const Strategy& strategy, const PlanningOptio
   if (strategy.kind == Strategy::Kind::kNative && all_native) {
     return whole_graph_plan(dfg, native, strategy, options);
   }
-  return greedy_plan(dfg, native, strategy, options);
+  Plan plan = greedy_plan(dfg, native, strategy, options);
+  plan.bodies = plan_bodies(graph, options, strategy.backends,
+                            [&strategy](const Graph& body, const PlanningOptions& body_options) {
+                              return make_plan(body, strategy, body_options);
+                            });
+  return plan;
 }
 
 }  // namespace collage

@@ -57,6 +57,11 @@ struct PlanningOptions {
   Placement placement;
   // Timed runs per profile.
   int refine_runs = 10;
+  // When the graph planned is a control-flow body of the model (a plan's
+  // PlanBody): the path to it from the model's graph, as (node name, index
+  // in bodies(node)) pairs, outermost first. Measuring workers import the
+  // model and follow it.
+  std::vector<std::pair<std::string, std::size_t>> body_path;
   // Receives progress; may be empty.
   ProgressCallback progress;
 };

@@ -102,13 +102,15 @@ class BufferPool {
 // buffers the kernel owns, so one kernel serves one run at a time.
 class NativeKernel final : public Kernel {
  public:
-  NativeKernel(const Graph& graph, int threads, bool fuse)
+  // `body_kernels`: CompileOptions::body_kernels.
+  NativeKernel(const Graph& graph, int threads, bool fuse,
+               const std::map<std::string, std::vector<std::shared_ptr<Kernel>>>& body_kernels = {})
       : graph_(graph), threads_(std::max(1, threads)), values_(graph.num_values()) {
     for (std::size_t v = 0; v < graph_.num_values(); ++v) {
       const Value& value = graph_.value(static_cast<ValueId>(v));
       if (value.is_constant()) values_[v] = *value.constant;
     }
-    plan_steps(fuse);
+    plan_steps(fuse, body_kernels);
     allocate_intermediates();
   }
 
@@ -154,8 +156,9 @@ class NativeKernel final : public Kernel {
     NodeId node = kNoNode;
     // ...or a fusion group run as one loop.
     std::optional<native::ElementwiseProgram> program;
-    // A control-flow node's bodies, compiled once (bodies(node)'s order).
-    std::vector<std::unique_ptr<NativeKernel>> bodies;
+    // A control-flow node's bodies, compiled once (bodies(node)'s order):
+    // natively, or as the plan's PlanBody says.
+    std::vector<std::shared_ptr<Kernel>> bodies;
     std::vector<ValueId> inputs;
     std::vector<ValueId> outputs;
     // Reused on every run to hand tensors to the kernel without allocating.
@@ -163,7 +166,8 @@ class NativeKernel final : public Kernel {
     std::vector<Tensor> output_tensors;
   };
 
-  void plan_steps(bool fuse) {
+  void plan_steps(bool fuse,
+                  const std::map<std::string, std::vector<std::shared_ptr<Kernel>>>& body_kernels) {
     std::vector<const native::FusionGroup*> root_group(graph_.num_nodes(), nullptr);
     std::vector<bool> in_group(graph_.num_nodes(), false);
     std::vector<native::FusionGroup> groups;
@@ -189,9 +193,18 @@ class NativeKernel final : public Kernel {
         if (is_control_flow(node)) {
           // An If's branch that could not be typed for these shapes has no
           // kernel; run_control_flow refuses to take it.
-          for (const Graph* body : collage::bodies(node)) {
-            step.bodies.push_back(
-                is_typed(*body) ? std::make_unique<NativeKernel>(*body, threads_, fuse) : nullptr);
+          const auto planned = body_kernels.find(node.name);
+          const std::vector<const Graph*> node_bodies = collage::bodies(node);
+          for (std::size_t b = 0; b < node_bodies.size(); ++b) {
+            const Graph& body = *node_bodies[b];
+            if (planned != body_kernels.end() && b < planned->second.size() &&
+                planned->second[b] != nullptr) {
+              step.bodies.push_back(planned->second[b]);
+            } else if (is_typed(body)) {
+              step.bodies.push_back(std::make_shared<NativeKernel>(body, threads_, fuse));
+            } else {
+              step.bodies.push_back(nullptr);
+            }
           }
         }
         step.inputs = node.inputs;
@@ -338,8 +351,8 @@ class NativeBackend final : public Backend {
     if (!unsupported.empty()) return Failure{"native backend does not support " + unsupported};
     if (std::optional<std::string> problem = undefined_input(partition)) return Failure{*problem};
     try {
-      return std::unique_ptr<Kernel>(
-          std::make_unique<NativeKernel>(partition, options.threads, /*fuse=*/true));
+      return std::unique_ptr<Kernel>(std::make_unique<NativeKernel>(
+          partition, options.threads, /*fuse=*/true, options.body_kernels));
     } catch (const Error& error) {
       return Failure{error.what()};
     }
