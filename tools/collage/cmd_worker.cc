@@ -72,14 +72,13 @@ void serve_model(const WorkerArgs& args) {
                            graph_opt_level(args.graph_opt));
   std::vector<std::pair<std::string, std::size_t>> path;
   for (const std::string& step : args.body) {
+    // INDEX (at most four digits), a colon, the node's name.
     const std::size_t colon = step.find(':');
-    std::size_t index = 0;
-    if (colon == std::string::npos || colon == 0 || step.find_first_not_of("0123456789") != colon ||
-        colon > 4) {
+    if (colon == std::string::npos || colon == 0 || colon > 4 ||
+        step.find_first_not_of("0123456789") != colon) {
       throw Error("expected INDEX:NODE", {.field = "--body"});
     }
-    index = static_cast<std::size_t>(std::stoul(step.substr(0, colon)));
-    path.emplace_back(step.substr(colon + 1), index);
+    path.emplace_back(step.substr(colon + 1), std::stoul(step.substr(0, colon)));
   }
   const Graph& graph = follow_body_path(model, path);
   MeasureOptions options;

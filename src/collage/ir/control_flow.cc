@@ -13,6 +13,19 @@ int captured_inputs(const Node& node) {
   return all.empty() ? 0 : all.front()->captured;
 }
 
+// The node's bodies with their attribute names, the then branch first.
+std::vector<std::pair<std::string, const Graph*>> named_bodies(const Node& node) {
+  std::vector<std::pair<std::string, const Graph*>> found;
+  for (const auto& [name, value] : node.attributes.all()) {
+    if (const auto* graph = std::get_if<Subgraph>(&value); graph != nullptr && *graph) {
+      found.emplace_back(name, graph->get());
+    }
+  }
+  // Attributes are sorted by name, which puts else_branch first.
+  if (node.op_type == "If" && found.size() == 2) std::swap(found[0], found[1]);
+  return found;
+}
+
 }  // namespace
 
 bool is_control_flow(const Node& node) {
@@ -22,25 +35,13 @@ bool is_control_flow(const Node& node) {
 
 std::vector<const Graph*> bodies(const Node& node) {
   std::vector<const Graph*> found;
-  for (const auto& [name, value] : node.attributes.all()) {
-    if (const auto* graph = std::get_if<Subgraph>(&value); graph != nullptr && *graph) {
-      found.push_back(graph->get());
-    }
-  }
-  // Attributes are sorted by name, which puts else_branch first.
-  if (node.op_type == "If" && found.size() == 2) std::swap(found[0], found[1]);
+  for (const auto& [name, body] : named_bodies(node)) found.push_back(body);
   return found;
 }
 
 std::vector<std::string> body_names(const Node& node) {
   std::vector<std::string> names;
-  for (const auto& [name, value] : node.attributes.all()) {
-    if (const auto* graph = std::get_if<Subgraph>(&value); graph != nullptr && *graph) {
-      names.push_back(name);
-    }
-  }
-  // As in bodies(): the then branch first.
-  if (node.op_type == "If" && names.size() == 2) std::swap(names[0], names[1]);
+  for (const auto& [name, body] : named_bodies(node)) names.push_back(name);
   return names;
 }
 

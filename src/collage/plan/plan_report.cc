@@ -107,6 +107,27 @@ std::unordered_map<std::string, std::string> backend_of_nodes(const Plan& plan) 
   return backends;
 }
 
+// One node box of the drawing.
+std::string dot_node(const std::string& indent, const std::string& id, const Node& node,
+                     const std::string& color) {
+  return fmt::format("{}{} [label=\"{}\", fillcolor=\"{}\", tooltip=\"{}\"];\n", indent, id,
+                     node.op_type, color, dot_escape(node.name));
+}
+
+// An edge from each node of `graph` to each node that reads one of its
+// outputs, the nodes named `prefix` and their index.
+void append_edges(const Graph& graph, const std::string& prefix, const std::string& indent,
+                  std::string& dot) {
+  const auto users = graph.consumers();
+  for (std::size_t n = 0; n < graph.num_nodes(); ++n) {
+    for (ValueId v : graph.node(static_cast<NodeId>(n)).outputs) {
+      for (NodeId user : users[static_cast<std::size_t>(v)]) {
+        dot += fmt::format("{}{}{} -> {}{};\n", indent, prefix, n, prefix, user);
+      }
+    }
+  }
+}
+
 // Draws a node that holds bodies as a cluster around the node itself (the
 // end of the edges that reach it) and one cluster per body, its nodes and
 // edges inside, nested bodies the same way. `id` is the node's DOT id.
@@ -118,8 +139,7 @@ void append_body_clusters(const Node& node, const std::string& id, const std::st
   dot += fmt::format("{}subgraph cluster_{} {{\n{}  style=\"dashed\"; color=\"#888888\";\n", indent,
                      id, indent);
   dot += fmt::format("{}  label=\"{} {}\";\n", indent, node.op_type, dot_escape(node.name));
-  dot += fmt::format("{}  {} [label=\"{}\", fillcolor=\"{}\", tooltip=\"{}\"];\n", indent, id,
-                     node.op_type, color, dot_escape(node.name));
+  dot += dot_node(indent + "  ", id, node, color);
   const std::vector<const Graph*> node_bodies = bodies(node);
   const std::vector<std::string> names = body_names(node);
   for (std::size_t b = 0; b < node_bodies.size(); ++b) {
@@ -142,8 +162,7 @@ void append_body_clusters(const Node& node, const std::string& id, const std::st
       if (!bodies(inner).empty()) {
         append_body_clusters(inner, inner_id, inner_color, planned, depth + 2, dot);
       } else {
-        dot += fmt::format("{}    {} [label=\"{}\", fillcolor=\"{}\", tooltip=\"{}\"];\n", indent,
-                           inner_id, inner.op_type, inner_color, dot_escape(inner.name));
+        dot += dot_node(indent + "    ", inner_id, inner, inner_color);
       }
     }
     // An empty body (a branch that hands a value on) still shows.
@@ -153,14 +172,7 @@ void append_body_clusters(const Node& node, const std::string& id, const std::st
           "style=\"\"];\n",
           indent, body_id);
     }
-    auto users = body->consumers();
-    for (std::size_t n = 0; n < body->num_nodes(); ++n) {
-      for (ValueId v : body->node(static_cast<NodeId>(n)).outputs) {
-        for (NodeId user : users[static_cast<std::size_t>(v)]) {
-          dot += fmt::format("{}    {}_{} -> {}_{};\n", indent, body_id, n, body_id, user);
-        }
-      }
-    }
+    append_edges(*body, body_id + "_", indent + "    ", dot);
     dot += indent + "  }\n";
   }
   dot += indent + "}\n";
@@ -371,19 +383,11 @@ std::string plan_to_dot(const Plan& plan, const Graph* model) {
                              0, dot);
         continue;
       }
-      dot += fmt::format("    n{} [label=\"{}\", fillcolor=\"{}\", tooltip=\"{}\"];\n", it->second,
-                         node.op_type, backend_color(p.backend), dot_escape(node.name));
+      dot += dot_node("    ", fmt::format("n{}", it->second), node, backend_color(p.backend));
     }
     dot += "  }\n";
   }
-  auto users = model->consumers();
-  for (std::size_t n = 0; n < model->num_nodes(); ++n) {
-    for (ValueId v : model->node(static_cast<NodeId>(n)).outputs) {
-      for (NodeId user : users[static_cast<std::size_t>(v)]) {
-        dot += fmt::format("  n{} -> n{};\n", n, user);
-      }
-    }
-  }
+  append_edges(*model, "n", "  ", dot);
   return dot + "}\n";
 }
 
