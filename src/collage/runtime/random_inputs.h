@@ -12,6 +12,9 @@
 //     n is the size of the axis it indexes (the smallest of them for the
 //     tuples of GatherND and ScatterND), so lookups stay in range;
 //   - bool: 0 or 1 with equal probability.
+// An If that can take only one of its branches for the graph's shapes (the
+// other cannot be typed for them) gets a condition that takes it, where a
+// graph input decides the condition plainly (see random_inputs()).
 #pragma once
 
 #include <cstdint>
@@ -45,7 +48,10 @@ Tensor random_tensor_bounded(const TensorType& type, const std::string& name, st
 // indices; `fallback` when nothing constrains it.
 std::int64_t index_bound(const Graph& graph, ValueId value, std::int64_t fallback);
 
-// One tensor per graph input, by name.
+// One tensor per graph input, by name. Where an If can run only one branch
+// for these shapes, a bool input that is its condition (through Nots), or
+// a one-element integer input that an Equal compares with a constant to
+// make its condition, takes the value that chooses that branch.
 std::map<std::string, Tensor> random_inputs(const Graph& graph, const RandomOptions& options = {});
 
 }  // namespace collage

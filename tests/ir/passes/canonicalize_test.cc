@@ -1,8 +1,11 @@
-// canonicalize: identities, Constant nodes and dead nodes go, and folding
-// repeats while type inference makes more shapes known.
+// canonicalize: identities, Constant nodes and dead nodes go, folding
+// repeats while type inference makes more shapes known, and an If whose
+// condition folded gives way to its branch, whose Constant nodes fold too.
 #include "collage/ir/passes/canonicalize.h"
 
 #include <gtest/gtest.h>
+
+#include <memory>
 
 #include "collage/ir/passes/partial_type.h"
 #include "ir/passes/passes_test_util.h"
@@ -76,6 +79,54 @@ TEST(CanonicalizeTest, FoldingRepeatsAfterTypeInferenceMakesMoreShapesKnown) {
   const Value& folded = g.value(*g.find_value("dim"));
   ASSERT_TRUE(folded.is_constant());
   EXPECT_EQ(folded.constant->int_at(0), 6);
+}
+
+// A branch of no inputs whose one node, a Constant, makes its output.
+Subgraph constant_branch(std::int64_t number) {
+  auto body = std::make_shared<Graph>();
+  ValueId k = body->add_value("k", i64({1}));
+  Attributes value;
+  value.set("value", Tensor::from_vector<std::int64_t>({number}, {1}));
+  body->add_node("Constant", {}, {k}, value, "k");
+  body->add_output(k);
+  return body;
+}
+
+TEST(CanonicalizeTest, AConstantNodeOfAnInlinedBranchFoldsWhatReadsIt) {
+  // If(true) { Constant 4 } -> n; Concat(n, 7) -> longer; longer[0] -> dim.
+  Graph g;
+  ValueId x = g.add_input("x", f32({2}));
+  Tensor flag = Tensor::zeros(TensorType{DType::kBool, {1}});
+  *flag.data<bool>() = true;
+  ValueId cond = g.add_constant("cond", flag);
+  ValueId n = g.add_value("n", i64({1}));
+  Attributes branches;
+  branches.set("then_branch", constant_branch(4));
+  branches.set("else_branch", constant_branch(5));
+  g.add_node("If", {cond}, {n}, branches, "choice");
+  ValueId seven = g.add_constant("seven", Tensor::from_vector<std::int64_t>({7}, {1}));
+  ValueId longer = g.add_value("longer", i64({2}));
+  Attributes axis;
+  axis.set("axis", std::int64_t{0});
+  g.add_node("Concat", {n, seven}, {longer}, axis);
+  ValueId zero = g.add_constant("zero", Tensor::from_vector<std::int64_t>({0}, {}));
+  ValueId dim = g.add_value("dim", i64({}));
+  g.add_node("Gather", {longer, zero}, {dim});
+  ValueId y = g.add_value("y", f32({2}));
+  g.add_node("Add", {x, dim}, {y});
+  g.add_output(y);
+  CanonicalizeOptions options;
+  ShapeOpsEvaluator evaluator;
+  options.evaluator = &evaluator;
+  options.infer_types = [](Graph&) {};
+  CanonicalizeStats stats = canonicalize(g, options);
+  EXPECT_EQ(stats.constant_nodes_replaced, 1);
+  ASSERT_EQ(g.num_nodes(), 1u);
+  EXPECT_EQ(g.node(0).op_type, "Add");
+  // The then branch's number.
+  const Value& folded = g.value(g.node(0).inputs[1]);
+  ASSERT_TRUE(folded.is_constant());
+  EXPECT_EQ(folded.constant->int_at(0), 4);
 }
 
 }  // namespace

@@ -146,7 +146,12 @@ CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options)
     // from the branch's values.
     const int inlined = inline_constant_ifs(graph);
     ifs_inlined += inlined;
-    if (inlined > 0) stats.identities_removed += remove_identity_ops(graph);
+    if (inlined > 0) {
+      // A branch brings its Constant nodes along; they become constants
+      // here like the graph's own, so what they feed folds in the next sweep.
+      stats.constant_nodes_replaced += constant_nodes_to_constants(graph);
+      stats.identities_removed += remove_identity_ops(graph);
+    }
     if ((folded + lowered + inlined == 0 && !constants_new) || !options.infer_types) break;
     constants_new = false;
     // Each productive sweep erases at least one node, so this terminates.
