@@ -14,7 +14,9 @@
 // hold in bodies too (a pin of a node the body lacks pins nothing there).
 // A body whose plan is native
 // alone, or that could not be planned, runs natively. The plans ride in
-// Plan::bodies, and compile_plan runs each body by its plan.
+// Plan::bodies, and compile_plan runs each body by its plan; under the
+// collage strategy the partitions holding planned bodies are then
+// estimated by running them so (charge_planned_bodies).
 #pragma once
 
 #include <functional>
@@ -40,6 +42,14 @@ using BodyPlanner = std::function<Plan(const Graph& body, const PlanningOptions&
 std::vector<PlanBody> plan_bodies(const Graph& graph, const PlanningOptions& options,
                                   const std::vector<std::string>& backends,
                                   const BodyPlanner& planner);
+
+// Charges `plan` (of `graph`) for its planned bodies. The search measured
+// each control-flow node's partition with native bodies; the plan is run
+// with its planned bodies on random inputs, and each partition that holds
+// a node with a planned body is estimated at its time in those runs (the
+// plan's estimate moves with it). A plan that fails to compile or run so
+// keeps its estimates, with a progress line.
+void charge_planned_bodies(const Graph& graph, Plan& plan, const PlanningOptions& options);
 
 // The graph `path` (PlanningOptions::body_path) leads to from `model`;
 // Error when a step names no control-flow node or no body of it.

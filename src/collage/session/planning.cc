@@ -88,6 +88,7 @@ Plan make_plan(const Graph& graph, const Strategy& strategy, const PlanningOptio
         [](const Graph& body, const PlanningOptions& body_options) {
           return tune_model(body, body_options, {.verify = true, .repeat = kBodyVerifyRepeat}).kept;
         });
+    if (!plan.bodies.empty()) charge_planned_bodies(graph, plan, options);
     return plan;
   }
   const Backend& native = BackendRegistry::global().native();
