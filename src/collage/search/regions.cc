@@ -1,10 +1,12 @@
 #include "collage/search/regions.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <unordered_set>
 
 #include "collage/backends/backend.h"
+#include "collage/backends/compiles_ahead.h"
 #include "collage/ir/error.h"
 #include "collage/partition/partition_order.h"
 #include "collage/partition/partition_spec.h"
@@ -101,6 +103,16 @@ std::vector<Region> grow_regions(const DataflowGraph& dfg,
 
 // `members` of the cover as regions its backend compiles: all of them as one
 // when that compiles (or it is one partition of the cover), else each half so.
+// `members` of the cover joined as one sub-graph.
+SubGraph joined(const DataflowGraph& dfg, const std::vector<ChosenPartition>& cover,
+                const std::vector<std::size_t>& members) {
+  SubGraph sub_graph = cover[members.front()].candidate.sub_graph;
+  for (std::size_t i = 1; i < members.size(); ++i)
+    sub_graph = sub_graph.disjoint_union(dfg, cover[members[i]].candidate.sub_graph);
+  return SubGraph(dfg, sub_graph.inside(),
+                  "region of " + std::to_string(sub_graph.operator_count(dfg)) + " ops");
+}
+
 void add_compiled(const DataflowGraph& dfg, const std::vector<ChosenPartition>& cover,
                   const std::vector<std::size_t>& members, std::vector<ChosenPartition>& out) {
   const ChosenPartition& first = cover[members.front()];
@@ -108,11 +120,7 @@ void add_compiled(const DataflowGraph& dfg, const std::vector<ChosenPartition>& 
     out.push_back(first);
     return;
   }
-  SubGraph sub_graph = first.candidate.sub_graph;
-  for (std::size_t i = 1; i < members.size(); ++i)
-    sub_graph = sub_graph.disjoint_union(dfg, cover[members[i]].candidate.sub_graph);
-  sub_graph = SubGraph(dfg, sub_graph.inside(),
-                       "region of " + std::to_string(sub_graph.operator_count(dfg)) + " ops");
+  SubGraph sub_graph = joined(dfg, cover, members);
   const PartitionSpec& spec = *first.candidate.spec;
   if (sub_graph.is_valid(dfg, region_config(spec)) && spec_compiles(dfg, spec, sub_graph)) {
     out.push_back(ChosenPartition{
@@ -129,8 +137,25 @@ void add_compiled(const DataflowGraph& dfg, const std::vector<ChosenPartition>& 
 std::vector<ChosenPartition> merge_into_regions(const DataflowGraph& dfg,
                                                 const std::vector<ChosenPartition>& partitions) {
   std::vector<ChosenPartition> out;
-  for (const Region& region : grow_regions(dfg, partitions))
-    add_compiled(dfg, partitions, region.members, out);
+  const std::vector<Region> regions = grow_regions(dfg, partitions);
+  // Backends that compile ahead first compile their regions on all cores;
+  // add_compiled then finds them compiled.
+  std::map<const Backend*, std::vector<Graph>> ahead;
+  for (const Region& region : regions) {
+    const Backend* backend = partitions[region.members.front()].candidate.spec->backend;
+    if (region.members.size() < 2 || backend == nullptr || compiles_ahead(*backend) == nullptr) {
+      continue;
+    }
+    SubGraph sub_graph = joined(dfg, partitions, region.members);
+    const PartitionSpec& spec = *partitions[region.members.front()].candidate.spec;
+    if (sub_graph.is_valid(dfg, region_config(spec))) {
+      ahead[backend].push_back(sub_graph.extract(dfg));
+    }
+  }
+  for (const auto& [backend, graphs] : ahead) {
+    compiles_ahead(*backend)->prepare(graphs, CompileOptions{});
+  }
+  for (const Region& region : regions) add_compiled(dfg, partitions, region.members, out);
   auto ordered = in_execution_order(dfg, std::move(out));
   if (!ordered) throw Error("merging partitions into regions formed a cycle between them");
   return std::move(*ordered);

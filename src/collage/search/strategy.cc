@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "collage/backends/backend.h"
+#include "collage/backends/compiles_ahead.h"
 #include "collage/ir/error.h"
 #include "collage/ir/split.h"
 #include "collage/partition/partition_order.h"
@@ -25,6 +26,25 @@ void take_largest(const DataflowGraph& dfg, const PartitionSpecPtr& spec, IndexS
     if (size_a != size_b) return size_a > size_b;
     return operators[a] < operators[b];
   });
+  // A backend that compiles ahead (one kernel per second or more) first
+  // compiles, on all cores, the candidates the loop below will take if all
+  // of them compile; the loop then finds them compiled.
+  if (spec->backend != nullptr && compiles_ahead(*spec->backend) != nullptr) {
+    IndexSet taken = covered;
+    std::vector<IndexSet> sets = chosen_sets;
+    std::vector<Graph> graphs;
+    for (std::size_t i : order) {
+      if (operators[i].popcount() == 0 || operators[i].intersects(taken)) continue;
+      sets.push_back(operators[i]);
+      if (partitions_form_cycle(dfg, sets)) {
+        sets.pop_back();
+        continue;
+      }
+      taken |= operators[i];
+      graphs.push_back(candidates[i].sub_graph.extract(dfg));
+    }
+    compiles_ahead(*spec->backend)->prepare(graphs, CompileOptions{});
+  }
   for (std::size_t i : order) {
     if (operators[i].popcount() == 0 || operators[i].intersects(covered)) continue;
     chosen_sets.push_back(operators[i]);
