@@ -104,13 +104,32 @@ TEST(FlopsTest, GeluAndSwishCountTheOpsOfTheChainsTheyReplace) {
   EXPECT_EQ(node_flops(g, g.node(add("Swish", alpha))), 3 * 12);
 }
 
-TEST(FlopsTest, ParameterCountSumsFloatConstantsOnly) {
+TEST(FlopsTest, ParameterCountSumsFloatConstantsNotShapes) {
   Graph g;
   g.add_constant("w", Tensor::zeros(f32({16, 3, 3, 3})));
   g.add_constant("b", Tensor::zeros(f32({16})));
   g.add_constant("shape", Tensor::from_vector<std::int64_t>({1, 2}, {2}));
   g.add_input("x", f32({100}));
   EXPECT_EQ(parameter_count(g), 16 * 27 + 16);
+}
+
+TEST(FlopsTest, ParameterCountTakesQuantizedWeightsAndTheirInt32Bias) {
+  Graph g;
+  auto scalar = [&](const char* name, DType dtype) {
+    return g.add_constant(name, Tensor::zeros(TensorType{dtype, {}}));
+  };
+  const ValueId x = g.add_input("x", TensorType{DType::kUInt8, {1, 3, 8, 8}});
+  const ValueId y = g.add_value("y", TensorType{DType::kUInt8, {1, 16, 6, 6}});
+  g.add_node("QLinearConv",
+             {x, scalar("xs", DType::kFloat32), scalar("xz", DType::kUInt8),
+              g.add_constant("w", Tensor::zeros(TensorType{DType::kInt8, {16, 3, 3, 3}})),
+              scalar("ws", DType::kFloat32), scalar("wz", DType::kInt8),
+              scalar("ys", DType::kFloat32), scalar("yz", DType::kUInt8),
+              g.add_constant("b", Tensor::zeros(TensorType{DType::kInt32, {16}}))},
+             {y});
+  g.add_constant("shape", Tensor::from_vector<std::int32_t>({1, 2}, {2}));
+  // The weights and bias, and six one-element scales and zero points.
+  EXPECT_EQ(parameter_count(g), 16 * 27 + 16 + 6);
 }
 
 // Each shape fits in int64, but 2 * M * N * K does not: the count used to

@@ -4,6 +4,7 @@
 
 #include <set>
 #include <string_view>
+#include <vector>
 
 #include "collage/ir/error.h"
 
@@ -208,11 +209,22 @@ std::int64_t graph_flops(const Graph& graph) {
 }
 
 std::int64_t parameter_count(const Graph& graph) {
+  // A quantized product's int32 bias is a parameter; other int32 constants
+  // (shapes, indices) are not.
+  std::vector<bool> bias(graph.num_values(), false);
+  for (const Node& node : graph.nodes()) {
+    const std::size_t at = node.op_type == "QLinearConv" ? 8 : node.op_type == "QGemm" ? 6 : 0;
+    if (at != 0 && node.inputs.size() > at && node.input(at) != kNoValue) {
+      bias[static_cast<std::size_t>(node.input(at))] = true;
+    }
+  }
   Count total = 0;
-  for (const Value& value : graph.values()) {
+  for (std::size_t v = 0; v < graph.num_values(); ++v) {
+    const Value& value = graph.value(static_cast<ValueId>(v));
     if (!value.is_constant()) continue;
-    DType dtype = value.type.dtype;
-    if (dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16) {
+    const DType dtype = value.type.dtype;
+    if (dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16 ||
+        dtype == DType::kInt8 || dtype == DType::kUInt8 || (dtype == DType::kInt32 && bias[v])) {
       total += value.type.numel();
     }
   }

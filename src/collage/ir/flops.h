@@ -21,7 +21,9 @@ std::int64_t node_flops(const Graph& graph, const Node& node);
 // The sum of node_flops over all nodes.
 std::int64_t graph_flops(const Graph& graph);
 
-// Elements of the floating-point constants (weights, biases, norms' scales).
+// Elements of the floating-point and 8-bit constants (weights, biases,
+// norms' scales, quantized weights and their zero points) and of the int32
+// biases of quantized products.
 std::int64_t parameter_count(const Graph& graph);
 
 }  // namespace collage

@@ -1,6 +1,7 @@
 // canonicalize: identities, Constant nodes and dead nodes go, folding
 // repeats while type inference makes more shapes known, and an If whose
-// condition folded gives way to its branch, whose Constant nodes fold too.
+// condition folded gives way to its branch, whose Constant nodes fold too;
+// a quantized unit spelled as PyTorch exports it is recognised.
 #include "collage/ir/passes/canonicalize.h"
 
 #include <gtest/gtest.h>
@@ -127,6 +128,57 @@ TEST(CanonicalizeTest, AConstantNodeOfAnInlinedBranchFoldsWhatReadsIt) {
   const Value& folded = g.value(g.node(0).inputs[1]);
   ASSERT_TRUE(folded.is_constant());
   EXPECT_EQ(folded.constant->int_at(0), 4);
+}
+
+TEST(CanonicalizeTest, AQuantizedConvolutionSpelledAsPyTorchExportsItBecomesAQLinearConv) {
+  // xq -Cast(to uint8)-> xc -DQ-> x; w -DQ(axis 0)-> wf; an int32 bias whose
+  // zero point ConstantOfShape makes -DQ(axis 0)-> bf; Conv -> c -Q-> y.
+  Graph g;
+  auto scalar = [&](const char* name, auto number) {
+    return g.add_constant(name, Tensor::from_vector<decltype(number)>({number}, {}));
+  };
+  ValueId xq = g.add_input("xq", TensorType{DType::kUInt8, {1, 2, 4, 4}});
+  ValueId xc = g.add_value("xc", TensorType{DType::kUInt8, {1, 2, 4, 4}});
+  Attributes to_uint8;
+  to_uint8.set("to", std::int64_t{2});
+  g.add_node("Cast", {xq}, {xc}, to_uint8);
+  ValueId x = g.add_value("x", f32({1, 2, 4, 4}));
+  g.add_node("DequantizeLinear", {xc, scalar("xs", 0.5f), scalar("xz", std::uint8_t{128})}, {x});
+  Attributes axis0;
+  axis0.set("axis", std::int64_t{0});
+  ValueId wf = g.add_value("wf", f32({3, 2, 1, 1}));
+  g.add_node(
+      "DequantizeLinear",
+      {g.add_constant("w", Tensor::from_vector<std::int8_t>({1, -2, 3, -4, 5, -6}, {3, 2, 1, 1})),
+       g.add_constant("ws", Tensor::from_vector<float>({0.25f, 0.5f, 1.0f}, {3}))},
+      {wf}, axis0);
+  ValueId bz = g.add_value("bz", TensorType{DType::kInt32, {3}});
+  g.add_node("ConstantOfShape", {g.add_constant("n", Tensor::from_vector<std::int64_t>({3}, {1}))},
+             {bz});
+  ValueId bf = g.add_value("bf", f32({3}));
+  g.add_node("DequantizeLinear",
+             {g.add_constant("bq", Tensor::from_vector<std::int32_t>({8, -4, 1}, {3})),
+              g.add_constant("bs", Tensor::from_vector<float>({0.125f, 0.25f, 0.5f}, {3})), bz},
+             {bf}, axis0);
+  ValueId c = g.add_value("c", f32({1, 3, 4, 4}));
+  g.add_node("Conv", {x, wf, bf}, {c});
+  ValueId y = g.add_value("y", TensorType{DType::kUInt8, {1, 3, 4, 4}});
+  g.add_node("QuantizeLinear", {c, scalar("ys", 0.1f), scalar("yz", std::uint8_t{0})}, {y});
+  g.add_output(y);
+
+  CanonicalizeOptions options;
+  ShapeOpsEvaluator evaluator;
+  options.evaluator = &evaluator;
+  options.infer_types = [](Graph&) {};
+  CanonicalizeStats stats = canonicalize(g, options);
+  EXPECT_EQ(stats.count("DequantizeLinear + Conv + QuantizeLinear -> QLinearConv"), 1);
+  EXPECT_EQ(stats.count("remove Cast to the same type"), 1);
+  ASSERT_EQ(g.num_nodes(), 1u);
+  const Node& conv = g.node(0);
+  EXPECT_EQ(conv.op_type, "QLinearConv");
+  ASSERT_EQ(conv.inputs.size(), 9u);
+  EXPECT_EQ(g.value(conv.inputs[0]).name, "xq");
+  EXPECT_EQ(g.value(conv.inputs[8]).name, "bq");
 }
 
 }  // namespace

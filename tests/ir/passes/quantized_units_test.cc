@@ -1,5 +1,6 @@
 // fuse_quantized_convolutions: DequantizeLinear -> Conv [-> Relu] ->
-// QuantizeLinear becomes one QLinearConv writing the QuantizeLinear's output.
+// QuantizeLinear becomes one QLinearConv writing the QuantizeLinear's output;
+// the same for MatMul (QLinearMatMul), Gemm (QGemm) and the other units.
 #include "collage/ir/passes/quantized_units.h"
 
 #include <gtest/gtest.h>
@@ -146,6 +147,60 @@ TEST(QuantizedUnitsTest, AQdqMatMulWithPerColumnWeightsBecomesOneQLinearMatMul) 
   EXPECT_EQ(g.value(product.inputs[4]).name, "bs");
   // QuantizeLinear's zero point, left out, is a uint8 zero.
   EXPECT_EQ(g.type(product.inputs[7]).dtype, DType::kUInt8);
+}
+
+// aq u8[2,8] -DQ-> a; b s8[6,8] -DQ(axis 0, a scale per output row)-> bf;
+// Gemm(a, bf, bias, transB) -> m -QuantizeLinear-> y: PyTorch's quantized
+// Linear, one com.microsoft QGemm with the bias as int32 sums.
+Graph qdq_gemm(float beta) {
+  Graph g;
+  const ValueId aq = g.add_input("aq", TensorType{DType::kUInt8, {2, 8}});
+  const ValueId a = g.add_value("a", f32({2, 8}));
+  const ValueId bf = g.add_value("bf", f32({6, 8}));
+  const ValueId m = g.add_value("m", f32({2, 6}));
+  const ValueId y = g.add_value("y", TensorType{DType::kUInt8, {2, 6}});
+  g.add_node("DequantizeLinear",
+             {aq, g.add_constant("as", values<float>({}, {0.5f})),
+              g.add_constant("az", values<std::uint8_t>({}, {3}))},
+             {a});
+  Attributes axis0;
+  axis0.set("axis", std::int64_t{0});
+  g.add_node("DequantizeLinear",
+             {g.add_constant("b", Tensor::zeros(TensorType{DType::kInt8, {6, 8}})),
+              g.add_constant("bs", values<float>({6}, {1, 2, 3, 4, 5, 6}))},
+             {bf}, axis0);
+  Attributes gemm;
+  gemm.set("transB", std::int64_t{1});
+  gemm.set("beta", beta);
+  g.add_node("Gemm", {a, bf, g.add_constant("c", values<float>({6}, {1, 2, 3, 4, 5, 6}))}, {m},
+             gemm);
+  g.add_node("QuantizeLinear", {m, g.add_constant("ys", values<float>({}, {0.25f}))}, {y});
+  g.add_output(y);
+  return g;
+}
+
+TEST(QuantizedUnitsTest, AQdqGemmWithPerRowWeightsBecomesOneQGemm) {
+  Graph g = qdq_gemm(1.0f);
+  EXPECT_EQ(fuse_quantized_gemms(g), 1);
+  ASSERT_EQ(g.num_nodes(), 1u);
+  const Node& product = node_writing(g, "y");
+  EXPECT_EQ(product.op_type, "QGemm");
+  EXPECT_EQ(product.domain, "com.microsoft");
+  EXPECT_EQ(product.attributes.get_int("transB", 0), 1);
+  EXPECT_FALSE(product.attributes.has("beta"));
+  ASSERT_EQ(product.inputs.size(), 9u);
+  EXPECT_EQ(g.value(product.inputs[3]).name, "b");
+  EXPECT_EQ(g.value(product.inputs[7]).name, "ys");
+  // The bias at the sums' scale 0.5 * bs[j]: c[j] / (0.5 j) = 2 for every j.
+  const Tensor& bias = *g.value(product.inputs[6]).constant;
+  ASSERT_EQ(bias.dtype(), DType::kInt32);
+  for (std::int64_t j = 0; j < 6; ++j) EXPECT_EQ(bias.int_at(j), 2);
+}
+
+TEST(QuantizedUnitsTest, AGemmThatScalesItsBiasStaysFloat) {
+  Graph g = qdq_gemm(0.5f);
+  EXPECT_EQ(fuse_quantized_gemms(g), 0);
+  EXPECT_EQ(node_writing(g, "m").op_type, "Gemm");
 }
 
 TEST(QuantizedUnitsTest, AConcatOfDequantizedInputsBecomesOneQLinearConcat) {

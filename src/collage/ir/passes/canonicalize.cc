@@ -1,5 +1,6 @@
 #include "collage/ir/passes/canonicalize.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,7 @@ constexpr const char* kQuantizedConvolution =
     "DequantizeLinear + Conv + QuantizeLinear -> QLinearConv";
 constexpr const char* kQuantizedMatMul =
     "DequantizeLinear + MatMul + QuantizeLinear -> QLinearMatMul";
+constexpr const char* kQuantizedGemm = "DequantizeLinear + Gemm + QuantizeLinear -> QGemm";
 constexpr const char* kQuantizedAdd = "DequantizeLinear + Add + QuantizeLinear -> QLinearAdd";
 constexpr const char* kQuantizedMul = "DequantizeLinear + Mul + QuantizeLinear -> QLinearMul";
 constexpr const char* kQuantizedUnary =
@@ -120,9 +122,26 @@ CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options)
   // Quantized units before folding, which would turn their weights' DequantizeLinear
   // into float constants.
   std::vector<std::pair<const char*, int>> quantized_units;
+  int casts_before_units = 0;
+  int folded_before_units = 0;
   if (options.graph_opt != GraphOptLevel::kNone) {
+    // PyTorch's quantized exports spell a unit's parts indirectly: a Cast to
+    // the type the value has between QuantizeLinear and DequantizeLinear, a
+    // bias's zero point made by ConstantOfShape and Cast. Those go first,
+    // with every DequantizeLinear left for the units to read.
+    const bool quantized =
+        std::any_of(graph.nodes().begin(), graph.nodes().end(),
+                    [](const Node& node) { return node.op_type == "DequantizeLinear"; });
+    if (quantized) {
+      casts_before_units = remove_no_op_casts(graph);
+      FoldOptions keep_dequantize = options.fold;
+      keep_dequantize.keep_dequantize = true;
+      folded_before_units = fold_constants(graph, options.evaluator, keep_dequantize);
+      stats.nodes_folded += folded_before_units;
+    }
     quantized_units = {{kQuantizedConvolution, fuse_quantized_convolutions(graph)},
                        {kQuantizedMatMul, fuse_quantized_matmuls(graph)},
+                       {kQuantizedGemm, fuse_quantized_gemms(graph)},
                        {kQuantizedAdd, fuse_quantized_adds(graph)},
                        {kQuantizedMul, fuse_quantized_muls(graph)},
                        {kQuantizedUnary, fuse_quantized_unaries(graph)},
@@ -133,7 +152,7 @@ CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options)
   int ifs_inlined = 0;
   // Types read from what were Constant nodes (OneHot's depth) are inferred
   // again once those are constants, even when nothing folds.
-  bool constants_new = stats.constant_nodes_replaced > 0;
+  bool constants_new = stats.constant_nodes_replaced > 0 || folded_before_units > 0;
   while (true) {
     int folded = fold_constants(graph, options.evaluator, options.fold);
     ++stats.fold_rounds;
@@ -170,6 +189,7 @@ CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options)
   if (options.graph_opt == GraphOptLevel::kNone) return stats;
 
   RewriteLog log(stats);
+  log.add("remove Cast to the same type", casts_before_units);
   while (stats.optimization_rounds < kMaxOptimizationRounds) {
     ++stats.optimization_rounds;
     optimize_round(graph, options.graph_opt, log);

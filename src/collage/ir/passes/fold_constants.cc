@@ -146,6 +146,7 @@ int fold_constants(Graph& graph, const OpEvaluator* evaluator, const FoldOptions
   for (std::size_t n = 0; n < graph.num_nodes(); ++n) {
     const Node& node = graph.node(static_cast<NodeId>(n));
     if (!node.domain.empty() || defines_graph_output(graph, node)) continue;
+    if (options.keep_dequantize && node.op_type == "DequantizeLinear") continue;
     std::vector<Tensor> results;
     if (node.op_type == "Shape" || node.op_type == "Size" || node.op_type == "Gather") {
       std::optional<Tensor> result =

@@ -22,6 +22,10 @@ struct FoldOptions {
   // its constant inputs together would trade a cheap op for a large weight
   // (ConstantOfShape or Expand of a big tensor); such nodes are left alone.
   std::int64_t max_elements = std::int64_t{1} << 20;
+  // Leave DequantizeLinear nodes alone: before the quantized units are
+  // recognised, an 8-bit constant behind a DequantizeLinear is what marks
+  // the weights of a unit, and folding would make it a float constant.
+  bool keep_dequantize = false;
 };
 
 // Folds, in one sweep in node order (so whole chains fold at once), every

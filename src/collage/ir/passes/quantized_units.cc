@@ -88,14 +88,18 @@ namespace {
 
 // The float op a unit is made of and the quantized op it becomes.
 struct ProductKind {
-  const char* op;         // "Conv" or "MatMul"
-  const char* quantized;  // "QLinearConv" or "QLinearMatMul"
+  const char* op;         // "Conv", "MatMul" or "Gemm"
+  const char* quantized;  // "QLinearConv", "QLinearMatMul" or com.microsoft "QGemm"
   bool takes_bias;
-  // The weights' axis that holds one scale per output channel (or column).
+  // The weights' axis that holds one scale per output channel (or column);
+  // a Gemm's is 0 with transB, else 1.
   std::int64_t weight_axis;
 };
 constexpr ProductKind kConvolution = {"Conv", "QLinearConv", true, 0};
 constexpr ProductKind kMatMul = {"MatMul", "QLinearMatMul", false, 1};
+constexpr ProductKind kGemm = {"Gemm", "QGemm", true, 1};
+
+bool is_gemm(const ProductKind& kind) { return std::string_view(kind.op) == "Gemm"; }
 
 int fuse_quantized_products(Graph& graph, const ProductKind& kind) {
   const ValueUsers users(graph);
@@ -129,6 +133,13 @@ int fuse_quantized_products(Graph& graph, const ProductKind& kind) {
     }
     const Node* conv = made_by(graph, conv_out, kind.op);
     if (conv == nullptr || !users.only_by_one_node(conv_out) || conv->inputs.size() < 2) continue;
+    // QGemm has Gemm's alpha, transA and transB, but adds C as it is.
+    if (is_gemm(kind) && conv->inputs.size() > 2 && conv->input(2) != kNoValue &&
+        conv->attributes.get_float("beta", 1.0f) != 1.0f) {
+      continue;
+    }
+    const std::int64_t weight_axis =
+        is_gemm(kind) ? (conv->attributes.get_int("transB", 0) != 0 ? 0 : 1) : kind.weight_axis;
     // Output channels: a convolution's axis 1, a product's last axis (its
     // weights must be a matrix).
     const Shape& out_shape = graph.type(conv_out).shape;
@@ -150,7 +161,7 @@ int fuse_quantized_products(Graph& graph, const ProductKind& kind) {
     }
     const std::int64_t w_count = w->scales->numel();
     const std::int64_t w_axis = w->axis < 0 ? w->axis + graph.type(w->data).rank() : w->axis;
-    if (w_count != 1 && (w_count != out_channels || w_axis != kind.weight_axis)) continue;
+    if (w_count != 1 && (w_count != out_channels || w_axis != weight_axis)) continue;
     if (w->zero_point != kNoValue && constant_of(graph, w->zero_point)->numel() != w_count) {
       continue;
     }
@@ -198,7 +209,8 @@ int fuse_quantized_products(Graph& graph, const ProductKind& kind) {
     // Everything matched: the QuantizeLinear becomes the quantized op (it
     // writes the unit's output after every value the unit reads).
     const NodeId conv_id = graph.value(conv_out).producer;
-    const Attributes attributes = conv->attributes;
+    Attributes attributes = conv->attributes;
+    if (is_gemm(kind)) attributes.erase("beta");
     const std::string name = graph.value(conv_out).name;
     const ValueId x_zero_value =
         x->zero_point != kNoValue
@@ -214,18 +226,19 @@ int fuse_quantized_products(Graph& graph, const ProductKind& kind) {
     if (rounded_bias) {
       bias = graph.add_constant(unused_value_name(graph, name + "_bias_int32"), *rounded_bias);
     }
-    std::vector<ValueId> inputs = {x->data,
-                                   x->scale,
-                                   x_zero_value,
-                                   w->data,
-                                   w->scale,
-                                   w_zero_value,
-                                   graph.node(static_cast<NodeId>(n)).input(1),
-                                   y_zero_id};
-    if (bias != kNoValue) inputs.push_back(bias);
+    const ValueId y_scale_id = graph.node(static_cast<NodeId>(n)).input(1);
+    std::vector<ValueId> inputs = {x->data, x->scale, x_zero_value,
+                                   w->data, w->scale, w_zero_value};
+    if (is_gemm(kind)) {
+      // QGemm: A, a_scale, a_zero_point, B, b_scale, b_zero_point, C, y_scale, y_zero_point.
+      inputs.insert(inputs.end(), {bias, y_scale_id, y_zero_id});
+    } else {
+      inputs.insert(inputs.end(), {y_scale_id, y_zero_id});
+      if (bias != kNoValue) inputs.push_back(bias);
+    }
     Node& unit = graph.node(static_cast<NodeId>(n));
     unit.op_type = kind.quantized;
-    unit.domain.clear();
+    unit.domain = is_gemm(kind) ? "com.microsoft" : "";
     unit.inputs = std::move(inputs);
     unit.attributes = attributes;
     doomed.push_back(conv_id);
@@ -233,12 +246,15 @@ int fuse_quantized_products(Graph& graph, const ProductKind& kind) {
     ++fused;
   }
   if (fused == 0) return 0;
+  if (is_gemm(kind)) graph.other_opsets.emplace("com.microsoft", 1);
   graph.erase_nodes(doomed);
   graph.prune();
   return fused;
 }
 
 }  // namespace
+
+int fuse_quantized_gemms(Graph& graph) { return fuse_quantized_products(graph, kGemm); }
 
 int fuse_quantized_convolutions(Graph& graph) {
   return fuse_quantized_products(graph, kConvolution);

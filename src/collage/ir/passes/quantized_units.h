@@ -35,6 +35,13 @@ int fuse_quantized_convolutions(Graph& graph);
 // a QLinearMatMul.
 int fuse_quantized_matmuls(Graph& graph);
 
+// The same for DequantizeLinear -> Gemm [-> Relu/Clip] -> QuantizeLinear
+// (PyTorch's quantized Linear) with constant 8-bit weights (one scale, or
+// one per output column) and a bias as float or as int32 at the sums'
+// scale, beta 1: a com.microsoft QGemm, which keeps alpha, transA and
+// transB.
+int fuse_quantized_gemms(Graph& graph);
+
 // Rewrites DequantizeLinear -> MaxPool (or Reshape, Flatten, Transpose,
 // Squeeze, Unsqueeze) -> QuantizeLinear with the same scale and zero point
 // on both sides into the op on the quantized values: the pair cancels
