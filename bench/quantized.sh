@@ -6,11 +6,15 @@
 # collage on the float model, on the QOperator and on the QDQ model (each with
 # its tuned plan) and ONNX Runtime on the same three, so that a slow spell of
 # the machine falls on one round of every variant alike. Medians over rounds
-# of each run's median.
+# of each run's median. The zoo's int8 models that PyTorch's own quantization
+# made (scripts/export_zoo.py, *_int8) are tuned and timed in the same rounds,
+# collage against ONNX Runtime, beside their architecture's float zoo model.
 # Usage: bench/quantized.sh [COLLAGE_BINARY]   (env: MODELS, zoo names, default
 #   "resnet18 mobilenet_v2 squeezenet1_1"; THREADS (2), ROUNDS (5), REPEAT (20);
 #   TUNE_ARGS: more `collage tune` options; OUT: the results file, default
-#   bench/results/<date>-quantized.md)
+#   bench/results/<date>-quantized.md; PYTORCH_MODELS: the zoo's int8 models
+#   made by PyTorch, default "resnet18_int8 mobilenet_v2_int8 googlenet_int8",
+#   those not exported skipped)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 collage="${1:-$root/build/collage}"
@@ -21,6 +25,10 @@ threads="${THREADS:-2}"
 rounds="${ROUNDS:-5}"
 repeat="${REPEAT:-20}"
 models="${MODELS:-resnet18 mobilenet_v2 squeezenet1_1}"
+pytorch_models=()
+for name in ${PYTORCH_MODELS-resnet18_int8 mobilenet_v2_int8 googlenet_int8}; do
+  [ -f "$zoo/$name/model.onnx" ] && pytorch_models+=("$name")
+done
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 forms=(float qoperator qdq)
@@ -39,6 +47,13 @@ for name in $models; do
     "$collage" tune "$work/$name.$form.onnx" --backends all --threads "$threads" -q --no-verify \
       "${tune_args[@]}" -o "$work/$name.$form.plan.json" > /dev/null
   done
+done
+
+for name in "${pytorch_models[@]}"; do
+  echo "== $name: tune" >&2
+  read -r -a tune_args <<< "${TUNE_ARGS:-}"
+  "$collage" tune "$zoo/$name/model.onnx" --backends all --threads "$threads" -q --no-verify \
+    "${tune_args[@]}" -o "$work/$name.plan.json" > /dev/null
 done
 
 # collage's median (ms) of one run of REPEAT.
@@ -62,6 +77,14 @@ for r in $(seq 1 "$rounds"); do
         ort_ms "$work/$name.$form.onnx" "$input" >> "$work/$name.$form.ort"
       fi
     done
+  done
+  for name in "${pytorch_models[@]}"; do
+    echo "== $name round $r/$rounds" >&2
+    input="input=$zoo/$name/input.npy"
+    collage_ms "$zoo/$name/model.onnx" "$work/$name.plan.json" "$input" >> "$work/$name.collage"
+    if [ -d "$modules/onnxruntime-node" ]; then
+      ort_ms "$zoo/$name/model.onnx" "$input" >> "$work/$name.ort"
+    fi
   done
 done
 
@@ -88,5 +111,19 @@ out="${OUT:-$root/bench/results/$(date +%Y-%m-%d)-quantized.md}"
     done
     echo "| $name | ${c[float]} ($(spread "$work/$name.float.collage")) | ${c[qoperator]} ($(spread "$work/$name.qoperator.collage")) | ${c[qdq]} ($(spread "$work/$name.qdq.collage")) | ${o[float]} | ${o[qoperator]} | ${o[qdq]} | $(ratio "${c[float]}" "${c[qoperator]}"), $(ratio "${c[float]}" "${c[qdq]}") | $(ratio "${c[qoperator]}" "${o[qoperator]}"), $(ratio "${c[qdq]}" "${o[qdq]}") |"
   done
+  if [ ${#pytorch_models[@]} -gt 0 ]; then
+    echo
+    echo "The zoo's int8 models made by PyTorch's post-training quantization (scripts/export_zoo.py), as PyTorch exports them (QDQ), beside the float zoo model of the same architecture where the runs above timed it:"
+    echo
+    echo "| model | collage int8 ms | ORT int8 ms | collage / ORT | collage f32 ms (zoo) | collage f32 / int8 |"
+    echo "|---|---|---|---|---|---|"
+    for name in "${pytorch_models[@]}"; do
+      ci=$(median "$work/$name.collage")
+      oi=$( [ -f "$work/$name.ort" ] && median "$work/$name.ort" || echo -)
+      float_runs="$work/${name%_int8}.float.collage"
+      cf=$( [ -f "$float_runs" ] && median "$float_runs" || echo -)
+      echo "| $name | $ci ($(spread "$work/$name.collage")) | $oi | $(ratio "$ci" "$oi") | $cf | $(ratio "$cf" "$ci") |"
+    done
+  fi
 } > "$out"
 cat "$out"

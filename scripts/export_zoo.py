@@ -15,6 +15,16 @@ and output (the way float16 conversion tools write one); its reference is
 PyTorch computing in float32 from those float16 weights and input, rounded
 to float16.
 
+A *_int8 model is quantized by PyTorch's own post-training flow
+(torchvision's quantizable architecture, its modules fused, observers
+calibrated on random inputs, converted to PyTorch's int8 modules on the
+quantized engine this PyTorch has) and exported as PyTorch writes it
+(QuantizeLinear/DequantizeLinear around float ops, int8 weights per output
+channel). Its BatchNorm statistics are set from random batches first, as
+training leaves them, so that every layer's activations have a trained
+network's spread and the quantization is not degenerate. Its reference is
+PyTorch's int8 model's output.
+
 Random-init BatchNorm layers have running mean 0 and variance 1, which makes
 them identities that a wrong BatchNorm kernel would still pass; their running
 statistics and affine parameters are perturbed (with the same seed) so the
@@ -101,6 +111,42 @@ MODELS = {
 }
 FLOAT16 = {"squeezenet1_1_fp16"}
 
+# name -> torchvision.models.quantization constructor: int8 by PyTorch's flow.
+INT8 = {
+    "resnet18_int8": "resnet18",
+    "mobilenet_v2_int8": "mobilenet_v2",
+    "googlenet_int8": "googlenet",
+}
+for _name, _architecture in INT8.items():
+    MODELS[_name] = (
+        lambda a=_architecture: torchvision.models.quantization.__dict__[a](
+            weights=None, quantize=False), (1, 3, 224, 224))
+
+
+def quantize_with_pytorch(model, input_shape, generator):
+    """PyTorch's eager post-training quantization of a quantizable
+    torchvision model (see the module's docstring)."""
+    for module in model.modules():
+        if isinstance(module, nn.modules.batchnorm._BatchNorm):
+            module.reset_running_stats()
+            module.momentum = None  # a plain average over the batches
+    model.train()
+    with torch.no_grad():
+        for _ in range(4):
+            model(torch.randn(8, *input_shape[1:], generator=generator))
+    model.eval()
+    model.fuse_model()
+    engine = next(e for e in ("fbgemm", "onednn", "x86", "qnnpack")
+                  if e in torch.backends.quantized.supported_engines)
+    torch.backends.quantized.engine = engine
+    model.qconfig = torch.ao.quantization.get_default_qconfig(engine)
+    torch.ao.quantization.prepare(model, inplace=True)
+    with torch.no_grad():
+        for _ in range(8):
+            model(torch.randn(*input_shape, generator=generator))
+    torch.ao.quantization.convert(model, inplace=True)
+    return engine
+
 
 def to_float16(proto):
     """The model with float16 weights, Constants, Casts and interface, as
@@ -149,7 +195,11 @@ def export_one(name, out_dir):
     torch.manual_seed(SEED)
     model = build().eval()
     generator = torch.Generator().manual_seed(SEED + 1)
-    perturb_batch_norms(model, generator)
+    engine = None
+    if name in INT8:
+        engine = quantize_with_pytorch(model, input_shape, generator)
+    else:
+        perturb_batch_norms(model, generator)
     example = torch.randn(*input_shape, generator=generator)
     half = name in FLOAT16
     if half:
@@ -195,6 +245,8 @@ def export_one(name, out_dir):
             "torch_version": torch.__version__,
             "ops": ops,
         }
+        if engine:
+            meta["quantized"] = f"PyTorch post-training quantization, engine {engine}"
         with open(os.path.join(staging, "meta.json"), "w") as f:
             json.dump(meta, f, indent=2)
             f.write("\n")
