@@ -32,6 +32,12 @@ done
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 forms=(float qoperator qdq)
+read -r -a tune_args <<< "${TUNE_ARGS:-}"
+# Tunes MODEL into PLAN with every backend and the script's tune options.
+tune_plan() {  # MODEL PLAN
+  "$collage" tune "$1" --backends all --threads "$threads" -q --no-verify "${tune_args[@]}" \
+    -o "$2" > /dev/null
+}
 
 for name in $models; do
   [ -f "$zoo/$name/model.onnx" ] || { echo "quantized: no zoo model $name (make zoo)" >&2; exit 2; }
@@ -43,17 +49,13 @@ for name in $models; do
   done
   for form in "${forms[@]}"; do
     echo "== $name: tune ($form)" >&2
-    read -r -a tune_args <<< "${TUNE_ARGS:-}"
-    "$collage" tune "$work/$name.$form.onnx" --backends all --threads "$threads" -q --no-verify \
-      "${tune_args[@]}" -o "$work/$name.$form.plan.json" > /dev/null
+    tune_plan "$work/$name.$form.onnx" "$work/$name.$form.plan.json"
   done
 done
 
 for name in "${pytorch_models[@]}"; do
   echo "== $name: tune" >&2
-  read -r -a tune_args <<< "${TUNE_ARGS:-}"
-  "$collage" tune "$zoo/$name/model.onnx" --backends all --threads "$threads" -q --no-verify \
-    "${tune_args[@]}" -o "$work/$name.plan.json" > /dev/null
+  tune_plan "$zoo/$name/model.onnx" "$work/$name.plan.json"
 done
 
 # collage's median (ms) of one run of REPEAT.
