@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "collage/backends/registry.h"
 #include "collage/cost/measuring_estimator.h"
@@ -201,13 +204,38 @@ TEST(MeasurerTest, EightBitOutputsMayDifferByOneStepAndQuantizedModelsGetAWiderP
   const ValueId y = float_model.add_value("y", TensorType{DType::kFloat32, {2}});
   float_model.add_node("Relu", {x}, {y});
   float_model.add_output(y);
-  EXPECT_EQ(plan_output_rtol(float_model), 1e-3);
+  EXPECT_EQ(plan_output_tolerance(float_model).rtol, 1e-3);
+  EXPECT_EQ(plan_output_tolerance(float_model).relative_rms, 0.0);
   Graph quantized = float_model;
   const ValueId q = quantized.add_value("q", TensorType{DType::kUInt8, {2}});
   quantized.add_node("QuantizeLinear",
                      {y, quantized.add_constant("s", Tensor::from_vector<float>({0.1f}, {}))}, {q});
   quantized.add_output(q);
-  EXPECT_EQ(plan_output_rtol(quantized), 2e-2);
+  EXPECT_EQ(plan_output_tolerance(quantized).rtol, 2e-2);
+  EXPECT_EQ(plan_output_tolerance(quantized).relative_rms, 0.15);
+}
+
+TEST(MeasurerTest, ARelativeRmsToleranceAcceptsScatteredStepsButNotAWrongResult) {
+  // 100 values; five of them one step of 0.1 off, as accumulated int8
+  // rounding leaves a deep quantized network's outputs.
+  std::vector<float> values(100);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.3f * i);
+  std::vector<float> stepped = values;
+  for (std::size_t i = 0; i < stepped.size(); i += 20) stepped[i] += 0.1f;
+  const Tensor expected = Tensor::from_vector<float>(values, {100});
+  const Tensor scattered = Tensor::from_vector<float>(stepped, {100});
+  EXPECT_NE(compare_outputs(scattered, expected, 2e-2, 1e-4), std::nullopt);
+  EXPECT_EQ(compare_outputs(scattered, expected, 2e-2, 1e-4, 0.15), std::nullopt);
+  // The same values in another order: elementwise and RMS both far off.
+  std::vector<float> reversed(values.rbegin(), values.rend());
+  const auto wrong =
+      compare_outputs(Tensor::from_vector<float>(reversed, {100}), expected, 2e-2, 1e-4, 0.15);
+  ASSERT_NE(wrong, std::nullopt);
+  EXPECT_NE(wrong->find("RMS difference"), std::string::npos) << *wrong;
+  // A NaN where a number belongs is never within an RMS tolerance.
+  stepped[3] = std::nanf("");
+  EXPECT_NE(compare_outputs(Tensor::from_vector<float>(stepped, {100}), expected, 2e-2, 1e-4, 0.15),
+            std::nullopt);
 }
 
 }  // namespace

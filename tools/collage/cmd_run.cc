@@ -253,11 +253,11 @@ void run_side_by_side(const RunArgs& args, const PrepareOptions& options,
 
   const std::map<std::string, Tensor> reference =
       run_checked(graph, prepared.front().executor, inputs);
-  const double rtol = plan_output_rtol(graph);
+  const PlanTolerance tolerance = plan_output_tolerance(graph);
   std::vector<std::optional<std::string>> mismatches(prepared.size());
   for (std::size_t i = 1; i < prepared.size(); ++i) {
     mismatches[i] =
-        outputs_differ(run_checked(graph, prepared[i].executor, inputs), reference, rtol);
+        outputs_differ(run_checked(graph, prepared[i].executor, inputs), reference, tolerance);
   }
 
   std::vector<std::function<void()>> variants;

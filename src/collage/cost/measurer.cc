@@ -109,7 +109,7 @@ TimingOptions MeasureOptions::default_screen_timing() {
 }
 
 std::optional<std::string> compare_outputs(const Tensor& actual, const Tensor& expected,
-                                           double rtol, double atol) {
+                                           double rtol, double atol, double relative_rms) {
   if (actual.type() != expected.type()) {
     return fmt::format("output type {} differs from the reference's {}", actual.type().to_string(),
                        expected.type().to_string());
@@ -129,6 +129,8 @@ std::optional<std::string> compare_outputs(const Tensor& actual, const Tensor& e
   }
   double worst = 0;
   std::int64_t worst_at = -1;
+  double squared_difference = 0;
+  double squared_expected = 0;
   for (std::int64_t i = 0; i < expected.numel(); ++i) {
     double a = element(actual, i);
     double e = element(expected, i);
@@ -139,26 +141,37 @@ std::optional<std::string> compare_outputs(const Tensor& actual, const Tensor& e
       diff = a == e ? 0 : INFINITY;
     } else {
       diff = std::abs(a - e);
+      squared_expected += e * e;
     }
+    squared_difference += diff * diff;
     if (diff > worst) {
       worst = diff;
       worst_at = i;
     }
   }
   if (worst <= tolerance) return std::nullopt;
+  const double rms_ratio = squared_expected > 0 ? std::sqrt(squared_difference / squared_expected)
+                                                : static_cast<double>(INFINITY);
+  if (relative_rms > 0 && std::isfinite(worst) && rms_ratio <= relative_rms) return std::nullopt;
+  if (relative_rms > 0) {
+    return fmt::format(
+        "outputs differ from the reference: |diff| {:.3g} at element {} (tolerance {:.3g}), "
+        "RMS difference {:.3g} of the output's (tolerance {:.3g})",
+        worst, worst_at, tolerance, rms_ratio, relative_rms);
+  }
   return fmt::format(
       "outputs differ from the reference: |diff| {:.3g} at element {} (tolerance {:.3g})", worst,
       worst_at, tolerance);
 }
 
-double plan_output_rtol(const Graph& model) {
+PlanTolerance plan_output_tolerance(const Graph& model) {
   for (const Value& value : model.values()) {
     if (!value.is_constant() &&
         (value.type.dtype == DType::kInt8 || value.type.dtype == DType::kUInt8)) {
-      return 2e-2;
+      return PlanTolerance{2e-2, 0.15};
     }
   }
-  return 1e-3;
+  return PlanTolerance{};
 }
 
 CompileOptions preferred_edges(const Graph& partition, const Backend& backend, int threads) {

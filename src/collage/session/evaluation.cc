@@ -17,11 +17,12 @@
 namespace collage {
 std::optional<std::string> outputs_differ(const std::map<std::string, Tensor>& actual,
                                           const std::map<std::string, Tensor>& expected,
-                                          double rtol) {
+                                          const PlanTolerance& tolerance) {
   for (const auto& [name, tensor] : expected) {
     auto it = actual.find(name);
     if (it == actual.end()) return fmt::format("output '{}' is missing", name);
-    if (auto why = compare_outputs(it->second, tensor, rtol, 1e-4)) {
+    if (auto why =
+            compare_outputs(it->second, tensor, tolerance.rtol, 1e-4, tolerance.relative_rms)) {
       return fmt::format("output '{}': {}", name, *why);
     }
   }
@@ -73,7 +74,7 @@ std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<
   }
   std::vector<EvaluatedPlan> results;
   std::map<std::string, Tensor> reference;
-  const double rtol = plan_output_rtol(graph);
+  const PlanTolerance tolerance = plan_output_tolerance(graph);
   for (std::size_t i = 0; i < plans.size(); ++i) {
     EvaluatedPlan evaluated{plans[i], {}, std::nullopt, ""};
     if (first[i] != i) {
@@ -86,7 +87,7 @@ std::vector<EvaluatedPlan> evaluate_plans(const Graph& graph, const std::vector<
     if (i == 0) {
       for (auto& [name, tensor] : outputs) reference.emplace(name, tensor.clone());
     } else {
-      evaluated.mismatch = outputs_differ(outputs, reference, rtol);
+      evaluated.mismatch = outputs_differ(outputs, reference, tolerance);
     }
     results.push_back(std::move(evaluated));
   }

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "collage/cost/measurer.h"
 #include "collage/ir/graph.h"
 #include "collage/ir/tensor.h"
 #include "collage/plan/plan.h"
@@ -54,10 +55,10 @@ std::map<std::string, Tensor> run_checked(const Graph& graph, Executor& executor
                                           const std::map<std::string, Tensor>& inputs);
 
 // Why the outputs `actual` differ from `expected` (one plan's against
-// another's, by output name, at relative tolerance `rtol`), if they do.
+// another's, by output name, within `tolerance`), if they do.
 std::optional<std::string> outputs_differ(const std::map<std::string, Tensor>& actual,
                                           const std::map<std::string, Tensor>& expected,
-                                          double rtol);
+                                          const PlanTolerance& tolerance);
 
 // Each plan's label and timing, as a plan records them (Plan::verification).
 std::vector<PlanStrategyTiming> strategy_timings(const std::vector<EvaluatedPlan>& evaluated);

@@ -128,7 +128,7 @@ MoveRefinement refine_by_moves(
       std::map<std::string, Tensor> outputs = run_checked(graph, plan.executor, inputs);
       if (i == 0) {
         for (auto& [name, tensor] : outputs) expected.emplace(name, tensor.clone());
-      } else if (auto differ = outputs_differ(outputs, expected, plan_output_rtol(graph))) {
+      } else if (auto differ = outputs_differ(outputs, expected, plan_output_tolerance(graph))) {
         report(fmt::format("start {} skipped: {}", starts[i].name, *differ));
         continue;
       }
@@ -214,7 +214,7 @@ MoveRefinement refine_by_moves(
         continue;
       }
       if (auto differ = outputs_differ(run_checked(graph, next->executor, inputs), expected,
-                                       plan_output_rtol(graph))) {
+                                       plan_output_tolerance(graph))) {
         report(fmt::format("move skipped, {}: {}", describe_move(partitions, move), *differ));
         continue;
       }
