@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <random>
@@ -125,24 +126,24 @@ inline std::int64_t edge_offset(const Shape& s, EdgeLayout layout, std::int64_t 
 }
 
 // A plain [N,C,H,W] tensor's values stored in `layout` (to_plain = false),
-// or a tensor stored in `layout` back in plain order (to_plain = true).
+// or a tensor stored in `layout` back in plain order (to_plain = true); of
+// any element type.
 inline Tensor convert_edge_layout(const Tensor& from, EdgeLayout layout, bool to_plain) {
   if (layout == EdgeLayout::kPlain) return from.clone();
   const Shape& s = from.shape();
   Tensor to = Tensor::allocate(from.type());
-  const float* src = from.data<float>();
-  float* dst = to.data<float>();
+  const std::size_t size = dtype_size(from.dtype());
+  const auto* src = static_cast<const std::uint8_t*>(from.raw());
+  auto* dst = static_cast<std::uint8_t*>(to.raw());
   for (std::int64_t n = 0; n < s[0]; ++n)
     for (std::int64_t c = 0; c < s[1]; ++c)
       for (std::int64_t h = 0; h < s[2]; ++h)
         for (std::int64_t w = 0; w < s[3]; ++w) {
           const std::int64_t plain = edge_offset(s, EdgeLayout::kPlain, n, c, h, w);
           const std::int64_t stored = edge_offset(s, layout, n, c, h, w);
-          if (to_plain) {
-            dst[plain] = src[stored];
-          } else {
-            dst[stored] = src[plain];
-          }
+          const std::int64_t to_index = to_plain ? plain : stored;
+          const std::int64_t from_index = to_plain ? stored : plain;
+          std::memcpy(dst + to_index * size, src + from_index * size, size);
         }
   return to;
 }

@@ -37,7 +37,7 @@ class LayoutBackend : public Backend {
 class CountedConversion : public LayoutConversion {
  public:
   explicit CountedConversion(int* runs) : runs_(runs) {}
-  void run(const float*, float*) override { ++*runs_; }
+  void run(const void*, void*) override { ++*runs_; }
 
  private:
   int* runs_;

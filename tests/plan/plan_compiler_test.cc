@@ -6,6 +6,7 @@
 #include <optional>
 #include <random>
 
+#include "backends/quantized_graphs.h"
 #include "collage/ir/control_flow.h"
 #include "collage/ir/error.h"
 #include "collage/ir/structural_hash.h"
@@ -178,6 +179,35 @@ TEST(PlanCompilerTest, AOnednnXnnpackBoundaryIsChannelsLastAndMatchesNative) {
   EXPECT_EQ(chain_layouts(model, "xnnpack", "onednn")["r1"], EdgeLayout::kChannelsLast);
   expect_plan_matches_native(model, chain_plan("onednn", "xnnpack"));
   expect_plan_matches_native(model, chain_plan("xnnpack", "onednn"));
+}
+
+TEST(PlanCompilerTest, Int8PartitionsOfOnednnAndXnnpackExchangeNhwcBytesAndMatchNative) {
+  if (!registry_has("onednn") || !registry_has("xnnpack")) GTEST_SKIP() << "needs both";
+  const BackendRegistry& registry = BackendRegistry::global();
+  const Graph model = testing::qconv_add_chain();
+  const Backend* onednn = registry.find("onednn");
+  const Backend* xnnpack = registry.find("xnnpack");
+  if (!onednn->supports(model, model.node(1))) GTEST_SKIP() << "oneDNN runs no int8 here";
+  const std::vector<EdgeLayout> layouts =
+      negotiate_edge_layouts(model, {{0}, {1}, {2, 3}}, {xnnpack, onednn, xnnpack});
+  EXPECT_EQ(layouts[static_cast<std::size_t>(*model.find_value("q"))], EdgeLayout::kChannelsLast);
+  EXPECT_EQ(layouts[static_cast<std::size_t>(*model.find_value("y8"))], EdgeLayout::kChannelsLast);
+  const Plan plan = plan_of(
+      {{"xnnpack", {"quantize"}}, {"onednn", {"conv"}}, {"xnnpack", {"add", "dequantize"}}});
+  std::map<std::string, Tensor> inputs = random_inputs(model);
+  Executor mixed = compile_plan(model, plan, registry, 2);
+  Executor native = compile_plan(
+      model, plan_of({{"native", {"quantize", "conv", "add", "dequantize"}}}), registry, 1);
+  const std::vector<float> expected = values_of(native.run(inputs).at("y"));
+  for (int run = 0; run < 2; ++run) {
+    const std::vector<float> actual = values_of(mixed.run(inputs).at("y"));
+    ASSERT_EQ(actual.size(), expected.size());
+    // The convolution's one step (0.05, added twice) and the add's own
+    // rounding: within two steps of the sum's scale.
+    for (std::size_t i = 0; i < actual.size(); ++i) {
+      ASSERT_NEAR(actual[i], expected[i], 0.09f * 2.001f) << "element " << i;
+    }
+  }
 }
 
 TEST(PlanCompilerTest, AValueReadByABackendWithoutChannelsLastEdgesStaysPlain) {

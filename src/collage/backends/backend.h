@@ -40,11 +40,12 @@ inline std::string style_name(BackendStyle style) {
 
 // How a tensor at a partition's edge is stored. Plain is dense row-major
 // (NCHW for a 4-D activation), the Kernel contract's default. The others
-// apply to 4-D float32 [N,C,H,W] tensors only:
-// - channels-last stores it in NHWC order;
-// - blocked-8 and blocked-16 store it as [N, C/b, H, W, b] (oneDNN's
-//   nChw8c / nChw16c), for C a multiple of the block b, so the bytes are
-//   exactly as many as the plain tensor's.
+// apply to 4-D [N,C,H,W] tensors only:
+// - channels-last stores it in NHWC order, float32 or 8-bit (quantized
+//   values, which int8 kernels compute on in NHWC);
+// - blocked-8 and blocked-16 store a float32 tensor as [N, C/b, H, W, b]
+//   (oneDNN's nChw8c / nChw16c), for C a multiple of the block b, so the
+//   bytes are exactly as many as the plain tensor's.
 // Adjacent partitions of backends that compute in one of these layouts
 // exchange tensors that way (negotiate_edge_layouts in
 // plan/plan_compiler.h), so the conversion happens once where the layout
@@ -85,9 +86,12 @@ inline int edge_layout_block(EdgeLayout layout) {
 // Whether a tensor of `type` can be stored in `layout` (see EdgeLayout).
 inline bool edge_layout_fits(EdgeLayout layout, const TensorType& type) {
   if (layout == EdgeLayout::kPlain) return true;
-  if (type.dtype != DType::kFloat32 || type.shape.size() != 4) return false;
+  if (type.shape.size() != 4) return false;
+  const bool eight_bit = type.dtype == DType::kInt8 || type.dtype == DType::kUInt8;
+  if (layout == EdgeLayout::kChannelsLast) return type.dtype == DType::kFloat32 || eight_bit;
+  if (type.dtype != DType::kFloat32) return false;
   const int block = edge_layout_block(layout);
-  return block == 0 || (type.shape[1] > 0 && type.shape[1] % block == 0);
+  return type.shape[1] > 0 && type.shape[1] % block == 0;
 }
 
 struct CompileOptions {
@@ -126,7 +130,7 @@ inline std::optional<std::string> edge_layout_problem(const Graph& partition,
       if (!edge_layout_fits(layouts[i], type)) {
         return std::string(role) + " " + std::to_string(i) + " (" + type.to_string() +
                ") cannot be stored " + edge_layout_name(layouts[i]) +
-               ": that needs a 4-D float32 tensor" +
+               ": that needs a 4-D float32 tensor (or 8-bit, channels-last)" +
                (edge_layout_block(layouts[i]) != 0 ? " whose channels the block divides" : "");
       }
     }
@@ -137,9 +141,9 @@ inline std::optional<std::string> edge_layout_problem(const Graph& partition,
 }
 
 // Whether a tensor of `type` is exchanged the same in every layout: it is
-// not a 4-D float32 tensor, or has one channel or one pixel.
+// not a 4-D float32 or 8-bit tensor, or has one channel or one pixel.
 inline bool edge_layout_free(const TensorType& type) {
-  if (type.dtype != DType::kFloat32 || type.shape.size() != 4) return true;
+  if (!edge_layout_fits(EdgeLayout::kChannelsLast, type)) return true;
   return type.shape[1] == 1 || type.shape[2] * type.shape[3] == 1;
 }
 
@@ -149,8 +153,9 @@ inline bool edge_layout_free(const TensorType& type) {
 class LayoutConversion {
  public:
   virtual ~LayoutConversion() = default;
-  // Converts the tensor at `src` into `dst` (a separate buffer of its size).
-  virtual void run(const float* src, float* dst) = 0;
+  // Converts the tensor at `src` into `dst` (a separate buffer of its size),
+  // whose elements are of the type the conversion was made for.
+  virtual void run(const void* src, void* dst) = 0;
 };
 
 // A named multi-op entry of a library-style backend.
@@ -225,11 +230,19 @@ class Backend {
 };
 
 // The layout a partition of `backend` is timed with on an edge of `type`:
-// the one it computes in, when that fits (preferred_edges, cost/measurer.h).
+// the one it computes in, when that fits (preferred_edges, cost/measurer.h);
+// for an 8-bit value, which no blocked layout holds, the first of its
+// layouts that fits.
 inline EdgeLayout timed_edge_layout(const Backend& backend, const TensorType& type) {
-  const EdgeLayout preferred = backend.edge_layouts().front();
-  return !edge_layout_free(type) && edge_layout_fits(preferred, type) ? preferred
-                                                                      : EdgeLayout::kPlain;
+  if (edge_layout_free(type)) return EdgeLayout::kPlain;
+  const std::vector<EdgeLayout> layouts = backend.edge_layouts();
+  if (type.dtype == DType::kFloat32) {
+    return edge_layout_fits(layouts.front(), type) ? layouts.front() : EdgeLayout::kPlain;
+  }
+  for (EdgeLayout layout : layouts) {
+    if (edge_layout_fits(layout, type)) return layout;
+  }
+  return EdgeLayout::kPlain;
 }
 
 // The layout a value of `type` that `producer` hands to `readers` is

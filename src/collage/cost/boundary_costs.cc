@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "collage/cost/cache_keys.h"
@@ -16,15 +17,17 @@ namespace {
 // blocked) as XNNPACK's kernels do: each group of channels (all of them for
 // channels-last, one block for blocked) is a [channels, H*W] matrix
 // transposed to [H*W, channels] (or back), in square tiles, in parallel.
-void tiled_convert(const float* src, float* dst, const Shape& s, const LayoutChange& change,
-                   int threads) {
+// T is float, or a byte for 8-bit values.
+template <typename T>
+void tiled_convert(const T* src, T* dst, const Shape& s, const LayoutChange& change, int threads) {
   const std::int64_t channels = s[1];
   const std::int64_t group =
       change.layout == EdgeLayout::kChannelsLast ? channels : edge_layout_block(change.layout);
   const std::int64_t batches = s[0] * (channels / group);
   const std::int64_t pixels = s[2] * s[3];
-  const BatchedTranspose job = change.to_plain ? BatchedTranspose(src, dst, batches, pixels, group)
-                                               : BatchedTranspose(src, dst, batches, group, pixels);
+  using Job = BatchedTransposeOf<T>;
+  const Job job = change.to_plain ? Job(src, dst, batches, pixels, group)
+                                  : Job(src, dst, batches, group, pixels);
   const std::int64_t tasks = job.tasks();
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (std::int64_t task = 0; task < tasks; ++task) job.tile(task);
@@ -62,8 +65,12 @@ double ConversionCosts::seconds(const TensorType& type, const LayoutChange& chan
 
 double ConversionCosts::measure(const TensorType& type, const LayoutChange& change) {
   const auto count = static_cast<std::size_t>(type.numel());
-  std::vector<float> src(count, 1.0f);
-  std::vector<float> dst(count);
+  // Float32 or 8-bit values (edge_layout_fits).
+  const bool bytes = type.dtype != DType::kFloat32;
+  std::vector<float> src(bytes ? 0 : count, 1.0f);
+  std::vector<float> dst(bytes ? 0 : count);
+  std::vector<std::uint8_t> byte_src(bytes ? count : 0, 1);
+  std::vector<std::uint8_t> byte_dst(bytes ? count : 0);
   std::unique_ptr<LayoutConversion> own =
       change.backend
           ? change.backend->layout_conversion(type, change.layout, change.to_plain, threads_)
@@ -71,6 +78,15 @@ double ConversionCosts::measure(const TensorType& type, const LayoutChange& chan
   // The source is written first, as a producer would have just done.
   TimingResult timing = time_function(
       [&] {
+        if (bytes) {
+          byte_src[count / 2] += 1;
+          if (own) {
+            own->run(byte_src.data(), byte_dst.data());
+          } else {
+            tiled_convert(byte_src.data(), byte_dst.data(), type.shape, change, threads_);
+          }
+          return;
+        }
         src[count / 2] += 1.0f;
         if (own) {
           own->run(src.data(), dst.data());

@@ -73,22 +73,36 @@ inline void transpose_tile(const float* in, float* out, std::int64_t rows, std::
   }
 }
 
-// `batches` dense row-major [rows, cols] matrices transposed to [cols, rows],
-// cut into square tiles of kTile x kTile that keep both the reads and the
-// writes within a few cache lines each. Each tile is one task, so a caller
-// runs tile(0) .. tile(tasks() - 1) on whatever thread pool it has.
-struct BatchedTranspose {
+// The same for bytes (8-bit quantized values), element by element, each
+// byte XORed with `mask` on the way (0x80 turns uint8 into int8 shifted by
+// 128 and back).
+inline void transpose_tile(const std::uint8_t* in, std::uint8_t* out, std::int64_t rows,
+                           std::int64_t cols, std::int64_t r_begin, std::int64_t r_end,
+                           std::int64_t c_begin, std::int64_t c_end, std::uint8_t mask) {
+  for (std::int64_t r = r_begin; r < r_end; ++r) {
+    for (std::int64_t c = c_begin; c < c_end; ++c) out[c * rows + r] = in[r * cols + c] ^ mask;
+  }
+}
+
+// `batches` dense row-major [rows, cols] matrices of T (float, or bytes)
+// transposed to [cols, rows], cut into square tiles of kTile x kTile that
+// keep both the reads and the writes within a few cache lines each. Each
+// tile is one task, so a caller runs tile(0) .. tile(tasks() - 1) on
+// whatever thread pool it has. Bytes are XORed with `mask` as they move.
+template <typename T>
+struct BatchedTransposeOf {
   static constexpr std::int64_t kTile = 32;
 
-  BatchedTranspose(const float* src, float* dst, std::int64_t batches, std::int64_t rows,
-                   std::int64_t cols)
+  BatchedTransposeOf(const T* src, T* dst, std::int64_t batches, std::int64_t rows,
+                     std::int64_t cols, std::uint8_t mask = 0)
       : src(src),
         dst(dst),
         batches(batches),
         rows(rows),
         cols(cols),
         row_tiles((rows + kTile - 1) / kTile),
-        col_tiles((cols + kTile - 1) / kTile) {}
+        col_tiles((cols + kTile - 1) / kTile),
+        mask(mask) {}
 
   std::int64_t tasks() const { return batches * row_tiles * col_tiles; }
 
@@ -98,17 +112,27 @@ struct BatchedTranspose {
     const std::int64_t batch = task / (col_tiles * row_tiles);
     const std::int64_t r_begin = row_tile * kTile;
     const std::int64_t c_begin = col_tile * kTile;
-    transpose_tile(src + batch * rows * cols, dst + batch * rows * cols, rows, cols, r_begin,
-                   std::min(rows, r_begin + kTile), c_begin, std::min(cols, c_begin + kTile));
+    const T* in = src + batch * rows * cols;
+    T* out = dst + batch * rows * cols;
+    const std::int64_t r_end = std::min(rows, r_begin + kTile);
+    const std::int64_t c_end = std::min(cols, c_begin + kTile);
+    if constexpr (sizeof(T) == 1) {
+      transpose_tile(in, out, rows, cols, r_begin, r_end, c_begin, c_end, mask);
+    } else {
+      transpose_tile(in, out, rows, cols, r_begin, r_end, c_begin, c_end);
+    }
   }
 
-  const float* src;
-  float* dst;
+  const T* src;
+  T* dst;
   std::int64_t batches;
   std::int64_t rows;
   std::int64_t cols;
   std::int64_t row_tiles;
   std::int64_t col_tiles;
+  std::uint8_t mask;
 };
+
+using BatchedTranspose = BatchedTransposeOf<float>;
 
 }  // namespace collage

@@ -47,9 +47,9 @@ TEST(XnnpackEdgeLayoutTest, ConvolutionTakesAndGivesNhwcWithoutConverting) {
   expect_channels_last_edges_match(g.finish(g.node("Relu", {conv}, {1, 6, 9, 7})), 2);
 }
 
-TEST(XnnpackEdgeLayoutTest, ElementwiseOnlyPartitionConvertsInsideAndOut) {
-  // XNNPACK keeps an elementwise-only region plain; the NHWC edges are then
-  // converted inside the kernel.
+TEST(XnnpackEdgeLayoutTest, ElementwiseOnlyPartitionFollowsItsNhwcEdges) {
+  // An elementwise-only region may compute in either layout; XNNPACK keeps
+  // it channels-last, as its edges are, and converts nothing.
   GraphMaker g;
   ValueId a = g.input({2, 3, 4, 5});
   ValueId b = g.input({2, 3, 4, 5});

@@ -27,9 +27,9 @@ class ReorderConversion final : public LayoutConversion {
     reorder_ = dnnl::reorder(from_, to_);
   }
 
-  void run(const float* src, float* dst) override {
+  void run(const void* src, void* dst) override {
     onednn::ScopedOmpThreads scoped(threads_);
-    from_.set_data_handle(const_cast<float*>(src));
+    from_.set_data_handle(const_cast<void*>(src));
     to_.set_data_handle(dst);
     reorder_.execute(stream_, from_, to_);
     stream_.wait();
@@ -95,8 +95,10 @@ class OnednnBackend final : public Backend {
   std::unique_ptr<LayoutConversion> layout_conversion(const TensorType& type, EdgeLayout layout,
                                                       bool to_plain, int threads) const override {
     if (layout == EdgeLayout::kPlain || !edge_layout_fits(layout, type)) return nullptr;
-    const dnnl::memory::desc plain = onednn::edge_desc(type.shape, EdgeLayout::kPlain);
-    const dnnl::memory::desc laid_out = onednn::edge_desc(type.shape, layout);
+    const std::optional<dnnl::memory::data_type> data_type = onednn::onednn_data_type(type.dtype);
+    if (!data_type) return nullptr;
+    const dnnl::memory::desc plain = onednn::edge_desc(type.shape, EdgeLayout::kPlain, *data_type);
+    const dnnl::memory::desc laid_out = onednn::edge_desc(type.shape, layout, *data_type);
     try {
       return std::make_unique<ReorderConversion>(engine_, to_plain ? laid_out : plain,
                                                  to_plain ? plain : laid_out, threads);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
 
 #include "collage/ir/block_transpose.h"
 
@@ -11,16 +12,19 @@ namespace {
 // Below this many elements, waking the pool costs more than the copy.
 constexpr std::int64_t kParallelThreshold = 1 << 16;
 
-// Transposes `batches` dense [rows, cols] matrices to [cols, rows].
-void transpose_batches(const float* src, float* dst, std::int64_t batches, std::int64_t rows,
-                       std::int64_t cols, pthreadpool_t pool) {
-  BatchedTranspose job(src, dst, batches, rows, cols);
+// Transposes `batches` dense [rows, cols] matrices of T to [cols, rows]
+// (bytes XORed with `mask`).
+template <typename T>
+void transpose_batches(const T* src, T* dst, std::int64_t batches, std::int64_t rows,
+                       std::int64_t cols, pthreadpool_t pool, std::uint8_t mask = 0) {
+  using Job = BatchedTransposeOf<T>;
+  Job job(src, dst, batches, rows, cols, mask);
   auto tasks = static_cast<std::size_t>(job.tasks());
   if (pool != nullptr && batches * rows * cols >= kParallelThreshold) {
     pthreadpool_parallelize_1d(
         pool,
         [](void* context, std::size_t task) {
-          static_cast<BatchedTranspose*>(context)->tile(static_cast<std::int64_t>(task));
+          static_cast<Job*>(context)->tile(static_cast<std::int64_t>(task));
         },
         &job, tasks, 0);
     return;
@@ -68,6 +72,46 @@ std::vector<float> constant_in_layout(const float* data, const Shape& shape, Lay
   }
   assert(shape.size() == 4 && "constant_in_layout: channels-last needs a 4-D shape");
   nchw_to_nhwc(data, result.data(), shape[0], shape[1], shape[2] * shape[3], nullptr);
+  return result;
+}
+
+void nchw_to_nhwc(const std::uint8_t* src, std::uint8_t* dst, std::int64_t n, std::int64_t c,
+                  std::int64_t hw, bool flip, pthreadpool_t pool) {
+  transpose_batches(src, dst, n, c, hw, pool, flip ? 0x80 : 0);
+}
+
+void nhwc_to_nchw(const std::uint8_t* src, std::uint8_t* dst, std::int64_t n, std::int64_t c,
+                  std::int64_t hw, bool flip, pthreadpool_t pool) {
+  transpose_batches(src, dst, n, hw, c, pool, flip ? 0x80 : 0);
+}
+
+void flip_sign_bits(const std::uint8_t* src, std::uint8_t* dst, std::size_t size) {
+  constexpr std::uint64_t kSignBits = 0x8080808080808080ULL;
+  std::size_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, src + i, 8);
+    word ^= kSignBits;
+    std::memcpy(dst + i, &word, 8);
+  }
+  for (; i < size; ++i) dst[i] = src[i] ^ 0x80;
+}
+
+std::vector<std::uint8_t> eight_bit_in_layout(const Tensor& data, const Shape& shape, Layout layout,
+                                              bool flip) {
+  const auto* bytes = static_cast<const std::uint8_t*>(data.raw());
+  std::vector<std::uint8_t> result(static_cast<std::size_t>(shape_numel(shape)));
+  std::uint8_t* out = result.data();
+  if (layout == Layout::kPlain || is_layout_free(shape)) {
+    if (flip) {
+      flip_sign_bits(bytes, out, result.size());
+    } else {
+      std::memcpy(out, bytes, result.size());
+    }
+    return result;
+  }
+  assert(shape.size() == 4 && "eight_bit_in_layout: channels-last needs a 4-D shape");
+  nchw_to_nhwc(bytes, out, shape[0], shape[1], shape[2] * shape[3], flip, nullptr);
   return result;
 }
 

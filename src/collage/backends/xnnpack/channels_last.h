@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "collage/ir/tensor.h"
 #include "collage/ir/tensor_type.h"
 
 namespace collage::xnnpack {
@@ -44,5 +45,23 @@ void nhwc_to_nchw(const float* src, float* dst, std::int64_t n, std::int64_t c, 
 
 // The data of a constant of logical 4-D shape `shape` (NCHW) in `layout`.
 std::vector<float> constant_in_layout(const float* data, const Shape& shape, Layout layout);
+
+// The 8-bit forms of the transposes above, for quantized values at a
+// partition's edge; `flip` also flips each byte's sign bit (uint8 values
+// held as int8 shifted by 128).
+void nchw_to_nhwc(const std::uint8_t* src, std::uint8_t* dst, std::int64_t n, std::int64_t c,
+                  std::int64_t hw, bool flip, pthreadpool_t pool);
+void nhwc_to_nchw(const std::uint8_t* src, std::uint8_t* dst, std::int64_t n, std::int64_t c,
+                  std::int64_t hw, bool flip, pthreadpool_t pool);
+
+// dst[i] = src[i] with its sign bit flipped (uint8 <-> int8 shifted by 128),
+// eight bytes at a time.
+void flip_sign_bits(const std::uint8_t* src, std::uint8_t* dst, std::size_t size);
+
+// The bytes of an 8-bit constant (int8 or uint8) of logical shape `shape` in
+// `layout`, with sign bits flipped when `flip` (a uint8 constant held as int8
+// shifted by 128).
+std::vector<std::uint8_t> eight_bit_in_layout(const Tensor& data, const Shape& shape, Layout layout,
+                                              bool flip);
 
 }  // namespace collage::xnnpack

@@ -42,22 +42,24 @@ Layout broadcast_layout(const SubgraphBuilder& builder, const Node& node) {
   return Layout::kPlain;
 }
 
-// Inputs 0 and 1 combined by `define`, the result and each further input
-// combined again (Sum, Max, Min take any number of inputs).
-bool emit_broadcast(SubgraphBuilder& builder, const Node& node, BinaryDefine define) {
+// Operands 0 and 1 combined by `define`, the result and each further operand
+// combined again (Sum, Max, Min take any number of inputs). The operands are
+// the node's inputs, or for the quantized ops the inputs holding values.
+bool emit_broadcast(SubgraphBuilder& builder, const Node& node, BinaryDefine define,
+                    const std::vector<ValueId>& operands) {
   const ValueId out = node.outputs[0];
   const Shape& out_shape = builder.shape(out);
   const Layout layout = broadcast_layout(builder, node);
   const int rank = static_cast<int>(out_shape.size());
-  std::uint32_t accumulated = builder.broadcast_operand(node.inputs[0], out_shape, layout);
+  std::uint32_t accumulated = builder.broadcast_operand(operands[0], out_shape, layout);
   if (accumulated == kInvalidId) return false;
-  Shape accumulated_shape = pad_to_rank(builder.shape(node.inputs[0]), rank);
-  for (std::size_t i = 1; i < node.inputs.size(); ++i) {
-    const std::uint32_t operand = builder.broadcast_operand(node.inputs[i], out_shape, layout);
+  Shape accumulated_shape = pad_to_rank(builder.shape(operands[0]), rank);
+  for (std::size_t i = 1; i < operands.size(); ++i) {
+    const std::uint32_t operand = builder.broadcast_operand(operands[i], out_shape, layout);
     if (operand == kInvalidId) return false;
     accumulated_shape =
-        broadcast_shapes(accumulated_shape, pad_to_rank(builder.shape(node.inputs[i]), rank));
-    const bool last = i + 1 == node.inputs.size();
+        broadcast_shapes(accumulated_shape, pad_to_rank(builder.shape(operands[i]), rank));
+    const bool last = i + 1 == operands.size();
     const std::uint32_t y = last ? builder.define_output(out, layout)
                                  : builder.define_internal(xnn_dims(accumulated_shape, layout));
     if (y == kInvalidId) return false;
@@ -73,27 +75,37 @@ bool emit_broadcast(SubgraphBuilder& builder, const Node& node, BinaryDefine def
 }  // namespace
 
 bool emit_add(SubgraphBuilder& builder, const Node& node) {
-  return emit_broadcast(builder, node, xnn_define_add2);
+  return emit_broadcast(builder, node, xnn_define_add2, node.inputs);
 }
 
 bool emit_sub(SubgraphBuilder& builder, const Node& node) {
-  return emit_broadcast(builder, node, xnn_define_subtract);
+  return emit_broadcast(builder, node, xnn_define_subtract, node.inputs);
 }
 
 bool emit_mul(SubgraphBuilder& builder, const Node& node) {
-  return emit_broadcast(builder, node, xnn_define_multiply2);
+  return emit_broadcast(builder, node, xnn_define_multiply2, node.inputs);
 }
 
 bool emit_div(SubgraphBuilder& builder, const Node& node) {
-  return emit_broadcast(builder, node, xnn_define_divide);
+  return emit_broadcast(builder, node, xnn_define_divide, node.inputs);
 }
 
 bool emit_max(SubgraphBuilder& builder, const Node& node) {
-  return emit_broadcast(builder, node, define_maximum);
+  return emit_broadcast(builder, node, define_maximum, node.inputs);
 }
 
 bool emit_min(SubgraphBuilder& builder, const Node& node) {
-  return emit_broadcast(builder, node, define_minimum);
+  return emit_broadcast(builder, node, define_minimum, node.inputs);
+}
+
+// QLinearAdd and QLinearMul: values at inputs 0 and 3, requantized by
+// XNNPACK to the output's scale and zero point.
+bool emit_qlinear_add(SubgraphBuilder& builder, const Node& node) {
+  return emit_broadcast(builder, node, xnn_define_add2, {node.inputs[0], node.inputs[3]});
+}
+
+bool emit_qlinear_mul(SubgraphBuilder& builder, const Node& node) {
+  return emit_broadcast(builder, node, xnn_define_multiply2, {node.inputs[0], node.inputs[3]});
 }
 
 bool emit_batch_norm(SubgraphBuilder& builder, const Node& node) {

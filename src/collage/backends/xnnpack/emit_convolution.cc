@@ -6,14 +6,14 @@
 #include <vector>
 
 #include "collage/backends/xnnpack/emitters.h"
+#include "collage/backends/xnnpack/filter_order.h"
 #include "collage/backends/xnnpack/op_support.h"
 
 namespace collage::xnnpack {
 namespace {
 
-// A Conv's weights as XNNPACK's filter, each output channel scaled by `scale`
-// (a folded BatchNormalization): [1, kH, kW, M] for a depthwise convolution,
-// OHWI otherwise.
+// A Conv's weights as XNNPACK's filter (filter_order.h), each output
+// channel scaled by `scale` (a folded BatchNormalization).
 struct ConvFilter {
   std::vector<float> data;
   Dims dims;
@@ -21,29 +21,13 @@ struct ConvFilter {
 
 ConvFilter conv_filter(const float* weights, const Shape& w_shape, const std::vector<double>& scale,
                        bool depthwise) {
-  const auto out_channels = static_cast<std::size_t>(w_shape[0]);
-  const auto group_channels = static_cast<std::size_t>(w_shape[1]);
-  const auto kh = static_cast<std::size_t>(w_shape[2]);
-  const auto kw = static_cast<std::size_t>(w_shape[3]);
-  ConvFilter filter{std::vector<float>(out_channels * group_channels * kh * kw), {}};
-  if (depthwise) {
-    filter.dims = {1, kh, kw, out_channels};
-    for (std::size_t m = 0; m < out_channels; ++m) {
-      for (std::size_t i = 0; i < kh * kw; ++i) {
-        filter.data[i * out_channels + m] = static_cast<float>(weights[m * kh * kw + i] * scale[m]);
-      }
-    }
-    return filter;
-  }
-  // OIHW -> OHWI.
-  filter.dims = {out_channels, kh, kw, group_channels};
-  for (std::size_t m = 0; m < out_channels; ++m) {
-    for (std::size_t c = 0; c < group_channels; ++c) {
-      for (std::size_t i = 0; i < kh * kw; ++i) {
-        filter.data[(m * kh * kw + i) * group_channels + c] =
-            static_cast<float>(weights[(m * group_channels + c) * kh * kw + i] * scale[m]);
-      }
-    }
+  ConvFilter filter{filter_in_xnnpack_order(weights, w_shape, depthwise),
+                    filter_dims(w_shape, depthwise)};
+  const std::size_t out_channels = scale.size();
+  for (std::size_t k = 0; k < filter.data.size(); ++k) {
+    // The output channel is outermost in OHWI and innermost in [1, kH, kW, M].
+    const std::size_t m = depthwise ? k % out_channels : k / (filter.data.size() / out_channels);
+    filter.data[k] = static_cast<float>(filter.data[k] * scale[m]);
   }
   return filter;
 }
@@ -84,6 +68,26 @@ std::vector<float> conv_transpose_filter(const float* weights, const TransposeGe
 
 }  // namespace
 
+bool define_convolution(SubgraphBuilder& builder, const Window2d& w, const ConvChannels& c,
+                        bool depthwise, const ConvValues& v) {
+  if (depthwise) {
+    return builder.check(xnn_define_depthwise_convolution_2d(
+                             builder.subgraph(), u32(w.pad_top), u32(w.pad_right),
+                             u32(w.pad_bottom), u32(w.pad_left), u32(w.kernel_h), u32(w.kernel_w),
+                             u32(w.stride_h), u32(w.stride_w), u32(w.dilation_h), u32(w.dilation_w),
+                             static_cast<std::uint32_t>(c.out_channels / c.channels), c.channels,
+                             kNoMin, kNoMax, v.x, v.filter, v.bias, v.y, 0),
+                         "depthwise convolution");
+  }
+  return builder.check(
+      xnn_define_convolution_2d(
+          builder.subgraph(), u32(w.pad_top), u32(w.pad_right), u32(w.pad_bottom), u32(w.pad_left),
+          u32(w.kernel_h), u32(w.kernel_w), u32(w.stride_h), u32(w.stride_w), u32(w.dilation_h),
+          u32(w.dilation_w), static_cast<std::uint32_t>(c.group), c.group_channels,
+          c.out_channels / c.group, kNoMin, kNoMax, v.x, v.filter, v.bias, v.y, 0),
+      "convolution");
+}
+
 bool emit_conv(SubgraphBuilder& builder, const Node& node) {
   auto window = conv_window(builder.graph(), node);
   if (!window) return builder.fail("the convolution window does not match the output shape");
@@ -118,23 +122,8 @@ bool emit_conv(SubgraphBuilder& builder, const Node& node) {
   const std::uint32_t filter_id = builder.define_static(std::move(filter.data), filter.dims);
   const std::uint32_t bias_id = builder.define_static(std::move(folded_bias), {out_channels});
   if (filter_id == kInvalidId || bias_id == kInvalidId) return false;
-  const Window2d& w = *window;
-  if (depthwise) {
-    return builder.check(xnn_define_depthwise_convolution_2d(
-                             builder.subgraph(), u32(w.pad_top), u32(w.pad_right),
-                             u32(w.pad_bottom), u32(w.pad_left), u32(w.kernel_h), u32(w.kernel_w),
-                             u32(w.stride_h), u32(w.stride_w), u32(w.dilation_h), u32(w.dilation_w),
-                             static_cast<std::uint32_t>(out_channels / channels), channels, kNoMin,
-                             kNoMax, io->x, filter_id, bias_id, io->y, 0),
-                         "depthwise convolution");
-  }
-  return builder.check(
-      xnn_define_convolution_2d(
-          builder.subgraph(), u32(w.pad_top), u32(w.pad_right), u32(w.pad_bottom), u32(w.pad_left),
-          u32(w.kernel_h), u32(w.kernel_w), u32(w.stride_h), u32(w.stride_w), u32(w.dilation_h),
-          u32(w.dilation_w), static_cast<std::uint32_t>(group), group_channels,
-          out_channels / group, kNoMin, kNoMax, io->x, filter_id, bias_id, io->y, 0),
-      "convolution");
+  return define_convolution(builder, *window, {group, channels, group_channels, out_channels},
+                            depthwise, {io->x, filter_id, bias_id, io->y});
 }
 
 bool emit_conv_transpose(SubgraphBuilder& builder, const Node& node) {

@@ -7,6 +7,7 @@
 // the failure recorded in `builder`, when XNNPACK refuses a definition.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "collage/backends/xnnpack/subgraph_builder.h"
@@ -58,9 +59,35 @@ bool emit_div(SubgraphBuilder& builder, const Node& node);
 bool emit_max(SubgraphBuilder& builder, const Node& node);
 bool emit_min(SubgraphBuilder& builder, const Node& node);
 bool emit_batch_norm(SubgraphBuilder& builder, const Node& node);
+// com.microsoft QLinearAdd and QLinearMul on qint8 values.
+bool emit_qlinear_add(SubgraphBuilder& builder, const Node& node);
+bool emit_qlinear_mul(SubgraphBuilder& builder, const Node& node);
+
+// emit_quantized.cc: quantized ops on qint8 values (quantized.h).
+
+// QuantizeLinear and DequantizeLinear: XNNPACK's convert.
+bool emit_convert(SubgraphBuilder& builder, const Node& node);
+// QLinearConv with channel-wise int8 weights; depthwise as Conv is.
+bool emit_qlinear_conv(SubgraphBuilder& builder, const Node& node);
+// QGemm and QLinearMatMul as a 1x1 convolution over the rows of A (this
+// XNNPACK's fully connected node takes no channel-wise weights).
+bool emit_qlinear_matmul(SubgraphBuilder& builder, const Node& node);
 
 // emit_convolution.cc: Conv (a following BatchNormalization folded in;
 // depthwise when it has one input channel per group) and ConvTranspose.
+
+// A convolution's channel counts: input channels, per group, output.
+struct ConvChannels {
+  std::size_t group, channels, group_channels, out_channels;
+};
+// A convolution's XNNPACK values: input, filter, bias, output.
+struct ConvValues {
+  std::uint32_t x, filter, bias, y;
+};
+// Defines a 2-D convolution over channels-last values (float or quantized,
+// as its values are), depthwise when `depthwise` (filter [1, kH, kW, M]).
+bool define_convolution(SubgraphBuilder& builder, const Window2d& window, const ConvChannels& c,
+                        bool depthwise, const ConvValues& values);
 bool emit_conv(SubgraphBuilder& builder, const Node& node);
 bool emit_conv_transpose(SubgraphBuilder& builder, const Node& node);
 

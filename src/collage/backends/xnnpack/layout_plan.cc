@@ -118,9 +118,16 @@ bool is_layout_constrained(const Graph& graph, ValueId value) {
   return graph.type(value).rank() == 4 && !is_layout_free(graph.type(value).shape);
 }
 
-Result<LayoutPlan> LayoutPlan::make(const Graph& partition) {
+Result<LayoutPlan> LayoutPlan::make(const Graph& partition,
+                                    const std::vector<ValueId>& channels_last_edges) {
   Groups groups(partition);
   for (const Node& node : partition.nodes()) apply_rule(partition, node, groups);
+  std::vector<bool> edge_channels_last(partition.num_values(), false);
+  for (ValueId edge : channels_last_edges) {
+    if (is_layout_constrained(partition, edge)) {
+      edge_channels_last[groups.find(edge)] = true;
+    }
+  }
 
   LayoutPlan plan;
   plan.layouts_.assign(partition.num_values(), Layout::kPlain);
@@ -137,7 +144,10 @@ Result<LayoutPlan> LayoutPlan::make(const Graph& partition) {
           "transpose",
           partition.value(value).name)};
     }
-    if (allowed == kChannelsLastBit) plan.layouts_[v] = Layout::kChannelsLast;
+    const bool free_choice = allowed == kAnyLayout;
+    if (allowed == kChannelsLastBit || (free_choice && edge_channels_last[groups.find(value)])) {
+      plan.layouts_[v] = Layout::kChannelsLast;
+    }
   }
   return plan;
 }

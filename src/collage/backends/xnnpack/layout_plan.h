@@ -6,8 +6,9 @@
 // runtime unless its two orders coincide (see is_layout_free). The plan
 // groups the values that must share a layout (an elementwise op's input and
 // output), intersects the layouts each group's ops accept, and picks one per
-// group: channels-last where required, plain otherwise (plain inputs need no
-// transpose at the partition's entry). A group no layout satisfies makes the
+// group: channels-last where required, or where the group holds an edge the
+// caller exchanges channels-last (no transpose at that edge), plain otherwise
+// (plain inputs need no transpose at the partition's entry). A group no layout satisfies makes the
 // partition fail to compile, naming the value; smaller partitions still
 // compile, since every single supported node has a consistent plan.
 #pragma once
@@ -29,8 +30,11 @@ bool is_layout_constrained(const Graph& graph, ValueId value);
 
 class LayoutPlan {
  public:
-  // Plans `partition`, whose nodes must all be supported (supports_node).
-  static Result<LayoutPlan> make(const Graph& partition);
+  // Plans `partition`, whose nodes must all be supported (supports_node);
+  // `channels_last_edges` are the partition inputs and outputs the caller
+  // stores channels-last.
+  static Result<LayoutPlan> make(const Graph& partition,
+                                 const std::vector<ValueId>& channels_last_edges = {});
 
   // The layout of `value`. For a layout-free 4-D value this is only a
   // preference: channels-last when a spatial op reads it, so a partition input

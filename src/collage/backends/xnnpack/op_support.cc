@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "collage/backends/xnnpack/quantized.h"
+
 namespace collage::xnnpack {
 namespace {
 
@@ -158,12 +160,20 @@ bool is_conv(const Graph& graph, const Node& node) {
 }
 
 bool is_pool(const Graph& graph, const Node& node) {
-  if (node.inputs.size() != 1 || !is_activation(graph, node.inputs[0])) return false;
-  if (!has_one_float_output(graph, node)) return false;
+  if (node.inputs.size() != 1) return false;
+  const bool eight_bit = is_eight_bit_passthrough(graph, node);
+  if (!eight_bit && (!is_activation(graph, node.inputs[0]) || !has_one_float_output(graph, node))) {
+    return false;
+  }
   const Shape& x = shape_of(graph, node.inputs[0]);
   const Shape& y = shape_of(graph, node.outputs[0]);
   if (x.size() != 4 || y.size() != 4 || y[0] != x[0] || y[1] != x[1]) return false;
-  return pool_window(graph, node).has_value();
+  const auto window = pool_window(graph, node);
+  if (!window) return false;
+  // A dilated window over padding is padded with -inf first (emit_max_pool),
+  // which has no 8-bit value.
+  const bool dilated = window->dilation_h > 1 || window->dilation_w > 1;
+  return !(eight_bit && dilated && window->has_padding());
 }
 
 bool is_global_pool(const Graph& graph, const Node& node) {
@@ -237,8 +247,10 @@ bool is_pad(const Graph& graph, const Node& node) {
 // Reshape-like ops: XNNPACK copies the data into the output's static shape,
 // so the shape-giving inputs only have to be constants.
 bool is_reshape(const Graph& graph, const Node& node) {
-  if (node.inputs.empty() || !is_activation(graph, node.inputs[0])) return false;
-  if (!has_one_float_output(graph, node)) return false;
+  if (node.inputs.empty()) return false;
+  const bool float_values =
+      is_activation(graph, node.inputs[0]) && has_one_float_output(graph, node);
+  if (!float_values && !is_eight_bit_passthrough(graph, node)) return false;
   for (std::size_t i = 1; i < node.inputs.size(); ++i) {
     if (present(node, i) && !graph.value(node.inputs[i]).is_constant()) return false;
   }
@@ -417,7 +429,9 @@ bool softmax_runs_in(const Graph& graph, const Node& node, Layout layout) {
 }
 
 std::optional<Window2d> conv_window(const Graph& graph, const Node& node) {
-  const Shape& w = graph.type(node.inputs[1]).shape;
+  const std::size_t weights = node.op_type == "QLinearConv" ? 3 : 1;
+  if (node.input(weights) == kNoValue) return std::nullopt;
+  const Shape& w = graph.type(node.inputs[weights]).shape;
   if (w.size() != 4) return std::nullopt;
   const Shape& x = graph.type(node.inputs[0]).shape;
   const Shape& y = graph.type(node.outputs[0]).shape;

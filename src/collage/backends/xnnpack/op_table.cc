@@ -3,6 +3,7 @@
 #include "collage/backends/op_rows.h"
 #include "collage/backends/xnnpack/emitters.h"
 #include "collage/backends/xnnpack/op_support.h"
+#include "collage/backends/xnnpack/quantized.h"
 
 namespace collage::xnnpack {
 
@@ -70,6 +71,35 @@ const std::vector<OpRow>& op_table() {
        kChannelsLast,
        emit_resize,
        "linear, 2-D, half_pixel/align_corners/asymmetric"},
+      // Quantized ops on int8 (uint8 shifted by 128) values (quantized.h,
+      // emit_quantized.cc). MaxPool and the reshapes above take 8-bit values too.
+      {{"QuantizeLinear", "DequantizeLinear"},
+       is_quantize_or_dequantize,
+       kFollowInput,
+       emit_convert,
+       "int8/uint8, one scale and zero point"},
+      {{"QLinearConv"},
+       is_qlinear_conv,
+       kChannelsLast,
+       emit_qlinear_conv,
+       "2-D, int8 weights with zero points 0, one scale or one per channel; depthwise"},
+      {{"QGemm", "QLinearMatMul"},
+       is_qlinear_matmul,
+       kPlain,
+       emit_qlinear_matmul,
+       "by a constant 2-D int8 matrix with zero points 0, alpha 1"},
+      {{"QLinearAdd"}, is_qlinear_binary, kBroadcast, emit_qlinear_add, "com.microsoft"},
+      {{"QLinearMul"}, is_qlinear_binary, kBroadcast, emit_qlinear_mul, "com.microsoft"},
+      {{"QLinearGlobalAveragePool"},
+       is_qlinear_global_average_pool,
+       kChannelsLast,
+       emit_global_average_pool,
+       "com.microsoft, NCHW"},
+      {{"QLinearSigmoid"},
+       is_qlinear_sigmoid,
+       kFollowInput,
+       emit_sigmoid,
+       "com.microsoft, into scale 1/256"},
   };
   return table;
 }
@@ -80,7 +110,8 @@ const OpRow* find_op_row(std::string_view op_type) {
 }
 
 bool supports_node(const Graph& graph, const Node& node) {
-  if (!node.domain.empty() && node.domain != "ai.onnx") return false;
+  const bool microsoft = node.domain == "com.microsoft" && is_microsoft_quantized_op(node.op_type);
+  if (!node.domain.empty() && node.domain != "ai.onnx" && !microsoft) return false;
   const OpRow* row = find_op_row(node.op_type);
   return row != nullptr && row->check(graph, node);
 }

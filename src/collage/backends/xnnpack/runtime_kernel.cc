@@ -54,8 +54,7 @@ class RuntimeKernel final : public Kernel {
     for (std::size_t i = 0; i < built.inputs.size(); ++i) {
       ExternalValue& value = built.inputs[i];
       // XNNPACK may read XNN_EXTRA_BYTES past an input's end.
-      std::vector<float> staging(static_cast<std::size_t>(value.type.numel()) +
-                                 XNN_EXTRA_BYTES / sizeof(float));
+      std::vector<std::byte> staging(byte_size(value.type) + XNN_EXTRA_BYTES);
       externals_.push_back({value.id, staging.data()});
       EdgeLayout layout = i < input_layouts.size() ? input_layouts[i] : EdgeLayout::kPlain;
       inputs_.push_back({std::move(value), layout, std::move(staging)});
@@ -63,9 +62,9 @@ class RuntimeKernel final : public Kernel {
     for (std::size_t i = 0; i < built.outputs.size(); ++i) {
       ExternalValue& value = built.outputs[i];
       EdgeLayout layout = i < output_layouts.size() ? output_layouts[i] : EdgeLayout::kPlain;
-      std::vector<float> staging;
-      if (!same_order(layout, value.layout, value.type.shape)) {
-        staging.resize(static_cast<std::size_t>(value.type.numel()));
+      std::vector<std::byte> staging;
+      if (value.shifted || !same_order(layout, value.layout, value.type.shape)) {
+        staging.resize(byte_size(value.type));
       }
       externals_.push_back({value.id, nullptr});
       outputs_.push_back({std::move(value), layout, std::move(staging)});
@@ -77,8 +76,13 @@ class RuntimeKernel final : public Kernel {
     pthreadpool_t pool = pool_.get();
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       Edge& edge = inputs_[i];
+      if (edge.value.type.dtype != DType::kFloat32) {
+        stage_eight_bit(edge, static_cast<const std::uint8_t*>(inputs[i].raw()),
+                        reinterpret_cast<std::uint8_t*>(edge.staging.data()), true, pool);
+        continue;
+      }
       const float* source = inputs[i].data<float>();
-      float* staged = edge.staging.data();
+      auto* staged = reinterpret_cast<float*>(edge.staging.data());
       const Shape& shape = edge.value.type.shape;
       if (same_order(edge.external, edge.value.layout, shape)) {
         ScopedSpan span("stage input", SpanKind::kCopy);
@@ -116,15 +120,21 @@ class RuntimeKernel final : public Kernel {
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       const Edge& edge = outputs_[i];
       if (edge.staging.empty()) continue;
+      if (edge.value.type.dtype != DType::kFloat32) {
+        stage_eight_bit(edge, reinterpret_cast<const std::uint8_t*>(edge.staging.data()),
+                        static_cast<std::uint8_t*>(outputs[i].raw()), false, pool);
+        continue;
+      }
       const Shape& shape = edge.value.type.shape;
+      const auto* staged = reinterpret_cast<const float*>(edge.staging.data());
       if (edge.value.layout == Layout::kChannelsLast) {
         ScopedSpan span("nhwc to nchw", SpanKind::kLayout);
-        nhwc_to_nchw(edge.staging.data(), outputs[i].data<float>(), shape[0], shape[1],
-                     shape[2] * shape[3], pool);
+        nhwc_to_nchw(staged, outputs[i].data<float>(), shape[0], shape[1], shape[2] * shape[3],
+                     pool);
       } else {
         ScopedSpan span("nchw to nhwc", SpanKind::kLayout);
-        nchw_to_nhwc(edge.staging.data(), outputs[i].data<float>(), shape[0], shape[1],
-                     shape[2] * shape[3], pool);
+        nchw_to_nhwc(staged, outputs[i].data<float>(), shape[0], shape[1], shape[2] * shape[3],
+                     pool);
       }
     }
   }
@@ -134,8 +144,41 @@ class RuntimeKernel final : public Kernel {
     ExternalValue value;
     // How the caller stores the tensor.
     EdgeLayout external = EdgeLayout::kPlain;
-    std::vector<float> staging;
+    std::vector<std::byte> staging;
   };
+
+  static std::size_t byte_size(const TensorType& type) {
+    return static_cast<std::size_t>(type.numel()) * dtype_size(type.dtype);
+  }
+
+  // Moves an 8-bit edge between the caller's bytes and XNNPACK's (`into`
+  // the subgraph or out of it), transposing where the two layouts differ and
+  // flipping the sign bits of uint8 values.
+  static void stage_eight_bit(const Edge& edge, const std::uint8_t* from, std::uint8_t* to,
+                              bool into, pthreadpool_t pool) {
+    const Shape& shape = edge.value.type.shape;
+    const bool flip = edge.value.shifted;
+    if (same_order(edge.external, edge.value.layout, shape)) {
+      ScopedSpan span(into ? "stage input" : "stage output", SpanKind::kCopy);
+      const std::size_t size = byte_size(edge.value.type);
+      if (!flip) {
+        std::memcpy(to, from, size);
+        return;
+      }
+      flip_sign_bits(from, to, size);
+      return;
+    }
+    // Into a channels-last value, or out of a plain one to a channels-last
+    // edge: NCHW to NHWC.
+    const bool to_channels_last = into == (edge.value.layout == Layout::kChannelsLast);
+    ScopedSpan span(to_channels_last ? "nchw to nhwc" : "nhwc to nchw", SpanKind::kLayout);
+    const std::int64_t hw = shape[2] * shape[3];
+    if (to_channels_last) {
+      nchw_to_nhwc(from, to, shape[0], shape[1], hw, flip, pool);
+    } else {
+      nhwc_to_nchw(from, to, shape[0], shape[1], hw, flip, pool);
+    }
+  }
 
   void check_contract(std::span<const Tensor> inputs, std::span<Tensor> outputs) const {
     if (inputs.size() != inputs_.size() || outputs.size() != outputs_.size()) {
@@ -158,7 +201,7 @@ class RuntimeKernel final : public Kernel {
   }
 
   // Declared before runtime_, so the runtime is destroyed first.
-  std::vector<std::vector<float>> static_data_;
+  std::vector<std::vector<std::byte>> static_data_;
   Pool pool_;
   std::unique_ptr<xnn_runtime, RuntimeDeleter> runtime_;
   std::vector<Edge> inputs_;
@@ -201,31 +244,45 @@ namespace {
 
 class EdgeConversion final : public LayoutConversion {
  public:
-  EdgeConversion(Shape shape, bool to_plain, Pool pool)
-      : shape_(std::move(shape)), to_plain_(to_plain), pool_(std::move(pool)) {}
+  EdgeConversion(TensorType type, bool to_plain, Pool pool)
+      : type_(std::move(type)), to_plain_(to_plain), pool_(std::move(pool)) {}
 
-  void run(const float* src, float* dst) override {
-    const std::int64_t hw = shape_[2] * shape_[3];
+  void run(const void* src, void* dst) override {
+    const Shape& s = type_.shape;
+    const std::int64_t hw = s[2] * s[3];
+    if (type_.dtype != DType::kFloat32) {
+      const auto* from = static_cast<const std::uint8_t*>(src);
+      auto* to = static_cast<std::uint8_t*>(dst);
+      const bool flip = type_.dtype == DType::kUInt8;
+      if (to_plain_) {
+        nhwc_to_nchw(from, to, s[0], s[1], hw, flip, pool_.get());
+      } else {
+        nchw_to_nhwc(from, to, s[0], s[1], hw, flip, pool_.get());
+      }
+      return;
+    }
+    const auto* from = static_cast<const float*>(src);
+    auto* to = static_cast<float*>(dst);
     if (to_plain_) {
-      nhwc_to_nchw(src, dst, shape_[0], shape_[1], hw, pool_.get());
+      nhwc_to_nchw(from, to, s[0], s[1], hw, pool_.get());
     } else {
-      nchw_to_nhwc(src, dst, shape_[0], shape_[1], hw, pool_.get());
+      nchw_to_nhwc(from, to, s[0], s[1], hw, pool_.get());
     }
   }
 
  private:
-  Shape shape_;
+  TensorType type_;
   bool to_plain_;
   Pool pool_;
 };
 
 }  // namespace
 
-std::unique_ptr<LayoutConversion> make_edge_conversion(const Shape& shape, bool to_plain,
+std::unique_ptr<LayoutConversion> make_edge_conversion(const TensorType& type, bool to_plain,
                                                        int threads) {
   Pool pool = shared_pool(threads);
-  if (shape.size() != 4 || (threads > 1 && pool == nullptr)) return nullptr;
-  return std::make_unique<EdgeConversion>(shape, to_plain, std::move(pool));
+  if (type.shape.size() != 4 || (threads > 1 && pool == nullptr)) return nullptr;
+  return std::make_unique<EdgeConversion>(type, to_plain, std::move(pool));
 }
 
 }  // namespace collage::xnnpack

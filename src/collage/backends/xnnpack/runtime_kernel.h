@@ -35,10 +35,11 @@ std::optional<std::string> initialize_xnnpack();
 Result<std::unique_ptr<Kernel>> make_runtime_kernel(BuiltSubgraph built,
                                                     const CompileOptions& options);
 
-// The conversion a kernel does at a plain edge of a 4-D float32 tensor of
-// `shape` that it computes channels-last: NCHW to NHWC (or, with
-// `to_plain`, back) over the pool the kernels of `threads` threads share.
-std::unique_ptr<LayoutConversion> make_edge_conversion(const Shape& shape, bool to_plain,
+// The conversion a kernel does at a plain edge of a 4-D tensor of `type`
+// (float32, or 8-bit with a uint8's sign bits flipped on the way) that it
+// computes channels-last: NCHW to NHWC (or, with `to_plain`, back) over the
+// pool the kernels of `threads` threads share.
+std::unique_ptr<LayoutConversion> make_edge_conversion(const TensorType& type, bool to_plain,
                                                        int threads);
 
 }  // namespace collage::xnnpack

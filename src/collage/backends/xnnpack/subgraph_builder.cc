@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "collage/backends/xnnpack/op_support.h"
 #include "collage/backends/xnnpack/op_table.h"
@@ -20,6 +21,9 @@ Result<BuiltSubgraph> SubgraphBuilder::build() {
     return Failure{failure_};
   }
   result_.subgraph.reset(raw);
+  auto quantization = plan_quantization(graph_);
+  if (!quantization) return Failure{quantization.error()};
+  quantization_ = std::move(*quantization);
   if (!define_boundary()) return Failure{failure_};
   plan_fusions();
   mark_live_nodes();
@@ -43,21 +47,20 @@ bool SubgraphBuilder::define_boundary() {
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     ValueId value = inputs[k];
     const TensorType& type = graph_.type(value);
-    if (type.dtype != DType::kFloat32 || type.rank() > XNN_MAX_TENSOR_DIMS || type.numel() == 0) {
-      return fail(fmt::format("input '{}' ({}) is not a float32 tensor XNNPACK can hold",
-                              graph_.value(value).name, type.to_string()));
+    const std::optional<Quantization>& q = quantization(value);
+    const bool fits = type.dtype == DType::kFloat32 || (q && is_eight_bit(type));
+    if (!fits || type.rank() > XNN_MAX_TENSOR_DIMS || type.numel() == 0) {
+      return fail(
+          fmt::format("input '{}' ({}) is not a float32 or quantized 8-bit tensor XNNPACK can hold",
+                      graph_.value(value).name, type.to_string()));
     }
     Layout layout = type.rank() == 4 ? plan_.layout(value) : Layout::kPlain;
-    Dims dims = xnn_dims(type.shape, layout);
-    std::uint32_t id = kInvalidId;
-    if (!check(xnn_define_tensor_value(subgraph(), xnn_datatype_fp32, dims.size(), dims.data(),
-                                       nullptr, static_cast<std::uint32_t>(k),
-                                       XNN_VALUE_FLAG_EXTERNAL_INPUT, &id),
-               "input value")) {
-      return false;
-    }
+    const std::uint32_t id =
+        define_value(xnn_dims(type.shape, layout), q ? &*q : nullptr, nullptr,
+                     static_cast<std::uint32_t>(k), XNN_VALUE_FLAG_EXTERNAL_INPUT, "input value");
+    if (id == kInvalidId) return false;
     slots_[static_cast<std::size_t>(value)] = {id, layout};
-    result_.inputs.push_back({id, type, layout});
+    result_.inputs.push_back({id, type, layout, q && q->shifted});
   }
   const auto& outputs = graph_.outputs();
   for (std::size_t k = 0; k < outputs.size(); ++k) {
@@ -68,8 +71,9 @@ bool SubgraphBuilder::define_boundary() {
                               info.name));
     }
     output_index_[value] = k;
-    result_.outputs.push_back(
-        {static_cast<std::uint32_t>(inputs.size() + k), info.type, Layout::kPlain});
+    const std::optional<Quantization>& q = quantization(value);
+    result_.outputs.push_back({static_cast<std::uint32_t>(inputs.size() + k), info.type,
+                               Layout::kPlain, q && q->shifted});
   }
   return true;
 }
@@ -152,34 +156,68 @@ std::uint32_t SubgraphBuilder::define_output(ValueId value, Layout layout) {
     external = boundary.id;
     flags = XNN_VALUE_FLAG_EXTERNAL_OUTPUT;
   }
-  std::uint32_t id = kInvalidId;
-  if (!check(xnn_define_tensor_value(subgraph(), xnn_datatype_fp32, dims.size(), dims.data(),
-                                     nullptr, external, flags, &id),
-             "value")) {
-    return kInvalidId;
-  }
+  const std::optional<Quantization>& q = quantization(value);
+  const std::uint32_t id = define_value(dims, q ? &*q : nullptr, nullptr, external, flags, "value");
+  if (id == kInvalidId) return kInvalidId;
   slots_[static_cast<std::size_t>(value)] = {id, layout};
   return id;
 }
 
-std::uint32_t SubgraphBuilder::define_internal(const Dims& dims) {
+std::uint32_t SubgraphBuilder::define_value(const Dims& dims, const Quantization* quantization,
+                                            const void* data, std::uint32_t external,
+                                            std::uint32_t flags, const char* what) {
   std::uint32_t id = kInvalidId;
-  if (!check(xnn_define_tensor_value(subgraph(), xnn_datatype_fp32, dims.size(), dims.data(),
-                                     nullptr, kInvalidId, 0, &id),
-             "value")) {
-    return kInvalidId;
-  }
+  const xnn_status status =
+      quantization == nullptr
+          ? xnn_define_tensor_value(subgraph(), xnn_datatype_fp32, dims.size(), dims.data(), data,
+                                    external, flags, &id)
+          : xnn_define_quantized_tensor_value(
+                subgraph(),
+                quantization->unsigned_storage ? xnn_datatype_quint8 : xnn_datatype_qint8,
+                quantization->zero_point, quantization->scale, dims.size(), dims.data(), data,
+                external, flags, &id);
+  if (!check(status, what)) return kInvalidId;
+  if (quantization != nullptr) id_quantization_[id] = *quantization;
   return id;
 }
 
-std::uint32_t SubgraphBuilder::define_static(std::vector<float> data, const Dims& dims) {
+std::uint32_t SubgraphBuilder::define_internal(const Dims& dims, const Quantization* quantization) {
+  return define_value(dims, quantization, nullptr, kInvalidId, 0, "value");
+}
+
+const void* SubgraphBuilder::keep(const void* bytes, std::size_t size) {
   // XNNPACK may read up to XNN_EXTRA_BYTES past the end of static data.
-  data.resize(data.size() + XNN_EXTRA_BYTES / sizeof(float), 0.0f);
+  std::vector<std::byte> data(size + XNN_EXTRA_BYTES);
+  std::memcpy(data.data(), bytes, size);
   result_.static_data.push_back(std::move(data));
+  return result_.static_data.back().data();
+}
+
+std::uint32_t SubgraphBuilder::define_static(std::vector<float> data, const Dims& dims) {
+  const void* kept = keep(data.data(), data.size() * sizeof(float));
+  return define_value(dims, nullptr, kept, kInvalidId, 0, "static value");
+}
+
+std::uint32_t SubgraphBuilder::define_static_quantized(const std::vector<std::uint8_t>& data,
+                                                       const Dims& dims,
+                                                       const Quantization& quantization) {
+  const void* kept = keep(data.data(), data.size());
+  return define_value(dims, &quantization, kept, kInvalidId, 0, "static value");
+}
+
+std::uint32_t SubgraphBuilder::define_static_channelwise(const void* data, std::size_t bytes,
+                                                         const Dims& dims, xnn_datatype datatype,
+                                                         const std::vector<float>& scales,
+                                                         std::size_t channel_dim) {
+  // XNNPACK keeps the scale pointer until the runtime packs the weights.
+  const auto* kept_scales =
+      static_cast<const float*>(keep(scales.data(), scales.size() * sizeof(float)));
+  const void* kept = keep(data, bytes);
   std::uint32_t id = kInvalidId;
-  if (!check(xnn_define_tensor_value(subgraph(), xnn_datatype_fp32, dims.size(), dims.data(),
-                                     result_.static_data.back().data(), kInvalidId, 0, &id),
-             "static value")) {
+  if (!check(xnn_define_channelwise_quantized_tensor_value(subgraph(), datatype, kept_scales,
+                                                           dims.size(), channel_dim, dims.data(),
+                                                           kept, kInvalidId, 0, &id),
+             "channel-wise static value")) {
     return kInvalidId;
   }
   return id;
@@ -209,7 +247,9 @@ std::uint32_t SubgraphBuilder::sigmoid(std::uint32_t x, const Dims& dims) {
 }
 
 std::uint32_t SubgraphBuilder::reshape(std::uint32_t source, const Dims& dims) {
-  const std::uint32_t id = define_internal(dims);
+  const auto quantized = id_quantization_.find(source);
+  const std::uint32_t id =
+      define_internal(dims, quantized == id_quantization_.end() ? nullptr : &quantized->second);
   if (id == kInvalidId) return kInvalidId;
   if (!check(xnn_define_static_reshape(subgraph(), dims.size(), dims.data(), source, id, 0),
              "reshape")) {
@@ -276,6 +316,11 @@ std::uint32_t SubgraphBuilder::broadcast_operand(ValueId value, const Shape& out
   const Layout aligned_layout = rank == 4 ? layout : Layout::kPlain;
   const Dims dims = xnn_dims(aligned, aligned_layout);
   if (graph_.value(value).is_constant()) {
+    const Tensor& data = *graph_.value(value).constant;
+    if (const std::optional<Quantization>& q = quantization(value)) {
+      return define_static_quantized(eight_bit_in_layout(data, aligned, aligned_layout, q->shifted),
+                                     dims, *q);
+    }
     return define_static(constant_in_layout(float_data(graph_, value), aligned, aligned_layout),
                          dims);
   }
@@ -338,8 +383,9 @@ const char* status_name(xnn_status status) {
   return "unknown status";
 }
 
-Result<BuiltSubgraph> build_subgraph(const Graph& partition) {
-  auto plan = LayoutPlan::make(partition);
+Result<BuiltSubgraph> build_subgraph(const Graph& partition,
+                                     const std::vector<ValueId>& channels_last_edges) {
+  auto plan = LayoutPlan::make(partition, channels_last_edges);
   if (!plan) return Failure{plan.error()};
   SubgraphBuilder builder(partition, *plan);
   return builder.build();

@@ -12,8 +12,9 @@
 // one fully connected node. The result holds the subgraph, the buffers its
 // static values point to (which must outlive every runtime made from it)
 // and, for each partition input and output, the XNNPACK external value and
-// the layout it is staged in. Any node or parameter XNNPACK rejects makes the
-// whole build a Failure.
+// the layout it is staged in. 8-bit values are qint8 at the quantization
+// plan_quantization gives them (quantized.h). Any node or parameter XNNPACK
+// rejects makes the whole build a Failure.
 #pragma once
 
 #include <xnnpack.h>
@@ -30,6 +31,7 @@
 
 #include "collage/backends/xnnpack/channels_last.h"
 #include "collage/backends/xnnpack/layout_plan.h"
+#include "collage/backends/xnnpack/quantized.h"
 #include "collage/backends/xnnpack/window_2d.h"
 #include "collage/ir/graph.h"
 #include "collage/ir/result.h"
@@ -46,23 +48,29 @@ struct ExternalValue {
   std::uint32_t id = XNN_INVALID_VALUE_ID;
   TensorType type;  // the logical (ONNX) type
   Layout layout = Layout::kPlain;
+  // A uint8 value, held as int8 shifted by 128: its bytes flip sign bits at the edge.
+  bool shifted = false;
 };
 
 struct BuiltSubgraph {
   SubgraphHandle subgraph;
   std::vector<ExternalValue> inputs;   // in partition.inputs() order
   std::vector<ExternalValue> outputs;  // in partition.outputs() order
-  // Data of static values (weights, broadcast constants), padded by
-  // XNN_EXTRA_BYTES. Moving the outer vector keeps the inner buffers in place.
-  std::vector<std::vector<float>> static_data;
+  // Data of static values (weights, broadcast constants, channel scales),
+  // padded by XNN_EXTRA_BYTES. Moving the outer vector keeps the inner
+  // buffers in place.
+  std::vector<std::vector<std::byte>> static_data;
 };
 
 // "invalid parameter", "out of memory", ...: for failure reasons.
 const char* status_name(xnn_status status);
 
 // Builds the subgraph of `partition`, whose nodes must all be supported
-// (supports_node). XNNPACK must be initialized.
-Result<BuiltSubgraph> build_subgraph(const Graph& partition);
+// (supports_node), keeping the values of `channels_last_edges` (partition
+// inputs and outputs the caller stores channels-last) channels-last where the
+// ops allow either. XNNPACK must be initialized.
+Result<BuiltSubgraph> build_subgraph(const Graph& partition,
+                                     const std::vector<ValueId>& channels_last_edges = {});
 
 // The dimensions of an XNNPACK value.
 using Dims = std::vector<std::size_t>;
@@ -125,8 +133,21 @@ class SubgraphBuilder {
   // `value`, a computed value of the partition, defined in `layout` (an
   // external output when it is a partition output).
   std::uint32_t define_output(ValueId value, Layout layout);
-  std::uint32_t define_internal(const Dims& dims);
+  // A float32 value, or an 8-bit one at `quantization`.
+  std::uint32_t define_internal(const Dims& dims, const Quantization* quantization = nullptr);
   std::uint32_t define_static(std::vector<float> data, const Dims& dims);
+  // Static 8-bit data (qint8 or quint8, as `quantization` stores it).
+  std::uint32_t define_static_quantized(const std::vector<std::uint8_t>& data, const Dims& dims,
+                                        const Quantization& quantization);
+  // Static channel-wise data (qcint8 weights or qcint32 biases), one scale
+  // per index of dimension `channel_dim`.
+  std::uint32_t define_static_channelwise(const void* data, std::size_t bytes, const Dims& dims,
+                                          xnn_datatype datatype, const std::vector<float>& scales,
+                                          std::size_t channel_dim);
+  // The quantization of an 8-bit value of the partition; nullopt for others.
+  const std::optional<Quantization>& quantization(ValueId value) const {
+    return quantization_[static_cast<std::size_t>(value)];
+  }
   // A static scalar of `rank` (all dims 1), which the binary ops broadcast.
   std::uint32_t define_scalar(float value, std::size_t rank);
   // A new internal value of `dims` computed from `a` and `b` by `define`
@@ -162,6 +183,11 @@ class SubgraphBuilder {
   };
 
   bool define_boundary();
+  // A value of the subgraph: float32, or qint8 at `quantization`.
+  std::uint32_t define_value(const Dims& dims, const Quantization* quantization, const void* data,
+                             std::uint32_t external, std::uint32_t flags, const char* what);
+  // Keeps `bytes` (padded by XNN_EXTRA_BYTES) for as long as the runtime.
+  const void* keep(const void* bytes, std::size_t size);
   void plan_fusions();
   // XNNPACK gives no buffer to a value nothing reads, and then fails an
   // assertion; nodes no output depends on are left out.
@@ -173,6 +199,9 @@ class SubgraphBuilder {
   const LayoutPlan& plan_;
   BuiltSubgraph result_;
   std::vector<Slot> slots_;
+  std::vector<std::optional<Quantization>> quantization_;
+  // The quantization of each qint8 value defined so far, by XNNPACK id.
+  std::map<std::uint32_t, Quantization> id_quantization_;
   std::map<std::pair<ValueId, Layout>, std::uint32_t> converted_;
   std::vector<std::vector<NodeId>> consumers_;
   // Conv -> the BatchNormalization folded into it; MatMul -> the bias Add.

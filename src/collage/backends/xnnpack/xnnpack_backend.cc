@@ -30,7 +30,7 @@ class XnnpackBackend final : public Backend {
   std::unique_ptr<LayoutConversion> layout_conversion(const TensorType& type, EdgeLayout layout,
                                                       bool to_plain, int threads) const override {
     if (layout != EdgeLayout::kChannelsLast || !edge_layout_fits(layout, type)) return nullptr;
-    return xnnpack::make_edge_conversion(type.shape, to_plain, threads);
+    return xnnpack::make_edge_conversion(type, to_plain, threads);
   }
 
   bool supports(const Graph& graph, const Node& node) const override {
@@ -46,8 +46,10 @@ class XnnpackBackend final : public Backend {
   std::string report_color() const override { return "#90be6d"; }
   std::string describe_support() const override {
     return fmt::format(
-        "float32 nodes, any connected region as one XNNPACK runtime (NHWC inside): {}. No "
-        "Concat or Transpose (absent from this XNNPACK's subgraph API).",
+        "float32 nodes and quantized int8/uint8 ones (uint8 beside int8 weights held as int8 "
+        "shifted by 128), any "
+        "connected region as one XNNPACK runtime (NHWC inside): {}. No Concat or Transpose "
+        "(absent from this XNNPACK's subgraph API).",
         xnnpack::describe_ops());
   }
 
@@ -68,7 +70,15 @@ class XnnpackBackend final : public Backend {
         return Failure{fmt::format("XNNPACK cannot run {} '{}'", node.op_type, node.name)};
       }
     }
-    auto built = xnnpack::build_subgraph(partition);
+    std::vector<ValueId> channels_last_edges;
+    auto collect = [&](const std::vector<EdgeLayout>& layouts, const std::vector<ValueId>& edges) {
+      for (std::size_t i = 0; i < layouts.size() && i < edges.size(); ++i) {
+        if (layouts[i] == EdgeLayout::kChannelsLast) channels_last_edges.push_back(edges[i]);
+      }
+    };
+    collect(options.input_layouts, partition.inputs());
+    collect(options.output_layouts, partition.outputs());
+    auto built = xnnpack::build_subgraph(partition, channels_last_edges);
     if (!built) return Failure{built.error()};
     return xnnpack::make_runtime_kernel(std::move(*built), options);
   }
