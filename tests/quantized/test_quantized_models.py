@@ -8,7 +8,8 @@ For each model and form:
     its largest magnitude (the int8 kernels of oneDNN requantize in float32
     where native's definition multiplies in double, so a value may land one
     quantization step away, and the step moves through the layers after it);
-  - oneDNN runs int8 partitions (its plan of the model claims QLinearConv);
+  - oneDNN and XNNPACK run int8 partitions (each one's plan of the model
+    claims QLinearConv);
   - top-1 of the int8 model agrees with the float model on at least 95 % of
     200 random inputs.
 
@@ -17,8 +18,8 @@ And the zoo's int8 models that PyTorch's own post-training quantization made
 with its Casts and computed zero points):
   - every Conv is recognised as a QLinearConv unit;
   - every backend's single-backend plan gives an output that correlates
-    with native's at 0.995 or more, and oneDNN's plan claims the
-    QLinearConvs (on CPUs with VNNI). Deep int8 networks carry a one-step
+    with native's at 0.995 or more, XNNPACK's plan claims every QLinearConv,
+    and oneDNN's plan claims them (on CPUs with VNNI). Deep int8 networks carry a one-step
     rounding difference (oneDNN requantizes in float32, native in double)
     through every layer after it: on MobileNet-V2's 52 layers oneDNN's
     output differs from native's by 1.8 steps on average and 9 at most,
@@ -116,6 +117,18 @@ def test_onednn_runs_int8_convolutions(quantized, form):
     assert "QLinearConv" in ops, plan
 
 
+def backend_ops(session, backend):
+    plan = json.loads(session.plan)
+    return [op for p in plan["partitions"] if p["backend"] == backend for op in p["ops"]]
+
+
+@pytest.mark.parametrize("form", ["qoperator", "qdq"])
+def test_xnnpack_runs_int8_convolutions(quantized, form):
+    path = quantized("mobilenet_v2", form)
+    ops = backend_ops(collage.Session(path, strategy="single:xnnpack", threads=2), "xnnpack")
+    assert "QLinearConv" in ops, ops
+
+
 @pytest.mark.parametrize("form", ["qoperator", "qdq"])
 @pytest.mark.parametrize("name", MODELS)
 def test_top1_agrees_with_the_float_model(quantized, name, form):
@@ -163,6 +176,8 @@ def test_pytorch_quantized_export(name):
         got = list(session.run({input_name: x}).values())[0]
         agreement = float(np.corrcoef(got.ravel(), want.ravel())[0, 1])
         assert agreement >= 0.995, f"{name} {strategy}: correlation {agreement} with native"
+    xnnpack_ops = backend_ops(sessions["single:xnnpack"], "xnnpack")
+    assert xnnpack_ops.count("QLinearConv") == convolutions, xnnpack_ops
     correlation = float(np.corrcoef(want.ravel(), expected.ravel())[0, 1])
     assert correlation >= 0.98, f"{name}: native's output correlates {correlation} with PyTorch's"
     if has_vnni():
