@@ -35,7 +35,7 @@ forms=(float qoperator qdq)
 read -r -a tune_args <<< "${TUNE_ARGS:-}"
 # Tunes MODEL into PLAN with every backend and the script's tune options.
 tune_plan() {  # MODEL PLAN
-  "$collage" tune "$1" --backends all --threads "$threads" -q --no-verify "${tune_args[@]}" \
+  "$collage" tune "$1" --backends all --threads "$threads" -q "${tune_args[@]}" \
     -o "$2" > /dev/null
 }
 
