@@ -133,9 +133,13 @@ TEST(XnnpackQLinearUnaryTest, GlobalAveragePoolAndSigmoidAreWithinOneStepOfTheRe
   expect_within_one_step(qlinear_unary_graph("QLinearSigmoid", {1, 8, 7, 7}, 1.0f / 256.0f), 7);
 }
 
-TEST(XnnpackQLinearUnaryTest, ASigmoidIntoAnotherScaleIsNotClaimed) {
-  const Graph g = qlinear_unary_graph("QLinearSigmoid", {1, 8, 7, 7}, 1.0f / 255.0f);
-  EXPECT_FALSE(xnnpack_backend().supports(g, g.node(0)));
+TEST(XnnpackQLinearUnaryTest, ASigmoidIntoAnotherScaleAndALeakyReluRunInFloatWithinOneStep) {
+  // This XNNPACK's int8 sigmoid writes scale 1/256 only and it has no int8
+  // leaky relu: both run in float32 between converts.
+  expect_within_one_step(qlinear_unary_graph("QLinearSigmoid", {1, 8, 7, 7}, 1.0f / 255.0f), 8);
+  Graph leaky = qlinear_unary_graph("QLinearLeakyRelu", {1, 8, 7, 7}, 0.04f);
+  leaky.node(0).attributes.set("alpha", 0.2f);
+  expect_within_one_step(leaky, 8, 2);
 }
 
 TEST(XnnpackQuantizedPoolTest, MaxPoolOfEightBitValuesOnItsOwnIsExact) {

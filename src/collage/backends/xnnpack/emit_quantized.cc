@@ -1,8 +1,8 @@
 // Quantized ops on qint8 values: QuantizeLinear and DequantizeLinear,
 // QLinearConv, QGemm and QLinearMatMul. QLinearAdd and QLinearMul are in
-// emit_arithmetic.cc; QLinearGlobalAveragePool, QLinearSigmoid, MaxPool and
-// reshapes of 8-bit values share the float emitters, the builder defining
-// their values as qint8.
+// emit_arithmetic.cc; QLinearGlobalAveragePool, MaxPool and reshapes of 8-bit
+// values share the float emitters, the builder defining their values as
+// 8-bit. Ops without an int8 kernel here run in float32 between converts.
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -47,7 +47,43 @@ std::pair<std::uint32_t, std::uint32_t> define_filter_and_bias(
   return {filter_id, bias_id};
 }
 
+// `node`'s input converted to float32, `define` from it to a float32 result,
+// converted to the output's quantization: for an op this XNNPACK has no int8
+// kernel for. Rounds once, at the last convert, as the definition does.
+template <typename Define>
+bool emit_through_float(SubgraphBuilder& builder, const Node& node, const char* what,
+                        Define define) {
+  const auto io = builder.bind_io(node);
+  if (!io) return false;
+  const Dims dims = xnn_dims(builder.shape(node.outputs[0]), io->layout);
+  const std::uint32_t real_x = builder.define_internal(dims);
+  const std::uint32_t real_y = builder.define_internal(dims);
+  if (real_x == kInvalidId || real_y == kInvalidId) return false;
+  xnn_subgraph_t subgraph = builder.subgraph();
+  return builder.check(xnn_define_convert(subgraph, io->x, real_x, 0), "convert") &&
+         builder.check(define(subgraph, real_x, real_y), what) &&
+         builder.check(xnn_define_convert(subgraph, real_y, io->y, 0), "convert");
+}
+
 }  // namespace
+
+bool emit_qlinear_sigmoid(SubgraphBuilder& builder, const Node& node) {
+  if (int8_sigmoid_writes(*builder.quantization(node.outputs[0]))) {
+    return emit_sigmoid(builder, node);
+  }
+  return emit_through_float(builder, node, "sigmoid",
+                            [](xnn_subgraph_t subgraph, std::uint32_t x, std::uint32_t y) {
+                              return xnn_define_sigmoid(subgraph, x, y, 0);
+                            });
+}
+
+bool emit_qlinear_leaky_relu(SubgraphBuilder& builder, const Node& node) {
+  const float alpha = node.attributes.get_float("alpha", 0.01f);
+  return emit_through_float(builder, node, "leaky relu",
+                            [alpha](xnn_subgraph_t subgraph, std::uint32_t x, std::uint32_t y) {
+                              return xnn_define_leaky_relu(subgraph, alpha, x, y, 0);
+                            });
+}
 
 bool emit_convert(SubgraphBuilder& builder, const Node& node) {
   const auto io = builder.bind_io(node);

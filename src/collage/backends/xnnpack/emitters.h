@@ -72,6 +72,11 @@ bool emit_qlinear_conv(SubgraphBuilder& builder, const Node& node);
 // QGemm and QLinearMatMul as a 1x1 convolution over the rows of A (this
 // XNNPACK's fully connected node takes no channel-wise weights).
 bool emit_qlinear_matmul(SubgraphBuilder& builder, const Node& node);
+// QLinearSigmoid: this XNNPACK's int8 sigmoid where it writes the output's
+// scale, else a float32 sigmoid between converts; QLinearLeakyRelu, which
+// has no int8 kernel here, always the latter.
+bool emit_qlinear_sigmoid(SubgraphBuilder& builder, const Node& node);
+bool emit_qlinear_leaky_relu(SubgraphBuilder& builder, const Node& node);
 
 // emit_convolution.cc: Conv (a following BatchNormalization folded in;
 // depthwise when it has one input channel per group) and ConvTranspose.

@@ -96,10 +96,15 @@ const std::vector<OpRow>& op_table() {
        emit_global_average_pool,
        "com.microsoft, NCHW"},
       {{"QLinearSigmoid"},
-       is_qlinear_sigmoid,
+       is_qlinear_unary,
        kFollowInput,
-       emit_sigmoid,
-       "com.microsoft, into scale 1/256"},
+       emit_qlinear_sigmoid,
+       "com.microsoft; in float32 between converts unless into scale 1/256"},
+      {{"QLinearLeakyRelu"},
+       is_qlinear_unary,
+       kFollowInput,
+       emit_qlinear_leaky_relu,
+       "com.microsoft; in float32 between converts"},
   };
   return table;
 }

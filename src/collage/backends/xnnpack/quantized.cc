@@ -47,7 +47,7 @@ std::vector<Endpoint> endpoints(const Node& node) {
   if (op == "QLinearAdd" || op == "QLinearMul") {
     return {{node.input(0), 1, 2}, {node.input(3), 4, 5}, {out, 6, 7}};
   }
-  if (op == "QLinearGlobalAveragePool" || op == "QLinearSigmoid") {
+  if (op == "QLinearGlobalAveragePool" || op == "QLinearSigmoid" || op == "QLinearLeakyRelu") {
     return {{node.input(0), 1, 2}, {out, 3, 4}};
   }
   if (op == "QGemm") return {{node.input(0), 1, 2}, {out, 7, 8}};
@@ -321,13 +321,17 @@ bool is_qlinear_global_average_pool(const Graph& graph, const Node& node) {
   return x.size() == 4 && graph.type(node.outputs[0]).shape == Shape{x[0], x[1], 1, 1};
 }
 
-bool is_qlinear_sigmoid(const Graph& graph, const Node& node) {
+bool is_qlinear_unary(const Graph& graph, const Node& node) {
   if (!in_microsoft_domain(node) || !one_output(node) || node.inputs.size() != 5) return false;
   if (!computed(graph, node.input(0)) || !endpoints_quantized(graph, node)) return false;
   if (graph.type(node.input(0)).shape != graph.type(node.outputs[0]).shape) return false;
-  // This XNNPACK's int8 sigmoid writes at scale 1/256, zero point -128 only.
-  const auto y = quantization_of(graph, node, 3, 4, node.outputs[0]);
-  return y->scale == 1.0f / 256.0f && y->zero_point == -128;
+  return node.op_type != "QLinearLeakyRelu" ||
+         std::isfinite(node.attributes.get_float("alpha", 0.01f));
+}
+
+bool int8_sigmoid_writes(const Quantization& y) {
+  const std::int32_t zero = y.unsigned_storage ? 0 : -128;
+  return y.scale == 1.0f / 256.0f && y.zero_point == zero;
 }
 
 bool is_qlinear_matmul(const Graph& graph, const Node& node) {
@@ -368,7 +372,8 @@ bool is_eight_bit_passthrough(const Graph& graph, const Node& node) {
 
 bool is_microsoft_quantized_op(std::string_view op_type) {
   return op_type == "QLinearAdd" || op_type == "QLinearMul" ||
-         op_type == "QLinearGlobalAveragePool" || op_type == "QLinearSigmoid" || op_type == "QGemm";
+         op_type == "QLinearGlobalAveragePool" || op_type == "QLinearSigmoid" ||
+         op_type == "QLinearLeakyRelu" || op_type == "QGemm";
 }
 
 std::vector<float> weight_scales(const Graph& graph, const Node& node, std::size_t scale_input,

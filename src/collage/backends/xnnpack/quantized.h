@@ -76,9 +76,12 @@ bool is_qlinear_conv(const Graph& graph, const Node& node);
 bool is_qlinear_binary(const Graph& graph, const Node& node);
 // com.microsoft QLinearGlobalAveragePool over NCHW.
 bool is_qlinear_global_average_pool(const Graph& graph, const Node& node);
-// QLinearSigmoid into scale 1/256 (uint8 zero point 0, int8 -128), the one
-// output quantization this XNNPACK's int8 sigmoid writes.
-bool is_qlinear_sigmoid(const Graph& graph, const Node& node);
+// com.microsoft QLinearSigmoid and QLinearLeakyRelu.
+bool is_qlinear_unary(const Graph& graph, const Node& node);
+// Whether this XNNPACK's int8 sigmoid writes `y` itself: scale 1/256 and
+// the zero point of 0 as a uint8 (-128 held shifted); else the sigmoid runs
+// in float32 between converts.
+bool int8_sigmoid_writes(const Quantization& y);
 // com.microsoft QGemm (alpha 1, no transA, an 8-bit output) and QLinearMatMul
 // of a 2-D activation by a constant 2-D int8 matrix with zero points of 0.
 bool is_qlinear_matmul(const Graph& graph, const Node& node);
