@@ -60,8 +60,12 @@ TEST(TensorTest, AFreedLargeBufferServesTheNextAllocationOfItsSize) {
   EXPECT_GE(kept, static_cast<std::size_t>(n) * 4);
   Tensor again = Tensor::allocate(f32({n}));
   EXPECT_EQ(again.raw(), first);
-  EXPECT_EQ(Tensor::pooled_bytes(), kept - static_cast<std::size_t>(n) * 4);
+  // The buffer holds the tensor and the bytes that may be read past its end.
+  EXPECT_EQ(Tensor::pooled_bytes(), kept - static_cast<std::size_t>(n) * 4 - kReadSlackBytes);
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(again.raw()) % 64, 0u);
+  EXPECT_TRUE(again.readable_past_end());
+  EXPECT_TRUE(again.reshaped({n / 2, 2}).readable_past_end());
+  EXPECT_FALSE(Tensor::borrow(again.type(), nullptr, again.raw()).readable_past_end());
   // A buffer in use is not handed out again, and zeros() still clears.
   Tensor zeros = Tensor::zeros(f32({n}));
   EXPECT_NE(zeros.raw(), first);

@@ -86,9 +86,9 @@ std::shared_ptr<void> aligned_buffer(std::size_t bytes) {
 std::size_t Tensor::pooled_bytes() { return BufferPool::instance().idle_bytes(); }
 
 Tensor Tensor::allocate(TensorType type) {
-  std::shared_ptr<void> buffer = aligned_buffer(type.byte_size());
+  std::shared_ptr<void> buffer = aligned_buffer(type.byte_size() + kReadSlackBytes);
   void* data = buffer.get();
-  return Tensor(std::move(type), std::move(buffer), data);
+  return Tensor(std::move(type), std::move(buffer), data, true);
 }
 
 Tensor Tensor::zeros(TensorType type) {
@@ -113,7 +113,7 @@ Tensor Tensor::clone() const {
 
 Tensor Tensor::reshaped(Shape shape) const {
   assert(shape_numel(shape) == numel() && "Tensor::reshaped: element count differs");
-  return Tensor(TensorType{dtype(), std::move(shape)}, owner_, data_);
+  return Tensor(TensorType{dtype(), std::move(shape)}, owner_, data_, readable_past_end_);
 }
 
 std::int64_t Tensor::int_at(std::int64_t i) const {

@@ -21,6 +21,11 @@ namespace collage {
 inline constexpr std::size_t kPooledMinBytes = std::size_t{64} << 10;
 inline constexpr std::size_t kPoolCapacityBytes = std::size_t{256} << 20;
 
+// Bytes past the end of a buffer Tensor::allocate makes that may be read,
+// never written: vectorized kernels (XNNPACK's) load whole vectors past an
+// input's last element, and read such a buffer in place.
+inline constexpr std::size_t kReadSlackBytes = 64;
+
 class Tensor {
  public:
   Tensor() = default;
@@ -28,7 +33,8 @@ class Tensor {
   // Bytes of freed buffers kept for reuse.
   static std::size_t pooled_bytes();
 
-  // A new, uninitialized buffer of the type's size.
+  // A new, uninitialized buffer of the type's size, with kReadSlackBytes
+  // more that may be read.
   static Tensor allocate(TensorType type);
   // A new buffer filled with zero bytes.
   static Tensor zeros(TensorType type);
@@ -51,6 +57,9 @@ class Tensor {
   int rank() const { return type_.rank(); }
   std::int64_t numel() const { return type_.numel(); }
   std::size_t byte_size() const { return type_.byte_size(); }
+  // Whether kReadSlackBytes past the end may be read: a buffer of
+  // allocate(), not a caller's (borrow, view).
+  bool readable_past_end() const { return readable_past_end_; }
 
   void* raw() { return data_; }
   const void* raw() const { return data_; }
@@ -77,12 +86,17 @@ class Tensor {
   double number_at(std::int64_t i) const;
 
  private:
-  Tensor(TensorType type, std::shared_ptr<const void> owner, void* data)
-      : type_(std::move(type)), owner_(std::move(owner)), data_(data) {}
+  Tensor(TensorType type, std::shared_ptr<const void> owner, void* data,
+         bool readable_past_end = false)
+      : type_(std::move(type)),
+        owner_(std::move(owner)),
+        data_(data),
+        readable_past_end_(readable_past_end) {}
 
   TensorType type_;
   std::shared_ptr<const void> owner_;
   void* data_ = nullptr;
+  bool readable_past_end_ = false;
 };
 
 template <typename T>

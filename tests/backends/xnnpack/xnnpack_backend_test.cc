@@ -49,6 +49,30 @@ TEST(XnnpackBackendTest, ResidualBlockMatchesReferenceOnTwoThreads) {
   expect_matches_reference(residual_block(), 2);
 }
 
+TEST(XnnpackBackendTest, InputsAreReadInPlaceOnlyFromBuffersWithRoomPastTheirEnd) {
+  // The executor's buffers (allocate) are read in place; a caller's exactly
+  // sized buffer (borrow) is staged, since XNNPACK reads past an input's end.
+  const Graph graph = residual_block();
+  auto kernel = xnnpack_backend().compile(graph, CompileOptions{1});
+  ASSERT_TRUE(kernel.ok()) << kernel.error();
+  const std::vector<Tensor> allocated = random_inputs(graph, 21);
+  ASSERT_TRUE(allocated[0].readable_past_end());
+  auto exact = std::make_shared<std::vector<float>>(
+      allocated[0].data<float>(), allocated[0].data<float>() + allocated[0].numel());
+  const std::vector<Tensor> borrowed = {Tensor::borrow(allocated[0].type(), exact, exact->data())};
+  ASSERT_FALSE(borrowed[0].readable_past_end());
+  std::vector<Tensor> from_allocated = allocate_outputs(graph);
+  std::vector<Tensor> from_borrowed = allocate_outputs(graph);
+  // Alternating, so the runtime is set up again for each kind of buffer.
+  for (int round = 0; round < 2; ++round) {
+    (*kernel)->run(allocated, from_allocated);
+    (*kernel)->run(borrowed, from_borrowed);
+  }
+  const std::vector<Tensor> expected = run_reference(graph, allocated);
+  EXPECT_LE(relative_error(from_allocated[0], expected[0]), 1e-4);
+  EXPECT_LE(relative_error(from_borrowed[0], expected[0]), 1e-4);
+}
+
 TEST(XnnpackBackendTest, RuntimesRunTheirParallelWorkOnTheSharedOpenMpThreads) {
   // A plain-layout partition: no edge transposes of ours, only XNNPACK's own
   // operators call the pool.

@@ -74,8 +74,19 @@ class RuntimeKernel final : public Kernel {
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
     check_contract(inputs, outputs);
     pthreadpool_t pool = pool_.get();
+    // The runtime is set up again only when the caller hands in other buffers.
+    bool moved = !set_up_;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       Edge& edge = inputs_[i];
+      // An input in XNNPACK's order, as it is, with room to read past its
+      // end is read in place; any other is staged.
+      const bool in_place = inputs[i].readable_past_end() && !edge.value.shifted &&
+                            same_order(edge.external, edge.value.layout, edge.value.type.shape);
+      void* read = in_place ? const_cast<void*>(inputs[i].raw()) : edge.staging.data();
+      xnn_external_value& external = externals_[i];
+      moved |= external.data != read;
+      external.data = read;
+      if (in_place) continue;
       if (edge.value.type.dtype != DType::kFloat32) {
         stage_eight_bit(edge, static_cast<const std::uint8_t*>(inputs[i].raw()),
                         reinterpret_cast<std::uint8_t*>(edge.staging.data()), true, pool);
@@ -95,9 +106,7 @@ class RuntimeKernel final : public Kernel {
         nhwc_to_nchw(source, staged, shape[0], shape[1], shape[2] * shape[3], pool);
       }
     }
-    // Outputs in the caller's order are written in place; the runtime is set
-    // up again only when the caller hands in other buffers.
-    bool moved = !set_up_;
+    // Outputs in the caller's order are written in place.
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       Edge& edge = outputs_[i];
       void* target =

@@ -1,11 +1,15 @@
 // RuntimeKernel: an XNNPACK runtime behind the Kernel contract.
 //
 // The kernel owns the runtime made from a BuiltSubgraph, the static data the
-// runtime reads, and staging buffers for the partition's edges. Each run
-// copies the inputs into the staging buffers (transposing NCHW to NHWC where
-// the input is stored channels-last, and leaving XNN_EXTRA_BYTES of slack
-// that XNNPACK may read past the end), invokes the runtime and writes the
-// outputs back in NCHW order. Plain outputs are written by XNNPACK in place.
+// runtime reads, and staging buffers for the partition's edges. XNNPACK may
+// read XNN_EXTRA_BYTES past an input's end: an input already in the order
+// XNNPACK keeps it, in a buffer with room past its end
+// (Tensor::readable_past_end, every buffer the executor allocates), is read
+// in place; the others are copied into staging buffers that have the room
+// (transposing NCHW to NHWC where the input is stored channels-last, and
+// flipping a shifted uint8's sign bits). Then it invokes the runtime and
+// writes the outputs back in NCHW order. Plain outputs are written by
+// XNNPACK in place.
 // An edge the caller stores channels-last (CompileOptions) is handed over
 // as NHWC: no conversion when XNNPACK keeps that value channels-last too,
 // and a channels-last output is then written by XNNPACK in place.
