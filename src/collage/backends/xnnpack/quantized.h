@@ -17,7 +17,8 @@
 // them off every such op of a partition (QuantizeLinear's output,
 // QLinearConv's input and output, ...) and carries them through the ops that
 // move 8-bit values without requantizing (MaxPool, reshapes); a partition in
-// which one value would need two quantizations, or none, does not compile.
+// which one value would need two quantizations does not compile, and values
+// only such ops touch (a MaxPool of 8-bit values on its own) share any one.
 //
 // XNNPACK requantizes in float32 (scale products and the final rounding to
 // nearest even), where ONNX's definitions compute the ratio in double: a
@@ -35,7 +36,7 @@
 
 namespace collage::xnnpack {
 
-// An 8-bit value as XNNPACK's qint8: real = scale * (q - zero_point).
+// An 8-bit value as XNNPACK's qint8 or quint8: real = scale * (q - zero_point).
 struct Quantization {
   float scale = 1.0f;
   // In the stored type's domain (a shifted uint8's zero point minus 128).
@@ -59,8 +60,7 @@ std::optional<Quantization> quantization_of(const Graph& graph, const Node& node
                                             ValueId value);
 
 // The quantization of every 8-bit value of `partition` (nullopt for the
-// others); a Failure naming the value when two ops disagree on one or none
-// gives it.
+// others); a Failure naming the value when two ops disagree on one.
 Result<std::vector<std::optional<Quantization>>> plan_quantization(const Graph& partition);
 
 // The support checks of the quantized ops (op_table.h rows); each decodes the
