@@ -142,6 +142,19 @@ TEST(XnnpackQLinearUnaryTest, ASigmoidIntoAnotherScaleAndALeakyReluRunInFloatWit
   expect_within_one_step(leaky, 8, 2);
 }
 
+TEST(XnnpackQuantizedPoolTest, QLinearAveragePoolRunsInFloatWithinOneStep) {
+  // 7x7, 3x3 windows, strides 2, pads 1: 4x4, with and without the pads counted.
+  for (std::int64_t count_pads : {0, 1}) {
+    Graph g = qlinear_unary_graph("QLinearAveragePool", {1, 8, 4, 4}, 0.03f);
+    g.node(0).attributes = attrs({{"kernel_shape", std::vector<std::int64_t>{3, 3}},
+                                  {"strides", std::vector<std::int64_t>{2, 2}},
+                                  {"pads", std::vector<std::int64_t>{1, 1, 1, 1}},
+                                  {"count_include_pad", count_pads}});
+    SCOPED_TRACE(count_pads);
+    expect_within_one_step(g, 13, 2);
+  }
+}
+
 TEST(XnnpackQuantizedPoolTest, MaxPoolOfEightBitValuesOnItsOwnIsExact) {
   for (DType type : {DType::kUInt8, DType::kInt8}) {
     const Graph g = eight_bit_max_pool_graph(type);

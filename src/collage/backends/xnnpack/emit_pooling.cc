@@ -54,7 +54,11 @@ bool emit_average_pool(SubgraphBuilder& builder, const Node& node) {
   auto pooled = pool_io(builder, node);
   if (!pooled) return false;
   auto& [w, io] = *pooled;
-  std::uint32_t x = io.x;
+  return define_average_pool(builder, node, w, io.x, io.y);
+}
+
+bool define_average_pool(SubgraphBuilder& builder, const Node& node, Window2d w, std::uint32_t x,
+                         std::uint32_t y) {
   // XNNPACK's average leaves padding out of the count. For count_include_pad,
   // the node's own pads become zeros that count; ceil_mode's extra end
   // padding still does not count, as in ONNX Runtime and PyTorch.
@@ -71,7 +75,7 @@ bool emit_average_pool(SubgraphBuilder& builder, const Node& node) {
   return builder.check(xnn_define_average_pooling_2d(
                            builder.subgraph(), u32(w.pad_top), u32(w.pad_right), u32(w.pad_bottom),
                            u32(w.pad_left), u32(w.kernel_h), u32(w.kernel_w), u32(w.stride_h),
-                           u32(w.stride_w), kNoMin, kNoMax, x, io.y, 0),
+                           u32(w.stride_w), kNoMin, kNoMax, x, y, 0),
                        "average pooling");
 }
 

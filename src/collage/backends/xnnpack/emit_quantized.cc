@@ -85,6 +85,21 @@ bool emit_qlinear_leaky_relu(SubgraphBuilder& builder, const Node& node) {
                             });
 }
 
+bool emit_qlinear_average_pool(SubgraphBuilder& builder, const Node& node) {
+  const auto window = pool_window(builder.graph(), node);
+  if (!window) return builder.fail("the pooling window does not match the output shape");
+  const auto io = builder.bind_io(node, Layout::kChannelsLast);
+  if (!io) return false;
+  const std::uint32_t real_x =
+      builder.define_internal(xnn_dims(builder.shape(node.inputs[0]), Layout::kChannelsLast));
+  const std::uint32_t real_y =
+      builder.define_internal(xnn_dims(builder.shape(node.outputs[0]), Layout::kChannelsLast));
+  if (real_x == kInvalidId || real_y == kInvalidId) return false;
+  return builder.check(xnn_define_convert(builder.subgraph(), io->x, real_x, 0), "convert") &&
+         define_average_pool(builder, node, *window, real_x, real_y) &&
+         builder.check(xnn_define_convert(builder.subgraph(), real_y, io->y, 0), "convert");
+}
+
 bool emit_convert(SubgraphBuilder& builder, const Node& node) {
   const auto io = builder.bind_io(node);
   if (!io) return false;

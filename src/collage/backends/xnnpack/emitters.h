@@ -77,6 +77,9 @@ bool emit_qlinear_matmul(SubgraphBuilder& builder, const Node& node);
 // has no int8 kernel here, always the latter.
 bool emit_qlinear_sigmoid(SubgraphBuilder& builder, const Node& node);
 bool emit_qlinear_leaky_relu(SubgraphBuilder& builder, const Node& node);
+// QLinearAveragePool: float32 average pooling between converts (this XNNPACK
+// has no int8 average pooling).
+bool emit_qlinear_average_pool(SubgraphBuilder& builder, const Node& node);
 
 // emit_convolution.cc: Conv (a following BatchNormalization folded in;
 // depthwise when it has one input channel per group) and ConvTranspose.
@@ -99,6 +102,10 @@ bool emit_conv_transpose(SubgraphBuilder& builder, const Node& node);
 // emit_pooling.cc.
 bool emit_max_pool(SubgraphBuilder& builder, const Node& node);
 bool emit_average_pool(SubgraphBuilder& builder, const Node& node);
+// The float32 average pooling of `node` (AveragePool or QLinearAveragePool:
+// its window `w`, count_include_pad) from channels-last `x` into `y`.
+bool define_average_pool(SubgraphBuilder& builder, const Node& node, Window2d w, std::uint32_t x,
+                         std::uint32_t y);
 bool emit_global_max_pool(SubgraphBuilder& builder, const Node& node);
 bool emit_global_average_pool(SubgraphBuilder& builder, const Node& node);
 

@@ -444,7 +444,7 @@ std::optional<Window2d> pool_window(const Graph& graph, const Node& node) {
   if (kernel.size() != 2) return std::nullopt;
   // XNNPACK rejects 1x1 pooling windows.
   if (kernel[0] * kernel[1] <= 1) return std::nullopt;
-  if (node.op_type == "AveragePool") {
+  if (node.op_type == "AveragePool" || node.op_type == "QLinearAveragePool") {
     auto dilations = node.attributes.get_ints("dilations", {1, 1});
     if (dilations != std::vector<std::int64_t>{1, 1}) return std::nullopt;
   }

@@ -47,7 +47,8 @@ std::vector<Endpoint> endpoints(const Node& node) {
   if (op == "QLinearAdd" || op == "QLinearMul") {
     return {{node.input(0), 1, 2}, {node.input(3), 4, 5}, {out, 6, 7}};
   }
-  if (op == "QLinearGlobalAveragePool" || op == "QLinearSigmoid" || op == "QLinearLeakyRelu") {
+  if (op == "QLinearGlobalAveragePool" || op == "QLinearSigmoid" || op == "QLinearLeakyRelu" ||
+      op == "QLinearAveragePool") {
     return {{node.input(0), 1, 2}, {out, 3, 4}};
   }
   if (op == "QGemm") return {{node.input(0), 1, 2}, {out, 7, 8}};
@@ -329,6 +330,16 @@ bool is_qlinear_unary(const Graph& graph, const Node& node) {
          std::isfinite(node.attributes.get_float("alpha", 0.01f));
 }
 
+bool is_qlinear_average_pool(const Graph& graph, const Node& node) {
+  if (!in_microsoft_domain(node) || !one_output(node) || node.inputs.size() != 5) return false;
+  if (!computed(graph, node.input(0)) || !endpoints_quantized(graph, node)) return false;
+  if (node.attributes.get_int("channels_last", 0) != 0) return false;
+  const Shape& x = graph.type(node.input(0)).shape;
+  const Shape& y = graph.type(node.outputs[0]).shape;
+  if (x.size() != 4 || y.size() != 4 || y[0] != x[0] || y[1] != x[1]) return false;
+  return pool_window(graph, node).has_value();
+}
+
 bool int8_sigmoid_writes(const Quantization& y) {
   const std::int32_t zero = y.unsigned_storage ? 0 : -128;
   return y.scale == 1.0f / 256.0f && y.zero_point == zero;
@@ -373,7 +384,7 @@ bool is_eight_bit_passthrough(const Graph& graph, const Node& node) {
 bool is_microsoft_quantized_op(std::string_view op_type) {
   return op_type == "QLinearAdd" || op_type == "QLinearMul" ||
          op_type == "QLinearGlobalAveragePool" || op_type == "QLinearSigmoid" ||
-         op_type == "QLinearLeakyRelu" || op_type == "QGemm";
+         op_type == "QLinearLeakyRelu" || op_type == "QLinearAveragePool" || op_type == "QGemm";
 }
 
 std::vector<float> weight_scales(const Graph& graph, const Node& node, std::size_t scale_input,

@@ -78,6 +78,8 @@ bool is_qlinear_binary(const Graph& graph, const Node& node);
 bool is_qlinear_global_average_pool(const Graph& graph, const Node& node);
 // com.microsoft QLinearSigmoid and QLinearLeakyRelu.
 bool is_qlinear_unary(const Graph& graph, const Node& node);
+// com.microsoft QLinearAveragePool over NCHW, 2-D, as AveragePool's window.
+bool is_qlinear_average_pool(const Graph& graph, const Node& node);
 // Whether this XNNPACK's int8 sigmoid writes `y` itself: scale 1/256 and
 // the zero point of 0 as a uint8 (-128 held shifted); else the sigmoid runs
 // in float32 between converts.
