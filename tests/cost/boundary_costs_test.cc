@@ -123,6 +123,27 @@ TEST(ConversionCostsTest, AMeasuredConversionTakesTime) {
   }
 }
 
+TEST(ConversionCostsTest, EightBitValuesGoChannelsLastButNeverBlocked) {
+  const TensorType u8{DType::kUInt8, {1, 32, 28, 28}};
+  EXPECT_TRUE(edge_layout_fits(EdgeLayout::kChannelsLast, u8));
+  EXPECT_FALSE(edge_layout_fits(EdgeLayout::kBlocked16, u8));
+  EXPECT_FALSE(edge_layout_free(u8));
+  EXPECT_TRUE(edge_layout_free(TensorType{DType::kInt8, {1, 32, 1, 1}}));
+  EXPECT_TRUE(edge_layout_free(TensorType{DType::kInt64, {1, 32, 28, 28}}));
+  // A backend computing blocked first is timed channels-last on 8-bit
+  // values, and two such backends exchange them channels-last.
+  const LayoutBackend blocked(
+      "blocked", {EdgeLayout::kBlocked16, EdgeLayout::kChannelsLast, EdgeLayout::kPlain});
+  const LayoutBackend nhwc("nhwc", {EdgeLayout::kChannelsLast, EdgeLayout::kPlain});
+  EXPECT_EQ(timed_edge_layout(blocked, u8), EdgeLayout::kChannelsLast);
+  EXPECT_EQ(timed_edge_layout(blocked, f32({1, 32, 28, 28})), EdgeLayout::kBlocked16);
+  EXPECT_EQ(agreed_edge_layout(blocked, {&nhwc}, u8), EdgeLayout::kChannelsLast);
+  // Their conversion is timed on bytes.
+  ConversionCosts conversions(nullptr, "machine", 1);
+  EXPECT_GT(conversions.seconds(u8, into(EdgeLayout::kChannelsLast)), 0.0);
+  EXPECT_EQ(conversions.seconds(u8, into(EdgeLayout::kBlocked16)), 0.0);
+}
+
 TEST(ConversionCostsTest, DirectionsAndConvertersAreMeasuredApart) {
   CountingConversions conversions(nullptr, "machine", 1);
   const LayoutBackend nhwc("nhwc", {EdgeLayout::kChannelsLast, EdgeLayout::kPlain});
