@@ -12,9 +12,9 @@
 // one fully connected node. The result holds the subgraph, the buffers its
 // static values point to (which must outlive every runtime made from it)
 // and, for each partition input and output, the XNNPACK external value and
-// the layout it is staged in. 8-bit values are qint8 at the quantization
-// plan_quantization gives them (quantized.h). Any node or parameter XNNPACK
-// rejects makes the whole build a Failure.
+// the layout it is staged in. 8-bit values are qint8 or quint8 at the
+// quantization plan_quantization gives them (quantized.h). Any node or
+// parameter XNNPACK rejects makes the whole build a Failure.
 #pragma once
 
 #include <xnnpack.h>
