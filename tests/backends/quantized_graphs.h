@@ -156,15 +156,21 @@ inline Graph qmatmul_graph(bool gemm, bool float_output, Shape a_shape = {}) {
   return g;
 }
 
-// x (float32) -> QuantizeLinear -> QLinearConv -> com.microsoft QLinearAdd
-// (of the convolution with itself, into scale 0.09) -> DequantizeLinear -> y:
-// uint8 values between the int8 ops; nodes quantize, conv, add, dequantize.
-inline Graph qconv_add_chain() {
+// The start of a quantized network added to `g`: float32 x [1,8,8,8] ->
+// QuantizeLinear ("quantize", into "q") -> QLinearConv ("conv", 3x3, 16
+// per-channel outputs with a bias, into uint8 `y` [1,16,8,8], named
+// `y_name`), with the constants of qconv_graph's case.
+struct QuantizedConvStart {
+  ValueId y;
+  // The convolution's output scale and zero point (constants of `g`).
+  ValueId y_scale;
+  ValueId y_zero;
+  float step;  // the output scale's value
+};
+
+inline QuantizedConvStart add_quantized_conv(Graph& g, const std::string& y_name) {
   const Graph conv = qconv_graph(QConvCase{"", 8, 16, 1, 1, 8, true, true, false, false});
   const Node& c = conv.node(0);
-  Graph g;
-  g.opset = 13;
-  g.other_opsets["com.microsoft"] = 1;
   auto copy = [&](std::size_t i) {
     const Value& v = conv.value(c.input(i));
     return g.add_constant(v.name, *v.constant);
@@ -174,11 +180,23 @@ inline Graph qconv_add_chain() {
   g.add_node("QuantizeLinear", {x, copy(1), copy(2)}, {q}, {}, "quantize");
   std::vector<ValueId> conv_inputs = {q};
   for (std::size_t i = 1; i < c.inputs.size(); ++i) conv_inputs.push_back(copy(i));
-  const ValueId y = g.add_value("y8", TensorType{DType::kUInt8, {1, 16, 8, 8}});
+  const ValueId y = g.add_value(y_name, TensorType{DType::kUInt8, {1, 16, 8, 8}});
   g.add_node("QLinearConv", conv_inputs, {y}, c.attributes, "conv");
+  return {y, conv_inputs[6], conv_inputs[7], conv.value(c.input(6)).constant->data<float>()[0]};
+}
+
+// x (float32) -> QuantizeLinear -> QLinearConv -> com.microsoft QLinearAdd
+// (of the convolution with itself, into scale 0.09) -> DequantizeLinear -> y:
+// uint8 values between the int8 ops; nodes quantize, conv, add, dequantize.
+inline Graph qconv_add_chain() {
+  Graph g;
+  g.opset = 13;
+  g.other_opsets["com.microsoft"] = 1;
+  const QuantizedConvStart start = add_quantized_conv(g, "y8");
+  const ValueId y = start.y;
   const ValueId sum = g.add_value("sum", TensorType{DType::kUInt8, {1, 16, 8, 8}});
-  const ValueId y_scale = copy(6);
-  const ValueId y_zero = copy(7);
+  const ValueId y_scale = start.y_scale;
+  const ValueId y_zero = start.y_zero;
   const NodeId add =
       g.add_node("QLinearAdd",
                  {y, y_scale, y_zero, y, y_scale, y_zero,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -31,6 +32,18 @@ void tiled_convert(const T* src, T* dst, const Shape& s, const LayoutChange& cha
   const std::int64_t tasks = job.tasks();
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (std::int64_t task = 0; task < tasks; ++task) job.tile(task);
+}
+
+// The same for a tensor of `type`: float32, or 8-bit (edge_layout_fits).
+void tiled_convert(const TensorType& type, const void* src, void* dst, const LayoutChange& change,
+                   int threads) {
+  if (type.dtype == DType::kFloat32) {
+    tiled_convert(static_cast<const float*>(src), static_cast<float*>(dst), type.shape, change,
+                  threads);
+  } else {
+    tiled_convert(static_cast<const std::uint8_t*>(src), static_cast<std::uint8_t*>(dst),
+                  type.shape, change, threads);
+  }
 }
 
 // Who converts, as the cache key names it.
@@ -64,13 +77,9 @@ double ConversionCosts::seconds(const TensorType& type, const LayoutChange& chan
 }
 
 double ConversionCosts::measure(const TensorType& type, const LayoutChange& change) {
-  const auto count = static_cast<std::size_t>(type.numel());
-  // Float32 or 8-bit values (edge_layout_fits).
-  const bool bytes = type.dtype != DType::kFloat32;
-  std::vector<float> src(bytes ? 0 : count, 1.0f);
-  std::vector<float> dst(bytes ? 0 : count);
-  std::vector<std::uint8_t> byte_src(bytes ? count : 0, 1);
-  std::vector<std::uint8_t> byte_dst(bytes ? count : 0);
+  // A transpose moves bytes whatever they stand for: any nonzero pattern does.
+  std::vector<std::byte> src(type.byte_size(), std::byte{1});
+  std::vector<std::byte> dst(type.byte_size());
   std::unique_ptr<LayoutConversion> own =
       change.backend
           ? change.backend->layout_conversion(type, change.layout, change.to_plain, threads_)
@@ -78,20 +87,11 @@ double ConversionCosts::measure(const TensorType& type, const LayoutChange& chan
   // The source is written first, as a producer would have just done.
   TimingResult timing = time_function(
       [&] {
-        if (bytes) {
-          byte_src[count / 2] += 1;
-          if (own) {
-            own->run(byte_src.data(), byte_dst.data());
-          } else {
-            tiled_convert(byte_src.data(), byte_dst.data(), type.shape, change, threads_);
-          }
-          return;
-        }
-        src[count / 2] += 1.0f;
+        src[src.size() / 2] ^= std::byte{2};
         if (own) {
           own->run(src.data(), dst.data());
         } else {
-          tiled_convert(src.data(), dst.data(), type.shape, change, threads_);
+          tiled_convert(type, src.data(), dst.data(), change, threads_);
         }
       },
       MeasureOptions::default_candidate_timing());

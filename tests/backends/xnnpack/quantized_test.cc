@@ -170,21 +170,10 @@ TEST(XnnpackQuantizedPoolTest, MaxPoolOfEightBitValuesOnItsOwnIsExact) {
 // Flatten -> DequantizeLinear: one runtime from float32 to float32, int8
 // inside (the pool's [1, 16, 1, 1] output reads the same in either layout).
 TEST(XnnpackQuantizedChainTest, AQuantizedRegionBetweenFloatEdgesIsWithinOneOutputStep) {
-  Graph conv = qconv_graph(QConvCase{"", 8, 16, 1, 1, 8, true, true, false, false});
   Graph g;
   g.opset = 13;
-  const ValueId x = g.add_input("x", f32({1, 8, 8, 8}));
-  const Node& c = conv.node(0);
-  auto copy = [&](std::size_t i) {
-    const Value& v = conv.value(c.input(i));
-    return g.add_constant(v.name, *v.constant);
-  };
-  const ValueId q = g.add_value("q", TensorType{DType::kUInt8, {1, 8, 8, 8}});
-  g.add_node("QuantizeLinear", {x, copy(1), copy(2)}, {q}, {}, "quantize");
-  std::vector<ValueId> conv_inputs = {q};
-  for (std::size_t i = 1; i < c.inputs.size(); ++i) conv_inputs.push_back(copy(i));
-  const ValueId y = g.add_value("y", TensorType{DType::kUInt8, {1, 16, 8, 8}});
-  g.add_node("QLinearConv", conv_inputs, {y}, c.attributes, "conv");
+  const QuantizedConvStart start = add_quantized_conv(g, "y");
+  const ValueId y = start.y;
   const ValueId pooled = g.add_value("pooled", TensorType{DType::kUInt8, {1, 16, 1, 1}});
   g.add_node("MaxPool", {y}, {pooled},
              attrs({{"kernel_shape", std::vector<std::int64_t>{8, 8}},
@@ -193,7 +182,7 @@ TEST(XnnpackQuantizedChainTest, AQuantizedRegionBetweenFloatEdgesIsWithinOneOutp
   const ValueId flat = g.add_value("flat", TensorType{DType::kUInt8, {1, 16}});
   g.add_node("Flatten", {pooled}, {flat}, {}, "flatten");
   const ValueId out = g.add_value("out", f32({1, 16}));
-  g.add_node("DequantizeLinear", {flat, copy(6), copy(7)}, {out}, {}, "dequantize");
+  g.add_node("DequantizeLinear", {flat, start.y_scale, start.y_zero}, {out}, {}, "dequantize");
   g.add_output(out);
   for (const Node& node : g.nodes()) {
     ASSERT_TRUE(xnnpack_backend().supports(g, node)) << node.op_type;
@@ -203,7 +192,7 @@ TEST(XnnpackQuantizedChainTest, AQuantizedRegionBetweenFloatEdgesIsWithinOneOutp
   ASSERT_EQ(outputs.size(), 1u);
   const Tensor& got = outputs[0];
   const Tensor want = run_reference(g, inputs)[0];
-  const float step = conv.value(c.input(6)).constant->data<float>()[0];
+  const float step = start.step;
   float largest = 0.0f;
   for (std::int64_t i = 0; i < got.numel(); ++i) {
     largest = std::max(largest, std::abs(got.data<float>()[i] - want.data<float>()[i]));

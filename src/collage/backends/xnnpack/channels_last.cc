@@ -75,14 +75,20 @@ std::vector<float> constant_in_layout(const float* data, const Shape& shape, Lay
   return result;
 }
 
-void nchw_to_nhwc(const std::uint8_t* src, std::uint8_t* dst, std::int64_t n, std::int64_t c,
-                  std::int64_t hw, bool flip, pthreadpool_t pool) {
-  transpose_batches(src, dst, n, c, hw, pool, flip ? 0x80 : 0);
-}
-
-void nhwc_to_nchw(const std::uint8_t* src, std::uint8_t* dst, std::int64_t n, std::int64_t c,
-                  std::int64_t hw, bool flip, pthreadpool_t pool) {
-  transpose_batches(src, dst, n, hw, c, pool, flip ? 0x80 : 0);
+void transpose_nchw(const TensorType& type, const void* src, void* dst, bool to_channels_last,
+                    bool flip, pthreadpool_t pool) {
+  const Shape& s = type.shape;
+  const std::int64_t hw = s[2] * s[3];
+  // NCHW is [N, C, HW] matrices to transpose, NHWC [N, HW, C].
+  const std::int64_t rows = to_channels_last ? s[1] : hw;
+  const std::int64_t cols = to_channels_last ? hw : s[1];
+  if (type.dtype == DType::kFloat32) {
+    transpose_batches(static_cast<const float*>(src), static_cast<float*>(dst), s[0], rows, cols,
+                      pool);
+    return;
+  }
+  transpose_batches(static_cast<const std::uint8_t*>(src), static_cast<std::uint8_t*>(dst), s[0],
+                    rows, cols, pool, flip ? 0x80 : 0);
 }
 
 void flip_sign_bits(const std::uint8_t* src, std::uint8_t* dst, std::size_t size) {
@@ -111,7 +117,7 @@ std::vector<std::uint8_t> eight_bit_in_layout(const Tensor& data, const Shape& s
     return result;
   }
   assert(shape.size() == 4 && "eight_bit_in_layout: channels-last needs a 4-D shape");
-  nchw_to_nhwc(bytes, out, shape[0], shape[1], shape[2] * shape[3], flip, nullptr);
+  transpose_batches(bytes, out, shape[0], shape[1], shape[2] * shape[3], nullptr, flip ? 0x80 : 0);
   return result;
 }
 

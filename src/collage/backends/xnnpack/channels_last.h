@@ -46,13 +46,11 @@ void nhwc_to_nchw(const float* src, float* dst, std::int64_t n, std::int64_t c, 
 // The data of a constant of logical 4-D shape `shape` (NCHW) in `layout`.
 std::vector<float> constant_in_layout(const float* data, const Shape& shape, Layout layout);
 
-// The 8-bit forms of the transposes above, for quantized values at a
-// partition's edge; `flip` also flips each byte's sign bit (uint8 values
-// held as int8 shifted by 128).
-void nchw_to_nhwc(const std::uint8_t* src, std::uint8_t* dst, std::int64_t n, std::int64_t c,
-                  std::int64_t hw, bool flip, pthreadpool_t pool);
-void nhwc_to_nchw(const std::uint8_t* src, std::uint8_t* dst, std::int64_t n, std::int64_t c,
-                  std::int64_t hw, bool flip, pthreadpool_t pool);
+// A 4-D tensor of `type` (float32 or 8-bit) from NCHW to NHWC, or with
+// `to_channels_last` false back; 8-bit bytes flip their sign bits on the way
+// when `flip`.
+void transpose_nchw(const TensorType& type, const void* src, void* dst, bool to_channels_last,
+                    bool flip, pthreadpool_t pool);
 
 // dst[i] = src[i] with its sign bit flipped (uint8 <-> int8 shifted by 128),
 // eight bytes at a time.

@@ -47,22 +47,28 @@ std::pair<std::uint32_t, std::uint32_t> define_filter_and_bias(
   return {filter_id, bias_id};
 }
 
-// `node`'s input converted to float32, `define` from it to a float32 result,
-// converted to the output's quantization: for an op this XNNPACK has no int8
-// kernel for. Rounds once, at the last convert, as the definition does.
+// `node`'s input converted to float32 in `layout`, `define` (real_x,
+// real_y) from it to a float32 result, converted to the output's
+// quantization: for an op this XNNPACK has no int8 kernel for. Rounds once,
+// at the last convert, as the definition does.
 template <typename Define>
-bool emit_through_float(SubgraphBuilder& builder, const Node& node, const char* what,
-                        Define define) {
-  const auto io = builder.bind_io(node);
+bool emit_through_float(SubgraphBuilder& builder, const Node& node, Layout layout, Define define) {
+  const auto io = builder.bind_io(node, layout);
   if (!io) return false;
-  const Dims dims = xnn_dims(builder.shape(node.outputs[0]), io->layout);
-  const std::uint32_t real_x = builder.define_internal(dims);
-  const std::uint32_t real_y = builder.define_internal(dims);
+  const std::uint32_t real_x =
+      builder.define_internal(xnn_dims(builder.shape(node.inputs[0]), layout));
+  const std::uint32_t real_y =
+      builder.define_internal(xnn_dims(builder.shape(node.outputs[0]), layout));
   if (real_x == kInvalidId || real_y == kInvalidId) return false;
   xnn_subgraph_t subgraph = builder.subgraph();
   return builder.check(xnn_define_convert(subgraph, io->x, real_x, 0), "convert") &&
-         builder.check(define(subgraph, real_x, real_y), what) &&
+         define(real_x, real_y) &&
          builder.check(xnn_define_convert(subgraph, real_y, io->y, 0), "convert");
+}
+
+// The layout an elementwise op runs in: its input's (SubgraphBuilder::bind_io).
+Layout elementwise_layout(const SubgraphBuilder& builder, const Node& node) {
+  return builder.follow_layout(node.inputs[0], node.outputs[0]);
 }
 
 }  // namespace
@@ -71,33 +77,28 @@ bool emit_qlinear_sigmoid(SubgraphBuilder& builder, const Node& node) {
   if (int8_sigmoid_writes(*builder.quantization(node.outputs[0]))) {
     return emit_sigmoid(builder, node);
   }
-  return emit_through_float(builder, node, "sigmoid",
-                            [](xnn_subgraph_t subgraph, std::uint32_t x, std::uint32_t y) {
-                              return xnn_define_sigmoid(subgraph, x, y, 0);
-                            });
+  return emit_through_float(
+      builder, node, elementwise_layout(builder, node), [&](std::uint32_t x, std::uint32_t y) {
+        return builder.check(xnn_define_sigmoid(builder.subgraph(), x, y, 0), "sigmoid");
+      });
 }
 
 bool emit_qlinear_leaky_relu(SubgraphBuilder& builder, const Node& node) {
   const float alpha = node.attributes.get_float("alpha", 0.01f);
-  return emit_through_float(builder, node, "leaky relu",
-                            [alpha](xnn_subgraph_t subgraph, std::uint32_t x, std::uint32_t y) {
-                              return xnn_define_leaky_relu(subgraph, alpha, x, y, 0);
-                            });
+  return emit_through_float(
+      builder, node, elementwise_layout(builder, node), [&](std::uint32_t x, std::uint32_t y) {
+        return builder.check(xnn_define_leaky_relu(builder.subgraph(), alpha, x, y, 0),
+                             "leaky relu");
+      });
 }
 
 bool emit_qlinear_average_pool(SubgraphBuilder& builder, const Node& node) {
   const auto window = pool_window(builder.graph(), node);
   if (!window) return builder.fail("the pooling window does not match the output shape");
-  const auto io = builder.bind_io(node, Layout::kChannelsLast);
-  if (!io) return false;
-  const std::uint32_t real_x =
-      builder.define_internal(xnn_dims(builder.shape(node.inputs[0]), Layout::kChannelsLast));
-  const std::uint32_t real_y =
-      builder.define_internal(xnn_dims(builder.shape(node.outputs[0]), Layout::kChannelsLast));
-  if (real_x == kInvalidId || real_y == kInvalidId) return false;
-  return builder.check(xnn_define_convert(builder.subgraph(), io->x, real_x, 0), "convert") &&
-         define_average_pool(builder, node, *window, real_x, real_y) &&
-         builder.check(xnn_define_convert(builder.subgraph(), real_y, io->y, 0), "convert");
+  return emit_through_float(builder, node, Layout::kChannelsLast,
+                            [&](std::uint32_t x, std::uint32_t y) {
+                              return define_average_pool(builder, node, *window, x, y);
+                            });
 }
 
 bool emit_convert(SubgraphBuilder& builder, const Node& node) {

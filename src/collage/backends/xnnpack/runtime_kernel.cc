@@ -86,25 +86,7 @@ class RuntimeKernel final : public Kernel {
       xnn_external_value& external = externals_[i];
       moved |= external.data != read;
       external.data = read;
-      if (in_place) continue;
-      if (edge.value.type.dtype != DType::kFloat32) {
-        stage_eight_bit(edge, static_cast<const std::uint8_t*>(inputs[i].raw()),
-                        reinterpret_cast<std::uint8_t*>(edge.staging.data()), true, pool);
-        continue;
-      }
-      const float* source = inputs[i].data<float>();
-      auto* staged = reinterpret_cast<float*>(edge.staging.data());
-      const Shape& shape = edge.value.type.shape;
-      if (same_order(edge.external, edge.value.layout, shape)) {
-        ScopedSpan span("stage input", SpanKind::kCopy);
-        std::memcpy(staged, source, inputs[i].byte_size());
-      } else if (edge.value.layout == Layout::kChannelsLast) {
-        ScopedSpan span("nchw to nhwc", SpanKind::kLayout);
-        nchw_to_nhwc(source, staged, shape[0], shape[1], shape[2] * shape[3], pool);
-      } else {
-        ScopedSpan span("nhwc to nchw", SpanKind::kLayout);
-        nhwc_to_nchw(source, staged, shape[0], shape[1], shape[2] * shape[3], pool);
-      }
+      if (!in_place) stage(edge, inputs[i].raw(), edge.staging.data(), true, pool);
     }
     // Outputs in the caller's order are written in place.
     for (std::size_t i = 0; i < outputs.size(); ++i) {
@@ -128,23 +110,7 @@ class RuntimeKernel final : public Kernel {
     }
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       const Edge& edge = outputs_[i];
-      if (edge.staging.empty()) continue;
-      if (edge.value.type.dtype != DType::kFloat32) {
-        stage_eight_bit(edge, reinterpret_cast<const std::uint8_t*>(edge.staging.data()),
-                        static_cast<std::uint8_t*>(outputs[i].raw()), false, pool);
-        continue;
-      }
-      const Shape& shape = edge.value.type.shape;
-      const auto* staged = reinterpret_cast<const float*>(edge.staging.data());
-      if (edge.value.layout == Layout::kChannelsLast) {
-        ScopedSpan span("nhwc to nchw", SpanKind::kLayout);
-        nhwc_to_nchw(staged, outputs[i].data<float>(), shape[0], shape[1], shape[2] * shape[3],
-                     pool);
-      } else {
-        ScopedSpan span("nchw to nhwc", SpanKind::kLayout);
-        nchw_to_nhwc(staged, outputs[i].data<float>(), shape[0], shape[1], shape[2] * shape[3],
-                     pool);
-      }
+      if (!edge.staging.empty()) stage(edge, edge.staging.data(), outputs[i].raw(), false, pool);
     }
   }
 
@@ -160,33 +126,27 @@ class RuntimeKernel final : public Kernel {
     return static_cast<std::size_t>(type.numel()) * dtype_size(type.dtype);
   }
 
-  // Moves an 8-bit edge between the caller's bytes and XNNPACK's (`into`
-  // the subgraph or out of it), transposing where the two layouts differ and
-  // flipping the sign bits of uint8 values.
-  static void stage_eight_bit(const Edge& edge, const std::uint8_t* from, std::uint8_t* to,
-                              bool into, pthreadpool_t pool) {
-    const Shape& shape = edge.value.type.shape;
+  // Moves an edge between the caller's buffer and XNNPACK's (`into` the
+  // subgraph or out of it), transposing where the two layouts differ and
+  // flipping the sign bits of a shifted uint8 value.
+  static void stage(const Edge& edge, const void* from, void* to, bool into, pthreadpool_t pool) {
+    const TensorType& type = edge.value.type;
     const bool flip = edge.value.shifted;
-    if (same_order(edge.external, edge.value.layout, shape)) {
+    if (same_order(edge.external, edge.value.layout, type.shape)) {
       ScopedSpan span(into ? "stage input" : "stage output", SpanKind::kCopy);
-      const std::size_t size = byte_size(edge.value.type);
-      if (!flip) {
-        std::memcpy(to, from, size);
-        return;
+      if (flip) {
+        flip_sign_bits(static_cast<const std::uint8_t*>(from), static_cast<std::uint8_t*>(to),
+                       byte_size(type));
+      } else {
+        std::memcpy(to, from, byte_size(type));
       }
-      flip_sign_bits(from, to, size);
       return;
     }
     // Into a channels-last value, or out of a plain one to a channels-last
     // edge: NCHW to NHWC.
     const bool to_channels_last = into == (edge.value.layout == Layout::kChannelsLast);
     ScopedSpan span(to_channels_last ? "nchw to nhwc" : "nhwc to nchw", SpanKind::kLayout);
-    const std::int64_t hw = shape[2] * shape[3];
-    if (to_channels_last) {
-      nchw_to_nhwc(from, to, shape[0], shape[1], hw, flip, pool);
-    } else {
-      nhwc_to_nchw(from, to, shape[0], shape[1], hw, flip, pool);
-    }
+    transpose_nchw(type, from, to, to_channels_last, flip, pool);
   }
 
   void check_contract(std::span<const Tensor> inputs, std::span<Tensor> outputs) const {
@@ -257,26 +217,8 @@ class EdgeConversion final : public LayoutConversion {
       : type_(std::move(type)), to_plain_(to_plain), pool_(std::move(pool)) {}
 
   void run(const void* src, void* dst) override {
-    const Shape& s = type_.shape;
-    const std::int64_t hw = s[2] * s[3];
-    if (type_.dtype != DType::kFloat32) {
-      const auto* from = static_cast<const std::uint8_t*>(src);
-      auto* to = static_cast<std::uint8_t*>(dst);
-      const bool flip = type_.dtype == DType::kUInt8;
-      if (to_plain_) {
-        nhwc_to_nchw(from, to, s[0], s[1], hw, flip, pool_.get());
-      } else {
-        nchw_to_nhwc(from, to, s[0], s[1], hw, flip, pool_.get());
-      }
-      return;
-    }
-    const auto* from = static_cast<const float*>(src);
-    auto* to = static_cast<float*>(dst);
-    if (to_plain_) {
-      nhwc_to_nchw(from, to, s[0], s[1], hw, pool_.get());
-    } else {
-      nchw_to_nhwc(from, to, s[0], s[1], hw, pool_.get());
-    }
+    // A uint8 edge is held shifted beside int8 weights: timed as flipping.
+    transpose_nchw(type_, src, dst, !to_plain_, type_.dtype == DType::kUInt8, pool_.get());
   }
 
  private:
