@@ -117,6 +117,48 @@ inline int largest_difference(const Tensor& a, const Tensor& b) {
   return largest;
 }
 
+// a (graph input) <op> b, b an input or a per-channel constant, into y:
+// com.microsoft QLinearAdd or QLinearMul of uint8 values.
+inline Graph qlinear_binary_graph(const std::string& op, bool constant_b) {
+  Graph g;
+  g.opset = 13;
+  g.other_opsets["com.microsoft"] = 1;
+  const ValueId a = g.add_input("a", TensorType{DType::kUInt8, {1, 8, 6, 6}});
+  const ValueId b =
+      constant_b ? g.add_constant("b", random_integers<std::uint8_t>({1, 8, 1, 1}, 4, 0, 255))
+                 : g.add_input("b", TensorType{DType::kUInt8, {1, 8, 6, 6}});
+  const ValueId y = g.add_value("y", TensorType{DType::kUInt8, {1, 8, 6, 6}});
+  const NodeId node = g.add_node(op,
+                                 {a, g.add_constant("as", scalar_of<float>(0.03f)),
+                                  g.add_constant("az", scalar_of<std::uint8_t>(128)), b,
+                                  g.add_constant("bs", scalar_of<float>(0.02f)),
+                                  g.add_constant("bz", scalar_of<std::uint8_t>(7)),
+                                  g.add_constant("ys", scalar_of<float>(0.05f)),
+                                  g.add_constant("yz", scalar_of<std::uint8_t>(100))},
+                                 {y}, {}, "binary");
+  g.node(node).domain = "com.microsoft";
+  g.add_output(y);
+  return g;
+}
+
+// x -> a com.microsoft op of (X, X_scale, X_zero_point, Y_scale, Y_zero_point) -> y.
+inline Graph qlinear_unary_graph(const std::string& op, const Shape& y_shape, float y_scale) {
+  Graph g;
+  g.opset = 13;
+  g.other_opsets["com.microsoft"] = 1;
+  const ValueId x = g.add_input("x", TensorType{DType::kUInt8, {1, 8, 7, 7}});
+  const ValueId y = g.add_value("y", TensorType{DType::kUInt8, y_shape});
+  const NodeId node = g.add_node(op,
+                                 {x, g.add_constant("xs", scalar_of<float>(0.05f)),
+                                  g.add_constant("xz", scalar_of<std::uint8_t>(120)),
+                                  g.add_constant("ys", scalar_of<float>(y_scale)),
+                                  g.add_constant("yz", scalar_of<std::uint8_t>(0))},
+                                 {y}, {}, "unary");
+  g.node(node).domain = "com.microsoft";
+  g.add_output(y);
+  return g;
+}
+
 // A (graph input) times a constant int8 B: QLinearMatMul of a batch of
 // matrices with one scale per column, and com.microsoft QGemm with transB,
 // an int32 C and a float32 or quantized result.

@@ -1,7 +1,8 @@
-// oneDNN's int8 kernels (QLinearConv, MaxPool of 8-bit values) against the
-// native reference: within one quantization step of the output for the
-// convolution (oneDNN scales in float32 where the reference multiplies in
-// double), exactly for the pooling.
+// oneDNN's int8 kernels against the native reference: within one
+// quantization step of the output for the convolution, matmul, concat,
+// additions, products and averages (oneDNN scales in float32 where the
+// reference computes in double or in another order), exactly for the max
+// pooling.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -20,6 +21,8 @@ namespace {
 using testing::largest_difference;
 using testing::qconv_graph;
 using testing::QConvCase;
+using testing::qlinear_binary_graph;
+using testing::qlinear_unary_graph;
 using testing::qmatmul_graph;
 using testing::random_eight_bit_inputs;
 using testing::random_integers;
@@ -113,6 +116,82 @@ TEST(QLinearConcatTest, PartsAreRequantizedWithinOneStepOfTheReference) {
   ASSERT_TRUE(onednn_backend().supports(g, g.node(0)));
   const std::vector<Tensor> inputs = random_eight_bit_inputs(g, 8);
   EXPECT_LE(largest_difference(run_onednn(g, inputs)[0], run_reference(g, inputs)[0]), 1);
+}
+
+// Every node claimed, and the 8-bit output within one step of the reference's.
+void expect_within_one_step(const Graph& g, std::uint32_t seed) {
+  for (const Node& node : g.nodes()) {
+    ASSERT_TRUE(onednn_backend().supports(g, node)) << node.op_type;
+  }
+  const std::vector<Tensor> inputs = random_eight_bit_inputs(g, seed);
+  const std::vector<Tensor> got = run_onednn(g, inputs, 2);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_LE(largest_difference(got[0], run_reference(g, inputs)[0]), 1);
+}
+
+TEST(QLinearBinaryTest, AddAndMulAreWithinOneStepOfTheReference) {
+  for (const char* op : {"QLinearAdd", "QLinearMul"}) {
+    for (bool constant_b : {false, true}) {
+      SCOPED_TRACE(std::string(op) + (constant_b ? " by a per-channel constant" : ""));
+      expect_within_one_step(qlinear_binary_graph(op, constant_b), 6);
+    }
+  }
+}
+
+TEST(QLinearBinaryTest, AProductByAnOperandOfZeroPoint0IsWithinOneStep) {
+  // That operand's 8-bit values are multiplied directly, with no
+  // dequantizing reorder: b's zero point, a's (the operands swap), both.
+  for (const std::vector<std::size_t>& zeroed :
+       {std::vector<std::size_t>{5}, std::vector<std::size_t>{2}, std::vector<std::size_t>{2, 5}}) {
+    for (bool constant_b : {false, true}) {
+      Graph g = qlinear_binary_graph("QLinearMul", constant_b);
+      for (std::size_t zero_point : zeroed) {
+        g.value(g.node(0).input(zero_point)).constant = scalar_of<std::uint8_t>(0);
+      }
+      SCOPED_TRACE(::testing::Message() << zeroed.size() << zeroed[0] << constant_b);
+      expect_within_one_step(g, 9);
+    }
+  }
+}
+
+TEST(QLinearBinaryTest, AnInputBroadcastOnTheFirstSideIsSwapped) {
+  Graph g = qlinear_binary_graph("QLinearAdd", true);
+  Node& add = g.node(0);
+  std::swap(add.inputs[0], add.inputs[3]);
+  std::swap(add.inputs[1], add.inputs[4]);
+  std::swap(add.inputs[2], add.inputs[5]);
+  expect_within_one_step(g, 10);
+}
+
+TEST(QLinearUnaryTest, SigmoidAndLeakyReluRunInFloatWithinOneStep) {
+  expect_within_one_step(qlinear_unary_graph("QLinearSigmoid", {1, 8, 7, 7}, 1.0f / 256.0f), 7);
+  expect_within_one_step(qlinear_unary_graph("QLinearSigmoid", {1, 8, 7, 7}, 1.0f / 255.0f), 8);
+  Graph leaky = qlinear_unary_graph("QLinearLeakyRelu", {1, 8, 7, 7}, 0.04f);
+  leaky.node(0).attributes.set("alpha", 0.2f);
+  expect_within_one_step(leaky, 8);
+}
+
+TEST(QuantizedPoolTest, QLinearAveragesAreWithinOneStepOfTheReference) {
+  expect_within_one_step(qlinear_unary_graph("QLinearGlobalAveragePool", {1, 8, 1, 1}, 0.01f), 7);
+  // 7x7, 3x3 windows, strides 2, pads 1: 4x4, padding not counted.
+  Graph g = qlinear_unary_graph("QLinearAveragePool", {1, 8, 4, 4}, 0.03f);
+  g.node(0).attributes = attrs({{"kernel_shape", std::vector<std::int64_t>{3, 3}},
+                                {"strides", std::vector<std::int64_t>{2, 2}},
+                                {"pads", std::vector<std::int64_t>{1, 1, 1, 1}}});
+  expect_within_one_step(g, 13);
+}
+
+TEST(QuantizedPoolTest, AnAverageCountingPaddingIsClaimedOnlyWithAZeroPointOf0) {
+  // oneDNN's padding is the integer 0, which stands for a real 0 only when
+  // the input's zero point is 0.
+  Graph g = qlinear_unary_graph("QLinearAveragePool", {1, 8, 4, 4}, 0.03f);
+  g.node(0).attributes = attrs({{"kernel_shape", std::vector<std::int64_t>{3, 3}},
+                                {"strides", std::vector<std::int64_t>{2, 2}},
+                                {"pads", std::vector<std::int64_t>{1, 1, 1, 1}},
+                                {"count_include_pad", std::int64_t{1}}});
+  EXPECT_FALSE(onednn_backend().supports(g, g.node(0)));
+  g.value(g.node(0).input(2)).constant = scalar_of<std::uint8_t>(0);
+  expect_within_one_step(g, 14);
 }
 
 }  // namespace

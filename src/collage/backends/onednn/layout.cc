@@ -118,7 +118,7 @@ std::optional<EdgeLayout> laid_out_edge_layout(const memory::desc& desc) {
   const Shape shape(dims.begin(), dims.end());
   for (EdgeLayout layout :
        {EdgeLayout::kChannelsLast, EdgeLayout::kBlocked16, EdgeLayout::kBlocked8}) {
-    if (desc == edge_desc(shape, layout)) return layout;
+    if (desc == edge_desc(shape, layout, desc.data_type())) return layout;
   }
   return std::nullopt;
 }

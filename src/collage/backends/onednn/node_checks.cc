@@ -19,6 +19,12 @@ const Tensor* constant_input(const Graph& graph, const Node& node, std::size_t i
   return value.is_constant() ? &*value.constant : nullptr;
 }
 
+std::optional<double> scalar_input(const Graph& graph, const Node& node, std::size_t i) {
+  const Tensor* value = constant_input(graph, node, i);
+  if (value == nullptr || value->numel() != 1) return std::nullopt;
+  return value->number_at(0);
+}
+
 std::optional<dnnl::memory::data_type> eight_bit_type(DType dtype) {
   if (dtype == DType::kUInt8) return dnnl::memory::data_type::u8;
   if (dtype == DType::kInt8) return dnnl::memory::data_type::s8;

@@ -24,6 +24,10 @@ std::string qualified_op_type(const Node& node);
 // computed at run time (the quantized ops' scales, zero points and weights).
 const Tensor* constant_input(const Graph& graph, const Node& node, std::size_t i);
 
+// The value of the one-element constant behind input `i` of `node`, or
+// nullopt (a quantized op's scale or zero point).
+std::optional<double> scalar_input(const Graph& graph, const Node& node, std::size_t i);
+
 // oneDNN's data type for int8 or uint8 values; nullopt for other types.
 std::optional<dnnl::memory::data_type> eight_bit_type(DType dtype);
 

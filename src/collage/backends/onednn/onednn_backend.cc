@@ -114,8 +114,9 @@ class OnednnBackend final : public Backend {
     std::vector<std::string> names;
     for (const NamedPattern& pattern : patterns()) names.push_back(pattern.name);
     return fmt::format(
-        "ops (float32; int8 for QLinearConv, QLinearMatMul, QGemm, QLinearConcat and 8-bit "
-        "MaxPool): {}\n"
+        "ops (float32; int8 for QLinearConv, QLinearMatMul, QGemm, QLinearConcat, QLinearAdd, "
+        "QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool, "
+        "QLinearGlobalAveragePool and 8-bit MaxPool): {}\n"
         "patterns: {}\nnotes: Conv/ConvTranspose/pooling over 1-3 spatial "
         "dims; MatMul with batch broadcasting; binary ops broadcast their second input; "
         "Softmax follows opset semantics; Clip and Pow need constant scalars; int8 weights "

@@ -12,6 +12,7 @@
 #include "collage/backends/onednn/pooling.h"
 #include "collage/backends/onednn/qlinear_concat.h"
 #include "collage/backends/onednn/qlinear_conv.h"
+#include "collage/backends/onednn/qlinear_elementwise.h"
 #include "collage/backends/onednn/qlinear_matmul.h"
 #include "collage/backends/onednn/recurrent.h"
 #include "collage/backends/onednn/softmax.h"
@@ -96,6 +97,16 @@ std::size_t emit_qlinear_concat_op(ProgramBuilder& builder, const FusedOp&, cons
   return 0;
 }
 
+std::size_t emit_qlinear_binary_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {
+  emit_qlinear_binary(builder, require(qlinear_binary_spec(builder.graph(), node)));
+  return 0;
+}
+
+std::size_t emit_qlinear_unary_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {
+  emit_qlinear_unary(builder, require(qlinear_unary_spec(builder.graph(), node)));
+  return 0;
+}
+
 std::size_t emit_recurrent_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {
   emit_recurrent(builder, require(recurrent_spec(builder.graph(), node)));
   return 0;
@@ -111,7 +122,8 @@ const std::vector<OpRow>& op_table() {
       {{"MatMul", "Gemm"},
        [](const Graph& g, const Node& n) { return reason(matmul_spec(g, n)); },
        emit_matmul_op},
-      {{"MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"},
+      {{"MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool",
+        "com.microsoft.QLinearAveragePool", "com.microsoft.QLinearGlobalAveragePool"},
        [](const Graph& g, const Node& n) { return reason(pooling_spec(g, n)); },
        emit_pooling_op},
       {{"Concat"},
@@ -135,6 +147,12 @@ const std::vector<OpRow>& op_table() {
       {{"com.microsoft.QLinearConcat"},
        [](const Graph& g, const Node& n) { return reason(qlinear_concat_spec(g, n)); },
        emit_qlinear_concat_op},
+      {{"com.microsoft.QLinearAdd", "com.microsoft.QLinearMul"},
+       [](const Graph& g, const Node& n) { return reason(qlinear_binary_spec(g, n)); },
+       emit_qlinear_binary_op},
+      {{"com.microsoft.QLinearSigmoid", "com.microsoft.QLinearLeakyRelu"},
+       [](const Graph& g, const Node& n) { return reason(qlinear_unary_spec(g, n)); },
+       emit_qlinear_unary_op},
       {{"LSTM", "GRU", "RNN"},
        [](const Graph& g, const Node& n) { return reason(recurrent_spec(g, n)); },
        emit_recurrent_op},

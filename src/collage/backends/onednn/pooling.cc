@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "collage/backends/onednn/layout.h"
 #include "collage/backends/onednn/node_checks.h"
 
@@ -19,14 +23,62 @@ bool is_eight_bit_max_pool(const Graph& graph, const Node& node) {
          graph.type(node.input(0)).numel() > 0;
 }
 
+bool is_quantized_average(const Node& node) {
+  return node.domain == "com.microsoft" &&
+         (node.op_type == "QLinearAveragePool" || node.op_type == "QLinearGlobalAveragePool");
+}
+
+// The post-op of a quantized average (inputs X, x_scale, x_zero_point,
+// y_scale, y_zero_point), or why oneDNN cannot run it.
+Result<PoolingSpec::Requantize> requantize_spec(const Graph& graph, const Node& node) {
+  const std::optional<double> x_scale = scalar_input(graph, node, 1);
+  const std::optional<double> x_zero =
+      node.input(2) == kNoValue ? std::optional(0.0) : scalar_input(graph, node, 2);
+  const std::optional<double> y_scale = scalar_input(graph, node, 3);
+  const std::optional<double> y_zero =
+      node.input(4) == kNoValue ? std::optional(0.0) : scalar_input(graph, node, 4);
+  if (!x_scale || !x_zero || !y_scale || !y_zero) {
+    return Failure{fmt::format("{} with scales or zero points computed at run time", node.op_type)};
+  }
+  const DType x = graph.type(node.input(0)).dtype;
+  if (!eight_bit_type(x) || graph.type(node.outputs[0]).dtype != x) {
+    return Failure{fmt::format("{} of other than 8-bit values", node.op_type)};
+  }
+  if (node.attributes.get_int("channels_last", 0) != 0) {
+    return Failure{fmt::format("{} with channels_last", node.op_type)};
+  }
+  if (node.op_type == "QLinearAveragePool" && *x_zero != 0 &&
+      node.attributes.get_int("count_include_pad", 0) != 0) {
+    const std::vector<std::int64_t> pads = node.attributes.has("pads")
+                                               ? node.attributes.get_ints("pads")
+                                               : std::vector<std::int64_t>{};
+    const bool padded =
+        std::any_of(pads.begin(), pads.end(), [](std::int64_t p) { return p != 0; });
+    const std::string auto_pad = node.attributes.get_string("auto_pad", "NOTSET");
+    if (padded || (auto_pad != "NOTSET" && auto_pad != "VALID")) {
+      return Failure{"QLinearAveragePool counting padding, with an input zero point other than 0"};
+    }
+  }
+  const double scale = *x_scale / *y_scale;
+  return PoolingSpec::Requantize{static_cast<float>(scale),
+                                 static_cast<float>(*y_zero - *x_zero * scale)};
+}
+
 Result<PoolingSpec> common_spec(const Graph& graph, const Node& node) {
   if (node.inputs.empty() || node.input(0) == kNoValue || node.outputs.size() != 1) {
     return Failure{fmt::format("{} needs one input and one output (no Indices)", node.op_type)};
   }
-  if (!is_eight_bit_max_pool(graph, node)) {
+  PoolingSpec spec;
+  if (is_quantized_average(node)) {
+    if (node.inputs.size() != 5 || graph.type(node.input(0)).numel() == 0) {
+      return Failure{fmt::format("{} needs X and four quantization parameters", node.op_type)};
+    }
+    Result<PoolingSpec::Requantize> requantize = requantize_spec(graph, node);
+    if (!requantize) return Failure{requantize.error()};
+    spec.requantize = *requantize;
+  } else if (!is_eight_bit_max_pool(graph, node)) {
     if (auto problem = tensor_problem(graph, node, 1)) return Failure{*problem};
   }
-  PoolingSpec spec;
   spec.type = *onednn_data_type(graph.type(node.input(0)).dtype);
   spec.input = node.input(0);
   spec.output = node.outputs[0];
@@ -99,6 +151,10 @@ Result<PoolingSpec> windowed_spec(const Graph& graph, const Node& node) {
 }  // namespace
 
 Result<PoolingSpec> pooling_spec(const Graph& graph, const Node& node) {
+  if (is_quantized_average(node)) {
+    return node.op_type == "QLinearAveragePool" ? windowed_spec(graph, node)
+                                                : global_spec(graph, node);
+  }
   if (!in_onnx_domain(node)) return Failure{"not an ONNX-domain op"};
   if (node.op_type == "MaxPool" || node.op_type == "AveragePool") return windowed_spec(graph, node);
   if (node.op_type == "GlobalMaxPool" || node.op_type == "GlobalAveragePool") {
@@ -122,7 +178,14 @@ void emit_pooling(ProgramBuilder& builder, const PoolingSpec& spec) {
   dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, spec.algorithm, src_md,
                                       any_desc(spec.dst_dims, spec.type), w.strides, w.kernel,
                                       w.onednn_dilations(), w.padding_l, w.padding_r);
-  dnnl::pooling_v2_forward::primitive_desc pd(desc, builder.engine());
+  dnnl::primitive_attr attr;
+  if (spec.requantize) {
+    dnnl::post_ops requantize;
+    requantize.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, spec.requantize->scale,
+                              spec.requantize->shift);
+    attr.set_post_ops(requantize);
+  }
+  dnnl::pooling_v2_forward::primitive_desc pd(desc, attr, builder.engine());
   memory src = builder.read(spec.input, src_md);
   memory dst = builder.output_memory(spec.output, pd.dst_desc());
   builder.add(dnnl::pooling_v2_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});

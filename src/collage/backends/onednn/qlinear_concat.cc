@@ -11,13 +11,6 @@
 namespace collage::onednn {
 namespace {
 
-// A one-element constant's value, or nullopt.
-std::optional<double> scalar_input(const Graph& graph, const Node& node, std::size_t i) {
-  const Tensor* value = constant_input(graph, node, i);
-  if (value == nullptr || value->numel() != 1) return std::nullopt;
-  return value->number_at(0);
-}
-
 // The dense channels-last descriptor of 4-D `dims` (plain otherwise).
 memory::desc concat_desc(const memory::dims& dims, memory::data_type type) {
   if (dims.size() == 4) return memory::desc(dims, type, memory::format_tag::nhwc);
