@@ -194,5 +194,49 @@ TEST(QuantizedPoolTest, AnAverageCountingPaddingIsClaimedOnlyWithAZeroPointOf0) 
   expect_within_one_step(g, 14);
 }
 
+// x (float32) -> QuantizeLinear -> q -> DequantizeLinear -> out, with q an
+// output too, of `type` with one scale and zero point.
+Graph quantize_round_trip_graph(DType type) {
+  Graph g;
+  g.opset = 13;
+  const ValueId x = g.add_input("x", f32({1, 8, 6, 6}));
+  const ValueId scale = g.add_constant("scale", scalar_of<float>(0.05f));
+  const ValueId zero = type == DType::kUInt8 ? g.add_constant("zero", scalar_of<std::uint8_t>(128))
+                                             : g.add_constant("zero", scalar_of<std::int8_t>(-3));
+  const ValueId q = g.add_value("q", TensorType{type, {1, 8, 6, 6}});
+  const ValueId out = g.add_value("out", f32({1, 8, 6, 6}));
+  g.add_node("QuantizeLinear", {x, scale, zero}, {q}, {}, "quantize");
+  g.add_node("DequantizeLinear", {q, scale, zero}, {out}, {}, "dequantize");
+  g.add_output(q);
+  g.add_output(out);
+  return g;
+}
+
+TEST(QuantizeLinearTest, QuantizeAndDequantizeAreWithinOneStepOfTheReference) {
+  for (DType type : {DType::kUInt8, DType::kInt8}) {
+    const Graph g = quantize_round_trip_graph(type);
+    for (const Node& node : g.nodes()) {
+      ASSERT_TRUE(onednn_backend().supports(g, node)) << node.op_type;
+    }
+    // Past the 8-bit range on both sides: saturation.
+    const std::vector<Tensor> inputs = random_inputs(g, 12, -8.0f, 8.0f);
+    const std::vector<Tensor> got = run_onednn(g, inputs, 2);
+    const std::vector<Tensor> want = run_reference(g, inputs);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_LE(largest_difference(got[0], want[0]), 1) << dtype_name(type);
+    EXPECT_TRUE(all_close(got[1], want[1], 0.05f * 1.001f)) << dtype_name(type);
+  }
+}
+
+TEST(QuantizeLinearTest, AScalePerAxisIsNotClaimed) {
+  Graph g = quantize_round_trip_graph(DType::kUInt8);
+  Node& quantize = g.node(0);
+  quantize.inputs[1] = g.add_constant(
+      "scales", Tensor::from_vector<float>({0.1f, 0.2f, 0.1f, 0.2f, 0.1f, 0.2f, 0.1f, 0.2f}, {8}));
+  quantize.inputs[2] = g.add_constant("zeros", Tensor::zeros(TensorType{DType::kUInt8, {8}}));
+  EXPECT_FALSE(onednn_backend().supports(g, g.node(0)));
+  EXPECT_TRUE(onednn_backend().supports(g, g.node(1)));
+}
+
 }  // namespace
 }  // namespace collage::onednn_test

@@ -114,7 +114,8 @@ class OnednnBackend final : public Backend {
     std::vector<std::string> names;
     for (const NamedPattern& pattern : patterns()) names.push_back(pattern.name);
     return fmt::format(
-        "ops (float32; int8 for QLinearConv, QLinearMatMul, QGemm, QLinearConcat, QLinearAdd, "
+        "ops (float32; per-tensor QuantizeLinear and DequantizeLinear; int8 for QLinearConv, "
+        "QLinearMatMul, QGemm, QLinearConcat, QLinearAdd, "
         "QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool, "
         "QLinearGlobalAveragePool and 8-bit MaxPool): {}\n"
         "patterns: {}\nnotes: Conv/ConvTranspose/pooling over 1-3 spatial "

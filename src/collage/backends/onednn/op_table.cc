@@ -14,6 +14,7 @@
 #include "collage/backends/onednn/qlinear_conv.h"
 #include "collage/backends/onednn/qlinear_elementwise.h"
 #include "collage/backends/onednn/qlinear_matmul.h"
+#include "collage/backends/onednn/quantize_linear.h"
 #include "collage/backends/onednn/recurrent.h"
 #include "collage/backends/onednn/softmax.h"
 #include "collage/backends/op_rows.h"
@@ -107,6 +108,11 @@ std::size_t emit_qlinear_unary_op(ProgramBuilder& builder, const FusedOp&, const
   return 0;
 }
 
+std::size_t emit_quantize_linear_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {
+  emit_quantize_linear(builder, require(quantize_linear_spec(builder.graph(), node)));
+  return 0;
+}
+
 std::size_t emit_recurrent_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {
   emit_recurrent(builder, require(recurrent_spec(builder.graph(), node)));
   return 0;
@@ -153,6 +159,9 @@ const std::vector<OpRow>& op_table() {
       {{"com.microsoft.QLinearSigmoid", "com.microsoft.QLinearLeakyRelu"},
        [](const Graph& g, const Node& n) { return reason(qlinear_unary_spec(g, n)); },
        emit_qlinear_unary_op},
+      {{"QuantizeLinear", "DequantizeLinear"},
+       [](const Graph& g, const Node& n) { return reason(quantize_linear_spec(g, n)); },
+       emit_quantize_linear_op},
       {{"LSTM", "GRU", "RNN"},
        [](const Graph& g, const Node& n) { return reason(recurrent_spec(g, n)); },
        emit_recurrent_op},
