@@ -269,5 +269,30 @@ TEST(QuantizeTest, MaxPoolTakesEightBitValues) {
   EXPECT_EQ(contents<std::int8_t>(pool.run_one()), (std::vector<std::int8_t>{-5, 127}));
 }
 
+// A quantized model's Resize between a cancelling pair: the 8-bit values
+// themselves, interpolated in float32 and rounded half to even.
+TEST(QuantizeTest, ResizeTakesEightBitValues) {
+  const Tensor scales = f32_tensor({4}, {1.0f, 1.0f, 1.0f, 2.0f});
+  Attributes nearest;
+  nearest.set("mode", std::string("nearest"));
+  ComputeCase copy{"Resize",
+                   {typed<std::uint8_t>({1, 1, 1, 2}, {7, 255}), Tensor(), scales},
+                   {TensorType{DType::kUInt8, {1, 1, 1, 4}}},
+                   nearest};
+  EXPECT_EQ(contents<std::uint8_t>(copy.run_one()), (std::vector<std::uint8_t>{7, 7, 255, 255}));
+  // half_pixel: the outputs sit at 0, 0.25, 0.75 and 1 of the way from -10 to 11.
+  Attributes linear;
+  linear.set("mode", std::string("linear"));
+  ComputeCase blend{"Resize",
+                    {typed<std::int8_t>({1, 1, 1, 2}, {-10, 11}), Tensor(), scales},
+                    {TensorType{DType::kInt8, {1, 1, 1, 4}}},
+                    linear};
+  EXPECT_EQ(contents<std::int8_t>(blend.run_one()), (std::vector<std::int8_t>{-10, -5, 6, 11}));
+  // tf_crop_and_resize writes a real extrapolation value: float32 only.
+  ComputeCase crop = blend;
+  crop.attributes.set("coordinate_transformation_mode", std::string("tf_crop_and_resize"));
+  EXPECT_FALSE(crop.supported());
+}
+
 }  // namespace
 }  // namespace collage::native_test

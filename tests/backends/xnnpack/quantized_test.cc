@@ -124,6 +124,22 @@ TEST(XnnpackQuantizedPoolTest, MaxPoolOfEightBitValuesOnItsOwnIsExact) {
   }
 }
 
+TEST(XnnpackQuantizedPoolTest, BilinearResizeOfEightBitValuesIsWithinOneStep) {
+  for (DType type : {DType::kUInt8, DType::kInt8}) {
+    Graph g;
+    g.opset = 13;
+    const ValueId x = g.add_input("x", TensorType{type, {1, 8, 6, 6}});
+    const ValueId y = g.add_value("y", TensorType{type, {1, 8, 12, 12}});
+    g.add_node(
+        "Resize",
+        {x, kNoValue, g.add_constant("scales", Tensor::from_vector<float>({1, 1, 2, 2}, {4}))}, {y},
+        attrs({{"mode", std::string("linear")}}), "resize");
+    g.add_output(y);
+    SCOPED_TRACE(dtype_name(type));
+    expect_within_one_step(g, 15, 2);
+  }
+}
+
 // float x -> QuantizeLinear -> QLinearConv -> MaxPool over the whole image ->
 // Flatten -> DequantizeLinear: one runtime from float32 to float32, int8
 // inside (the pool's [1, 16, 1, 1] output reads the same in either layout).

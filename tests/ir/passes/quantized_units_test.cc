@@ -293,6 +293,48 @@ TEST(QuantizedUnitsTest, ADilatedAveragePoolStaysFloat) {
   EXPECT_EQ(q.g.num_nodes(), 3u);
 }
 
+// xq u8[1,2,4,4] -DQ(s, z)-> Resize (linear, x2) -QuantizeLinear(s', z')-> y.
+Graph qdq_resize(float y_scale, const std::string& coordinates) {
+  Graph g;
+  g.opset = 13;
+  const ValueId xq = g.add_input("xq", TensorType{DType::kUInt8, {1, 2, 4, 4}});
+  const ValueId scale = g.add_constant("s", values<float>({}, {0.5f}));
+  const ValueId zero = g.add_constant("z", values<std::uint8_t>({}, {3}));
+  const ValueId x = g.add_value("x", f32({1, 2, 4, 4}));
+  g.add_node("DequantizeLinear", {xq, scale, zero}, {x});
+  const ValueId f = g.add_value("f", f32({1, 2, 8, 8}));
+  Attributes linear;
+  linear.set("mode", std::string("linear"));
+  linear.set("coordinate_transformation_mode", coordinates);
+  g.add_node("Resize",
+             {x, kNoValue, g.add_constant("scales", values<float>({4}, {1.0f, 1.0f, 2.0f, 2.0f}))},
+             {f}, linear);
+  const ValueId y = g.add_value("y", TensorType{DType::kUInt8, {1, 2, 8, 8}});
+  g.add_node("QuantizeLinear",
+             {f, g.add_constant("ys", values<float>({}, {y_scale})),
+              g.add_constant("yz", values<std::uint8_t>({}, {3}))},
+             {y});
+  g.add_output(y);
+  return g;
+}
+
+TEST(QuantizedUnitsTest, AResizeBetweenAPairOfTheSameParametersResizesTheQuantizedValues) {
+  Graph g = qdq_resize(0.5f, "half_pixel");
+  EXPECT_EQ(move_quantized_values(g), 1);
+  ASSERT_EQ(g.num_nodes(), 1u);
+  const Node& resize = node_writing(g, "y");
+  EXPECT_EQ(resize.op_type, "Resize");
+  EXPECT_EQ(g.value(resize.inputs[0]).name, "xq");
+}
+
+TEST(QuantizedUnitsTest, AResizeThatRequantizesOrCropsStaysFloat) {
+  Graph requantizing = qdq_resize(0.25f, "half_pixel");
+  EXPECT_EQ(move_quantized_values(requantizing), 0);
+  // tf_crop_and_resize writes its extrapolation value, a real number.
+  Graph cropping = qdq_resize(0.5f, "tf_crop_and_resize");
+  EXPECT_EQ(move_quantized_values(cropping), 0);
+}
+
 TEST(QuantizedUnitsTest, AQdqProductBecomesOneQLinearMul) {
   Graph g;
   std::vector<ValueId> factors;

@@ -16,7 +16,8 @@
 // edge, or dropped and renormalized with exclude_outside).
 // tf_crop_and_resize maps through the roi box and writes
 // extrapolation_value wherever x falls outside the input. Resize-10 and
-// Upsample behave as asymmetric with floor rounding.
+// Upsample behave as asymmetric with floor rounding. Resize of 8-bit values
+// (opset 11 on) resizes them in float32 and rounds (resizes_eight_bit).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -28,6 +29,7 @@
 
 #include "collage/backends/native/broadcast.h"
 #include "collage/backends/native/compute_kernels.h"
+#include "collage/backends/native/quantize_math.h"
 #include "collage/ir/error.h"
 
 namespace collage::native {
@@ -425,12 +427,47 @@ void run_resize(const Graph& graph, const Node& node, std::span<const Tensor> in
     }
   }
   const std::vector<AxisScale> scales = axis_scales(node, optional_input(inputs, 2), x, y);
-  resize(x, y, scales, roi, options, threads);
+  if (x.dtype() == DType::kFloat32) {
+    resize(x, y, scales, roi, options, threads);
+    return;
+  }
+  // 8-bit values: resized in float32, rounded half to even and saturated.
+  Tensor real_x = Tensor::allocate(TensorType{DType::kFloat32, x.shape()});
+  Tensor real_y = Tensor::allocate(TensorType{DType::kFloat32, y.shape()});
+  float* widened = real_x.data<float>();
+  for (std::int64_t i = 0; i < x.numel(); ++i) widened[i] = static_cast<float>(x.number_at(i));
+  resize(real_x, real_y, scales, roi, options, threads);
+  const float* resized = real_y.data<float>();
+  for (std::int64_t i = 0; i < y.numel(); ++i) {
+    if (y.dtype() == DType::kUInt8) {
+      y.data<std::uint8_t>()[i] = saturate<std::uint8_t>(resized[i]);
+    } else {
+      y.data<std::int8_t>()[i] = saturate<std::int8_t>(resized[i]);
+    }
+  }
+}
+
+// Whether `node` resizes 8-bit values: an int8 or uint8 input and output of
+// one type (a quantized model's Resize between a DequantizeLinear and a
+// QuantizeLinear of the same scale and zero point). Every mode but
+// tf_crop_and_resize, whose extrapolation value is a real number, maps
+// values affinely (its weights sum to 1), so resizing the 8-bit values in
+// float32 and rounding computes what the dequantize-resize-quantize
+// spelling does, up to float32 rounding.
+bool resizes_eight_bit(const Graph& graph, const Node& node) {
+  const DType x = graph.type(node.input(0)).dtype;
+  return (x == DType::kUInt8 || x == DType::kInt8) && graph.type(node.outputs[0]).dtype == x &&
+         graph.opset >= 11 &&
+         node.attributes.get_string("coordinate_transformation_mode", "half_pixel") !=
+             "tf_crop_and_resize";
 }
 
 bool check_resize(const Graph& graph, const Node& node) {
   if (node.inputs.empty() || node.outputs.size() != 1) return false;
-  if (!is_float32(graph, node.input(0)) || !float32_io(graph, node, 1)) return false;
+  if (!resizes_eight_bit(graph, node) &&
+      (!is_float32(graph, node.input(0)) || !float32_io(graph, node, 1))) {
+    return false;
+  }
   if (graph.type(node.input(0)).rank() != graph.type(node.outputs[0]).rank()) return false;
   if (graph.opset < 11) {
     return node.inputs.size() == 2 && is_float32(graph, node.input(1)) &&

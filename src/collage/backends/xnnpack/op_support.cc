@@ -275,7 +275,16 @@ bool is_depth_to_space(const Graph& graph, const Node& node) {
 // (XNNPACK's TensorFlow legacy mode).
 bool is_resize(const Graph& graph, const Node& node) {
   if (graph.opset < 11 || node.inputs.empty() || node.inputs.size() > 4) return false;
-  if (!is_activation(graph, node.inputs[0]) || !has_one_float_output(graph, node)) return false;
+  if (node.outputs.size() != 1 || node.input(0) == kNoValue) return false;
+  // Float32, or 8-bit values of one type (XNNPACK's int8 bilinear resize,
+  // which keeps their quantization).
+  const DType x_type = graph.type(node.input(0)).dtype;
+  const bool eight_bit = (x_type == DType::kInt8 || x_type == DType::kUInt8) &&
+                         graph.type(node.outputs[0]).dtype == x_type &&
+                         !graph.value(node.input(0)).is_constant();
+  if (!eight_bit && (!is_activation(graph, node.inputs[0]) || !has_one_float_output(graph, node))) {
+    return false;
+  }
   for (std::size_t i = 1; i < node.inputs.size(); ++i) {
     if (present(node, i) && !graph.value(node.inputs[i]).is_constant()) return false;
   }

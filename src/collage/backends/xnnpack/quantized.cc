@@ -378,6 +378,7 @@ bool is_eight_bit_passthrough(const Graph& graph, const Node& node) {
   if (graph.type(x).dtype != graph.type(y).dtype) return false;
   const std::string_view op = node.op_type;
   if (op == "MaxPool") return node.inputs.size() == 1 && graph.type(x).rank() == 4;
+  if (op == "Resize") return is_resize(graph, node);
   return op == "Flatten" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze";
 }
 

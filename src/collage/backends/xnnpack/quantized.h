@@ -16,7 +16,7 @@
 // inputs of the quantized ops that write or read it. plan_quantization reads
 // them off every such op of a partition (QuantizeLinear's output,
 // QLinearConv's input and output, ...) and carries them through the ops that
-// move 8-bit values without requantizing (MaxPool, reshapes); a partition in
+// move 8-bit values without requantizing (MaxPool, reshapes, bilinear Resize); a partition in
 // which one value would need two quantizations does not compile, and values
 // only such ops touch (a MaxPool of 8-bit values on its own) share any one.
 //
@@ -87,7 +87,7 @@ bool int8_sigmoid_writes(const Quantization& y);
 // com.microsoft QGemm (alpha 1, no transA, an 8-bit output) and QLinearMatMul
 // of a 2-D activation by a constant 2-D int8 matrix with zero points of 0.
 bool is_qlinear_matmul(const Graph& graph, const Node& node);
-// MaxPool and reshapes of 8-bit values, which keep their quantization.
+// MaxPool, reshapes and bilinear Resize of 8-bit values, which keep their quantization.
 bool is_eight_bit_passthrough(const Graph& graph, const Node& node);
 
 // Whether `op_type` is one of the com.microsoft quantized ops above.

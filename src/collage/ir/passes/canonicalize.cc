@@ -40,7 +40,8 @@ constexpr const char* kQuantizedUnary =
 constexpr const char* kQuantizedConcat =
     "DequantizeLinear + Concat + QuantizeLinear -> QLinearConcat";
 constexpr const char* kQuantizedMove =
-    "MaxPool/reshape between cancelling DequantizeLinear and QuantizeLinear on quantized values";
+    "MaxPool/reshape/Resize between cancelling DequantizeLinear and QuantizeLinear on quantized "
+    "values";
 
 class RewriteLog {
  public:

@@ -289,11 +289,15 @@ bool same_parameters(const Graph& graph, const Dequantize& dq, const Node& q) {
          graph.type(dq.data).dtype == graph.type(q.outputs[0]).dtype;
 }
 
-bool moves_values(const Node& node) {
+bool moves_values(const Graph& graph, const Node& node) {
   for (const char* op : {"MaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze"}) {
     if (is_onnx_op(node, op)) return true;
   }
-  return false;
+  // A Resize's weights sum to 1: it commutes with the pair's affine map
+  // (tf_crop_and_resize's extrapolation value, a real number, does not).
+  return is_onnx_op(node, "Resize") && graph.opset >= 11 &&
+         node.attributes.get_string("coordinate_transformation_mode", "half_pixel") !=
+             "tf_crop_and_resize";
 }
 
 }  // namespace
@@ -303,7 +307,7 @@ int move_quantized_values(Graph& graph) {
   std::vector<NodeId> doomed;
   for (std::size_t n = 0; n < graph.num_nodes(); ++n) {
     const Node& op = graph.node(static_cast<NodeId>(n));
-    if (!moves_values(op) || op.inputs.empty() || op.outputs.size() != 1) continue;
+    if (!moves_values(graph, op) || op.inputs.empty() || op.outputs.size() != 1) continue;
     const std::optional<Dequantize> dq = dequantize_of(graph, op.input(0));
     if (!dq || !zero_point_of(graph, dq->zero_point) || !users.only_by_one_node(op.input(0))) {
       continue;

@@ -43,10 +43,14 @@ int fuse_quantized_matmuls(Graph& graph);
 int fuse_quantized_gemms(Graph& graph);
 
 // Rewrites DequantizeLinear -> MaxPool (or Reshape, Flatten, Transpose,
-// Squeeze, Unsqueeze) -> QuantizeLinear with the same scale and zero point
-// on both sides into the op on the quantized values: the pair cancels
-// (every value the op writes is one it read), so the result is exact.
-// Prunes when anything changed. Returns the count.
+// Squeeze, Unsqueeze, Resize) -> QuantizeLinear with the same scale and
+// zero point on both sides into the op on the quantized values: the pair
+// cancels. Every value the others write is one they read, so the result is
+// exact; a Resize's interpolating modes blend values with weights that sum
+// to 1, which commutes with the pair's affine map, so its result is the
+// spelling's up to float32 rounding (one step where a value lies within a
+// rounding error of a half step). Prunes when anything changed. Returns the
+// count.
 int move_quantized_values(Graph& graph);
 
 // Rewrites DequantizeLinear(a), DequantizeLinear(b) -> Add [-> Relu/Clip] ->
