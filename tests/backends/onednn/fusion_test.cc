@@ -94,6 +94,21 @@ TEST(FusionTest, PerChannelScaleAndClipAfterConvAreBinaryAndEltwisePostOps) {
   EXPECT_TRUE(matches_reference(b.graph()));
 }
 
+TEST(FusionTest, TwoStepsOfOneEltwiseAlgorithmAreNotFusedTogether) {
+  // Clip(-1, 2) then HardSigmoid (a linear step, then Clip(0, 1)): this
+  // oneDNN's kernels would clip twice to [-1, 2]. Each clip runs with its
+  // own bounds; the result matches the reference.
+  GraphBuilder b;
+  ValueId conv = b.node("Conv", {b.input({1, 8, 6, 6}), b.weights({8, 8, 3, 3}), b.weights({8})},
+                        {1, 8, 4, 4});
+  ValueId clipped =
+      b.node("Clip", {conv, b.constant(scalar(-1.f)), b.constant(scalar(2.f))}, {1, 8, 4, 4});
+  b.output(b.node("HardSigmoid", {clipped}, {1, 8, 4, 4}, attrs({{"alpha", 0.4f}})));
+  // The Conv with its Clip, then the hard sigmoid's linear step and clip.
+  EXPECT_EQ(count_steps(b.graph()).compute, 3);
+  EXPECT_TRUE(matches_reference(b.graph()));
+}
+
 TEST(FusionTest, ConvTransposeTakesNoPostOps) {
   // Its bias input is part of the deconvolution; what follows it runs as
   // primitives of its own (oneDNN's deconvolutions with post-ops are slow).

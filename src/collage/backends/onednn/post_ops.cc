@@ -73,6 +73,19 @@ std::vector<PostOp> PostOpChain::prefix(const std::vector<PostOp>& fixed, std::s
   return ops;
 }
 
+bool repeats_an_eltwise_algorithm(const std::vector<PostOp>& ops) {
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind != PostOp::Kind::kEltwise) continue;
+    for (std::size_t j = i + 1; j < ops.size(); ++j) {
+      if (ops[j].kind != PostOp::Kind::kEltwise) continue;
+      const EltwiseStep& a = ops[i].eltwise;
+      const EltwiseStep& b = ops[j].eltwise;
+      if (a.algorithm == b.algorithm && (a.alpha != b.alpha || a.beta != b.beta)) return true;
+    }
+  }
+  return false;
+}
+
 bool is_reference_impl(const dnnl::primitive_desc_base& pd) {
   return std::string_view(pd.impl_info_str()).starts_with("ref");
 }

@@ -84,6 +84,12 @@ struct PostOpChain {
 // implementations.
 bool is_reference_impl(const dnnl::primitive_desc_base& pd);
 
+// Whether `ops` hold two eltwise post-ops of one algorithm with different
+// parameters. This oneDNN's generated kernels apply the first one's
+// parameters to both (a convolution with linear 2x+1 then linear 10x
+// computes 2(2x+1)+1), so such a list is never built.
+bool repeats_an_eltwise_algorithm(const std::vector<PostOp>& ops);
+
 // A primitive descriptor built with post-ops, and how many groups of the
 // chain it took.
 template <typename Pd>
@@ -108,7 +114,9 @@ FusedPd<Pd> create_fused(ProgramBuilder& builder, const Build& build,
   Pd plain_pd = build(plain.attr());
   const bool plain_is_reference = is_reference_impl(plain_pd);
   for (std::size_t count = chain.size(); count > 0; --count) {
-    PostOpAttr attr(builder, chain.prefix(fixed, count), dst_dims, full_layout);
+    const std::vector<PostOp> ops = chain.prefix(fixed, count);
+    if (repeats_an_eltwise_algorithm(ops)) continue;
+    PostOpAttr attr(builder, ops, dst_dims, full_layout);
     try {
       Pd pd = build(attr.attr());
       if (!is_reference_impl(pd) || plain_is_reference) return {pd, attr, count};
