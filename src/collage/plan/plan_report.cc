@@ -42,6 +42,8 @@ bool runs_int8(const PlanPartition& partition) {
                                                   "QLinearMul",
                                                   "QLinearSigmoid",
                                                   "QLinearLeakyRelu",
+                                                  "QLinearHardSwish",
+                                                  "QLinearHardSigmoid",
                                                   "QLinearConcat",
                                                   "QLinearAveragePool",
                                                   "QLinearGlobalAveragePool",

@@ -154,7 +154,7 @@ TEST(QuantizeTest, QLinearMulMultipliesTheDequantizedValues) {
   EXPECT_EQ(contents<std::int8_t>(mul.run_one()), (std::vector<std::int8_t>{-3, 2, 63}));
 }
 
-TEST(QuantizeTest, QLinearSigmoidAndLeakyReluMapEveryValueThroughTheFloatOp) {
+TEST(QuantizeTest, QLinearSigmoidLeakyReluHardSwishAndHardSigmoidMapEveryValueThroughTheFloatOp) {
   ComputeCase sigmoid{"com.microsoft.QLinearSigmoid",
                       {typed<std::uint8_t>({5}, {128, 148, 108, 0, 255}), f32_tensor({}, {0.1f}),
                        typed<std::uint8_t>({}, {128}), f32_tensor({}, {1.0f / 256.0f}),
@@ -173,6 +173,21 @@ TEST(QuantizeTest, QLinearSigmoidAndLeakyReluMapEveryValueThroughTheFloatOp) {
       alpha};
   // -10, -0.5, 0, 50 over 0.5.
   EXPECT_EQ(contents<std::int8_t>(leaky.run_one()), (std::vector<std::int8_t>{-20, -1, 0, 100}));
+  ComputeCase hard_swish{
+      "collage.QLinearHardSwish",
+      {typed<std::int8_t>({5}, {-40, -10, 0, 10, 40}), f32_tensor({}, {0.1f}),
+       typed<std::int8_t>({}, {0}), f32_tensor({}, {0.05f}), typed<std::int8_t>({}, {0})},
+      {TensorType{DType::kInt8, {5}}}};
+  // hard_swish(-4, -1, 0, 1, 4) = 0, -1/3, 0, 2/3, 4; over 0.05.
+  EXPECT_EQ(contents<std::int8_t>(hard_swish.run_one()),
+            (std::vector<std::int8_t>{0, -7, 0, 13, 80}));
+  ComputeCase hard_sigmoid = hard_swish;
+  hard_sigmoid.op_type = "collage.QLinearHardSigmoid";
+  hard_sigmoid.attributes.set("alpha", 0.25f);
+  hard_sigmoid.inputs[3] = f32_tensor({}, {1.0f / 100.0f});
+  // clip(0.25 v + 0.5, 0, 1) for v = -4, -1, 0, 1, 4: 0, 0.25, 0.5, 0.75, 1.
+  EXPECT_EQ(contents<std::int8_t>(hard_sigmoid.run_one()),
+            (std::vector<std::int8_t>{0, 25, 50, 75, 100}));
 }
 
 TEST(QuantizeTest, QLinearPoolsAverageTheDequantizedValuesChannelsFirstOrLast) {

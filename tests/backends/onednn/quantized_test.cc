@@ -163,12 +163,19 @@ TEST(QLinearBinaryTest, AnInputBroadcastOnTheFirstSideIsSwapped) {
   expect_within_one_step(g, 10);
 }
 
-TEST(QLinearUnaryTest, SigmoidAndLeakyReluRunInFloatWithinOneStep) {
+TEST(QLinearUnaryTest, SigmoidLeakyReluHardSwishAndHardSigmoidRunInFloatWithinOneStep) {
   expect_within_one_step(qlinear_unary_graph("QLinearSigmoid", {1, 8, 7, 7}, 1.0f / 256.0f), 7);
   expect_within_one_step(qlinear_unary_graph("QLinearSigmoid", {1, 8, 7, 7}, 1.0f / 255.0f), 8);
   Graph leaky = qlinear_unary_graph("QLinearLeakyRelu", {1, 8, 7, 7}, 0.04f);
   leaky.node(0).attributes.set("alpha", 0.2f);
   expect_within_one_step(leaky, 8);
+  Graph hard_swish = qlinear_unary_graph("QLinearHardSwish", {1, 8, 7, 7}, 0.04f);
+  hard_swish.node(0).domain = "collage";
+  expect_within_one_step(hard_swish, 9);
+  Graph hard_sigmoid = qlinear_unary_graph("QLinearHardSigmoid", {1, 8, 7, 7}, 1.0f / 255.0f);
+  hard_sigmoid.node(0).domain = "collage";
+  hard_sigmoid.node(0).attributes.set("alpha", 1.0f / 6.0f);
+  expect_within_one_step(hard_sigmoid, 10);
 }
 
 TEST(QuantizedPoolTest, QLinearAveragesAreWithinOneStepOfTheReference) {
@@ -236,6 +243,23 @@ TEST(QuantizeLinearTest, AScalePerAxisIsNotClaimed) {
   quantize.inputs[2] = g.add_constant("zeros", Tensor::zeros(TensorType{DType::kUInt8, {8}}));
   EXPECT_FALSE(onednn_backend().supports(g, g.node(0)));
   EXPECT_TRUE(onednn_backend().supports(g, g.node(1)));
+}
+
+TEST(QLinearBinaryTest, ChannelsLastEdgesGiveTheSameValues) {
+  for (const char* op : {"QLinearAdd", "QLinearMul"}) {
+    for (bool zero_b : {false, true}) {
+      Graph g = qlinear_binary_graph(op, false);
+      if (zero_b) g.value(g.node(0).input(5)).constant = scalar_of<std::uint8_t>(0);
+      SCOPED_TRACE(::testing::Message() << op << zero_b);
+      testing::expect_eight_bit_edges_within_one_step(onednn_backend(), g,
+                                                      EdgeLayout::kChannelsLast, 2);
+    }
+  }
+  Graph hard_sigmoid = qlinear_unary_graph("QLinearHardSigmoid", {1, 8, 7, 7}, 1.0f / 255.0f);
+  hard_sigmoid.node(0).domain = "collage";
+  hard_sigmoid.node(0).attributes.set("alpha", 1.0f / 6.0f);
+  testing::expect_eight_bit_edges_within_one_step(onednn_backend(), hard_sigmoid,
+                                                  EdgeLayout::kChannelsLast, 2);
 }
 
 }  // namespace

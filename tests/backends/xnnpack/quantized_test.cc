@@ -91,13 +91,21 @@ TEST(XnnpackQLinearUnaryTest, GlobalAveragePoolAndSigmoidAreWithinOneStepOfTheRe
   expect_within_one_step(qlinear_unary_graph("QLinearSigmoid", {1, 8, 7, 7}, 1.0f / 256.0f), 7);
 }
 
-TEST(XnnpackQLinearUnaryTest, ASigmoidIntoAnotherScaleAndALeakyReluRunInFloatWithinOneStep) {
+TEST(XnnpackQLinearUnaryTest,
+     ASigmoidIntoAnotherScaleALeakyReluAHardSwishAndAHardSigmoidRunInFloatWithinOneStep) {
   // This XNNPACK's int8 sigmoid writes scale 1/256 only and it has no int8
   // leaky relu: both run in float32 between converts.
   expect_within_one_step(qlinear_unary_graph("QLinearSigmoid", {1, 8, 7, 7}, 1.0f / 255.0f), 8);
   Graph leaky = qlinear_unary_graph("QLinearLeakyRelu", {1, 8, 7, 7}, 0.04f);
   leaky.node(0).attributes.set("alpha", 0.2f);
   expect_within_one_step(leaky, 8, 2);
+  Graph hard_swish = qlinear_unary_graph("QLinearHardSwish", {1, 8, 7, 7}, 0.04f);
+  hard_swish.node(0).domain = "collage";
+  expect_within_one_step(hard_swish, 9, 2);
+  Graph hard_sigmoid = qlinear_unary_graph("QLinearHardSigmoid", {1, 8, 7, 7}, 1.0f / 255.0f);
+  hard_sigmoid.node(0).domain = "collage";
+  hard_sigmoid.node(0).attributes.set("alpha", 1.0f / 6.0f);
+  expect_within_one_step(hard_sigmoid, 10, 2);
 }
 
 TEST(XnnpackQuantizedPoolTest, QLinearAveragePoolRunsInFloatWithinOneStep) {

@@ -255,7 +255,8 @@ struct QdqUnary {
   }
 };
 
-TEST(QuantizedUnitsTest, QdqSigmoidLeakyReluAndAveragePoolingBecomeTheirQLinearOps) {
+TEST(QuantizedUnitsTest,
+     QdqSigmoidLeakyReluHardSwishHardSigmoidAndAveragePoolingBecomeTheirQLinearOps) {
   Attributes leaky;
   leaky.set("alpha", 0.2f);
   Attributes window;
@@ -269,6 +270,8 @@ TEST(QuantizedUnitsTest, QdqSigmoidLeakyReluAndAveragePoolingBecomeTheirQLinearO
   };
   for (const Case& c : {Case{"Sigmoid", {1, 2, 4, 4}, {}, "QLinearSigmoid"},
                         Case{"LeakyRelu", {1, 2, 4, 4}, leaky, "QLinearLeakyRelu"},
+                        Case{"HardSwish", {1, 2, 4, 4}, {}, "QLinearHardSwish"},
+                        Case{"HardSigmoid", {1, 2, 4, 4}, leaky, "QLinearHardSigmoid"},
                         Case{"GlobalAveragePool", {1, 2, 1, 1}, {}, "QLinearGlobalAveragePool"},
                         Case{"AveragePool", {1, 2, 2, 2}, window, "QLinearAveragePool"}}) {
     QdqUnary q(c.op, c.out, c.attributes);
@@ -276,7 +279,10 @@ TEST(QuantizedUnitsTest, QdqSigmoidLeakyReluAndAveragePoolingBecomeTheirQLinearO
     ASSERT_EQ(q.g.num_nodes(), 1u) << c.op;
     const Node& fused = node_writing(q.g, "y");
     EXPECT_EQ(fused.op_type, c.fused);
-    EXPECT_EQ(fused.domain, "com.microsoft");
+    // ONNX Runtime has no quantized hard swish: collage's own domain.
+    const bool own = std::string(c.op) == "HardSwish" || std::string(c.op) == "HardSigmoid";
+    EXPECT_EQ(fused.domain, own ? "collage" : "com.microsoft");
+    EXPECT_EQ(q.g.other_opsets.count(fused.domain), 1u);
     ASSERT_EQ(fused.inputs.size(), 5u);
     EXPECT_EQ(q.g.value(fused.inputs[0]).name, "xq");
     EXPECT_EQ(q.g.value(fused.inputs[3]).name, "ys");

@@ -2,7 +2,10 @@
 // ONNX domain, and the com.microsoft operators that ONNX Runtime's
 // quantizer writes into QOperator models (QLinearAdd, QLinearMul,
 // QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat,
-// QLinearSigmoid, QLinearLeakyRelu, QGemm).
+// QLinearSigmoid, QLinearLeakyRelu, QGemm), and collage's QLinearHardSwish
+// and QLinearHardSigmoid, the units a quantized model's DequantizeLinear ->
+// HardSwish or HardSigmoid -> QuantizeLinear become (ONNX Runtime has no
+// such ops).
 //
 // The integer ops are exact: ConvInteger, QLinearConv and QGemm sum
 // (x - x_zero_point) (w - w_zero_point) in int32. QLinearConv then
@@ -420,9 +423,13 @@ bool check_qlinear_binary(const Graph& graph, const Node& node) {
          broadcasts_to(graph.type(node.input(3)).shape, graph.type(node.outputs[0]).shape);
 }
 
-// QLinearSigmoid and QLinearLeakyRelu: (X, X_scale, X_zero_point, Y_scale,
-// Y_zero_point), through a table of the 256 inputs.
-template <bool leaky>
+enum class UnaryFunction { kSigmoid, kLeakyRelu, kHardSwish, kHardSigmoid };
+
+// QLinearSigmoid, QLinearLeakyRelu and collage's QLinearHardSwish and
+// QLinearHardSigmoid: (X, X_scale, X_zero_point, Y_scale, Y_zero_point),
+// through a table of the 256 inputs, each computed in float32 as the float
+// op computes it.
+template <UnaryFunction function>
 void run_qlinear_unary(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                        std::span<Tensor> outputs, int threads) {
   const Tensor& x = inputs[0];
@@ -430,14 +437,30 @@ void run_qlinear_unary(const Graph& graph, const Node& node, std::span<const Ten
   const QuantParams py = quant_params(inputs[3], optional_input(inputs, 4));
   Tensor& y = outputs[0];
   const float alpha = node.attributes.get_float("alpha", 0.01f);
+  const float hard_alpha = node.attributes.get_float("alpha", 0.2f);
+  const float hard_beta = node.attributes.get_float("beta", 0.5f);
   const bool signed_input = x.dtype() == DType::kInt8;
   // table[q - low] for every input value q.
   const std::int32_t low = signed_input ? -128 : 0;
   std::array<float, 256> values{};
   for (std::int32_t q = low; q < low + 256; ++q) {
     const float v = px.dequantize(q);
-    values[static_cast<std::size_t>(q - low)] =
-        leaky ? (v >= 0.0f ? v : alpha * v) : 1.0f / (1.0f + std::exp(-v));
+    float result = 0.0f;
+    switch (function) {
+      case UnaryFunction::kSigmoid:
+        result = 1.0f / (1.0f + std::exp(-v));
+        break;
+      case UnaryFunction::kLeakyRelu:
+        result = v >= 0.0f ? v : alpha * v;
+        break;
+      case UnaryFunction::kHardSwish:
+        result = v * std::min(std::max(v * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f);
+        break;
+      case UnaryFunction::kHardSigmoid:
+        result = std::min(std::max(hard_alpha * v + hard_beta, 0.0f), 1.0f);
+        break;
+    }
+    values[static_cast<std::size_t>(q - low)] = result;
   }
   Tensor table = Tensor::allocate(TensorType{y.dtype(), {256}});
   quantize_all(values.data(), table, py);
@@ -761,8 +784,13 @@ constexpr OpEntry kQLinearOps[] = {
     {"QLinearConv", run_qlinear_conv, check_qlinear_conv},
     {"com.microsoft.QLinearAdd", run_qlinear_binary<false>, check_qlinear_binary},
     {"com.microsoft.QLinearMul", run_qlinear_binary<true>, check_qlinear_binary},
-    {"com.microsoft.QLinearSigmoid", run_qlinear_unary<false>, check_qlinear_unary},
-    {"com.microsoft.QLinearLeakyRelu", run_qlinear_unary<true>, check_qlinear_unary},
+    {"com.microsoft.QLinearSigmoid", run_qlinear_unary<UnaryFunction::kSigmoid>,
+     check_qlinear_unary},
+    {"com.microsoft.QLinearLeakyRelu", run_qlinear_unary<UnaryFunction::kLeakyRelu>,
+     check_qlinear_unary},
+    {"collage.QLinearHardSwish", run_qlinear_unary<UnaryFunction::kHardSwish>, check_qlinear_unary},
+    {"collage.QLinearHardSigmoid", run_qlinear_unary<UnaryFunction::kHardSigmoid>,
+     check_qlinear_unary},
     {"com.microsoft.QLinearGlobalAveragePool", run_qlinear_global_average_pool,
      check_qlinear_global_average_pool},
     {"com.microsoft.QLinearAveragePool", run_qlinear_average_pool, check_qlinear_average_pool},

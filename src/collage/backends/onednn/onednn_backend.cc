@@ -116,7 +116,8 @@ class OnednnBackend final : public Backend {
     return fmt::format(
         "ops (float32; per-tensor QuantizeLinear and DequantizeLinear; int8 for QLinearConv, "
         "QLinearMatMul, QGemm, QLinearConcat, QLinearAdd, "
-        "QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool, "
+        "QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearHardSwish, QLinearHardSigmoid, "
+        "QLinearAveragePool, "
         "QLinearGlobalAveragePool and 8-bit MaxPool): {}\n"
         "patterns: {}\nnotes: Conv/ConvTranspose/pooling over 1-3 spatial "
         "dims; MatMul with batch broadcasting; binary ops broadcast their second input; "

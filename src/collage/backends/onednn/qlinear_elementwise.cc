@@ -215,9 +215,14 @@ void emit_qlinear_binary(ProgramBuilder& builder, const QLinearBinarySpec& spec)
 }
 
 Result<QLinearUnarySpec> qlinear_unary_spec(const Graph& graph, const Node& node) {
-  if (node.domain != "com.microsoft" ||
-      (node.op_type != "QLinearSigmoid" && node.op_type != "QLinearLeakyRelu")) {
-    return Failure{fmt::format("{} is not a QLinearSigmoid or QLinearLeakyRelu", node.op_type)};
+  const bool microsoft = node.domain == "com.microsoft" &&
+                         (node.op_type == "QLinearSigmoid" || node.op_type == "QLinearLeakyRelu");
+  const bool collage = node.domain == "collage" &&
+                       (node.op_type == "QLinearHardSwish" || node.op_type == "QLinearHardSigmoid");
+  if (!microsoft && !collage) {
+    return Failure{fmt::format(
+        "{} is not a QLinearSigmoid, QLinearLeakyRelu, QLinearHardSwish or QLinearHardSigmoid",
+        node.op_type)};
   }
   if (node.inputs.size() < 4 || node.outputs.size() != 1) {
     return Failure{fmt::format("{} needs X and the scales of X and Y", node.op_type)};
@@ -243,26 +248,47 @@ Result<QLinearUnarySpec> qlinear_unary_spec(const Graph& graph, const Node& node
                                DNNL_MAX_NDIMS)};
   }
   spec.type = *type;
-  if (node.op_type == "QLinearLeakyRelu") {
-    spec.algorithm = dnnl::algorithm::eltwise_relu;
-    spec.alpha = node.attributes.get_float("alpha", 0.01f);
+  using dnnl::algorithm;
+  if (node.op_type == "QLinearSigmoid") {
+    spec.steps = {{algorithm::eltwise_logistic}};
+  } else if (node.op_type == "QLinearLeakyRelu") {
+    spec.steps = {{algorithm::eltwise_relu, node.attributes.get_float("alpha", 0.01f)}};
+  } else if (node.op_type == "QLinearHardSwish") {
+    spec.steps = {{algorithm::eltwise_hardswish}};
+  } else {
+    spec.steps = {{algorithm::eltwise_linear, node.attributes.get_float("alpha", 0.2f),
+                   node.attributes.get_float("beta", 0.5f)},
+                  {algorithm::eltwise_clip, 0.0f, 1.0f}};
   }
   return spec;
 }
 
 void emit_qlinear_unary(ProgramBuilder& builder, const QLinearUnarySpec& spec) {
   // y = f(s_x·x − s_x·z_x)/s_y + z_y in one binary primitive: the shift as
-  // its second source, f and the requantization as post-ops.
+  // its second source, f and the requantization as post-ops. A first linear
+  // step a·v + b of f folds into the primitive's own scale and shift: this
+  // oneDNN's binary kernel applies a second eltwise_linear post-op with the
+  // first one's parameters.
   const memory::dims dims = to_dims(builder.shape(spec.y.value));
   const memory::desc current = builder.desc(spec.x.value);
   memory x = builder.read(spec.x.value, layout_like(current, dims, current.data_type()));
+  QLinearBinarySpec::Operand scaled = spec.x;
+  float shift = -spec.x.scale * static_cast<float>(spec.x.zero_point);
+  std::size_t first = 0;
+  if (!spec.steps.empty() && spec.steps[0].algorithm == dnnl::algorithm::eltwise_linear) {
+    scaled.scale *= spec.steps[0].alpha;
+    shift = shift * spec.steps[0].alpha + spec.steps[0].beta;
+    first = 1;
+  }
   dnnl::post_ops function;
-  function.append_eltwise(1.0f, spec.algorithm, spec.alpha, 0.0f);
-  emit_requantizing_binary(
-      builder, dnnl::algorithm::binary_add, spec.x, x,
-      scalar_memory(builder, x.get_desc(), -spec.x.scale * static_cast<float>(spec.x.zero_point)),
-      1.0f, function, {}, 1.0f / spec.y.scale, static_cast<float>(spec.y.zero_point), spec.y,
-      spec.type);
+  for (std::size_t i = first; i < spec.steps.size(); ++i) {
+    const EltwiseStep& step = spec.steps[i];
+    function.append_eltwise(1.0f, step.algorithm, step.alpha, step.beta);
+  }
+  emit_requantizing_binary(builder, dnnl::algorithm::binary_add, scaled, x,
+                           scalar_memory(builder, x.get_desc(), shift), 1.0f, function, {},
+                           1.0f / spec.y.scale, static_cast<float>(spec.y.zero_point), spec.y,
+                           spec.type);
 }
 
 }  // namespace collage::onednn

@@ -1,5 +1,6 @@
-// com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid and QLinearLeakyRelu
-// as one oneDNN binary primitive each, on 8-bit values.
+// com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid and QLinearLeakyRelu,
+// and collage's QLinearHardSwish and QLinearHardSigmoid, as one oneDNN
+// binary primitive each, on 8-bit values.
 //
 // A quantized value q of scale s and zero point z stands for s·(q − z). The
 // binary primitive scales each source by its own factor (per-argument
@@ -12,7 +13,8 @@
 //   binary post-op: by b's 8-bit values when b's zero point is 0 (of two
 //   full operands, b is the one with that zero point, as a sigmoid's result
 //   in a swish), else by its real values, dequantized by a reorder.
-// - A sigmoid or leaky ReLU adds the same constant and applies the function
+// - A sigmoid, leaky ReLU, hard swish or hard sigmoid adds the same constant and applies the
+// function
 //   as an eltwise post-op (oneDNN's eltwise primitive takes no 8-bit values
 //   for these; one binary primitive is twice as fast as a dequantizing
 //   reorder, a float32 eltwise and a quantizing reorder).
@@ -23,7 +25,9 @@
 
 #include <cstdint>
 #include <dnnl.hpp>
+#include <vector>
 
+#include "collage/backends/onednn/eltwise.h"
 #include "collage/backends/onednn/program.h"
 #include "collage/ir/graph.h"
 #include "collage/ir/result.h"
@@ -51,14 +55,16 @@ Result<QLinearBinarySpec> qlinear_binary_spec(const Graph& graph, const Node& no
 void emit_qlinear_binary(ProgramBuilder& builder, const QLinearBinarySpec& spec);
 
 struct QLinearUnarySpec {
-  dnnl::algorithm algorithm = dnnl::algorithm::eltwise_logistic;
-  float alpha = 0.0f;  // the leaky ReLU's slope
+  // The function as oneDNN eltwise steps (a hard sigmoid is a linear step
+  // then a clip).
+  std::vector<EltwiseStep> steps;
   QLinearBinarySpec::Operand x;
   QLinearBinarySpec::Operand y;
   memory::data_type type = memory::data_type::u8;  // the output's
 };
 
-// Decodes a com.microsoft QLinearSigmoid or QLinearLeakyRelu with constant
+// Decodes a com.microsoft QLinearSigmoid or QLinearLeakyRelu, or a
+// collage QLinearHardSwish or QLinearHardSigmoid, with constant
 // scalar scales and zero points, or says why oneDNN cannot run it.
 Result<QLinearUnarySpec> qlinear_unary_spec(const Graph& graph, const Node& node);
 

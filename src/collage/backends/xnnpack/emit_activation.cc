@@ -114,19 +114,23 @@ bool emit_pow(SubgraphBuilder& builder, const Node& node) {
   return builder.fail("the exponent is neither 2 nor 0.5");
 }
 
-bool emit_hard_sigmoid(SubgraphBuilder& builder, const Node& node) {
-  const auto io = builder.bind_io(node);
-  if (!io) return false;
+bool define_hard_sigmoid(SubgraphBuilder& builder, const Node& node, std::uint32_t x,
+                         std::uint32_t y, const Dims& dims) {
   // max(0, min(1, alpha * x + beta)): a multiply, then an add clamped to [0, 1].
-  const Dims dims = xnn_dims(builder.shape(node.inputs[0]), io->layout);
   const Dims ones(dims.size(), 1);
   const std::uint32_t alpha =
       builder.define_static({node.attributes.get_float("alpha", 0.2f)}, ones);
   const std::uint32_t beta = builder.define_static({node.attributes.get_float("beta", 0.5f)}, ones);
-  const std::uint32_t scaled = builder.binary(xnn_define_multiply2, "multiply", io->x, alpha, dims);
+  const std::uint32_t scaled = builder.binary(xnn_define_multiply2, "multiply", x, alpha, dims);
   if (beta == kInvalidId || scaled == kInvalidId) return false;
-  return builder.check(xnn_define_add2(builder.subgraph(), 0.0f, 1.0f, scaled, beta, io->y, 0),
-                       "add");
+  return builder.check(xnn_define_add2(builder.subgraph(), 0.0f, 1.0f, scaled, beta, y, 0), "add");
+}
+
+bool emit_hard_sigmoid(SubgraphBuilder& builder, const Node& node) {
+  const auto io = builder.bind_io(node);
+  if (!io) return false;
+  return define_hard_sigmoid(builder, node, io->x, io->y,
+                             xnn_dims(builder.shape(node.inputs[0]), io->layout));
 }
 
 bool emit_swish(SubgraphBuilder& builder, const Node& node) {

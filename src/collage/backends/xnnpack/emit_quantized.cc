@@ -92,6 +92,21 @@ bool emit_qlinear_leaky_relu(SubgraphBuilder& builder, const Node& node) {
       });
 }
 
+bool emit_qlinear_hard_swish(SubgraphBuilder& builder, const Node& node) {
+  return emit_through_float(
+      builder, node, elementwise_layout(builder, node), [&](std::uint32_t x, std::uint32_t y) {
+        return builder.check(xnn_define_hardswish(builder.subgraph(), x, y, 0), "hardswish");
+      });
+}
+
+bool emit_qlinear_hard_sigmoid(SubgraphBuilder& builder, const Node& node) {
+  const Layout layout = elementwise_layout(builder, node);
+  const Dims dims = xnn_dims(builder.shape(node.inputs[0]), layout);
+  return emit_through_float(builder, node, layout, [&](std::uint32_t x, std::uint32_t y) {
+    return define_hard_sigmoid(builder, node, x, y, dims);
+  });
+}
+
 bool emit_qlinear_average_pool(SubgraphBuilder& builder, const Node& node) {
   const auto window = pool_window(builder.graph(), node);
   if (!window) return builder.fail("the pooling window does not match the output shape");

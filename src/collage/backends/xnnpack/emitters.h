@@ -40,6 +40,10 @@ bool emit_elu(SubgraphBuilder& builder, const Node& node);
 bool emit_pow(SubgraphBuilder& builder, const Node& node);
 // A multiply, then an add clamped to [0, 1].
 bool emit_hard_sigmoid(SubgraphBuilder& builder, const Node& node);
+// Those two from float32 value x to float32 value y of `dims`, with `node`'s
+// alpha and beta (HardSigmoid's, or QLinearHardSigmoid's).
+bool define_hard_sigmoid(SubgraphBuilder& builder, const Node& node, std::uint32_t x,
+                         std::uint32_t y, const Dims& dims);
 // x * sigmoid(alpha * x).
 bool emit_swish(SubgraphBuilder& builder, const Node& node);
 // x * sigmoid(2u), u the argument of tanh in the tanh form.
@@ -77,6 +81,10 @@ bool emit_qlinear_matmul(SubgraphBuilder& builder, const Node& node);
 // has no int8 kernel here, always the latter.
 bool emit_qlinear_sigmoid(SubgraphBuilder& builder, const Node& node);
 bool emit_qlinear_leaky_relu(SubgraphBuilder& builder, const Node& node);
+// collage's QLinearHardSwish and QLinearHardSigmoid: the float32 op between
+// converts (no int8 kernel here).
+bool emit_qlinear_hard_swish(SubgraphBuilder& builder, const Node& node);
+bool emit_qlinear_hard_sigmoid(SubgraphBuilder& builder, const Node& node);
 // QLinearAveragePool: float32 average pooling between converts (this XNNPACK
 // has no int8 average pooling).
 bool emit_qlinear_average_pool(SubgraphBuilder& builder, const Node& node);

@@ -110,6 +110,16 @@ const std::vector<OpRow>& op_table() {
        kFollowInput,
        emit_qlinear_leaky_relu,
        "com.microsoft; in float32 between converts"},
+      {{"QLinearHardSwish"},
+       is_qlinear_unary,
+       kFollowInput,
+       emit_qlinear_hard_swish,
+       "collage; in float32 between converts"},
+      {{"QLinearHardSigmoid"},
+       is_qlinear_unary,
+       kFollowInput,
+       emit_qlinear_hard_sigmoid,
+       "collage; in float32 between converts"},
   };
   return table;
 }
@@ -120,8 +130,9 @@ const OpRow* find_op_row(std::string_view op_type) {
 }
 
 bool supports_node(const Graph& graph, const Node& node) {
-  const bool microsoft = node.domain == "com.microsoft" && is_microsoft_quantized_op(node.op_type);
-  if (!node.domain.empty() && node.domain != "ai.onnx" && !microsoft) return false;
+  if (!node.domain.empty() && node.domain != "ai.onnx" && !is_other_domain_quantized_op(node)) {
+    return false;
+  }
   const OpRow* row = find_op_row(node.op_type);
   return row != nullptr && row->check(graph, node);
 }

@@ -13,7 +13,11 @@ namespace {
 
 bool in_default_domain(const Node& node) { return node.domain.empty() || node.domain == "ai.onnx"; }
 
-bool in_microsoft_domain(const Node& node) { return node.domain == "com.microsoft"; }
+// com.microsoft's quantized ops, or collage's QLinearHardSwish and
+// QLinearHardSigmoid.
+bool in_quantized_op_domain(const Node& node) {
+  return node.domain == "com.microsoft" || node.domain == "collage";
+}
 
 bool eight_bit_value(const Graph& graph, ValueId value) {
   return value != kNoValue && is_eight_bit(graph.type(value));
@@ -43,12 +47,12 @@ std::vector<Endpoint> endpoints(const Node& node) {
     if (op == "QLinearMatMul") return {{node.input(0), 1, 2}, {out, 6, 7}};
     return {};
   }
-  if (!in_microsoft_domain(node)) return {};
+  if (!in_quantized_op_domain(node)) return {};
   if (op == "QLinearAdd" || op == "QLinearMul") {
     return {{node.input(0), 1, 2}, {node.input(3), 4, 5}, {out, 6, 7}};
   }
   if (op == "QLinearGlobalAveragePool" || op == "QLinearSigmoid" || op == "QLinearLeakyRelu" ||
-      op == "QLinearAveragePool") {
+      op == "QLinearHardSwish" || op == "QLinearHardSigmoid" || op == "QLinearAveragePool") {
     return {{node.input(0), 1, 2}, {out, 3, 4}};
   }
   if (op == "QGemm") return {{node.input(0), 1, 2}, {out, 7, 8}};
@@ -283,7 +287,7 @@ bool is_qlinear_conv(const Graph& graph, const Node& node) {
 }
 
 bool is_qlinear_binary(const Graph& graph, const Node& node) {
-  if (!in_microsoft_domain(node) || !one_output(node) || node.inputs.size() != 8) return false;
+  if (!in_quantized_op_domain(node) || !one_output(node) || node.inputs.size() != 8) return false;
   if (!endpoints_quantized(graph, node)) return false;
   const ValueId a = node.input(0);
   const ValueId b = node.input(3);
@@ -312,7 +316,7 @@ bool is_qlinear_binary(const Graph& graph, const Node& node) {
 }
 
 bool is_qlinear_global_average_pool(const Graph& graph, const Node& node) {
-  if (!in_microsoft_domain(node) || !one_output(node) || node.inputs.size() != 5) return false;
+  if (!in_quantized_op_domain(node) || !one_output(node) || node.inputs.size() != 5) return false;
   if (!computed(graph, node.input(0)) || !endpoints_quantized(graph, node)) return false;
   if (node.attributes.get_int("channels_last", 0) != 0) return false;
   const float ratio =
@@ -323,7 +327,7 @@ bool is_qlinear_global_average_pool(const Graph& graph, const Node& node) {
 }
 
 bool is_qlinear_unary(const Graph& graph, const Node& node) {
-  if (!in_microsoft_domain(node) || !one_output(node) || node.inputs.size() != 5) return false;
+  if (!in_quantized_op_domain(node) || !one_output(node) || node.inputs.size() != 5) return false;
   if (!computed(graph, node.input(0)) || !endpoints_quantized(graph, node)) return false;
   if (graph.type(node.input(0)).shape != graph.type(node.outputs[0]).shape) return false;
   return node.op_type != "QLinearLeakyRelu" ||
@@ -331,7 +335,7 @@ bool is_qlinear_unary(const Graph& graph, const Node& node) {
 }
 
 bool is_qlinear_average_pool(const Graph& graph, const Node& node) {
-  if (!in_microsoft_domain(node) || !one_output(node) || node.inputs.size() != 5) return false;
+  if (!in_quantized_op_domain(node) || !one_output(node) || node.inputs.size() != 5) return false;
   if (!computed(graph, node.input(0)) || !endpoints_quantized(graph, node)) return false;
   if (node.attributes.get_int("channels_last", 0) != 0) return false;
   const Shape& x = graph.type(node.input(0)).shape;
@@ -347,7 +351,7 @@ bool int8_sigmoid_writes(const Quantization& y) {
 
 bool is_qlinear_matmul(const Graph& graph, const Node& node) {
   if (!one_output(node) || !computed(graph, node.input(0))) return false;
-  const bool gemm = in_microsoft_domain(node) && node.op_type == "QGemm";
+  const bool gemm = in_quantized_op_domain(node) && node.op_type == "QGemm";
   const bool matmul = in_default_domain(node) && node.op_type == "QLinearMatMul";
   if (!gemm && !matmul) return false;
   if (matmul && node.inputs.size() != 8) return false;
@@ -382,10 +386,15 @@ bool is_eight_bit_passthrough(const Graph& graph, const Node& node) {
   return op == "Flatten" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze";
 }
 
-bool is_microsoft_quantized_op(std::string_view op_type) {
-  return op_type == "QLinearAdd" || op_type == "QLinearMul" ||
-         op_type == "QLinearGlobalAveragePool" || op_type == "QLinearSigmoid" ||
-         op_type == "QLinearLeakyRelu" || op_type == "QLinearAveragePool" || op_type == "QGemm";
+bool is_other_domain_quantized_op(const Node& node) {
+  const std::string_view op_type = node.op_type;
+  if (node.domain == "collage") {
+    return op_type == "QLinearHardSwish" || op_type == "QLinearHardSigmoid";
+  }
+  return node.domain == "com.microsoft" &&
+         (op_type == "QLinearAdd" || op_type == "QLinearMul" ||
+          op_type == "QLinearGlobalAveragePool" || op_type == "QLinearSigmoid" ||
+          op_type == "QLinearLeakyRelu" || op_type == "QLinearAveragePool" || op_type == "QGemm");
 }
 
 std::vector<float> weight_scales(const Graph& graph, const Node& node, std::size_t scale_input,

@@ -76,7 +76,8 @@ bool is_qlinear_conv(const Graph& graph, const Node& node);
 bool is_qlinear_binary(const Graph& graph, const Node& node);
 // com.microsoft QLinearGlobalAveragePool over NCHW.
 bool is_qlinear_global_average_pool(const Graph& graph, const Node& node);
-// com.microsoft QLinearSigmoid and QLinearLeakyRelu.
+// com.microsoft QLinearSigmoid and QLinearLeakyRelu, collage QLinearHardSwish and
+// QLinearHardSigmoid.
 bool is_qlinear_unary(const Graph& graph, const Node& node);
 // com.microsoft QLinearAveragePool over NCHW, 2-D, as AveragePool's window.
 bool is_qlinear_average_pool(const Graph& graph, const Node& node);
@@ -90,8 +91,9 @@ bool is_qlinear_matmul(const Graph& graph, const Node& node);
 // MaxPool, reshapes and bilinear Resize of 8-bit values, which keep their quantization.
 bool is_eight_bit_passthrough(const Graph& graph, const Node& node);
 
-// Whether `op_type` is one of the com.microsoft quantized ops above.
-bool is_microsoft_quantized_op(std::string_view op_type);
+// Whether `node` is one of the com.microsoft quantized ops above, or
+// collage's QLinearHardSwish or QLinearHardSigmoid.
+bool is_other_domain_quantized_op(const Node& node);
 
 // The weight scales of a QLinearConv, QGemm or QLinearMatMul, one per output
 // channel (a single scale repeated), from input `scale_input`.

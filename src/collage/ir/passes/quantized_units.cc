@@ -403,18 +403,28 @@ bool plain_average_pool(const Graph& graph, const Node& node) {
          std::all_of(values->begin(), values->end(), [](std::int64_t d) { return d == 1; });
 }
 
-// The quantized com.microsoft op of a float op that reads one value and
-// writes one; nullptr for another op, or one its quantized op cannot be.
-const char* quantized_unary(const Graph& graph, const Node& node) {
-  if (is_onnx_op(node, "Sigmoid")) return "QLinearSigmoid";
-  if (is_onnx_op(node, "LeakyRelu")) return "QLinearLeakyRelu";
+// A quantized op: its domain and type.
+struct QuantizedOp {
+  const char* domain;
+  const char* op_type;
+};
+
+// The quantized op of a float op that reads one value and writes one (a
+// com.microsoft one, or collage's QLinearHardSwish or QLinearHardSigmoid,
+// which ONNX Runtime lacks); nullopt for another op, or one its quantized op
+// cannot be.
+std::optional<QuantizedOp> quantized_unary(const Graph& graph, const Node& node) {
+  if (is_onnx_op(node, "Sigmoid")) return QuantizedOp{"com.microsoft", "QLinearSigmoid"};
+  if (is_onnx_op(node, "LeakyRelu")) return QuantizedOp{"com.microsoft", "QLinearLeakyRelu"};
+  if (is_onnx_op(node, "HardSwish")) return QuantizedOp{"collage", "QLinearHardSwish"};
+  if (is_onnx_op(node, "HardSigmoid")) return QuantizedOp{"collage", "QLinearHardSigmoid"};
   if (is_onnx_op(node, "GlobalAveragePool") && graph.type(node.input(0)).rank() >= 3) {
-    return "QLinearGlobalAveragePool";
+    return QuantizedOp{"com.microsoft", "QLinearGlobalAveragePool"};
   }
   if (is_onnx_op(node, "AveragePool") && plain_average_pool(graph, node)) {
-    return "QLinearAveragePool";
+    return QuantizedOp{"com.microsoft", "QLinearAveragePool"};
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -433,8 +443,8 @@ int fuse_quantized_unaries(Graph& graph) {
   for (std::size_t n = 0; n < graph.num_nodes(); ++n) {
     const Node& op = graph.node(static_cast<NodeId>(n));
     if (op.inputs.size() != 1 || op.outputs.size() != 1) continue;
-    const char* fused_op = quantized_unary(graph, op);
-    if (fused_op == nullptr) continue;
+    const std::optional<QuantizedOp> fused_op = quantized_unary(graph, op);
+    if (!fused_op) continue;
     const std::optional<Dequantize> dq = dequantize_of(graph, op.input(0));
     if (!dq || dq->scales->numel() != 1 || !is_eight_bit(graph.type(dq->data).dtype)) continue;
     const Node* q = only_quantized_by(graph, users, op.outputs[0]);
@@ -446,13 +456,13 @@ int fuse_quantized_unaries(Graph& graph) {
     // The op becomes the quantized one writing the QuantizeLinear's output;
     // its attributes (LeakyRelu's alpha, the pooling window) carry over.
     Node& fused = graph.node(static_cast<NodeId>(n));
-    fused.op_type = fused_op;
-    fused.domain = "com.microsoft";
+    fused.op_type = fused_op->op_type;
+    fused.domain = fused_op->domain;
+    graph.other_opsets.emplace(fused.domain, 1);
     fused.inputs = {dq->data, dq->scale, dq->zero_point, y_scale, y_zero};
     fused.outputs = {out};
   }
   if (doomed.empty()) return 0;
-  graph.other_opsets.emplace("com.microsoft", 1);
   graph.erase_nodes(doomed);
   graph.sort_topologically();
   graph.prune();

@@ -65,13 +65,16 @@ int fuse_quantized_adds(Graph& graph);
 int fuse_quantized_muls(Graph& graph);
 
 // Rewrites DequantizeLinear (one scale and zero point) -> Sigmoid,
-// LeakyRelu, GlobalAveragePool or AveragePool -> QuantizeLinear into the
-// com.microsoft QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool
-// or QLinearAveragePool ONNX Runtime's quantized models hold. Pooling is
-// exact; a sigmoid or leaky ReLU of the 256 input values is computed once,
-// in float32 as the spelling does, so a value within float error of a half
-// step may round to the other neighbour. Prunes when anything changed.
-// Returns the count.
+// LeakyRelu, HardSwish, HardSigmoid, GlobalAveragePool or AveragePool ->
+// QuantizeLinear into the com.microsoft QLinearSigmoid, QLinearLeakyRelu,
+// QLinearGlobalAveragePool or QLinearAveragePool ONNX Runtime's quantized
+// models hold, or collage's own QLinearHardSwish and QLinearHardSigmoid
+// (domain "collage", inputs as QLinearSigmoid's, HardSigmoid's alpha and
+// beta), which ONNX Runtime lacks. Pooling is exact; a sigmoid, leaky ReLU,
+// hard swish or hard sigmoid of the 256 input values is computed once, in
+// float32 as the spelling does, so a value within float error of a half step
+// may round to the other neighbour. Prunes when anything changed. Returns
+// the count.
 int fuse_quantized_unaries(Graph& graph);
 
 // Rewrites a Concat whose inputs are each a DequantizeLinear (one scale and
