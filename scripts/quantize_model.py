@@ -2,8 +2,11 @@
 
 Two output forms, the two that quantized ONNX models ship in:
   qdq        QuantizeLinear/DequantizeLinear pairs around the activations of
-             the quantizable ops, int8 weights behind DequantizeLinear (the
-             form of ONNX Runtime's quantize_static QDQ, PyTorch and TensorRT);
+             the quantizable ops, read through the DequantizeLinear by every
+             reader; int8 weights behind DequantizeLinear (the form of ONNX
+             Runtime's quantize_static QDQ, PyTorch and TensorRT); a Conv,
+             Gemm, MatMul or Add alone feeding a Relu or Clip has its pair
+             after the activation;
   qoperator  the quantized ops themselves: QLinearConv, QLinearMatMul, and the
              com.microsoft QGemm, QLinearAdd, QLinearMul, QLinearConcat,
              QLinearGlobalAveragePool, QLinearAveragePool, QLinearSigmoid and
@@ -198,6 +201,24 @@ def clip_bounds(node, constants):
 def write_qdq(model, ranges, calibrated):
     w = Writer(model, ranges)
     rename = {}
+    readers = consumers(model)
+    outputs = {o.name for o in model.graph.output}
+    # Outputs of a Relu or Clip that alone reads a quantized op's output: the
+    # pair goes after the activation, as ONNX Runtime's quantizer places it
+    # once it has fused the two (the activation then folds into the unit).
+    quantize_after = set()
+
+    def activation_after(node):
+        out = node.output[0]
+        after = readers.get(out, [])
+        if node.op_type not in ("Conv", "Gemm", "MatMul", "Add") or out in outputs \
+                or len(after) != 1 or after[0].op_type not in ACTIVATIONS:
+            return None
+        if after[0].op_type == "Clip":
+            low, high = clip_bounds(after[0], w.constants)
+            if low is None or high is None or low > 0:
+                return None
+        return after[0].output[0]
 
     def qdq(tensor):
         if tensor not in calibrated or tensor in w.constants:
@@ -211,7 +232,9 @@ def write_qdq(model, ranges, calibrated):
         return rename[tensor]
 
     for node in model.graph.node:
-        inputs = list(node.input)
+        # A quantized value is read through its DequantizeLinear by every
+        # reader, as ONNX Runtime's quantizer rewires them all.
+        inputs = [rename.get(name, name) for name in node.input]
         if node.op_type in QDQ_OPS:
             for i, name in enumerate(inputs):
                 if name and name not in w.constants:
@@ -242,9 +265,16 @@ def write_qdq(model, ranges, calibrated):
                                            for a in node.attribute}))
         # The output of a quantized op is quantized for whoever reads it.
         if node.op_type in QDQ_OPS:
+            fused = activation_after(node)
+            if fused is not None and fused in calibrated:
+                quantize_after.add(fused)
+                continue
             for output in node.output:
                 if output in calibrated:
                     qdq(output)
+        for output in node.output:
+            if output in quantize_after:
+                qdq(output)
     return w
 
 
