@@ -54,4 +54,4 @@ for variant in resnet18_int8 resnet18; do
   "$collage" run "$onnx" --plan "$out/$variant.plan.json" --input "input=$zoo/resnet18/input.npy" \
     --threads "$threads" --repeat 20 | grep '^latency'
 done
-echo "plan: $out/resnet18_int8.plan.json  (collage show it: int8 partitions of oneDNN and XNNPACK, each counted)"
+echo "plan: $out/resnet18_int8.plan.json  (collage show lists it with its int8 partitions counted per backend)"
