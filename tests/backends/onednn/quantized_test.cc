@@ -262,5 +262,22 @@ TEST(QLinearBinaryTest, ChannelsLastEdgesGiveTheSameValues) {
                                                   EdgeLayout::kChannelsLast, 2);
 }
 
+TEST(QuantizeLinearTest, ScalarsAreNotClaimed) {
+  Graph quantize;
+  quantize.opset = 13;
+  const ValueId x = quantize.add_input("x", f32({}));
+  const ValueId q = quantize.add_value("q", TensorType{DType::kUInt8, {}});
+  quantize.add_node("QuantizeLinear",
+                    {x, quantize.add_constant("s", scalar_of<float>(0.1f)),
+                     quantize.add_constant("z", scalar_of<std::uint8_t>(3))},
+                    {q}, {}, "quantize");
+  quantize.add_output(q);
+  EXPECT_FALSE(onednn_backend().supports(quantize, quantize.node(0)));
+  Graph sigmoid = qlinear_unary_graph("QLinearSigmoid", {1, 8, 7, 7}, 1.0f / 256.0f);
+  sigmoid.value(sigmoid.node(0).input(0)).type.shape = {};
+  sigmoid.value(sigmoid.node(0).outputs[0]).type.shape = {};
+  EXPECT_FALSE(onednn_backend().supports(sigmoid, sigmoid.node(0)));
+}
+
 }  // namespace
 }  // namespace collage::onednn_test

@@ -243,9 +243,10 @@ Result<QLinearUnarySpec> qlinear_unary_spec(const Graph& graph, const Node& node
     return Failure{fmt::format("{} of other than 8-bit values", node.op_type)};
   }
   const TensorType& y = graph.type(spec.y.value);
-  if (y.rank() > DNNL_MAX_NDIMS || y.numel() == 0 || graph.type(spec.x.value).shape != y.shape) {
-    return Failure{fmt::format("{} of an empty tensor or of over {} dimensions", node.op_type,
-                               DNNL_MAX_NDIMS)};
+  if (y.rank() == 0 || y.rank() > DNNL_MAX_NDIMS || y.numel() == 0 ||
+      graph.type(spec.x.value).shape != y.shape) {
+    return Failure{fmt::format("{} of a scalar, an empty tensor or over {} dimensions",
+                               node.op_type, DNNL_MAX_NDIMS)};
   }
   spec.type = *type;
   using dnnl::algorithm;

@@ -39,9 +39,9 @@ Result<QuantizeLinearSpec> quantize_linear_spec(const Graph& graph, const Node& 
   if (real.dtype != DType::kFloat32 || !eight_bit_type(integer.dtype)) {
     return Failure{fmt::format("{} between other types than float32 and 8 bits", node.op_type)};
   }
-  if (real.numel() == 0 || real.rank() > DNNL_MAX_NDIMS) {
-    return Failure{fmt::format("{} of an empty tensor or of over {} dimensions", node.op_type,
-                               DNNL_MAX_NDIMS)};
+  if (real.numel() == 0 || real.rank() == 0 || real.rank() > DNNL_MAX_NDIMS) {
+    return Failure{fmt::format("{} of a scalar, an empty tensor or over {} dimensions",
+                               node.op_type, DNNL_MAX_NDIMS)};
   }
   return spec;
 }
