@@ -90,30 +90,19 @@ bool runs_reference(const dnnl::engine& engine, algorithm alg, const memory::des
   }
 }
 
-// The layout of a broadcast second operand: plain, unless oneDNN then
-// falls back to its reference kernel and has a vectorized one with the
-// operand in the first source's layout family. A 4-D first operand in a
-// channels-last or blocked layout beside a plain [1, C, 1, 1] or [1, 1, 1,
-// 1] operand runs the reference kernel, 100 times slower (on AVX2, a
-// squeeze-excitation scale of 1x88x3x96 took 1.6 ms, a scalar multiply of
-// 1x64x24x160 20 ms); with the operand described in nChw8c it is
-// vectorized (a per-channel or scalar operand is then a padded copy of a
-// few floats).
+}  // namespace
+
 memory::desc broadcast_operand_desc(const dnnl::engine& engine, algorithm alg,
-                                    const memory::desc& layout0, const memory::dims& out_dims,
-                                    const memory::dims& src1_dims) {
-  const memory::desc plain = plain_desc(src1_dims);
-  if (out_dims.size() != 4 || src1_dims.size() != 4) return plain;
-  std::optional<EdgeLayout> layout = laid_out_edge_layout(layout0);
-  if (!layout) return plain;
-  const memory::desc same = edge_desc(Shape(src1_dims.begin(), src1_dims.end()), *layout);
+                                    const memory::desc& layout0, const memory::dims& src1_dims,
+                                    memory::data_type type) {
+  const memory::desc plain = plain_desc(src1_dims, type);
+  if (src1_dims.size() != 4 || !laid_out_edge_layout(layout0)) return plain;
+  const memory::desc same = layout_like(layout0, src1_dims, type);
   if (runs_reference(engine, alg, layout0, plain) && !runs_reference(engine, alg, layout0, same)) {
     return same;
   }
   return plain;
 }
-
-}  // namespace
 
 std::size_t emit_binary(ProgramBuilder& builder, const BinarySpec& spec, const PostOpChain& chain) {
   const memory::dims out_dims = to_dims(builder.shape(spec.output));
@@ -125,7 +114,7 @@ std::size_t emit_binary(ProgramBuilder& builder, const BinarySpec& spec, const P
   const memory::desc layout1 =
       src1_dims == out_dims
           ? layout0
-          : broadcast_operand_desc(builder.engine(), spec.algorithm, layout0, out_dims, src1_dims);
+          : broadcast_operand_desc(builder.engine(), spec.algorithm, layout0, src1_dims);
 
   dnnl::binary::desc desc(spec.algorithm, layout0, layout1, layout0);
   auto build = [&](const dnnl::primitive_attr& attr) {

@@ -123,6 +123,14 @@ std::optional<EdgeLayout> laid_out_edge_layout(const memory::desc& desc) {
   return std::nullopt;
 }
 
+memory::desc layout_like(const memory::desc& like, const memory::dims& dims,
+                         memory::data_type type) {
+  if (std::optional<EdgeLayout> layout = laid_out_edge_layout(like); layout && dims.size() == 4) {
+    return edge_desc(Shape(dims.begin(), dims.end()), *layout, type);
+  }
+  return plain_desc(dims, type);
+}
+
 bool is_plain(const memory::desc& desc) {
   const dnnl_memory_desc_t& md = desc.data;
   if (md.format_kind != dnnl_blocked) return false;

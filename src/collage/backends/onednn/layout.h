@@ -72,6 +72,11 @@ bool is_generated_kernel(const dnnl::primitive_desc& pd);
 // edge_desc describes it; nullopt for a plain or any other descriptor.
 std::optional<EdgeLayout> laid_out_edge_layout(const memory::desc& desc);
 
+// A descriptor of `dims` and `type` in the channels-last or blocked edge
+// layout `like` is stored in (when both are 4-D), else plain.
+memory::desc layout_like(const memory::desc& like, const memory::dims& dims,
+                         memory::data_type type);
+
 // Whether `desc` is dense and row-major for its dims, with no blocking,
 // padding or offset: its bytes are those of a plain tensor (of its own data
 // type, which callers compare where it matters).

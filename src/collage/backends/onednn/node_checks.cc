@@ -25,6 +25,11 @@ std::optional<double> scalar_input(const Graph& graph, const Node& node, std::si
   return value->number_at(0);
 }
 
+std::optional<double> zero_point_input(const Graph& graph, const Node& node, std::size_t i) {
+  if (node.input(i) == kNoValue) return 0.0;
+  return scalar_input(graph, node, i);
+}
+
 std::optional<dnnl::memory::data_type> eight_bit_type(DType dtype) {
   if (dtype == DType::kUInt8) return dnnl::memory::data_type::u8;
   if (dtype == DType::kInt8) return dnnl::memory::data_type::s8;

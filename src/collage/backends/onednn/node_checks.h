@@ -28,6 +28,11 @@ const Tensor* constant_input(const Graph& graph, const Node& node, std::size_t i
 // nullopt (a quantized op's scale or zero point).
 std::optional<double> scalar_input(const Graph& graph, const Node& node, std::size_t i);
 
+// The zero point behind input `i` of a quantized op: the one-element
+// constant's value, 0 when the input is absent (ONNX's default), or nullopt
+// when it is computed at run time.
+std::optional<double> zero_point_input(const Graph& graph, const Node& node, std::size_t i);
+
 // oneDNN's data type for int8 or uint8 values; nullopt for other types.
 std::optional<dnnl::memory::data_type> eight_bit_type(DType dtype);
 

@@ -32,11 +32,9 @@ bool is_quantized_average(const Node& node) {
 // y_scale, y_zero_point), or why oneDNN cannot run it.
 Result<PoolingSpec::Requantize> requantize_spec(const Graph& graph, const Node& node) {
   const std::optional<double> x_scale = scalar_input(graph, node, 1);
-  const std::optional<double> x_zero =
-      node.input(2) == kNoValue ? std::optional(0.0) : scalar_input(graph, node, 2);
+  const std::optional<double> x_zero = zero_point_input(graph, node, 2);
   const std::optional<double> y_scale = scalar_input(graph, node, 3);
-  const std::optional<double> y_zero =
-      node.input(4) == kNoValue ? std::optional(0.0) : scalar_input(graph, node, 4);
+  const std::optional<double> y_zero = zero_point_input(graph, node, 4);
   if (!x_scale || !x_zero || !y_scale || !y_zero) {
     return Failure{fmt::format("{} with scales or zero points computed at run time", node.op_type)};
   }

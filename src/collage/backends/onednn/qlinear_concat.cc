@@ -44,8 +44,7 @@ Result<QLinearConcatSpec> qlinear_concat_spec(const Graph& graph, const Node& no
   }
   spec.type = *onednn_data_type(y.dtype);
   const std::optional<double> y_scale = scalar_input(graph, node, 0);
-  const std::optional<double> y_zero =
-      node.input(1) == kNoValue ? std::optional(0.0) : scalar_input(graph, node, 1);
+  const std::optional<double> y_zero = zero_point_input(graph, node, 1);
   if (!y_scale || !y_zero) return Failure{"QLinearConcat with its output's parameters computed"};
   spec.zero_point = static_cast<std::int32_t>(*y_zero);
   const int rank = y.rank();
@@ -56,9 +55,7 @@ Result<QLinearConcatSpec> qlinear_concat_spec(const Graph& graph, const Node& no
   for (std::size_t first = 2; first < node.inputs.size(); first += 3) {
     const ValueId value = node.input(first);
     const std::optional<double> scale = scalar_input(graph, node, first + 1);
-    const std::optional<double> zero = node.input(first + 2) == kNoValue
-                                           ? std::optional(0.0)
-                                           : scalar_input(graph, node, first + 2);
+    const std::optional<double> zero = zero_point_input(graph, node, first + 2);
     if (value == kNoValue || graph.type(value).dtype != y.dtype ||
         graph.type(value).rank() != rank || !scale || !zero || graph.type(value).numel() == 0) {
       return Failure{"QLinearConcat part of another type or with computed parameters"};

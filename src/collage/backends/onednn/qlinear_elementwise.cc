@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "collage/backends/onednn/binary.h"
 #include "collage/backends/onednn/layout.h"
 #include "collage/backends/onednn/node_checks.h"
 #include "collage/backends/onednn/post_ops.h"
@@ -18,40 +19,10 @@ namespace {
 std::optional<QLinearBinarySpec::Operand> operand_at(const Graph& graph, const Node& node,
                                                      std::size_t first) {
   const std::optional<double> scale = scalar_input(graph, node, first + 1);
-  const std::optional<double> zero =
-      node.input(first + 2) == kNoValue ? std::optional(0.0) : scalar_input(graph, node, first + 2);
+  const std::optional<double> zero = zero_point_input(graph, node, first + 2);
   if (node.input(first) == kNoValue || !scale || !zero) return std::nullopt;
   return QLinearBinarySpec::Operand{node.input(first), static_cast<float>(*scale),
                                     static_cast<std::int32_t>(*zero)};
-}
-
-// A descriptor of `dims` and `type` in the channels-last or blocked layout
-// `like` is stored in, or plain.
-memory::desc layout_like(const memory::desc& like, const memory::dims& dims,
-                         memory::data_type type) {
-  if (std::optional<EdgeLayout> layout = laid_out_edge_layout(like); layout && dims.size() == 4) {
-    return edge_desc(Shape(dims.begin(), dims.end()), *layout, type);
-  }
-  return plain_desc(dims, type);
-}
-
-// The layout of the broadcast operand b: plain, unless oneDNN then runs its
-// reference kernel and has a generated one with b laid out like a.
-memory::desc broadcast_layout(const dnnl::engine& engine, dnnl::algorithm algorithm,
-                              const memory::desc& layout_a, const memory::dims& b_dims,
-                              memory::data_type b_type) {
-  const memory::desc plain = plain_desc(b_dims, b_type);
-  auto reference = [&](const memory::desc& b) {
-    try {
-      return is_reference_impl(dnnl::binary::primitive_desc(
-          dnnl::binary::desc(algorithm, layout_a, b, layout_a), engine));
-    } catch (const dnnl::error&) {
-      return true;
-    }
-  };
-  const memory::desc like = layout_like(layout_a, b_dims, b_type);
-  if (reference(plain) && !reference(like)) return like;
-  return plain;
 }
 
 // `operand` as float32 real values in the layout of `layout`: a reorder that
@@ -130,8 +101,7 @@ Result<QLinearBinarySpec> qlinear_binary_spec(const Graph& graph, const Node& no
   const std::optional<QLinearBinarySpec::Operand> a = operand_at(graph, node, 0);
   const std::optional<QLinearBinarySpec::Operand> b = operand_at(graph, node, 3);
   const std::optional<double> y_scale = scalar_input(graph, node, 6);
-  const std::optional<double> y_zero =
-      node.input(7) == kNoValue ? std::optional(0.0) : scalar_input(graph, node, 7);
+  const std::optional<double> y_zero = zero_point_input(graph, node, 7);
   if (!a || !b || !y_scale || !y_zero) {
     return Failure{fmt::format("{} with scales or zero points computed at run time", node.op_type)};
   }
@@ -184,7 +154,7 @@ void emit_qlinear_binary(ProgramBuilder& builder, const QLinearBinarySpec& spec)
   const memory::desc layout_b =
       b_dims == out_dims
           ? layout_like(layout_a, b_dims, b_type)
-          : broadcast_layout(builder.engine(), spec.algorithm, layout_a, b_dims, b_type);
+          : broadcast_operand_desc(builder.engine(), spec.algorithm, layout_a, b_dims, b_type);
   memory a = builder.read(a_operand.value, layout_a);
   const float alpha = 1.0f / spec.y.scale;
   if (add) {
@@ -230,9 +200,7 @@ Result<QLinearUnarySpec> qlinear_unary_spec(const Graph& graph, const Node& node
   QLinearUnarySpec spec;
   const std::optional<QLinearBinarySpec::Operand> x = operand_at(graph, node, 0);
   const std::optional<double> y_scale = scalar_input(graph, node, 3);
-  const std::optional<double> y_zero = node.inputs.size() < 5 || node.input(4) == kNoValue
-                                           ? std::optional(0.0)
-                                           : scalar_input(graph, node, 4);
+  const std::optional<double> y_zero = zero_point_input(graph, node, 4);
   if (!x || !y_scale || !y_zero) {
     return Failure{fmt::format("{} with scales or zero points computed at run time", node.op_type)};
   }

@@ -25,9 +25,7 @@ Result<QuantizeLinearSpec> quantize_linear_spec(const Graph& graph, const Node& 
   spec.input = node.input(0);
   spec.output = node.outputs[0];
   const std::optional<double> scale = scalar_input(graph, node, 1);
-  const std::optional<double> zero = node.inputs.size() < 3 || node.input(2) == kNoValue
-                                         ? std::optional(0.0)
-                                         : scalar_input(graph, node, 2);
+  const std::optional<double> zero = zero_point_input(graph, node, 2);
   if (!scale || !zero) {
     return Failure{fmt::format("{} with a scale or zero point per axis or computed at run time",
                                node.op_type)};
