@@ -269,6 +269,21 @@ inline Graph eight_bit_max_pool_graph(DType type) {
 // Compiles `graph` (8-bit inputs and outputs) with every 4-D edge in
 // `layout`, runs it on random inputs stored that way, and checks each
 // output, back in plain order, within one step of the reference's.
+// Every node of `graph` claimed by `backend`, and the partition's one 8-bit
+// output, compiled for `threads`, within one step of the reference's.
+inline void expect_backend_within_one_step(const Backend& backend, const Graph& graph,
+                                           std::uint32_t seed, int threads) {
+  for (const Node& node : graph.nodes()) {
+    ASSERT_TRUE(backend.supports(graph, node)) << node.op_type;
+  }
+  auto kernel = backend.compile(graph, CompileOptions{threads});
+  ASSERT_TRUE(kernel.ok()) << kernel.error();
+  const std::vector<Tensor> inputs = random_eight_bit_inputs(graph, seed);
+  const std::vector<Tensor> got = run(**kernel, graph, inputs);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_LE(largest_difference(got[0], run_reference(graph, inputs)[0]), 1);
+}
+
 inline void expect_eight_bit_edges_within_one_step(const Backend& backend, const Graph& graph,
                                                    EdgeLayout layout, int threads) {
   CompileOptions options{threads};

@@ -120,13 +120,7 @@ TEST(QLinearConcatTest, PartsAreRequantizedWithinOneStepOfTheReference) {
 
 // Every node claimed, and the 8-bit output within one step of the reference's.
 void expect_within_one_step(const Graph& g, std::uint32_t seed) {
-  for (const Node& node : g.nodes()) {
-    ASSERT_TRUE(onednn_backend().supports(g, node)) << node.op_type;
-  }
-  const std::vector<Tensor> inputs = random_eight_bit_inputs(g, seed);
-  const std::vector<Tensor> got = run_onednn(g, inputs, 2);
-  ASSERT_EQ(got.size(), 1u);
-  EXPECT_LE(largest_difference(got[0], run_reference(g, inputs)[0]), 1);
+  testing::expect_backend_within_one_step(onednn_backend(), g, seed, 2);
 }
 
 TEST(QLinearBinaryTest, AddAndMulAreWithinOneStepOfTheReference) {

@@ -28,13 +28,7 @@ std::vector<Tensor> run_xnnpack(const Graph& graph, const std::vector<Tensor>& i
 // Every node claimed, and the partition's 8-bit output within one step of
 // the reference's.
 void expect_within_one_step(const Graph& graph, std::uint32_t seed, int threads = 1) {
-  for (const Node& node : graph.nodes()) {
-    ASSERT_TRUE(xnnpack_backend().supports(graph, node)) << node.op_type;
-  }
-  const std::vector<Tensor> inputs = random_eight_bit_inputs(graph, seed);
-  const std::vector<Tensor> got = run_xnnpack(graph, inputs, threads);
-  ASSERT_EQ(got.size(), 1u);
-  EXPECT_LE(largest_difference(got[0], run_reference(graph, inputs)[0]), 1);
+  expect_backend_within_one_step(xnnpack_backend(), graph, seed, threads);
 }
 
 class XnnpackQLinearConvTest : public ::testing::TestWithParam<QConvCase> {};
