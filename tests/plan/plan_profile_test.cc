@@ -147,6 +147,24 @@ TEST(PlanProfileTest, TheMedianPartitionSetsTheOverheadNotTheLargestExcess) {
   EXPECT_NEAR(observed.of("onednn"), 3e-6, 1e-12);
 }
 
+TEST(PlanProfileTest, NoChargeExceedsTheRunOverTheBackendsPartitions) {
+  // Two oneDNN partitions read 3.3 ms over their estimates in a plan that
+  // ran 0.05 ms end to end (a disturbed profile): together they cannot have
+  // cost more than the run, so each is charged at most half of it.
+  PlanProfile profile;
+  profile.run_median_ms = 0.05;
+  for (int i = 0; i < 2; ++i) {
+    PartitionProfile row;
+    row.backend = "onednn";
+    row.estimated_ms = 0.01;
+    row.in_context_ms = 3.31;
+    profile.partitions.push_back(row);
+  }
+  PartitionOverheads observed =
+      observed_overheads(as_plan_run(profile), PartitionOverheads{}, PartsTimed::kWithProfile);
+  EXPECT_NEAR(observed.of("onednn"), 25e-6, 1e-12);
+}
+
 // A partition estimated at `isolated_ms` that ran `slower` times that plus
 // `extra_ms` in context.
 void add_partition(PlanProfile& profile, const char* backend, double isolated_ms, double slower,

@@ -64,11 +64,18 @@ PartitionOverheads observed_overheads(const PlanRun& run, const PartitionOverhea
     excess_ms[row.backend].push_back(row.in_context_ms - scale.value_or(1.0) * isolated_ms(row) +
                                      share_ms);
   }
+  std::map<std::string, int> partitions;
+  for (const PartitionRun& row : run.partitions) ++partitions[row.backend];
   PartitionOverheads result;
   for (auto& [backend, values] : excess_ms) {
     // The median partition: one large partition slowed by a busy moment
     // would otherwise set the charge of every small one.
-    result.seconds[backend] = std::max(0.0, percentile(std::move(values), 0.5)) / 1e3;
+    double charge_ms = std::max(0.0, percentile(std::move(values), 0.5));
+    // A backend's partitions together cannot have cost more than the whole
+    // run: a charge beyond that is a disturbed profile, and taught to the
+    // machine it priced the backend out of every later search.
+    if (run.run_ms > 0) charge_ms = std::min(charge_ms, run.run_ms / partitions[backend]);
+    result.seconds[backend] = charge_ms / 1e3;
   }
   return result;
 }

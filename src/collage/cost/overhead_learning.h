@@ -47,7 +47,8 @@ enum class PartsTimed { kWhenSearched, kWithProfile };
 // What one profile shows, per backend with a partition in the plan (the
 // others are not listed): the median over the backend's partitions of
 // (in context - scale x isolated), plus an equal share of the executor's
-// time beyond the partitions, at least 0. The plan's estimates were made
+// time beyond the partitions, at least 0 and at most the run's end to end
+// over the backend's partition count (when the run's time is known). The plan's estimates were made
 // with `charged` added; it is taken off to get the isolated cost.
 //
 // With `parts` kWhenSearched, the estimates are the search's measurements,
