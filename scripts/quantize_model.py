@@ -4,7 +4,8 @@ Two output forms, the two that quantized ONNX models ship in:
   qdq        QuantizeLinear/DequantizeLinear pairs around the activations of
              the quantizable ops, read through the DequantizeLinear by every
              reader; int8 weights behind DequantizeLinear (the form of ONNX
-             Runtime's quantize_static QDQ, PyTorch and TensorRT); a Conv,
+             Runtime's quantize_static QDQ, PyTorch and TensorRT), a
+             ConvTranspose's with a scale per index of axis 1; a Conv,
              Gemm, MatMul or Add alone feeding a Relu or Clip has its pair
              after the activation;
   qoperator  the quantized ops themselves: QLinearConv, QLinearMatMul, and the
@@ -13,7 +14,9 @@ Two output forms, the two that quantized ONNX models ship in:
              QLinearLeakyRelu that ONNX Runtime's quantizer writes; MaxPool and
              the reshaping ops run on the 8-bit values; a Conv or Gemm followed
              by Relu or Clip becomes one op quantized to the activation's range (and
-             an Add, as ONNX Runtime fuses them before quantizing).
+             an Add, as ONNX Runtime fuses them before quantizing); a
+             ConvTranspose, which has no QLinear op in ONNX or ONNX Runtime,
+             stays float32 between DequantizeLinear and QuantizeLinear.
 
 Activations are uint8 with a scale and zero point per tensor, from the range
 each takes on calibration inputs; weights are int8, symmetric, one scale per
@@ -37,8 +40,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper, shape_inference
 
-QDQ_OPS = {"Conv", "Gemm", "MatMul", "Add", "Mul", "Concat", "MaxPool", "AveragePool",
-           "GlobalAveragePool", "Sigmoid", "LeakyRelu"}
+QDQ_OPS = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Add", "Mul", "Concat", "MaxPool",
+           "AveragePool", "GlobalAveragePool", "Sigmoid", "LeakyRelu"}
 RESHAPING_OPS = {"Flatten", "Reshape", "Transpose", "Squeeze", "Unsqueeze"}
 ACTIVATIONS = {"Relu", "Clip"}
 
@@ -239,7 +242,9 @@ def write_qdq(model, ranges, calibrated):
             for i, name in enumerate(inputs):
                 if name and name not in w.constants:
                     inputs[i] = qdq(name)
-        weight_axis = {"Conv": 0, "MatMul": 1}.get(node.op_type)
+        # A ConvTranspose's weights [C, M/group, k...] have their output
+        # channels on axis 1.
+        weight_axis = {"Conv": 0, "ConvTranspose": 1, "MatMul": 1}.get(node.op_type)
         if node.op_type == "Gemm":
             trans_b = next((a.i for a in node.attribute if a.name == "transB"), 0)
             weight_axis = 0 if trans_b else 1
@@ -252,7 +257,10 @@ def write_qdq(model, ranges, calibrated):
             bias = node.input[2] if len(node.input) > 2 else ""
             if bias and bias in w.constants and w.constants[bias].ndim == 1:
                 x_scale = float(activation_params(*ranges[node.input[0]])[0])
-                bias_scale = (x_scale * scales).astype(np.float32)
+                # One scale per output channel: a grouped ConvTranspose's
+                # repeat for every group.
+                channels = w.constants[bias].shape[0]
+                bias_scale = (x_scale * np.resize(scales, channels)).astype(np.float32)
                 bias_q = np.round(w.constants[bias] / bias_scale).astype(np.int32)
                 inputs[2] = w.unique(bias + "_dq")
                 w.node("DequantizeLinear",

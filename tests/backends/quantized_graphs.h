@@ -1,7 +1,7 @@
 // Small quantized graphs and 8-bit comparisons that the int8 backends'
-// tests share: QLinearConv and QLinearMatMul/QGemm graphs with random int8
-// weights, random 8-bit inputs, and the largest difference in quantization
-// steps between two 8-bit results.
+// tests share: QLinearConv, QLinearConvTranspose and QLinearMatMul/QGemm
+// graphs with random int8 weights, random 8-bit inputs, and the largest
+// difference in quantization steps between two 8-bit results.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -90,6 +90,64 @@ inline const std::vector<QConvCase>& qconv_cases() {
       {"GroupedStrided", 8, 16, 2, 2, 11, true, true, false, true},
       {"Depthwise", 16, 16, 16, 1, 9, true, true, false, false},
       {"SignedInput", 8, 8, 1, 1, 7, true, true, true, true}};
+  return cases;
+}
+
+// x (graph input) -> collage QLinearConvTranspose 4x4, strides c.stride,
+// pads 1 -> y; its weights [C, M/g, 4, 4] have one scale, or one per output
+// channel of a group.
+inline Graph qconv_transpose_graph(const QConvCase& c) {
+  Graph g;
+  g.opset = 13;
+  g.other_opsets["collage"] = 1;
+  const DType x_type = c.signed_input ? DType::kInt8 : DType::kUInt8;
+  const DType y_type = c.signed_output ? DType::kInt8 : DType::kUInt8;
+  const ValueId x = g.add_input("x", TensorType{x_type, {1, c.channels, c.size, c.size}});
+  auto eight_bit = [&](DType type, std::int32_t value) {
+    return type == DType::kInt8 ? scalar_of<std::int8_t>(static_cast<std::int8_t>(value))
+                                : scalar_of<std::uint8_t>(static_cast<std::uint8_t>(value));
+  };
+  const std::int64_t group_out = c.out_channels / c.groups;
+  std::vector<float> w_scales;
+  for (std::int64_t m = 0; m < (c.per_channel ? group_out : 1); ++m) {
+    w_scales.push_back(0.002f + 0.001f * static_cast<float>(m % 5));
+  }
+  const auto scale_count = static_cast<std::int64_t>(w_scales.size());
+  std::vector<ValueId> inputs = {
+      x,
+      g.add_constant("x_scale", scalar_of<float>(0.04f)),
+      g.add_constant("x_zero", eight_bit(x_type, c.signed_input ? -3 : 120)),
+      g.add_constant("w",
+                     random_integers<std::int8_t>({c.channels, group_out, 4, 4}, 7, -127, 127)),
+      g.add_constant("w_scale", Tensor::from_vector<float>(w_scales, {scale_count})),
+      g.add_constant("w_zero", Tensor::zeros(TensorType{DType::kInt8, {scale_count}})),
+      g.add_constant("y_scale", scalar_of<float>(0.05f)),
+      g.add_constant("y_zero", eight_bit(y_type, c.signed_output ? 5 : 100))};
+  if (c.bias) {
+    inputs.push_back(
+        g.add_constant("bias", random_integers<std::int32_t>({c.out_channels}, 9, -2000, 2000)));
+  }
+  const std::int64_t out = (c.size - 1) * c.stride - 2 + 4;
+  const ValueId y = g.add_value("y", TensorType{y_type, {1, c.out_channels, out, out}});
+  const NodeId node =
+      g.add_node("QLinearConvTranspose", inputs, {y},
+                 attrs({{"group", c.groups},
+                        {"pads", std::vector<std::int64_t>{1, 1, 1, 1}},
+                        {"strides", std::vector<std::int64_t>{c.stride, c.stride}}}),
+                 "deconv");
+  g.node(node).domain = "collage";
+  g.add_output(y);
+  return g;
+}
+
+// The QLinearConvTranspose cases: per-tensor and per-channel weights, bias,
+// groups, strides 1 and 2, signed data.
+inline const std::vector<QConvCase>& qconv_transpose_cases() {
+  static const std::vector<QConvCase> cases = {
+      {"PerTensorU8", 8, 16, 1, 2, 6, false, false, false, false},
+      {"PerChannelWithBias", 8, 16, 1, 2, 6, true, true, false, false},
+      {"GroupedStride1", 8, 12, 2, 1, 7, true, true, false, true},
+      {"SignedPerTensor", 8, 8, 1, 2, 5, false, true, true, true}};
   return cases;
 }
 

@@ -184,3 +184,60 @@ def test_pytorch_quantized_export(name):
         plan = json.loads(sessions["single:onednn"].plan)
         ops = [op for p in plan["partitions"] if p["backend"] == "onednn" for op in p["ops"]]
         assert "QLinearConv" in ops, plan
+
+
+def upsampling_model(path):
+    """x[1,8,16,16] -> Conv 3x3 stride 2 (16) -> Relu -> ConvTranspose 4x4
+    stride 2 pads 1 (8, 2 groups) -> Relu -> Conv 1x1 (4) -> y[1,4,16,16]:
+    the decoder shape of segmentation and detection heads, random weights."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(5)
+
+    def constant(name, shape, scale):
+        return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32),
+                                       name)
+    weights = [constant("w1", (16, 8, 3, 3), 0.2), constant("b1", (16,), 0.1),
+               constant("w2", (16, 4, 4, 4), 0.2), constant("b2", (8,), 0.1),
+               constant("w3", (4, 8, 1, 1), 0.3)]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("ConvTranspose", ["r1", "w2", "b2"], ["t"], pads=[1, 1, 1, 1],
+                         strides=[2, 2], group=2),
+        helper.make_node("Relu", ["t"], ["r2"]),
+        helper.make_node("Conv", ["r2", "w3"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "upsampling", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 16, 16])], weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return str(path)
+
+
+def test_a_qdq_conv_transpose_runs_as_one_int8_unit(tmp_path):
+    """The QDQ ConvTranspose (weights with a scale per output channel of a
+    group, on axis 1) becomes a QLinearConvTranspose unit; every backend's
+    plan gives native's output within 2 % of its largest magnitude, and
+    oneDNN runs the unit on int8 (on CPUs with VNNI)."""
+    model = upsampling_model(tmp_path / "upsampling.onnx")
+    path = str(tmp_path / "upsampling_qdq.onnx")
+    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "quantize_model.py"), model, path,
+                    "--format", "qdq", "--samples", "4", "--collage", BINARY],
+                   check=True, capture_output=True)
+    info = collage_info(path)
+    units = [line for line in info.splitlines() if "-> QLinearConvTranspose" in line]
+    assert units and int(units[0].split()[-1]) == 1, info
+    x = np.random.default_rng(3).standard_normal((1, 8, 16, 16)).astype(np.float32)
+    sessions = {s: collage.Session(path, strategy=s, threads=2) for s in single_strategies()}
+    want = sessions["native"].run({"x": x})["y"]
+    bound = 0.02 * float(np.abs(want).max())
+    for strategy, session in sessions.items():
+        got = session.run({"x": x})["y"]
+        diff = float(np.abs(got - want).max())
+        assert diff <= bound, f"{strategy}: {diff} > {bound}"
+    if has_vnni():
+        ops = backend_ops(sessions["single:onednn"], "onednn")
+        assert "QLinearConvTranspose" in ops, ops

@@ -103,13 +103,14 @@ Count conv_flops(const Graph& graph, const Node& node, std::size_t weights = 1) 
   return flops;
 }
 
-Count conv_transpose_flops(const Graph& graph, const Node& node) {
-  if (node.input(1) == kNoValue || node.outputs.empty()) return 0;
-  const Shape& weight = shape_of(graph, node.input(1));
+// `weights`: the input that holds the weights (QLinearConvTranspose's is 3).
+Count conv_transpose_flops(const Graph& graph, const Node& node, std::size_t weights = 1) {
+  if (node.input(weights) == kNoValue || node.outputs.empty()) return 0;
+  const Shape& weight = shape_of(graph, node.input(weights));
   if (weight.size() < 2) return 0;
   // Every input element is scattered into (C_out / group) * prod(kernel) outputs.
   Count flops = 2 * Count(numel_of(graph, node.input(0))) * product_from(weight, 1);
-  if (node.input(2) != kNoValue) flops += numel_of(graph, node.outputs[0]);
+  if (weights == 1 && node.input(2) != kNoValue) flops += numel_of(graph, node.outputs[0]);
   return flops;
 }
 
@@ -168,6 +169,9 @@ Count flops_of(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
   // ONNX Runtime's quantized GEMM: multiply-adds as a MatMul's.
   if (node.domain == "com.microsoft" && op == "QGemm") return matmul_flops(graph, node);
+  if (node.domain == "collage" && op == "QLinearConvTranspose") {
+    return conv_transpose_flops(graph, node, 3);
+  }
   if (!node.domain.empty() && node.domain != "ai.onnx") return 0;
   if (op == "Conv" || op == "ConvInteger") return conv_flops(graph, node);
   if (op == "QLinearConv") return conv_flops(graph, node, 3);
@@ -213,7 +217,9 @@ std::int64_t parameter_count(const Graph& graph) {
   // (shapes, indices) are not.
   std::vector<bool> bias(graph.num_values(), false);
   for (const Node& node : graph.nodes()) {
-    const std::size_t at = node.op_type == "QLinearConv" ? 8 : node.op_type == "QGemm" ? 6 : 0;
+    const bool convolution =
+        node.op_type == "QLinearConv" || node.op_type == "QLinearConvTranspose";
+    const std::size_t at = convolution ? 8 : node.op_type == "QGemm" ? 6 : 0;
     if (at != 0 && node.inputs.size() > at && node.input(at) != kNoValue) {
       bias[static_cast<std::size_t>(node.input(at))] = true;
     }

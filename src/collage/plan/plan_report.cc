@@ -35,6 +35,7 @@ std::string describe_ops(const std::vector<std::string>& ops) {
 // Whether a partition computes on 8-bit values: it holds a quantized op.
 bool runs_int8(const PlanPartition& partition) {
   static const std::set<std::string> quantized = {"QLinearConv",
+                                                  "QLinearConvTranspose",
                                                   "QLinearMatMul",
                                                   "ConvInteger",
                                                   "MatMulInteger",

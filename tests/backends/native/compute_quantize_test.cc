@@ -131,6 +131,74 @@ TEST(QuantizeTest, QLinearConvRequantizesPerChannelWithGroupsPaddingAndBias) {
   }
 }
 
+// collage.QLinearConvTranspose with uint8 data, groups, stride 2, padding,
+// output_padding, scales and zero points per output channel of a group
+// (shared by the groups) and a bias: every input position scatters
+// (x - x_zero) * (w - w_zero) onto the outputs its taps reach, then the
+// sums requantize as QLinearConv's do.
+TEST(QuantizeTest, QLinearConvTransposeScattersTheShiftedProductsAndRequantizes) {
+  const std::int64_t c = 4, m = 6, groups = 2, size = 3, k = 3, stride = 2;
+  const std::int64_t cg = c / groups, mg = m / groups;
+  // (3 - 1) * 2 - 1 - 1 + 3 + 1 (output_padding) = 6.
+  const std::int64_t out = 6;
+  std::vector<std::uint8_t> x(static_cast<std::size_t>(c * size * size));
+  std::vector<std::int8_t> w(static_cast<std::size_t>(c * mg * k * k));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<std::uint8_t>((i * 37) % 256);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<std::int8_t>((i * 53) % 220 - 110);
+  const std::vector<float> w_scale = {0.01f, 0.03f, 0.002f};
+  const std::vector<std::int8_t> w_zero = {0, -2, 5};
+  const std::vector<std::int32_t> bias = {100, -200, 0, 5000, -7, 33};
+  const float x_scale = 0.05f, y_scale = 0.3f;
+  const std::uint8_t x_zero = 130, y_zero = 120;
+  Attributes attributes;
+  attributes.set("group", groups);
+  attributes.set("strides", std::vector<std::int64_t>{stride, stride});
+  attributes.set("pads", std::vector<std::int64_t>{1, 1, 1, 1});
+  attributes.set("output_padding", std::vector<std::int64_t>{1, 1});
+  ComputeCase conv{
+      "collage.QLinearConvTranspose",
+      {typed<std::uint8_t>({1, c, size, size}, x), f32_tensor({}, {x_scale}),
+       typed<std::uint8_t>({}, {x_zero}), typed<std::int8_t>({c, mg, k, k}, w),
+       f32_tensor({mg}, w_scale), typed<std::int8_t>({mg}, w_zero), f32_tensor({}, {y_scale}),
+       typed<std::uint8_t>({}, {y_zero}), typed<std::int32_t>({m}, bias)},
+      {TensorType{DType::kUInt8, {1, m, out, out}}},
+      attributes};
+  conv.threads = 2;
+  const std::vector<std::uint8_t> got = contents<std::uint8_t>(conv.run_one());
+  std::vector<std::int64_t> sums(static_cast<std::size_t>(m * out * out));
+  for (std::int64_t oc = 0; oc < m; ++oc) {
+    std::fill_n(sums.begin() + oc * out * out, out * out, bias[oc]);
+  }
+  for (std::int64_t ic = 0; ic < c; ++ic) {
+    const std::int64_t g = ic / cg;
+    for (std::int64_t o = 0; o < mg; ++o) {
+      const std::int64_t oc = g * mg + o;
+      for (std::int64_t iy = 0; iy < size; ++iy) {
+        for (std::int64_t ix = 0; ix < size; ++ix) {
+          for (std::int64_t ky = 0; ky < k; ++ky) {
+            for (std::int64_t kx = 0; kx < k; ++kx) {
+              const std::int64_t oy = iy * stride - 1 + ky, ox = ix * stride - 1 + kx;
+              if (oy < 0 || oy >= out || ox < 0 || ox >= out) continue;
+              const std::int64_t xv = x[(ic * size + iy) * size + ix] - x_zero;
+              const std::int64_t wv = w[((ic * mg + o) * k + ky) * k + kx] - w_zero[o];
+              sums[(oc * out + oy) * out + ox] += xv * wv;
+            }
+          }
+        }
+      }
+    }
+  }
+  for (std::int64_t oc = 0; oc < m; ++oc) {
+    const double ratio = static_cast<double>(x_scale * w_scale[oc % mg] / y_scale);
+    for (std::int64_t p = 0; p < out * out; ++p) {
+      const double r =
+          std::clamp(static_cast<double>(sums[oc * out * out + p]) * ratio + y_zero, 0.0, 255.0);
+      EXPECT_EQ(got[oc * out * out + p], static_cast<std::uint8_t>(std::nearbyint(r)))
+          << oc << "," << p;
+    }
+  }
+}
+
 // com.microsoft.QLinearAdd: dequantize both, add with broadcasting, quantize.
 TEST(QuantizeTest, QLinearAddBroadcastsAndRoundsHalvesToEven) {
   ComputeCase add{

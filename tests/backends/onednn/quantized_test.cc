@@ -1,5 +1,5 @@
 // oneDNN's int8 kernels against the native reference: within one
-// quantization step of the output for the convolution, matmul, concat,
+// quantization step of the output for the (transposed) convolution, matmul, concat,
 // additions, products and averages (oneDNN scales in float32 where the
 // reference computes in double or in another order), exactly for the max
 // pooling.
@@ -42,6 +42,23 @@ TEST_P(QLinearConvTest, IsWithinOneStepOfTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, QLinearConvTest, ::testing::ValuesIn(testing::qconv_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+class QLinearConvTransposeTest : public ::testing::TestWithParam<QConvCase> {};
+
+TEST_P(QLinearConvTransposeTest, IsWithinOneStepOfTheReference) {
+  if (!onednn::int8_products_exact())
+    GTEST_SKIP() << "no VNNI: oneDNN leaves int8 products to native";
+  const Graph g = testing::qconv_transpose_graph(GetParam());
+  ASSERT_TRUE(onednn_backend().supports(g, g.node(0)));
+  const std::vector<Tensor> inputs = random_eight_bit_inputs(g, 3);
+  const std::vector<Tensor> got = run_onednn(g, inputs, 2);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_LE(largest_difference(got[0], run_reference(g, inputs)[0]), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, QLinearConvTransposeTest,
+                         ::testing::ValuesIn(testing::qconv_transpose_cases()),
                          [](const auto& info) { return info.param.name; });
 
 TEST(QLinearConvClaimTest, ANonzeroWeightZeroPointIsNotClaimed) {

@@ -44,6 +44,30 @@ TEST_P(XnnpackQLinearConvTest, IsWithinOneStepOfTheReferenceOnTwoThreads) {
 INSTANTIATE_TEST_SUITE_P(Shapes, XnnpackQLinearConvTest, ::testing::ValuesIn(qconv_cases()),
                          [](const auto& info) { return info.param.name; });
 
+// This XNNPACK's int8 deconvolution takes one weight scale: the per-tensor cases.
+class XnnpackQLinearConvTransposeTest : public ::testing::TestWithParam<QConvCase> {};
+
+TEST_P(XnnpackQLinearConvTransposeTest, IsWithinOneStepOfTheReference) {
+  expect_within_one_step(qconv_transpose_graph(GetParam()), 3, 2);
+}
+
+std::vector<QConvCase> per_tensor_transpose_cases() {
+  std::vector<QConvCase> cases;
+  for (const QConvCase& c : qconv_transpose_cases()) {
+    if (!c.per_channel) cases.push_back(c);
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, XnnpackQLinearConvTransposeTest,
+                         ::testing::ValuesIn(per_tensor_transpose_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(XnnpackQuantizedClaimTest, AConvTransposeWithAScalePerChannelIsNotClaimed) {
+  const Graph g = qconv_transpose_graph(qconv_transpose_cases()[1]);
+  EXPECT_FALSE(xnnpack_backend().supports(g, g.node(0)));
+}
+
 TEST(XnnpackQuantizedClaimTest, ANonzeroWeightZeroPointIsNotClaimed) {
   Graph g = qconv_graph(QConvCase{"", 8, 8, 1, 1, 6, true, false, false, false});
   Tensor zero_points = Tensor::zeros(TensorType{DType::kInt8, {8}});

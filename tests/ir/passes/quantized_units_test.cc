@@ -116,6 +116,53 @@ TEST(QuantizedUnitsTest, AConvolutionWhoseFloatResultIsReadElsewhereStays) {
   EXPECT_EQ(node_writing(q.g, "c").op_type, "Conv");
 }
 
+// xq u8[1,4,3,3] -DQ-> x; w s8[4,3,2,2] -DQ(axis 1: a scale per output
+// channel of a group)-> wf; ConvTranspose(x, wf, float bias), 2 groups,
+// strides 2 -> c [1,6,6,6] -QuantizeLinear-> y: one collage
+// QLinearConvTranspose whose bias is rounded at x_scale * w_scale[m mod 3].
+TEST(QuantizedUnitsTest, AQdqConvTransposeBecomesOneQLinearConvTranspose) {
+  Graph g;
+  const ValueId xq = g.add_input("xq", TensorType{DType::kUInt8, {1, 4, 3, 3}});
+  const ValueId x = g.add_value("x", f32({1, 4, 3, 3}));
+  const ValueId wf = g.add_value("wf", f32({4, 3, 2, 2}));
+  const ValueId c = g.add_value("c", f32({1, 6, 6, 6}));
+  const ValueId y = g.add_value("y", TensorType{DType::kUInt8, {1, 6, 6, 6}});
+  g.add_node("DequantizeLinear",
+             {xq, g.add_constant("xs", values<float>({}, {0.5f})),
+              g.add_constant("xz", values<std::uint8_t>({}, {128}))},
+             {x});
+  Attributes axis1;
+  axis1.set("axis", std::int64_t{1});
+  g.add_node("DequantizeLinear",
+             {g.add_constant("w", Tensor::zeros(TensorType{DType::kInt8, {4, 3, 2, 2}})),
+              g.add_constant("ws", values<float>({3}, {0.25f, 0.5f, 1.0f}))},
+             {wf}, axis1);
+  Attributes transpose;
+  transpose.set("group", std::int64_t{2});
+  transpose.set("strides", std::vector<std::int64_t>{2, 2});
+  g.add_node(
+      "ConvTranspose",
+      {x, wf, g.add_constant("b", values<float>({6}, {1.0f, 1.0f, 1.0f, -1.0f, 0.5f, 2.0f}))}, {c},
+      transpose);
+  g.add_node("QuantizeLinear", {c, g.add_constant("ys", values<float>({}, {0.1f}))}, {y});
+  g.add_output(y);
+  EXPECT_EQ(fuse_quantized_conv_transposes(g), 1);
+  ASSERT_EQ(g.num_nodes(), 1u);
+  const Node& unit = node_writing(g, "y");
+  EXPECT_EQ(unit.op_type, "QLinearConvTranspose");
+  EXPECT_EQ(unit.domain, "collage");
+  EXPECT_EQ(g.other_opsets.count("collage"), 1u);
+  EXPECT_EQ(unit.attributes.get_int("group", 1), 2);
+  ASSERT_EQ(unit.inputs.size(), 9u);
+  EXPECT_EQ(g.value(unit.inputs[3]).name, "w");
+  EXPECT_EQ(g.value(unit.inputs[4]).name, "ws");
+  // Sums' scales 0.125, 0.25, 0.5, then again: 8, 4, 2, -8, 2, 4.
+  const Tensor& bias = *g.value(unit.inputs[8]).constant;
+  ASSERT_EQ(bias.dtype(), DType::kInt32);
+  EXPECT_EQ(std::vector<std::int32_t>(bias.data<std::int32_t>(), bias.data<std::int32_t>() + 6),
+            (std::vector<std::int32_t>{8, 4, 2, -8, 2, 4}));
+}
+
 // aq u8[2,4,8] -DQ-> a; b s8[8,6] -DQ(axis 1, a scale per column)-> bf;
 // MatMul -> m -QuantizeLinear-> y: one QLinearMatMul.
 TEST(QuantizedUnitsTest, AQdqMatMulWithPerColumnWeightsBecomesOneQLinearMatMul) {

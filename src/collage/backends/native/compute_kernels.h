@@ -88,6 +88,10 @@ struct ConvShape {
   }
 };
 
+// Whether `node` is a ConvTranspose or collage's QLinearConvTranspose, whose
+// weights are [C, M / group, k...].
+bool is_transposed_convolution(const Node& node);
+
 // The sizes of a Conv or ConvTranspose node (by its op_type) run on
 // `inputs` (data, weights, optional bias) and output `y`. Throws Error when
 // they do not fit together or with the node's attributes.

@@ -68,8 +68,12 @@ Window3d window_3d(const Window& window) {
   return result;
 }
 
+bool is_transposed_convolution(const Node& node) {
+  return node.op_type == "ConvTranspose" || node.op_type == "QLinearConvTranspose";
+}
+
 ConvShape conv_shape(const Node& node, std::span<const Tensor> inputs, const Tensor& y) {
-  const bool transposed = node.op_type == "ConvTranspose";
+  const bool transposed = is_transposed_convolution(node);
   const Tensor& x = inputs[0];
   const Tensor& w = inputs[1];
   const int spatial = x.rank() - 2;

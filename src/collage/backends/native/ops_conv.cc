@@ -352,7 +352,7 @@ bool conv_geometry_fits(const Graph& graph, const Node& node, ValueId data, Valu
   const int rank = graph.type(data).rank();
   if (rank < 3 || rank > 5 || graph.type(weights).rank() != rank) return false;
   if (graph.type(node.outputs[0]).rank() != rank) return false;
-  const bool transposed = node.op_type == "ConvTranspose";
+  const bool transposed = is_transposed_convolution(node);
   const std::int64_t groups = node.attributes.get_int("group", 1);
   const Shape& x = graph.type(data).shape;
   const Shape& w = graph.type(weights).shape;

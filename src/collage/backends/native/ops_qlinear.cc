@@ -2,15 +2,16 @@
 // ONNX domain, and the com.microsoft operators that ONNX Runtime's
 // quantizer writes into QOperator models (QLinearAdd, QLinearMul,
 // QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat,
-// QLinearSigmoid, QLinearLeakyRelu, QGemm), and collage's QLinearHardSwish
-// and QLinearHardSigmoid, the units a quantized model's DequantizeLinear ->
-// HardSwish or HardSigmoid -> QuantizeLinear become (ONNX Runtime has no
-// such ops).
+// QLinearSigmoid, QLinearLeakyRelu, QGemm), and collage's QLinearHardSwish,
+// QLinearHardSigmoid and QLinearConvTranspose, the units a quantized model's
+// DequantizeLinear -> HardSwish, HardSigmoid or ConvTranspose ->
+// QuantizeLinear become (ONNX Runtime has no such ops).
 //
-// The integer ops are exact: ConvInteger, QLinearConv and QGemm sum
-// (x - x_zero_point) (w - w_zero_point) in int32. QLinearConv then
-// requantizes as ONNX's reference does: the sum times the float32 ratio
-// x_scale * w_scale / y_scale, in double precision, plus y's zero point,
+// The integer ops are exact: ConvInteger, QLinearConv, QLinearConvTranspose
+// and QGemm sum (x - x_zero_point) (w - w_zero_point) in int32. QLinearConv
+// and QLinearConvTranspose then requantize as ONNX's reference does: the sum
+// times the float32 ratio x_scale * w_scale / y_scale, in double precision,
+// plus y's zero point,
 // saturated and rounded half to even. The com.microsoft ops are defined as
 // dequantize, the float32 op, quantize (round half to even, saturate); the
 // unary ones are a 256-entry table built that way.
@@ -289,40 +290,23 @@ bool check_conv_integer(const Graph& graph, const Node& node) {
          conv_geometry_fits(graph, node, node.input(0), node.input(1));
 }
 
-void run_qlinear_conv(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                      std::span<Tensor> outputs, int threads) {
-  const Tensor &x = inputs[0], &x_scale = inputs[1], &x_zero = inputs[2];
-  const Tensor &w = inputs[3], &w_scale = inputs[4], &w_zero = inputs[5];
-  const Tensor &y_scale = inputs[6], &y_zero = inputs[7];
-  const Tensor* bias = optional_input(inputs, 8);
-  Tensor& y = outputs[0];
-  const ConvShape shape = quantized_conv_shape(node, x, w, y);
-  const std::int64_t m = shape.out_channels;
-  if ((w_scale.numel() != 1 && w_scale.numel() != m) ||
-      (w_zero.numel() != 1 && w_zero.numel() != m)) {
-    throw Error(fmt::format("w_scale and w_zero_point must have 1 or {} values", m),
-                {.node = node.name, .field = "w_scale"});
-  }
-  if (x_scale.numel() != 1 || x_zero.numel() != 1 || y_scale.numel() != 1 || y_zero.numel() != 1) {
-    throw Error("the scales and zero points of x and y must be one value each",
-                {.node = node.name});
-  }
-  if (bias != nullptr && bias->numel() != m) {
-    throw Error(fmt::format("B has {} values, not one per output channel ({})", bias->numel(), m),
-                {.node = node.name, .field = "B"});
-  }
-  Tensor sums = Tensor::allocate(TensorType{DType::kInt32, y.shape()});
-  integer_conv(shape, x, integer_at(&x_zero, 0), w, &w_zero, bias, sums.data<std::int32_t>(),
-               threads);
-  // The float32 ratio per output channel, applied in double precision.
+// y = saturate(round(sums * x_scale * w_scale[c] / y_scale) + y_zero) for
+// the int32 sums of a convolution [N, M, spatial...]: ONNX's reference
+// forms the float32 ratio per output channel c and applies it in double
+// precision. `w_scales` values are used cyclically: channel c takes
+// w_scale[c % w_scales].
+void requantize_channels(const Tensor& sums, const Tensor& x_scale, const Tensor& w_scale,
+                         std::int64_t w_scales, const Tensor& y_scale, const Tensor& y_zero,
+                         Tensor& y) {
+  const std::int64_t m = y.shape()[1];
   const float xs = x_scale.data<float>()[0], ys = y_scale.data<float>()[0];
   std::vector<double> ratio(static_cast<std::size_t>(m));
   for (std::int64_t c = 0; c < m; ++c) {
-    const float ws = w_scale.data<float>()[w_scale.numel() == 1 ? 0 : c];
+    const float ws = w_scale.data<float>()[c % w_scales];
     ratio[static_cast<std::size_t>(c)] = static_cast<double>(xs * ws / ys);
   }
   const double zero = integer_at(&y_zero, 0);
-  const std::int64_t plane = shape.output_plane();
+  const std::int64_t plane = y.numel() / std::max<std::int64_t>(1, y.shape()[0] * m);
   const std::int32_t* in = sums.data<std::int32_t>();
   auto store = [&](auto* out) {
     using Q = std::remove_pointer_t<decltype(out)>;
@@ -341,6 +325,105 @@ void run_qlinear_conv(const Graph& graph, const Node& node, std::span<const Tens
   }
 }
 
+// The same for a transposed convolution (weights [C, M/g, k...], zero
+// points one or one per M/g): y[n, m, o] = bias[m] + the sum, over the input
+// positions i and taps t that reach o, of (x[i] - x_zero_point) *
+// (w[t] - w_zero_point[m mod M/g]).
+void integer_conv_transpose(const ConvShape& shape, const Tensor& x, std::int32_t x_zero_point,
+                            const Tensor& w, const Tensor& w_zero_point, const Tensor* bias,
+                            std::int32_t* y, int threads) {
+  const std::int64_t cg = shape.group_channels();
+  const std::int64_t mg = shape.group_out_channels();
+  const std::int64_t taps = shape.kernel_size();
+  const std::int64_t in_plane = shape.input_plane();
+  const std::int64_t out_plane = shape.output_plane();
+  const std::vector<std::int16_t> xs = centred(x, x_zero_point);
+  std::vector<std::int16_t> ws = centred(w, 0);
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    const auto o = static_cast<std::int64_t>(i) / taps % mg;
+    ws[i] -= integer_at(&w_zero_point, w_zero_point.numel() == 1 ? 0 : o);
+  }
+  const WindowAxis& ad = shape.window[0];
+  const WindowAxis& ah = shape.window[1];
+  const WindowAxis& aw = shape.window[2];
+  const std::int64_t planes = shape.batch * shape.out_channels;
+  const int team = loop_threads(planes, cg * taps * in_plane, threads);
+  // One output plane per iteration: each is written by its iteration only.
+#pragma omp parallel for num_threads(team) if (team > 1) schedule(static)
+  for (std::int64_t p = 0; p < planes; ++p) {
+    const std::int64_t n = p / shape.out_channels, m = p % shape.out_channels;
+    const std::int64_t g = m / mg, o = m % mg;
+    std::int32_t* out = y + p * out_plane;
+    std::fill(out, out + out_plane, bias == nullptr ? 0 : integer_at(bias, m));
+    for (std::int64_t c = g * cg; c < (g + 1) * cg; ++c) {
+      const std::int16_t* image = xs.data() + (n * shape.channels + c) * in_plane;
+      const std::int16_t* weights = ws.data() + (c * mg + o) * taps;
+      for (std::int64_t kd = 0; kd < ad.kernel; ++kd) {
+        for (std::int64_t kh = 0; kh < ah.kernel; ++kh) {
+          for (std::int64_t kw = 0; kw < aw.kernel; ++kw) {
+            const std::int32_t weight = weights[(kd * ah.kernel + kh) * aw.kernel + kw];
+            if (weight == 0) continue;
+            // Input columns iw whose output column iw * stride + offset is inside.
+            const std::int64_t offset = kw * aw.dilation - aw.pad_begin;
+            const std::int64_t lo = offset >= 0 ? 0 : (-offset + aw.stride - 1) / aw.stride;
+            const std::int64_t last = aw.output - 1 - offset;
+            const std::int64_t hi = last < 0 ? 0 : std::min(aw.input, last / aw.stride + 1);
+            for (std::int64_t id = 0; id < ad.input; ++id) {
+              const std::int64_t od = id * ad.stride - ad.pad_begin + kd * ad.dilation;
+              if (od < 0 || od >= ad.output) continue;
+              for (std::int64_t ih = 0; ih < ah.input; ++ih) {
+                const std::int64_t oh = ih * ah.stride - ah.pad_begin + kh * ah.dilation;
+                if (oh < 0 || oh >= ah.output) continue;
+                const std::int16_t* src = image + (id * ah.input + ih) * aw.input;
+                std::int32_t* dst = out + (od * ah.output + oh) * aw.output + offset;
+                for (std::int64_t iw = lo; iw < hi; ++iw) dst[iw * aw.stride] += weight * src[iw];
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// QLinearConv, and collage's QLinearConvTranspose (the same inputs,
+// ConvTranspose's attributes and weights [C, M/g, k...]).
+void run_qlinear_conv(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                      std::span<Tensor> outputs, int threads) {
+  const Tensor &x = inputs[0], &x_scale = inputs[1], &x_zero = inputs[2];
+  const Tensor &w = inputs[3], &w_scale = inputs[4], &w_zero = inputs[5];
+  const Tensor &y_scale = inputs[6], &y_zero = inputs[7];
+  const Tensor* bias = optional_input(inputs, 8);
+  Tensor& y = outputs[0];
+  const ConvShape shape = quantized_conv_shape(node, x, w, y);
+  const bool transposed = is_transposed_convolution(node);
+  const std::int64_t m = shape.out_channels;
+  // A transposed convolution's weights give one scale per output channel of a group.
+  const std::int64_t w_channels = transposed ? shape.group_out_channels() : m;
+  if ((w_scale.numel() != 1 && w_scale.numel() != w_channels) ||
+      (w_zero.numel() != 1 && w_zero.numel() != w_channels)) {
+    throw Error(fmt::format("w_scale and w_zero_point must have 1 or {} values", w_channels),
+                {.node = node.name, .field = "w_scale"});
+  }
+  if (x_scale.numel() != 1 || x_zero.numel() != 1 || y_scale.numel() != 1 || y_zero.numel() != 1) {
+    throw Error("the scales and zero points of x and y must be one value each",
+                {.node = node.name});
+  }
+  if (bias != nullptr && bias->numel() != m) {
+    throw Error(fmt::format("B has {} values, not one per output channel ({})", bias->numel(), m),
+                {.node = node.name, .field = "B"});
+  }
+  Tensor sums = Tensor::allocate(TensorType{DType::kInt32, y.shape()});
+  if (transposed) {
+    integer_conv_transpose(shape, x, integer_at(&x_zero, 0), w, w_zero, bias,
+                           sums.data<std::int32_t>(), threads);
+  } else {
+    integer_conv(shape, x, integer_at(&x_zero, 0), w, &w_zero, bias, sums.data<std::int32_t>(),
+                 threads);
+  }
+  requantize_channels(sums, x_scale, w_scale, w_scale.numel(), y_scale, y_zero, y);
+}
+
 bool check_qlinear_conv(const Graph& graph, const Node& node) {
   if (node.inputs.size() < 8 || node.inputs.size() > 9 || node.outputs.size() != 1) return false;
   const std::optional<DType> x = input_dtype(graph, node, 0), w = input_dtype(graph, node, 3);
@@ -350,11 +433,14 @@ bool check_qlinear_conv(const Graph& graph, const Node& node) {
     return false;
   }
   const Shape& w_shape = graph.type(node.input(3)).shape;
-  const std::int64_t out_channels = w_shape.empty() ? 0 : w_shape[0];
-  if (node.attributes.get_int("group", 1) < 1) return false;
+  const std::int64_t group = node.attributes.get_int("group", 1);
+  if (group < 1 || w_shape.size() < 2) return false;
+  const bool transposed = is_transposed_convolution(node);
+  const std::int64_t w_channels = transposed ? w_shape[1] : w_shape[0];
+  const std::int64_t out_channels = transposed ? w_shape[1] * group : w_shape[0];
   return scalar_float(graph, node, 1) && scalar_of_or_absent(graph, node, 2, x) &&
-         per_channel_or_absent(graph, node, 4, DType::kFloat32, out_channels) &&
-         per_channel_or_absent(graph, node, 5, w, out_channels) && scalar_float(graph, node, 6) &&
+         per_channel_or_absent(graph, node, 4, DType::kFloat32, w_channels) &&
+         per_channel_or_absent(graph, node, 5, w, w_channels) && scalar_float(graph, node, 6) &&
          scalar_of_or_absent(graph, node, 7, y) &&
          (node.input(8) == kNoValue || (input_dtype(graph, node, 8) == DType::kInt32 &&
                                         graph.type(node.input(8)).shape == Shape{out_channels})) &&
@@ -782,6 +868,7 @@ bool check_qgemm(const Graph& graph, const Node& node) {
 constexpr OpEntry kQLinearOps[] = {
     {"ConvInteger", run_conv_integer, check_conv_integer},
     {"QLinearConv", run_qlinear_conv, check_qlinear_conv},
+    {"collage.QLinearConvTranspose", run_qlinear_conv, check_qlinear_conv},
     {"com.microsoft.QLinearAdd", run_qlinear_binary<false>, check_qlinear_binary},
     {"com.microsoft.QLinearMul", run_qlinear_binary<true>, check_qlinear_binary},
     {"com.microsoft.QLinearSigmoid", run_qlinear_unary<UnaryFunction::kSigmoid>,

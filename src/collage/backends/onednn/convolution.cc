@@ -18,9 +18,50 @@
 #include "collage/runtime/interleaved_timing.h"
 
 namespace collage::onednn {
+
+WeightsView deconvolution_weights(memory::dim groups, const Shape& w) {
+  const memory::dim in_per_group = w[0] / groups;
+  const memory::dim out_per_group = w[1];
+  memory::dims spatial(w.begin() + 2, w.end());
+  const memory::dims spatial_strides = row_major_strides(spatial);
+  const memory::dim kernel = dims_numel(spatial);
+  WeightsView view{{out_per_group, in_per_group}, {kernel, out_per_group * kernel}};
+  view.dims.insert(view.dims.end(), spatial.begin(), spatial.end());
+  view.strides.insert(view.strides.end(), spatial_strides.begin(), spatial_strides.end());
+  if (groups > 1) {
+    view.dims.insert(view.dims.begin(), groups);
+    view.strides.insert(view.strides.begin(), in_per_group * out_per_group * kernel);
+  }
+  return view;
+}
+
 namespace {
 
 memory::dims spatial_of(const Shape& shape) { return memory::dims(shape.begin() + 2, shape.end()); }
+
+}  // namespace
+
+Result<WindowDims> convolution_window(const Node& node, bool transposed, const Shape& x,
+                                      const Shape& w, const Shape& y) {
+  const memory::dims in = spatial_of(x);
+  const memory::dims kernel = spatial_of(w);
+  Result<Window> window =
+      transposed ? transposed_window(node, in, kernel) : forward_window(node, in, kernel);
+  if (!window) return Failure{window.error()};
+  if (window->output_shape() != spatial_of(y)) {
+    return Failure{fmt::format("{} output shape disagrees with its attributes", node.op_type)};
+  }
+  if (!transposed) return forward_dims(*window);
+  for (const WindowAxis& axis : window->axes) {
+    if (axis.pad_begin < 0 || axis.output < 1) {
+      return Failure{
+          fmt::format("{} with negative leading padding or an empty output", node.op_type)};
+    }
+  }
+  return transposed_dims(*window);
+}
+
+namespace {
 
 // Weight dims and strides for a Conv: ONNX [O, I/g, k...] is oneDNN's
 // [g, O/g, I/g, k...] read row-major.
@@ -34,25 +75,10 @@ void conv_weights(ConvolutionSpec& spec, const Shape& w) {
   spec.weights_strides = row_major_strides(dims);
 }
 
-// ConvTranspose: ONNX stores [I, O/g, k...] = [g, I/g, O/g, k...]; oneDNN
-// wants [g, O/g, I/g, k...], so the view swaps the strides of I and O.
 void deconv_weights(ConvolutionSpec& spec, const Shape& w) {
-  const memory::dim g = spec.groups;
-  const memory::dim in_per_group = w[0] / g;
-  const memory::dim out_per_group = w[1];
-  memory::dims spatial(w.begin() + 2, w.end());
-  const memory::dims spatial_strides = row_major_strides(spatial);
-  const memory::dim kernel = dims_numel(spatial);
-  memory::dims dims = {out_per_group, in_per_group};
-  memory::dims strides = {kernel, out_per_group * kernel};
-  dims.insert(dims.end(), spatial.begin(), spatial.end());
-  strides.insert(strides.end(), spatial_strides.begin(), spatial_strides.end());
-  if (g > 1) {
-    dims.insert(dims.begin(), g);
-    strides.insert(strides.begin(), in_per_group * out_per_group * kernel);
-  }
-  spec.weights_dims = dims;
-  spec.weights_strides = strides;
+  const WeightsView view = deconvolution_weights(spec.groups, w);
+  spec.weights_dims = view.dims;
+  spec.weights_strides = view.strides;
 }
 
 Result<ConvolutionSpec> common_spec(const Graph& graph, const Node& node) {
@@ -97,21 +123,8 @@ Result<ConvolutionSpec> common_spec(const Graph& graph, const Node& node) {
 // The node's window in oneDNN's terms, checked against the output size the
 // graph gives.
 Result<WindowDims> window_dims(const Graph& graph, const Node& node, const ConvolutionSpec& spec) {
-  const memory::dims in = spatial_of(graph.type(spec.input).shape);
-  const memory::dims kernel = spatial_of(graph.type(spec.weights).shape);
-  Result<Window> window =
-      spec.transposed ? transposed_window(node, in, kernel) : forward_window(node, in, kernel);
-  if (!window) return Failure{window.error()};
-  if (window->output_shape() != spatial_of(graph.type(spec.output).shape)) {
-    return Failure{fmt::format("{} output shape disagrees with its attributes", node.op_type)};
-  }
-  if (!spec.transposed) return forward_dims(*window);
-  for (const WindowAxis& axis : window->axes) {
-    if (axis.pad_begin < 0 || axis.output < 1) {
-      return Failure{"ConvTranspose with negative leading padding or an empty output"};
-    }
-  }
-  return transposed_dims(*window);
+  return convolution_window(node, spec.transposed, graph.type(spec.input).shape,
+                            graph.type(spec.weights).shape, graph.type(spec.output).shape);
 }
 
 }  // namespace

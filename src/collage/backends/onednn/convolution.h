@@ -37,6 +37,21 @@ struct ConvolutionSpec {
   WindowDims window;
 };
 
+// oneDNN's weight dims of a deconvolution and their strides in a
+// ConvTranspose's weight buffer: ONNX stores [I, O/g, k...] = [g, I/g, O/g,
+// k...]; oneDNN wants [g,] O/g, I/g, k..., so the view swaps the strides of
+// I and O.
+struct WeightsView {
+  memory::dims dims;
+  memory::dims strides;
+};
+WeightsView deconvolution_weights(memory::dim groups, const Shape& w);
+
+// The window of a convolution (or a transposed one) of input shape x by
+// weights w in oneDNN's terms, checked against the output shape y.
+Result<WindowDims> convolution_window(const Node& node, bool transposed, const Shape& x,
+                                      const Shape& w, const Shape& y);
+
 // Decodes a Conv or ConvTranspose node, or says why oneDNN cannot run it.
 Result<ConvolutionSpec> convolution_spec(const Graph& graph, const Node& node);
 

@@ -115,7 +115,7 @@ class OnednnBackend final : public Backend {
     for (const NamedPattern& pattern : patterns()) names.push_back(pattern.name);
     return fmt::format(
         "ops (float32; per-tensor QuantizeLinear and DequantizeLinear; int8 for QLinearConv, "
-        "QLinearMatMul, QGemm, QLinearConcat, QLinearAdd, "
+        "QLinearConvTranspose, QLinearMatMul, QGemm, QLinearConcat, QLinearAdd, "
         "QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearHardSwish, QLinearHardSigmoid, "
         "QLinearAveragePool, "
         "QLinearGlobalAveragePool and 8-bit MaxPool): {}\n"

@@ -23,7 +23,8 @@ std::optional<std::string> why_unsupported(const Graph& graph, const Node& node)
   const std::string op = qualified_op_type(node);
   const OpRow* row = find_op_row(op);
   if (row == nullptr) return fmt::format("oneDNN has no primitive for {}", op);
-  if ((op == "QLinearConv" || op == "QLinearMatMul" || op == "com.microsoft.QGemm") &&
+  if ((op == "QLinearConv" || op == "collage.QLinearConvTranspose" || op == "QLinearMatMul" ||
+       op == "com.microsoft.QGemm") &&
       !int8_products_exact()) {
     return fmt::format("{}: oneDNN's int8 products saturate on this CPU (no VNNI)", op);
   }

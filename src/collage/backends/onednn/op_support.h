@@ -18,8 +18,9 @@ std::optional<std::string> why_unsupported(const Graph& graph, const Node& node)
 
 // Whether oneDNN's int8 products are exact on this CPU: with VNNI. Without
 // it (AVX2, AVX-512 before Cascade Lake) oneDNN multiplies u8 by s8 in pairs
-// summed into int16, which saturates: a QLinearConv or QLinearMatMul then
-// comes out tens of steps off, so the backend leaves them to native.
+// summed into int16, which saturates: a QLinearConv, QLinearConvTranspose or
+// QLinearMatMul then comes out tens of steps off, so the backend leaves them
+// to native.
 bool int8_products_exact();
 
 // The op types the backend knows, for describe_support().

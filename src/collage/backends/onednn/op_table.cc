@@ -144,7 +144,7 @@ const std::vector<OpRow>& op_table() {
       {{"Softmax", "LogSoftmax"},
        [](const Graph& g, const Node& n) { return reason(softmax_spec(g, n)); },
        emit_softmax_op},
-      {{"QLinearConv"},
+      {{"QLinearConv", "collage.QLinearConvTranspose"},
        [](const Graph& g, const Node& n) { return reason(qlinear_conv_spec(g, n)); },
        emit_qlinear_conv_op},
       {{"QLinearMatMul", "com.microsoft.QGemm"},

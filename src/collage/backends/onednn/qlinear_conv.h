@@ -1,4 +1,5 @@
-// QLinearConv as oneDNN's int8 convolution.
+// QLinearConv as oneDNN's int8 convolution, collage's QLinearConvTranspose
+// as its int8 deconvolution.
 //
 // The source is u8 or s8 with one zero point, the weights s8 with zero
 // points of 0 (oneDNN's int8 convolutions take no weight zero point), the
@@ -24,6 +25,7 @@
 namespace collage::onednn {
 
 struct QLinearConvSpec {
+  bool transposed = false;  // a QLinearConvTranspose
   ValueId input = kNoValue;
   ValueId weights = kNoValue;
   ValueId bias = kNoValue;  // int32 [M], or kNoValue
@@ -32,8 +34,10 @@ struct QLinearConvSpec {
   memory::dim out_channels = 0;
   memory::dims src_dims;
   memory::dims dst_dims;
-  // [g,] O/g, I/g, k... over the ONNX weights read row-major.
+  // [g,] O/g, I/g, k... and where they lie in the ONNX weights (row-major
+  // for a convolution; a transposed one stores I before O).
   memory::dims weights_dims;
+  memory::dims weights_strides;
   WindowDims window;
   memory::data_type src_type = memory::data_type::u8;
   memory::data_type dst_type = memory::data_type::u8;
@@ -43,11 +47,11 @@ struct QLinearConvSpec {
   std::int32_t dst_zero_point = 0;
 };
 
-// Decodes a QLinearConv whose weights, scales, zero points and bias are
-// constants, or says why oneDNN cannot run it.
+// Decodes a QLinearConv or QLinearConvTranspose whose weights, scales, zero
+// points and bias are constants, or says why oneDNN cannot run it.
 Result<QLinearConvSpec> qlinear_conv_spec(const Graph& graph, const Node& node);
 
-// Adds the int8 convolution primitive computing spec.output.
+// Adds the int8 (de)convolution primitive computing spec.output.
 void emit_qlinear_conv(ProgramBuilder& builder, const QLinearConvSpec& spec);
 
 }  // namespace collage::onednn

@@ -32,40 +32,6 @@ ConvFilter conv_filter(const float* weights, const Shape& w_shape, const std::ve
   return filter;
 }
 
-// A ConvTranspose's sizes, from its weights [C, M/group, kH, kW].
-struct TransposeGeometry {
-  std::size_t group, group_channels, group_out_channels, out_channels, kh, kw;
-};
-
-TransposeGeometry transpose_geometry(const Shape& w_shape, std::size_t group) {
-  const auto group_out_channels = static_cast<std::size_t>(w_shape[1]);
-  return TransposeGeometry{.group = group,
-                           .group_channels = static_cast<std::size_t>(w_shape[0]) / group,
-                           .group_out_channels = group_out_channels,
-                           .out_channels = group_out_channels * group,
-                           .kh = static_cast<std::size_t>(w_shape[2]),
-                           .kw = static_cast<std::size_t>(w_shape[3])};
-}
-
-// A ConvTranspose's weights as XNNPACK's filter [M, kH, kW, C/group],
-// output channels grouped.
-std::vector<float> conv_transpose_filter(const float* weights, const TransposeGeometry& t) {
-  const std::size_t taps = t.kh * t.kw;
-  std::vector<float> filter(t.out_channels * taps * t.group_channels);
-  for (std::size_t g = 0; g < t.group; ++g) {
-    for (std::size_t c = 0; c < t.group_channels; ++c) {
-      for (std::size_t o = 0; o < t.group_out_channels; ++o) {
-        for (std::size_t i = 0; i < taps; ++i) {
-          const std::size_t m = g * t.group_out_channels + o;
-          filter[(m * taps + i) * t.group_channels + c] =
-              weights[((g * t.group_channels + c) * t.group_out_channels + o) * taps + i];
-        }
-      }
-    }
-  }
-  return filter;
-}
-
 }  // namespace
 
 bool define_convolution(SubgraphBuilder& builder, const Window2d& w, const ConvChannels& c,
@@ -145,14 +111,18 @@ bool emit_conv_transpose(SubgraphBuilder& builder, const Node& node) {
       builder.define_static(std::move(filter), {t.out_channels, t.kh, t.kw, t.group_channels});
   const std::uint32_t bias_id = builder.define_static(std::move(bias), {t.out_channels});
   if (filter_id == kInvalidId || bias_id == kInvalidId) return false;
-  const Window2d& w = *window;
+  return define_deconvolution(builder, *window, t, {io->x, filter_id, bias_id, io->y});
+}
+
+bool define_deconvolution(SubgraphBuilder& builder, const Window2d& w, const TransposeGeometry& t,
+                          const ConvValues& v) {
   return builder.check(
       xnn_define_deconvolution_2d(
           builder.subgraph(), u32(w.pad_top), u32(w.pad_right), u32(w.pad_bottom), u32(w.pad_left),
           u32(w.adjustment_h), u32(w.adjustment_w), u32(w.kernel_h), u32(w.kernel_w),
           u32(w.stride_h), u32(w.stride_w), u32(w.dilation_h), u32(w.dilation_w),
           static_cast<std::uint32_t>(t.group), t.group_channels, t.group_out_channels, kNoMin,
-          kNoMax, io->x, filter_id, bias_id, io->y, 0),
+          kNoMax, v.x, v.filter, v.bias, v.y, 0),
       "deconvolution");
 }
 

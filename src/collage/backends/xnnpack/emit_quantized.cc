@@ -1,5 +1,5 @@
 // Quantized ops on qint8 values: QuantizeLinear and DequantizeLinear,
-// QLinearConv, QGemm and QLinearMatMul. QLinearAdd and QLinearMul are in
+// QLinearConv, QLinearConvTranspose, QGemm and QLinearMatMul. QLinearAdd and QLinearMul are in
 // emit_arithmetic.cc; QLinearGlobalAveragePool, MaxPool and reshapes of 8-bit
 // values share the float emitters, the builder defining their values as
 // 8-bit. Ops without an int8 kernel here run in float32 between converts.
@@ -144,6 +144,29 @@ bool emit_qlinear_conv(SubgraphBuilder& builder, const Node& node) {
   if (!io) return false;
   return define_convolution(builder, *window, {group, channels, group_channels, out_channels},
                             depthwise, {io->x, filter_id, bias_id, io->y});
+}
+
+bool emit_qlinear_conv_transpose(SubgraphBuilder& builder, const Node& node) {
+  const Graph& graph = builder.graph();
+  auto window = conv_window(graph, node);
+  if (!window) {
+    return builder.fail("the transposed convolution window does not match the output shape");
+  }
+  const TransposeGeometry t = transpose_geometry(
+      builder.shape(node.inputs[3]), static_cast<std::size_t>(node.attributes.get_int("group", 1)));
+  const std::vector<std::int8_t> filter =
+      conv_transpose_filter(graph.value(node.inputs[3]).constant->data<std::int8_t>(), t);
+  const float weight_scale = weight_scales(graph, node, 4, 1)[0];
+  const std::uint32_t filter_id = builder.define_static_quantized(
+      std::vector<std::uint8_t>(filter.begin(), filter.end()),
+      {t.out_channels, t.kh, t.kw, t.group_channels}, Quantization{.scale = weight_scale});
+  const std::uint32_t bias_id =
+      builder.define_static_int32(bias_values(graph, node, 8, t.out_channels), {t.out_channels},
+                                  builder.quantization(node.inputs[0])->scale * weight_scale);
+  if (filter_id == kInvalidId || bias_id == kInvalidId) return false;
+  const auto io = builder.bind_io(node.inputs[0], node.outputs[0], Layout::kChannelsLast);
+  if (!io) return false;
+  return define_deconvolution(builder, *window, t, {io->x, filter_id, bias_id, io->y});
 }
 
 bool emit_qlinear_matmul(SubgraphBuilder& builder, const Node& node) {

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "collage/backends/xnnpack/filter_order.h"
 #include "collage/backends/xnnpack/subgraph_builder.h"
 #include "collage/ir/graph.h"
 
@@ -73,6 +74,9 @@ bool emit_qlinear_mul(SubgraphBuilder& builder, const Node& node);
 bool emit_convert(SubgraphBuilder& builder, const Node& node);
 // QLinearConv with channel-wise int8 weights; depthwise as Conv is.
 bool emit_qlinear_conv(SubgraphBuilder& builder, const Node& node);
+// collage's QLinearConvTranspose: this XNNPACK's int8 deconvolution (one
+// weight scale).
+bool emit_qlinear_conv_transpose(SubgraphBuilder& builder, const Node& node);
 // QGemm and QLinearMatMul as a 1x1 convolution over the rows of A (this
 // XNNPACK's fully connected node takes no channel-wise weights).
 bool emit_qlinear_matmul(SubgraphBuilder& builder, const Node& node);
@@ -104,6 +108,10 @@ struct ConvValues {
 // as its values are), depthwise when `depthwise` (filter [1, kH, kW, M]).
 bool define_convolution(SubgraphBuilder& builder, const Window2d& window, const ConvChannels& c,
                         bool depthwise, const ConvValues& values);
+// Defines a 2-D deconvolution (a ConvTranspose) over channels-last values,
+// float or quantized as its values are; filter [M, kH, kW, C/group].
+bool define_deconvolution(SubgraphBuilder& builder, const Window2d& window,
+                          const TransposeGeometry& geometry, const ConvValues& values);
 bool emit_conv(SubgraphBuilder& builder, const Node& node);
 bool emit_conv_transpose(SubgraphBuilder& builder, const Node& node);
 

@@ -438,13 +438,16 @@ bool softmax_runs_in(const Graph& graph, const Node& node, Layout layout) {
 }
 
 std::optional<Window2d> conv_window(const Graph& graph, const Node& node) {
-  const std::size_t weights = node.op_type == "QLinearConv" ? 3 : 1;
+  const bool quantized = node.op_type == "QLinearConv" || node.op_type == "QLinearConvTranspose";
+  const std::size_t weights = quantized ? 3 : 1;
   if (node.input(weights) == kNoValue) return std::nullopt;
   const Shape& w = graph.type(node.inputs[weights]).shape;
   if (w.size() != 4) return std::nullopt;
   const Shape& x = graph.type(node.inputs[0]).shape;
   const Shape& y = graph.type(node.outputs[0]).shape;
-  if (node.op_type == "ConvTranspose") return resolve_transposed_window(node, x, y, w[2], w[3]);
+  if (node.op_type == "ConvTranspose" || node.op_type == "QLinearConvTranspose") {
+    return resolve_transposed_window(node, x, y, w[2], w[3]);
+  }
   return resolve_window(node, x, y, w[2], w[3], false);
 }
 

@@ -13,8 +13,8 @@ namespace {
 
 bool in_default_domain(const Node& node) { return node.domain.empty() || node.domain == "ai.onnx"; }
 
-// com.microsoft's quantized ops, or collage's QLinearHardSwish and
-// QLinearHardSigmoid.
+// com.microsoft's quantized ops, or collage's QLinearHardSwish,
+// QLinearHardSigmoid and QLinearConvTranspose.
 bool in_quantized_op_domain(const Node& node) {
   return node.domain == "com.microsoft" || node.domain == "collage";
 }
@@ -56,6 +56,7 @@ std::vector<Endpoint> endpoints(const Node& node) {
     return {{node.input(0), 1, 2}, {out, 3, 4}};
   }
   if (op == "QGemm") return {{node.input(0), 1, 2}, {out, 7, 8}};
+  if (op == "QLinearConvTranspose") return {{node.input(0), 1, 2}, {out, 6, 7}};
   return {};
 }
 
@@ -106,11 +107,11 @@ bool bias_fits(const Graph& graph, const Node& node, std::size_t input, std::int
 
 bool one_output(const Node& node) { return node.outputs.size() == 1; }
 
-// Whether `node` takes channel-wise int8 weights, which only this XNNPACK's
-// signed kernels do.
+// Whether `node` takes int8 weights, which only this XNNPACK's signed kernels
+// do (channel-wise, or a deconvolution's one scale).
 bool has_int8_weights(const Node& node) {
   return node.op_type == "QLinearConv" || node.op_type == "QGemm" ||
-         node.op_type == "QLinearMatMul";
+         node.op_type == "QLinearMatMul" || node.op_type == "QLinearConvTranspose";
 }
 
 // Holds every 8-bit value of `partition` as quint8, unshifted, when all are
@@ -286,6 +287,26 @@ bool is_qlinear_conv(const Graph& graph, const Node& node) {
   return bias_fits(graph, node, 8, w[0]) && conv_window(graph, node).has_value();
 }
 
+bool is_qlinear_conv_transpose(const Graph& graph, const Node& node) {
+  if (node.domain != "collage" || !one_output(node)) return false;
+  if (node.inputs.size() < 8 || node.inputs.size() > 9 || !computed(graph, node.input(0))) {
+    return false;
+  }
+  if (!endpoints_quantized(graph, node) || !is_constant_int8(graph, node.input(3))) return false;
+  const Shape& x = graph.type(node.input(0)).shape;
+  const Shape& w = graph.type(node.input(3)).shape;
+  const Shape& y = graph.type(node.outputs[0]).shape;
+  if (x.size() != 4 || w.size() != 4 || y.size() != 4) return false;
+  const std::int64_t group = node.attributes.get_int("group", 1);
+  if (group < 1 || x[1] % group != 0 || w[0] != x[1] || w[1] * group != y[1]) return false;
+  // This XNNPACK's int8 deconvolution takes one weight scale.
+  if (!weight_scales_fit(graph, node, 4, 1) || !zero_points_are_zero(graph, node, 5)) {
+    return false;
+  }
+  if (!requantization_fits(graph, node, 4, 6, 1)) return false;
+  return bias_fits(graph, node, 8, y[1]) && conv_window(graph, node).has_value();
+}
+
 bool is_qlinear_binary(const Graph& graph, const Node& node) {
   if (!in_quantized_op_domain(node) || !one_output(node) || node.inputs.size() != 8) return false;
   if (!endpoints_quantized(graph, node)) return false;
@@ -389,7 +410,8 @@ bool is_eight_bit_passthrough(const Graph& graph, const Node& node) {
 bool is_other_domain_quantized_op(const Node& node) {
   const std::string_view op_type = node.op_type;
   if (node.domain == "collage") {
-    return op_type == "QLinearHardSwish" || op_type == "QLinearHardSigmoid";
+    return op_type == "QLinearHardSwish" || op_type == "QLinearHardSigmoid" ||
+           op_type == "QLinearConvTranspose";
   }
   return node.domain == "com.microsoft" &&
          (op_type == "QLinearAdd" || op_type == "QLinearMul" ||

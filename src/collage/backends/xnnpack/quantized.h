@@ -72,6 +72,9 @@ bool is_quantize_or_dequantize(const Graph& graph, const Node& node);
 // QLinearConv: 2-D, int8 weights with zero points of 0 (one scale, or one per
 // output channel), an int32 bias.
 bool is_qlinear_conv(const Graph& graph, const Node& node);
+// collage's QLinearConvTranspose: 2-D, int8 weights with one scale and zero
+// point 0, an int32 bias.
+bool is_qlinear_conv_transpose(const Graph& graph, const Node& node);
 // com.microsoft QLinearAdd and QLinearMul, broadcasting.
 bool is_qlinear_binary(const Graph& graph, const Node& node);
 // com.microsoft QLinearGlobalAveragePool over NCHW.
@@ -92,7 +95,7 @@ bool is_qlinear_matmul(const Graph& graph, const Node& node);
 bool is_eight_bit_passthrough(const Graph& graph, const Node& node);
 
 // Whether `node` is one of the com.microsoft quantized ops above, or
-// collage's QLinearHardSwish or QLinearHardSigmoid.
+// collage's QLinearHardSwish, QLinearHardSigmoid or QLinearConvTranspose.
 bool is_other_domain_quantized_op(const Node& node);
 
 // The weight scales of a QLinearConv, QGemm or QLinearMatMul, one per output

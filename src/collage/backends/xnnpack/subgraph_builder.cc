@@ -205,6 +205,18 @@ std::uint32_t SubgraphBuilder::define_static_quantized(const std::vector<std::ui
   return define_value(dims, &quantization, kept, kInvalidId, 0, "static value");
 }
 
+std::uint32_t SubgraphBuilder::define_static_int32(const std::vector<std::int32_t>& data,
+                                                   const Dims& dims, float scale) {
+  const void* kept = keep(data.data(), data.size() * sizeof(std::int32_t));
+  std::uint32_t id = kInvalidId;
+  if (!check(xnn_define_quantized_tensor_value(subgraph(), xnn_datatype_qint32, 0, scale,
+                                               dims.size(), dims.data(), kept, kInvalidId, 0, &id),
+             "static int32 value")) {
+    return kInvalidId;
+  }
+  return id;
+}
+
 std::uint32_t SubgraphBuilder::define_static_channelwise(const void* data, std::size_t bytes,
                                                          const Dims& dims, xnn_datatype datatype,
                                                          const std::vector<float>& scales,

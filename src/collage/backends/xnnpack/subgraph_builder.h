@@ -139,6 +139,9 @@ class SubgraphBuilder {
   // Static 8-bit data (qint8 or quint8, as `quantization` stores it).
   std::uint32_t define_static_quantized(const std::vector<std::uint8_t>& data, const Dims& dims,
                                         const Quantization& quantization);
+  // A static qint32 value (a bias) of one scale and zero point 0.
+  std::uint32_t define_static_int32(const std::vector<std::int32_t>& data, const Dims& dims,
+                                    float scale);
   // Static channel-wise data (qcint8 weights or qcint32 biases), one scale
   // per index of dimension `channel_dim`.
   std::uint32_t define_static_channelwise(const void* data, std::size_t bytes, const Dims& dims,

@@ -30,6 +30,8 @@ constexpr const char* kLowerEinsum = "lower Einsum to MatMul";
 constexpr const char* kInlineConstantIf = "inline If with a folded condition";
 constexpr const char* kQuantizedConvolution =
     "DequantizeLinear + Conv + QuantizeLinear -> QLinearConv";
+constexpr const char* kQuantizedConvTranspose =
+    "DequantizeLinear + ConvTranspose + QuantizeLinear -> QLinearConvTranspose";
 constexpr const char* kQuantizedMatMul =
     "DequantizeLinear + MatMul + QuantizeLinear -> QLinearMatMul";
 constexpr const char* kQuantizedGemm = "DequantizeLinear + Gemm + QuantizeLinear -> QGemm";
@@ -142,6 +144,7 @@ CanonicalizeStats canonicalize(Graph& graph, const CanonicalizeOptions& options)
       stats.nodes_folded += folded_before_units;
     }
     quantized_units = {{kQuantizedConvolution, fuse_quantized_convolutions(graph)},
+                       {kQuantizedConvTranspose, fuse_quantized_conv_transposes(graph)},
                        {kQuantizedMatMul, fuse_quantized_matmuls(graph)},
                        {kQuantizedGemm, fuse_quantized_gemms(graph)},
                        {kQuantizedAdd, fuse_quantized_adds(graph)},

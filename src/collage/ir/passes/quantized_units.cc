@@ -88,18 +88,24 @@ namespace {
 
 // The float op a unit is made of and the quantized op it becomes.
 struct ProductKind {
-  const char* op;         // "Conv", "MatMul" or "Gemm"
-  const char* quantized;  // "QLinearConv", "QLinearMatMul" or com.microsoft "QGemm"
+  const char* op;         // "Conv", "ConvTranspose", "MatMul" or "Gemm"
+  const char* quantized;  // "QLinearConv", collage "QLinearConvTranspose", "QLinearMatMul" or
+                          // com.microsoft "QGemm"
+  const char* domain;
   bool takes_bias;
   // The weights' axis that holds one scale per output channel (or column);
-  // a Gemm's is 0 with transB, else 1.
+  // a Gemm's is 0 with transB, else 1. A ConvTranspose's weights [C, M/g,
+  // k...] hold one per output channel of a group, shared by the groups.
   std::int64_t weight_axis;
 };
-constexpr ProductKind kConvolution = {"Conv", "QLinearConv", true, 0};
-constexpr ProductKind kMatMul = {"MatMul", "QLinearMatMul", false, 1};
-constexpr ProductKind kGemm = {"Gemm", "QGemm", true, 1};
+constexpr ProductKind kConvolution = {"Conv", "QLinearConv", "", true, 0};
+constexpr ProductKind kConvTranspose = {"ConvTranspose", "QLinearConvTranspose", "collage", true,
+                                        1};
+constexpr ProductKind kMatMul = {"MatMul", "QLinearMatMul", "", false, 1};
+constexpr ProductKind kGemm = {"Gemm", "QGemm", "com.microsoft", true, 1};
 
 bool is_gemm(const ProductKind& kind) { return std::string_view(kind.op) == "Gemm"; }
+bool is_transposed(const ProductKind& kind) { return std::string_view(kind.op) == "ConvTranspose"; }
 
 int fuse_quantized_products(Graph& graph, const ProductKind& kind) {
   const ValueUsers users(graph);
@@ -160,8 +166,12 @@ int fuse_quantized_products(Graph& graph, const ProductKind& kind) {
       continue;
     }
     const std::int64_t w_count = w->scales->numel();
+    const Shape& w_shape = graph.type(w->data).shape;
     const std::int64_t w_axis = w->axis < 0 ? w->axis + graph.type(w->data).rank() : w->axis;
-    if (w_count != 1 && (w_count != out_channels || w_axis != weight_axis)) continue;
+    // Output channel m's scale: entry m, or a ConvTranspose's m mod M/g.
+    const std::int64_t w_channels =
+        is_transposed(kind) ? (w_shape.size() > 1 ? w_shape[1] : -1) : out_channels;
+    if (w_count != 1 && (w_count != w_channels || w_axis != weight_axis)) continue;
     if (w->zero_point != kNoValue && constant_of(graph, w->zero_point)->numel() != w_count) {
       continue;
     }
@@ -170,7 +180,7 @@ int fuse_quantized_products(Graph& graph, const ProductKind& kind) {
     const float xs = x->scales->data<float>()[0];
     auto sums_scale = [&](std::int64_t m) {
       return static_cast<double>(xs) *
-             static_cast<double>(w->scales->data<float>()[w_count == 1 ? 0 : m]);
+             static_cast<double>(w->scales->data<float>()[w_count == 1 ? 0 : m % w_channels]);
     };
     ValueId bias = kNoValue;
     std::optional<Tensor> rounded_bias;
@@ -238,7 +248,7 @@ int fuse_quantized_products(Graph& graph, const ProductKind& kind) {
     }
     Node& unit = graph.node(static_cast<NodeId>(n));
     unit.op_type = kind.quantized;
-    unit.domain = is_gemm(kind) ? "com.microsoft" : "";
+    unit.domain = kind.domain;
     unit.inputs = std::move(inputs);
     unit.attributes = attributes;
     doomed.push_back(conv_id);
@@ -246,7 +256,7 @@ int fuse_quantized_products(Graph& graph, const ProductKind& kind) {
     ++fused;
   }
   if (fused == 0) return 0;
-  if (is_gemm(kind)) graph.other_opsets.emplace("com.microsoft", 1);
+  if (!std::string_view(kind.domain).empty()) graph.other_opsets.emplace(kind.domain, 1);
   graph.erase_nodes(doomed);
   graph.prune();
   return fused;
@@ -258,6 +268,10 @@ int fuse_quantized_gemms(Graph& graph) { return fuse_quantized_products(graph, k
 
 int fuse_quantized_convolutions(Graph& graph) {
   return fuse_quantized_products(graph, kConvolution);
+}
+
+int fuse_quantized_conv_transposes(Graph& graph) {
+  return fuse_quantized_products(graph, kConvTranspose);
 }
 
 int fuse_quantized_matmuls(Graph& graph) { return fuse_quantized_products(graph, kMatMul); }

@@ -30,6 +30,14 @@ namespace collage {
 // anything changed. Returns the count.
 int fuse_quantized_convolutions(Graph& graph);
 
+// The same for DequantizeLinear -> ConvTranspose [-> Relu/Clip] ->
+// QuantizeLinear: collage's QLinearConvTranspose (domain "collage"; ONNX
+// has no quantized transposed convolution), with QLinearConv's inputs and
+// ConvTranspose's attributes. Its weights [C, M/group, k...] have one scale,
+// or one per index of axis 1 (an output channel of a group, as a
+// DequantizeLinear with axis 1 gives them: every group uses the same ones).
+int fuse_quantized_conv_transposes(Graph& graph);
+
 // The same for DequantizeLinear -> MatMul [-> Relu/Clip] -> QuantizeLinear
 // with constant 8-bit weights of rank 2 (one scale, or one per column):
 // a QLinearMatMul.
