@@ -10,7 +10,7 @@
 # made (scripts/export_zoo.py, *_int8) are tuned and timed in the same rounds,
 # collage against ONNX Runtime, beside their architecture's float zoo model.
 # Usage: bench/quantized.sh [COLLAGE_BINARY]   (env: MODELS, zoo names, default
-#   "resnet18 mobilenet_v2 squeezenet1_1"; THREADS (2), ROUNDS (5), REPEAT (20);
+#   "resnet18 mobilenet_v2 squeezenet1_1 dcgan_generator"; THREADS (2), ROUNDS (5), REPEAT (20);
 #   TUNE_ARGS: more `collage tune` options; OUT: the results file, default
 #   bench/results/<date>-quantized.md; PYTORCH_MODELS: the zoo's int8 models
 #   made by PyTorch, default "resnet18_int8 mobilenet_v2_int8 googlenet_int8",
@@ -24,7 +24,7 @@ modules="$cache_dir/npm/node_modules"
 threads="${THREADS:-2}"
 rounds="${ROUNDS:-5}"
 repeat="${REPEAT:-20}"
-models="${MODELS:-resnet18 mobilenet_v2 squeezenet1_1}"
+models="${MODELS:-resnet18 mobilenet_v2 squeezenet1_1 dcgan_generator}"
 pytorch_models=()
 for name in ${PYTORCH_MODELS-resnet18_int8 mobilenet_v2_int8 googlenet_int8}; do
   [ -f "$zoo/$name/model.onnx" ] && pytorch_models+=("$name")
@@ -100,7 +100,7 @@ out="${OUT:-$root/bench/results/$(date +%Y-%m-%d)-quantized.md}"
   echo
   echo "- date: $(date -u +%Y-%m-%dT%H:%MZ); machine: $(lscpu | awk -F: '/Model name/ { gsub(/^ +/, "", $2); print $2 }'); flags: $(grep -o -w 'avx512f\|avx512_vnni\|avx2\|avx_vnni' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   echo "- threads: $threads; rounds: $rounds of $repeat runs each (median of the round medians; spread: min-max of the round medians)"
-  echo "- models: the zoo's (torchvision, random weights), quantized by scripts/quantize_model.py (uint8 activations per tensor, int8 weights per channel, calibration on 8 random inputs)"
+  echo "- models: the zoo's (torchvision and DCGAN's generator, random weights), quantized by scripts/quantize_model.py (uint8 activations per tensor, int8 weights per channel, calibration on 8 random inputs; a ConvTranspose, which has no QLinear op, stays float32 in the QOperator form)"
   echo "- command: \`THREADS=$threads ROUNDS=$rounds REPEAT=$repeat MODELS=\"$models\" bash bench/quantized.sh\`"
   echo
   echo "| model | collage f32 ms | collage int8 QOperator ms | collage int8 QDQ ms | ORT f32 ms | ORT int8 QOperator ms | ORT int8 QDQ ms | collage f32 / int8 (QOp, QDQ) | collage / ORT int8 (QOp, QDQ) |"

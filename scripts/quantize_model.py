@@ -6,8 +6,8 @@ Two output forms, the two that quantized ONNX models ship in:
              reader; int8 weights behind DequantizeLinear (the form of ONNX
              Runtime's quantize_static QDQ, PyTorch and TensorRT), a
              ConvTranspose's with a scale per index of axis 1; a Conv,
-             Gemm, MatMul or Add alone feeding a Relu or Clip has its pair
-             after the activation;
+             ConvTranspose, Gemm, MatMul or Add alone feeding a Relu or Clip
+             has its pair after the activation;
   qoperator  the quantized ops themselves: QLinearConv, QLinearMatMul, and the
              com.microsoft QGemm, QLinearAdd, QLinearMul, QLinearConcat,
              QLinearGlobalAveragePool, QLinearAveragePool, QLinearSigmoid and
@@ -17,6 +17,9 @@ Two output forms, the two that quantized ONNX models ship in:
              an Add, as ONNX Runtime fuses them before quantizing); a
              ConvTranspose, which has no QLinear op in ONNX or ONNX Runtime,
              stays float32 between DequantizeLinear and QuantizeLinear.
+
+A BatchNormalization that alone reads a Conv or ConvTranspose is folded into
+its weights and bias first, as quantization's pre-processing does.
 
 Activations are uint8 with a scale and zero point per tensor, from the range
 each takes on calibration inputs; weights are int8, symmetric, one scale per
@@ -129,6 +132,58 @@ def weight_params(weights, axis):
     return q, scale.astype(np.float32)
 
 
+def fold_batch_norms(model):
+    """Folds each inference BatchNormalization that alone reads a Conv's or
+    ConvTranspose's output into that op's weights and bias, as quantization's
+    pre-processing does, so that the BatchNormalization is not left in
+    float32 between a DequantizeLinear and a QuantizeLinear. Returns the
+    count."""
+    graph = model.graph
+    weights = {i.name: i for i in graph.initializer}
+    readers = consumers(model)
+    producer = {out: node for node in graph.node for out in node.output}
+    outputs = {o.name for o in graph.output}
+    folded = []
+    for bn in graph.node:
+        if bn.op_type != "BatchNormalization" or len(bn.output) != 1:
+            continue
+        op = producer.get(bn.input[0])
+        if op is None or op.op_type not in ("Conv", "ConvTranspose") or op.output[0] in outputs \
+                or len(readers.get(op.output[0], [])) != 1 or op.input[1] not in weights \
+                or any(name not in weights for name in bn.input[1:5]) \
+                or (len(op.input) > 2 and op.input[2] and op.input[2] not in weights):
+            continue
+        gamma, beta, mean, var = (numpy_helper.to_array(weights[n]).astype(np.float64)
+                                  for n in bn.input[1:5])
+        eps = next((a.f for a in bn.attribute if a.name == "epsilon"), 1e-5)
+        scale = gamma / np.sqrt(var + eps)
+        w = numpy_helper.to_array(weights[op.input[1]]).astype(np.float64)
+        if op.op_type == "Conv":
+            w = w * scale.reshape((-1,) + (1,) * (w.ndim - 1))
+        else:
+            # [C, M/group, k...]: output channel g * M/group + o is w[g's rows, o].
+            group = next((a.i for a in op.attribute if a.name == "group"), 1)
+            per_group = w.shape[1]
+            blocks = w.reshape((group, w.shape[0] // group) + w.shape[1:])
+            blocks = blocks * scale.reshape((group, 1, per_group) + (1,) * (w.ndim - 2))
+            w = blocks.reshape(w.shape)
+        bias = (numpy_helper.to_array(weights[op.input[2]]).astype(np.float64)
+                if len(op.input) > 2 and op.input[2] else np.zeros_like(mean))
+        new_bias = (bias - mean) * scale + beta
+        w_name, b_name = op.input[1] + "_bn_folded", bn.output[0] + "_bias_bn_folded"
+        graph.initializer.append(numpy_helper.from_array(w.astype(np.float32), w_name))
+        graph.initializer.append(numpy_helper.from_array(new_bias.astype(np.float32), b_name))
+        data = op.input[0]
+        del op.input[:]
+        op.input.extend([data, w_name, b_name])
+        # The op writes the BatchNormalization's output; the BatchNormalization goes.
+        op.output[0] = bn.output[0]
+        folded.append(bn)
+    for bn in folded:
+        graph.node.remove(bn)
+    return len(folded)
+
+
 class Writer:
     """The quantized graph, built node by node."""
 
@@ -214,7 +269,8 @@ def write_qdq(model, ranges, calibrated):
     def activation_after(node):
         out = node.output[0]
         after = readers.get(out, [])
-        if node.op_type not in ("Conv", "Gemm", "MatMul", "Add") or out in outputs \
+        if node.op_type not in ("Conv", "ConvTranspose", "Gemm", "MatMul", "Add") \
+                or out in outputs \
                 or len(after) != 1 or after[0].op_type not in ACTIVATIONS:
             return None
         if after[0].op_type == "Clip":
@@ -427,6 +483,10 @@ def main():
     args = parser.parse_args()
 
     model = onnx.load(args.model)
+    folded = fold_batch_norms(model)
+    if folded:
+        print(f"quantize_model: folded {folded} BatchNormalization into the weights before them",
+              flush=True)
     calibrated = float_tensors(model)
     ranges = calibrate(model, calibrated, args.collage, args.samples, args.input, args.seed,
                        args.threads)

@@ -97,6 +97,17 @@ bool is_transposed_convolution(const Node& node);
 // they do not fit together or with the node's attributes.
 ConvShape conv_shape(const Node& node, std::span<const Tensor> inputs, const Tensor& y);
 
+// The int32 sums of a transposed convolution (ops_conv_transpose.cc), of x
+// and w (weights [C, M/g, k...]) given less their zero points: y[n, m, o] =
+// bias[m] (null: 0) + the sum, over the input positions i and taps t that
+// reach o, of x[i] * w[t]. GEMM of each group's weights by its input into
+// columns, scattered onto the output (col2im), as the float op is. int8
+// weights with zero points of 0 are read as they are.
+void integer_conv_transpose(const ConvShape& shape, const std::int16_t* x, const std::int16_t* w,
+                            const Tensor* bias, std::int32_t* y, int threads);
+void integer_conv_transpose(const ConvShape& shape, const std::int16_t* x, const std::int8_t* w,
+                            const Tensor* bias, std::int32_t* y, int threads);
+
 // The threads a loop of `units` independent pieces of about `work_per_unit`
 // elementary operations should use: 1 for small loops, at most `threads`.
 int loop_threads(std::int64_t units, std::int64_t work_per_unit, int threads);

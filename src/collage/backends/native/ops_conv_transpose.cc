@@ -1,6 +1,7 @@
 // ConvTranspose: the gradient of Conv with respect to its input, used as a
 // learned upsampling. 1-D, 2-D and 3-D, groups, strides, dilations, pads,
-// output_padding, output_shape and auto_pad.
+// output_padding, output_shape and auto_pad. Also the int32 sums of the
+// quantized one (QLinearConvTranspose), the same way.
 //
 // Computed as GEMM + col2im: for each image and group, the columns
 // W_g^T * X_g (one row per output channel and kernel tap, one column per
@@ -21,6 +22,8 @@ namespace {
 
 // Floats of column buffer one chunk may use (8 MiB).
 constexpr std::int64_t kColumnBudget = 2 << 20;
+// Input positions the integer GEMM accumulates together.
+constexpr std::int64_t kPositionBlock = 8;
 
 std::int64_t ceil_div(std::int64_t value, std::int64_t divisor) {
   return (value + divisor - 1) / divisor;
@@ -29,16 +32,17 @@ std::int64_t ceil_div(std::int64_t value, std::int64_t divisor) {
 // Adds the columns of input positions [first_row * in_w, (first_row + rows)
 // * in_w) (a "row" is one (d, h) line of the input) to output channel
 // `channel` of `output`. `columns` holds kernel_size rows for this channel,
-// each `row_stride` floats apart.
-void col2im_channel(const ConvShape& shape, const float* columns, std::int64_t row_stride,
-                    std::int64_t first_row, std::int64_t rows, float* output) {
+// each `row_stride` values apart. T is float, or int32 for the integer sums.
+template <typename T>
+void col2im_channel(const ConvShape& shape, const T* columns, std::int64_t row_stride,
+                    std::int64_t first_row, std::int64_t rows, T* output) {
   const WindowAxis& ad = shape.window[0];
   const WindowAxis& ah = shape.window[1];
   const WindowAxis& aw = shape.window[2];
   for (std::int64_t kd = 0; kd < ad.kernel; ++kd) {
     for (std::int64_t kh = 0; kh < ah.kernel; ++kh) {
       for (std::int64_t kw = 0; kw < aw.kernel; ++kw) {
-        const float* tap = columns + ((kd * ah.kernel + kh) * aw.kernel + kw) * row_stride;
+        const T* tap = columns + ((kd * ah.kernel + kh) * aw.kernel + kw) * row_stride;
         const std::int64_t offset = kw * aw.dilation - aw.pad_begin;
         // Input columns iw whose output column iw * stride + offset is inside.
         const std::int64_t lo = offset >= 0 ? 0 : ceil_div(-offset, aw.stride);
@@ -51,10 +55,10 @@ void col2im_channel(const ConvShape& shape, const float* columns, std::int64_t r
           const std::int64_t od = id * ad.stride - ad.pad_begin + kd * ad.dilation;
           const std::int64_t oh = ih * ah.stride - ah.pad_begin + kh * ah.dilation;
           if (od < 0 || od >= ad.output || oh < 0 || oh >= ah.output) continue;
-          const float* src = tap + r * aw.input;
-          float* dst = output + (od * ah.output + oh) * aw.output;
+          const T* src = tap + r * aw.input;
+          T* dst = output + (od * ah.output + oh) * aw.output;
           if (aw.stride == 1) {
-            float* shifted = dst + offset;
+            T* shifted = dst + offset;
 #pragma omp simd
             for (std::int64_t iw = lo; iw < hi; ++iw) shifted[iw] += src[iw];
           } else {
@@ -118,6 +122,94 @@ void run_conv_transpose(const Graph& graph, const Node& node, std::span<const Te
     }
   }
 }
+
+// integer_conv_transpose, of weights W (int16 centred, or int8 as stored).
+template <typename W>
+void integer_sums_transposed(const ConvShape& shape, const std::int16_t* x, const W* w,
+                             const Tensor* bias, std::int32_t* y, int threads) {
+  const std::int64_t cg = shape.group_channels();
+  const std::int64_t mg = shape.group_out_channels();
+  const std::int64_t taps = shape.kernel_size();
+  const std::int64_t in_plane = shape.input_plane();
+  const std::int64_t out_plane = shape.output_plane();
+  const std::int64_t in_w = shape.window[2].input;
+  const std::int64_t in_rows = in_plane / in_w;
+  const std::int64_t column_rows = mg * taps;
+  const std::int64_t chunk_rows = std::clamp<std::int64_t>(
+      kColumnBudget / std::max<std::int64_t>(1, column_rows * in_w), 1, in_rows);
+  std::vector<std::int32_t> columns(static_cast<std::size_t>(column_rows * chunk_rows * in_w));
+
+  const std::int64_t planes = shape.batch * shape.out_channels;
+  for (std::int64_t plane = 0; plane < planes; ++plane) {
+    const std::int32_t value =
+        bias != nullptr ? bias->data<std::int32_t>()[plane % shape.out_channels] : 0;
+    std::fill(y + plane * out_plane, y + (plane + 1) * out_plane, value);
+  }
+  for (std::int64_t n = 0; n < shape.batch; ++n) {
+    for (std::int64_t g = 0; g < shape.groups; ++g) {
+      const std::int16_t* image = x + (n * shape.channels + g * cg) * in_plane;
+      // W_g is [cg, mg * taps]: row j of the columns is W_g[:, j]^T X_g.
+      const W* weights = w + g * cg * column_rows;
+      std::int32_t* out_group = y + (n * shape.out_channels + g * mg) * out_plane;
+      for (std::int64_t row0 = 0; row0 < in_rows; row0 += chunk_rows) {
+        const std::int64_t rows = std::min(chunk_rows, in_rows - row0);
+        const std::int64_t width = rows * in_w;
+        // A block of input positions at a time: each weight row W_g[c, :]
+        // (contiguous over j) is read once from memory per block and
+        // multiplied into one accumulator row per position.
+        const std::int64_t blocks = (width + kPositionBlock - 1) / kPositionBlock;
+        const int team = loop_threads(blocks, kPositionBlock * cg * column_rows, threads);
+#pragma omp parallel num_threads(team) if (team > 1)
+        {
+          std::vector<std::int32_t> sums(static_cast<std::size_t>(kPositionBlock * column_rows));
+#pragma omp for schedule(static)
+          for (std::int64_t b = 0; b < blocks; ++b) {
+            const std::int64_t p0 = b * kPositionBlock;
+            const std::int64_t count = std::min(kPositionBlock, width - p0);
+            std::fill(sums.begin(), sums.end(), 0);
+            for (std::int64_t c = 0; c < cg; ++c) {
+              const W* row = weights + c * column_rows;
+              const std::int16_t* values = image + c * in_plane + row0 * in_w + p0;
+              for (std::int64_t k = 0; k < count; ++k) {
+                const std::int32_t value = values[k];
+                if (value == 0) continue;
+                std::int32_t* into = sums.data() + k * column_rows;
+#pragma omp simd
+                for (std::int64_t j = 0; j < column_rows; ++j) into[j] += value * row[j];
+              }
+            }
+            for (std::int64_t k = 0; k < count; ++k) {
+              for (std::int64_t j = 0; j < column_rows; ++j) {
+                columns[static_cast<std::size_t>(j * width + p0 + k)] =
+                    sums[static_cast<std::size_t>(k * column_rows + j)];
+              }
+            }
+          }
+        }
+        const int scatter_threads = loop_threads(mg, taps * width, threads);
+#pragma omp parallel for num_threads(scatter_threads) schedule(static)
+        for (std::int64_t m = 0; m < mg; ++m) {
+          col2im_channel(shape, columns.data() + m * taps * width, width, row0, rows,
+                         out_group + m * out_plane);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void integer_conv_transpose(const ConvShape& shape, const std::int16_t* x, const std::int16_t* w,
+                            const Tensor* bias, std::int32_t* y, int threads) {
+  integer_sums_transposed(shape, x, w, bias, y, threads);
+}
+
+void integer_conv_transpose(const ConvShape& shape, const std::int16_t* x, const std::int8_t* w,
+                            const Tensor* bias, std::int32_t* y, int threads) {
+  integer_sums_transposed(shape, x, w, bias, y, threads);
+}
+
+namespace {
 
 constexpr OpEntry kConvTransposeOps[] = {
     {"ConvTranspose", run_conv_transpose, check_conv},

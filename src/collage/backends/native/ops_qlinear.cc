@@ -311,78 +311,19 @@ void requantize_channels(const Tensor& sums, const Tensor& x_scale, const Tensor
   auto store = [&](auto* out) {
     using Q = std::remove_pointer_t<decltype(out)>;
     const double low = std::numeric_limits<Q>::min(), high = std::numeric_limits<Q>::max();
-    const std::int64_t count = y.numel();
-    for (std::int64_t i = 0; i < count; ++i) {
-      const double r =
-          static_cast<double>(in[i]) * ratio[static_cast<std::size_t>((i / plane) % m)];
-      out[i] = static_cast<Q>(std::nearbyint(std::clamp(r + zero, low, high)));
+    const std::int64_t planes = plane == 0 ? 0 : y.numel() / plane;
+    for (std::int64_t p = 0; p < planes; ++p) {
+      const double r = ratio[static_cast<std::size_t>(p % m)];
+      for (std::int64_t i = p * plane; i < (p + 1) * plane; ++i) {
+        out[i] = static_cast<Q>(
+            std::nearbyint(std::clamp(static_cast<double>(in[i]) * r + zero, low, high)));
+      }
     }
   };
   if (y.dtype() == DType::kInt8) {
     store(y.data<std::int8_t>());
   } else {
     store(y.data<std::uint8_t>());
-  }
-}
-
-// The same for a transposed convolution (weights [C, M/g, k...], zero
-// points one or one per M/g): y[n, m, o] = bias[m] + the sum, over the input
-// positions i and taps t that reach o, of (x[i] - x_zero_point) *
-// (w[t] - w_zero_point[m mod M/g]).
-void integer_conv_transpose(const ConvShape& shape, const Tensor& x, std::int32_t x_zero_point,
-                            const Tensor& w, const Tensor& w_zero_point, const Tensor* bias,
-                            std::int32_t* y, int threads) {
-  const std::int64_t cg = shape.group_channels();
-  const std::int64_t mg = shape.group_out_channels();
-  const std::int64_t taps = shape.kernel_size();
-  const std::int64_t in_plane = shape.input_plane();
-  const std::int64_t out_plane = shape.output_plane();
-  const std::vector<std::int16_t> xs = centred(x, x_zero_point);
-  std::vector<std::int16_t> ws = centred(w, 0);
-  for (std::size_t i = 0; i < ws.size(); ++i) {
-    const auto o = static_cast<std::int64_t>(i) / taps % mg;
-    ws[i] -= integer_at(&w_zero_point, w_zero_point.numel() == 1 ? 0 : o);
-  }
-  const WindowAxis& ad = shape.window[0];
-  const WindowAxis& ah = shape.window[1];
-  const WindowAxis& aw = shape.window[2];
-  const std::int64_t planes = shape.batch * shape.out_channels;
-  const int team = loop_threads(planes, cg * taps * in_plane, threads);
-  // One output plane per iteration: each is written by its iteration only.
-#pragma omp parallel for num_threads(team) if (team > 1) schedule(static)
-  for (std::int64_t p = 0; p < planes; ++p) {
-    const std::int64_t n = p / shape.out_channels, m = p % shape.out_channels;
-    const std::int64_t g = m / mg, o = m % mg;
-    std::int32_t* out = y + p * out_plane;
-    std::fill(out, out + out_plane, bias == nullptr ? 0 : integer_at(bias, m));
-    for (std::int64_t c = g * cg; c < (g + 1) * cg; ++c) {
-      const std::int16_t* image = xs.data() + (n * shape.channels + c) * in_plane;
-      const std::int16_t* weights = ws.data() + (c * mg + o) * taps;
-      for (std::int64_t kd = 0; kd < ad.kernel; ++kd) {
-        for (std::int64_t kh = 0; kh < ah.kernel; ++kh) {
-          for (std::int64_t kw = 0; kw < aw.kernel; ++kw) {
-            const std::int32_t weight = weights[(kd * ah.kernel + kh) * aw.kernel + kw];
-            if (weight == 0) continue;
-            // Input columns iw whose output column iw * stride + offset is inside.
-            const std::int64_t offset = kw * aw.dilation - aw.pad_begin;
-            const std::int64_t lo = offset >= 0 ? 0 : (-offset + aw.stride - 1) / aw.stride;
-            const std::int64_t last = aw.output - 1 - offset;
-            const std::int64_t hi = last < 0 ? 0 : std::min(aw.input, last / aw.stride + 1);
-            for (std::int64_t id = 0; id < ad.input; ++id) {
-              const std::int64_t od = id * ad.stride - ad.pad_begin + kd * ad.dilation;
-              if (od < 0 || od >= ad.output) continue;
-              for (std::int64_t ih = 0; ih < ah.input; ++ih) {
-                const std::int64_t oh = ih * ah.stride - ah.pad_begin + kh * ah.dilation;
-                if (oh < 0 || oh >= ah.output) continue;
-                const std::int16_t* src = image + (id * ah.input + ih) * aw.input;
-                std::int32_t* dst = out + (od * ah.output + oh) * aw.output + offset;
-                for (std::int64_t iw = lo; iw < hi; ++iw) dst[iw * aw.stride] += weight * src[iw];
-              }
-            }
-          }
-        }
-      }
-    }
   }
 }
 
@@ -415,8 +356,24 @@ void run_qlinear_conv(const Graph& graph, const Node& node, std::span<const Tens
   }
   Tensor sums = Tensor::allocate(TensorType{DType::kInt32, y.shape()});
   if (transposed) {
-    integer_conv_transpose(shape, x, integer_at(&x_zero, 0), w, w_zero, bias,
-                           sums.data<std::int32_t>(), threads);
+    const std::vector<std::int16_t> xs = centred(x, integer_at(&x_zero, 0));
+    bool zero_points_0 = true;
+    for (std::int64_t i = 0; i < w_zero.numel(); ++i) zero_points_0 &= integer_at(&w_zero, i) == 0;
+    if (w.dtype() == DType::kInt8 && zero_points_0) {
+      integer_conv_transpose(shape, xs.data(), w.data<std::int8_t>(), bias,
+                             sums.data<std::int32_t>(), threads);
+    } else {
+      // Weights [C, M/g, k...]: output channel o of a group has zero point o (or the one).
+      const std::int64_t taps = shape.kernel_size();
+      std::vector<std::int16_t> ws = centred(w, 0);
+      for (std::int64_t row = 0; row < w.shape()[0] * w_channels; ++row) {
+        const std::int32_t z = integer_at(&w_zero, w_zero.numel() == 1 ? 0 : row % w_channels);
+        for (std::int16_t* v = ws.data() + row * taps; v != ws.data() + (row + 1) * taps; ++v) {
+          *v = static_cast<std::int16_t>(*v - z);
+        }
+      }
+      integer_conv_transpose(shape, xs.data(), ws.data(), bias, sums.data<std::int32_t>(), threads);
+    }
   } else {
     integer_conv(shape, x, integer_at(&x_zero, 0), w, &w_zero, bias, sums.data<std::int32_t>(),
                  threads);
