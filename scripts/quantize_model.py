@@ -10,8 +10,9 @@ Two output forms, the two that quantized ONNX models ship in:
              has its pair after the activation;
   qoperator  the quantized ops themselves: QLinearConv, QLinearMatMul, and the
              com.microsoft QGemm, QLinearAdd, QLinearMul, QLinearConcat,
-             QLinearGlobalAveragePool, QLinearAveragePool, QLinearSigmoid and
-             QLinearLeakyRelu that ONNX Runtime's quantizer writes; MaxPool and
+             QLinearGlobalAveragePool, QLinearAveragePool, QLinearSigmoid,
+             QLinearLeakyRelu and QLinearSoftmax that ONNX Runtime's quantizer
+             writes; MaxPool and
              the reshaping ops run on the 8-bit values; a Conv or Gemm followed
              by Relu or Clip becomes one op quantized to the activation's range (and
              an Add, as ONNX Runtime fuses them before quantizing); a
@@ -44,7 +45,7 @@ import onnx
 from onnx import helper, numpy_helper, shape_inference
 
 QDQ_OPS = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Add", "Mul", "Concat", "MaxPool",
-           "AveragePool", "GlobalAveragePool", "Sigmoid", "LeakyRelu"}
+           "AveragePool", "GlobalAveragePool", "Sigmoid", "LeakyRelu", "Softmax"}
 RESHAPING_OPS = {"Flatten", "Reshape", "Transpose", "Squeeze", "Unsqueeze"}
 ACTIVATIONS = {"Relu", "Clip"}
 
@@ -430,7 +431,7 @@ def write_qoperator(model, ranges):
         microsoft = {"Add": "QLinearAdd", "Mul": "QLinearMul", "Sigmoid": "QLinearSigmoid",
                      "LeakyRelu": "QLinearLeakyRelu",
                      "GlobalAveragePool": "QLinearGlobalAveragePool",
-                     "AveragePool": "QLinearAveragePool"}
+                     "AveragePool": "QLinearAveragePool", "Softmax": "QLinearSoftmax"}
         if op in microsoft and all_calibrated and len(data) == len(node.input):
             out = fused_output(node) if op == "Add" else node.output[0]
             inputs = []
@@ -438,6 +439,10 @@ def write_qoperator(model, ranges):
                 inputs += q_of(name)
             inputs += list(w.activation(out))
             quantized[out] = w.unique(out + "_quantized")
+            if op == "Softmax":
+                # What the axis means depends on the Softmax's opset.
+                attributes["opset"] = next(o.version for o in model.opset_import
+                                           if o.domain in ("", "ai.onnx"))
             w.node(microsoft[op], inputs, [quantized[out]], domain="com.microsoft", **attributes)
             continue
         if op == "Concat" and all_calibrated and len(data) == len(node.input):

@@ -188,8 +188,9 @@ def test_pytorch_quantized_export(name):
 
 def upsampling_model(path):
     """x[1,8,16,16] -> Conv 3x3 stride 2 (16) -> Relu -> ConvTranspose 4x4
-    stride 2 pads 1 (8, 2 groups) -> Relu -> Conv 1x1 (4) -> y[1,4,16,16]:
-    the decoder shape of segmentation and detection heads, random weights."""
+    stride 2 pads 1 (8, 2 groups) -> Relu -> Conv 1x1 (4) -> Softmax over the
+    channels -> Conv 1x1 (4) -> y[1,4,16,16]: the decoder shape of
+    segmentation heads, random weights."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(5)
@@ -199,14 +200,16 @@ def upsampling_model(path):
                                        name)
     weights = [constant("w1", (16, 8, 3, 3), 0.2), constant("b1", (16,), 0.1),
                constant("w2", (16, 4, 4, 4), 0.2), constant("b2", (8,), 0.1),
-               constant("w3", (4, 8, 1, 1), 0.3)]
+               constant("w3", (4, 8, 1, 1), 0.3), constant("w4", (4, 4, 1, 1), 0.5)]
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], strides=[2, 2]),
         helper.make_node("Relu", ["c1"], ["r1"]),
         helper.make_node("ConvTranspose", ["r1", "w2", "b2"], ["t"], pads=[1, 1, 1, 1],
                          strides=[2, 2], group=2),
         helper.make_node("Relu", ["t"], ["r2"]),
-        helper.make_node("Conv", ["r2", "w3"], ["y"]),
+        helper.make_node("Conv", ["r2", "w3"], ["logits"]),
+        helper.make_node("Softmax", ["logits"], ["s"], axis=1),
+        helper.make_node("Conv", ["s", "w4"], ["y"]),
     ]
     graph = helper.make_graph(
         nodes, "upsampling", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16, 16])],
@@ -217,11 +220,12 @@ def upsampling_model(path):
     return str(path)
 
 
-def test_a_qdq_conv_transpose_runs_as_one_int8_unit(tmp_path):
+def test_a_qdq_conv_transpose_and_softmax_run_as_int8_units(tmp_path):
     """The QDQ ConvTranspose (weights with a scale per output channel of a
-    group, on axis 1) becomes a QLinearConvTranspose unit; every backend's
-    plan gives native's output within 2 % of its largest magnitude, and
-    oneDNN runs the unit on int8 (on CPUs with VNNI)."""
+    group, on axis 1) becomes a QLinearConvTranspose unit and the Softmax a
+    QLinearSoftmax; every backend's plan gives native's output within 2 % of
+    its largest magnitude, oneDNN runs the softmax on 8-bit values, and the
+    transposed convolution too on CPUs with VNNI."""
     model = upsampling_model(tmp_path / "upsampling.onnx")
     path = str(tmp_path / "upsampling_qdq.onnx")
     subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "quantize_model.py"), model, path,
@@ -230,6 +234,7 @@ def test_a_qdq_conv_transpose_runs_as_one_int8_unit(tmp_path):
     info = collage_info(path)
     units = [line for line in info.splitlines() if "-> QLinearConvTranspose" in line]
     assert units and int(units[0].split()[-1]) == 1, info
+    assert "QLinearSoftmax" in info, info
     x = np.random.default_rng(3).standard_normal((1, 8, 16, 16)).astype(np.float32)
     sessions = {s: collage.Session(path, strategy=s, threads=2) for s in single_strategies()}
     want = sessions["native"].run({"x": x})["y"]
@@ -238,6 +243,7 @@ def test_a_qdq_conv_transpose_runs_as_one_int8_unit(tmp_path):
         got = session.run({"x": x})["y"]
         diff = float(np.abs(got - want).max())
         assert diff <= bound, f"{strategy}: {diff} > {bound}"
+    ops = backend_ops(sessions["single:onednn"], "onednn")
+    assert "QLinearSoftmax" in ops, ops
     if has_vnni():
-        ops = backend_ops(sessions["single:onednn"], "onednn")
         assert "QLinearConvTranspose" in ops, ops

@@ -137,11 +137,16 @@ void register_all() {
   std::vector<onnx::OpSchema> schemas;
   schemas.push_back(binary("QLinearAdd"));
   schemas.push_back(binary("QLinearMul"));
-  for (const char* name : {"QLinearSigmoid", "QLinearLeakyRelu"}) {
+  for (const char* name : {"QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax"}) {
     onnx::OpSchema schema = x_to_y(name);
     schema.TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
     if (std::string(name) == "QLinearLeakyRelu") {
       schema.Attr("alpha", "", onnx::AttributeProto::FLOAT, 0.01f);
+    }
+    if (std::string(name) == "QLinearSoftmax") {
+      // The opset of the Softmax it quantizes, which decides what `axis` means.
+      schema.Attr("axis", "", onnx::AttributeProto::INT, std::int64_t{-1});
+      schema.Attr("opset", "", onnx::AttributeProto::INT, true);
     }
     schemas.push_back(std::move(schema));
   }

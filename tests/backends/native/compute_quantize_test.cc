@@ -199,6 +199,39 @@ TEST(QuantizeTest, QLinearConvTransposeScattersTheShiftedProductsAndRequantizes)
   }
 }
 
+// com.microsoft.QLinearSoftmax: dequantize, softmax along the axis (opset
+// 13: that axis alone; opset 11: the matrix the axis splits the shape
+// into), quantize.
+TEST(QuantizeTest, QLinearSoftmaxIsTheFloatSoftmaxBetweenDequantizeAndQuantize) {
+  const std::vector<std::uint8_t> x = {10, 20, 30, 40, 50, 60, 255, 0, 128, 129, 130, 131};
+  const float x_scale = 0.05f, y_scale = 1.0f / 256.0f;
+  const std::uint8_t x_zero = 128;
+  for (const std::int64_t opset : {13, 11}) {
+    Attributes attributes;
+    attributes.set("axis", std::int64_t{1});
+    attributes.set("opset", opset);
+    ComputeCase softmax{"com.microsoft.QLinearSoftmax",
+                        {typed<std::uint8_t>({2, 2, 3}, x), f32_tensor({}, {x_scale}),
+                         typed<std::uint8_t>({}, {x_zero}), f32_tensor({}, {y_scale}),
+                         typed<std::uint8_t>({}, {0})},
+                        {TensorType{DType::kUInt8, {2, 2, 3}}},
+                        attributes};
+    const std::vector<std::uint8_t> got = contents<std::uint8_t>(softmax.run_one());
+    // opset 13: over axis 1 (2 values, stride 3); opset 11: over the last 6.
+    for (std::int64_t i = 0; i < 12; ++i) {
+      const std::int64_t n = i / 6, rest = i % 6, c = rest / 3, w = rest % 3;
+      double sum = 0;
+      for (std::int64_t j = 0; j < 6; ++j) {
+        if (opset == 13 && j % 3 != w) continue;
+        sum += std::exp((x[n * 6 + j] - x_zero) * static_cast<double>(x_scale));
+      }
+      const double value = std::exp((x[n * 6 + c * 3 + w] - x_zero) * double{x_scale}) / sum;
+      const double q = std::clamp(std::nearbyint(value / y_scale), 0.0, 255.0);
+      EXPECT_NEAR(got[i], q, 1.0) << "opset " << opset << ", element " << i;
+    }
+  }
+}
+
 // com.microsoft.QLinearAdd: dequantize both, add with broadcasting, quantize.
 TEST(QuantizeTest, QLinearAddBroadcastsAndRoundsHalvesToEven) {
   ComputeCase add{

@@ -189,6 +189,26 @@ TEST(QLinearUnaryTest, SigmoidLeakyReluHardSwishAndHardSigmoidRunInFloatWithinOn
   expect_within_one_step(hard_sigmoid, 10);
 }
 
+TEST(QLinearUnaryTest, SoftmaxWritesEightBitValuesWithinOneStep) {
+  // Over the last axis, and over the channels (not innermost).
+  for (const std::int64_t axis : {-1, 1}) {
+    Graph g = qlinear_unary_graph("QLinearSoftmax", {1, 8, 7, 7}, 1.0f / 256.0f);
+    g.node(0).attributes.set("axis", axis);
+    g.node(0).attributes.set("opset", std::int64_t{13});
+    ASSERT_TRUE(onednn_backend().supports(g, g.node(0))) << axis;
+    const std::vector<Tensor> inputs = random_eight_bit_inputs(g, 5);
+    const std::vector<Tensor> got = run_onednn(g, inputs, 2);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_LE(largest_difference(got[0], run_reference(g, inputs)[0]), 1) << axis;
+  }
+}
+
+TEST(QLinearUnaryTest, ASoftmaxIntoAnOutputZeroPointIsNotClaimed) {
+  Graph g = qlinear_unary_graph("QLinearSoftmax", {1, 8, 7, 7}, 1.0f / 256.0f);
+  g.value(g.node(0).input(4)).constant = scalar_of<std::uint8_t>(3);
+  EXPECT_FALSE(onednn_backend().supports(g, g.node(0)));
+}
+
 TEST(QuantizedPoolTest, QLinearAveragesAreWithinOneStepOfTheReference) {
   expect_within_one_step(qlinear_unary_graph("QLinearGlobalAveragePool", {1, 8, 1, 1}, 0.01f), 7);
   // 7x7, 3x3 windows, strides 2, pads 1: 4x4, padding not counted.

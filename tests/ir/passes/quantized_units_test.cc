@@ -303,7 +303,7 @@ struct QdqUnary {
 };
 
 TEST(QuantizedUnitsTest,
-     QdqSigmoidLeakyReluHardSwishHardSigmoidAndAveragePoolingBecomeTheirQLinearOps) {
+     QdqSigmoidLeakyReluHardSwishHardSigmoidSoftmaxAndAveragePoolingBecomeTheirQLinearOps) {
   Attributes leaky;
   leaky.set("alpha", 0.2f);
   Attributes window;
@@ -319,6 +319,7 @@ TEST(QuantizedUnitsTest,
                         Case{"LeakyRelu", {1, 2, 4, 4}, leaky, "QLinearLeakyRelu"},
                         Case{"HardSwish", {1, 2, 4, 4}, {}, "QLinearHardSwish"},
                         Case{"HardSigmoid", {1, 2, 4, 4}, leaky, "QLinearHardSigmoid"},
+                        Case{"Softmax", {1, 2, 4, 4}, {}, "QLinearSoftmax"},
                         Case{"GlobalAveragePool", {1, 2, 1, 1}, {}, "QLinearGlobalAveragePool"},
                         Case{"AveragePool", {1, 2, 2, 2}, window, "QLinearAveragePool"}}) {
     QdqUnary q(c.op, c.out, c.attributes);
@@ -333,7 +334,10 @@ TEST(QuantizedUnitsTest,
     ASSERT_EQ(fused.inputs.size(), 5u);
     EXPECT_EQ(q.g.value(fused.inputs[0]).name, "xq");
     EXPECT_EQ(q.g.value(fused.inputs[3]).name, "ys");
-    EXPECT_EQ(fused.attributes.all().size(), c.attributes.all().size()) << c.op;
+    // A QLinearSoftmax also records its Softmax's opset, which decides what its axis means.
+    const bool softmax = std::string(c.op) == "Softmax";
+    EXPECT_EQ(fused.attributes.all().size(), c.attributes.all().size() + (softmax ? 1 : 0)) << c.op;
+    if (softmax) EXPECT_EQ(fused.attributes.get_int("opset", 0), q.g.opset);
   }
 }
 

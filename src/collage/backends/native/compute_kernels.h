@@ -108,6 +108,10 @@ void integer_conv_transpose(const ConvShape& shape, const std::int16_t* x, const
 void integer_conv_transpose(const ConvShape& shape, const std::int16_t* x, const std::int8_t* w,
                             const Tensor* bias, std::int32_t* y, int threads);
 
+// Softmax of float32 `x` into `y` along `node`'s axis (ops_norm.cc); with
+// `coerce` (before opset 13) over the matrix the axis splits the shape into.
+void softmax(const Node& node, const Tensor& x, Tensor& y, bool coerce, int threads);
+
 // The threads a loop of `units` independent pieces of about `work_per_unit`
 // elementary operations should use: 1 for small loops, at most `threads`.
 int loop_threads(std::int64_t units, std::int64_t work_per_unit, int threads);

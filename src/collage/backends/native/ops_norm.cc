@@ -129,18 +129,12 @@ bool only_first_output(const Node& node) {
 }
 
 template <bool log>
-void run_softmax_kind(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                      std::span<Tensor> outputs, int threads) {
-  const Tensor& x = inputs[0];
-  Tensor& y = outputs[0];
+void softmax_kind(const Node& node, const Tensor& x, Tensor& y, bool coerce, int threads) {
   const int rank = x.rank();
   if (rank == 0 || y.shape() != x.shape()) {
     throw Error("Softmax needs an input of rank >= 1 and an output of the same shape",
                 {.node = node.name});
   }
-  // Before opset 13 the input is coerced to 2-D at `axis` and the softmax
-  // runs over the whole second dimension; from 13 on it runs along one axis.
-  const bool coerce = graph.opset < 13;
   const int axis =
       normalize_axis(node.attributes.get_int("axis", coerce ? 1 : -1), rank, node, "axis");
   const std::size_t a = static_cast<std::size_t>(axis);
@@ -206,6 +200,14 @@ void run_softmax_kind(const Graph& graph, const Node& node, std::span<const Tens
     }
   }
 }
+
+}  // namespace
+
+void softmax(const Node& node, const Tensor& x, Tensor& y, bool coerce, int threads) {
+  softmax_kind<false>(node, x, y, coerce, threads);
+}
+
+namespace {
 
 void run_batch_normalization(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                              std::span<Tensor> outputs, int threads) {
@@ -411,14 +413,16 @@ bool check_lrn(const Graph& graph, const Node& node) {
          graph.type(node.input(0)).rank() >= 3;
 }
 
+// Before opset 13 the input is coerced to 2-D at `axis` and the softmax
+// runs over the whole second dimension; from 13 on it runs along one axis.
 void run_softmax(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                  std::span<Tensor> outputs, int threads) {
-  run_softmax_kind<false>(graph, node, inputs, outputs, threads);
+  softmax(node, inputs[0], outputs[0], graph.opset < 13, threads);
 }
 
 void run_log_softmax(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                      std::span<Tensor> outputs, int threads) {
-  run_softmax_kind<true>(graph, node, inputs, outputs, threads);
+  softmax_kind<true>(node, inputs[0], outputs[0], graph.opset < 13, threads);
 }
 
 bool check_softmax(const Graph& graph, const Node& node) {

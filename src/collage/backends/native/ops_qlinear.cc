@@ -2,7 +2,7 @@
 // ONNX domain, and the com.microsoft operators that ONNX Runtime's
 // quantizer writes into QOperator models (QLinearAdd, QLinearMul,
 // QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat,
-// QLinearSigmoid, QLinearLeakyRelu, QGemm), and collage's QLinearHardSwish,
+// QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QGemm), and collage's QLinearHardSwish,
 // QLinearHardSigmoid and QLinearConvTranspose, the units a quantized model's
 // DequantizeLinear -> HardSwish, HardSigmoid or ConvTranspose ->
 // QuantizeLinear become (ONNX Runtime has no such ops).
@@ -536,6 +536,29 @@ bool check_qlinear_unary(const Graph& graph, const Node& node) {
          graph.type(node.input(0)).shape == graph.type(node.outputs[0]).shape;
 }
 
+// com.microsoft QLinearSoftmax: dequantize, Softmax along `axis` as the
+// opset in attribute `opset` defines it (coerced to a matrix before 13),
+// quantize.
+void run_qlinear_softmax(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                         std::span<Tensor> outputs, int threads) {
+  const Tensor& x = inputs[0];
+  Tensor& y = outputs[0];
+  const std::vector<float> values =
+      dequantized(x, quant_params(inputs[1], optional_input(inputs, 2)));
+  Tensor real = Tensor::from_vector<float>(values, x.shape());
+  Tensor result = Tensor::allocate(TensorType{DType::kFloat32, x.shape()});
+  softmax(node, real, result, node.attributes.get_int("opset", graph.opset) < 13, threads);
+  quantize_all(result.data<float>(), y, quant_params(inputs[3], optional_input(inputs, 4)));
+}
+
+bool check_qlinear_softmax(const Graph& graph, const Node& node) {
+  if (!check_qlinear_unary(graph, node)) return false;
+  const int rank = graph.type(node.input(0)).rank();
+  const std::int64_t axis =
+      node.attributes.get_int("axis", node.attributes.get_int("opset", graph.opset) < 13 ? 1 : -1);
+  return rank >= 1 && axis >= -rank && axis < rank;
+}
+
 // --- com.microsoft: pooling and concatenation ---
 
 // QLinearGlobalAveragePool: the mean of each (image, channel) plane, channels
@@ -830,6 +853,7 @@ constexpr OpEntry kQLinearOps[] = {
     {"com.microsoft.QLinearMul", run_qlinear_binary<true>, check_qlinear_binary},
     {"com.microsoft.QLinearSigmoid", run_qlinear_unary<UnaryFunction::kSigmoid>,
      check_qlinear_unary},
+    {"com.microsoft.QLinearSoftmax", run_qlinear_softmax, check_qlinear_softmax},
     {"com.microsoft.QLinearLeakyRelu", run_qlinear_unary<UnaryFunction::kLeakyRelu>,
      check_qlinear_unary},
     {"collage.QLinearHardSwish", run_qlinear_unary<UnaryFunction::kHardSwish>, check_qlinear_unary},

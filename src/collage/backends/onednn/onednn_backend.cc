@@ -117,6 +117,7 @@ class OnednnBackend final : public Backend {
         "ops (float32; per-tensor QuantizeLinear and DequantizeLinear; int8 for QLinearConv, "
         "QLinearConvTranspose, QLinearMatMul, QGemm, QLinearConcat, QLinearAdd, "
         "QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearHardSwish, QLinearHardSigmoid, "
+        "QLinearSoftmax (output zero point 0), "
         "QLinearAveragePool, "
         "QLinearGlobalAveragePool and 8-bit MaxPool): {}\n"
         "patterns: {}\nnotes: Conv/ConvTranspose/pooling over 1-3 spatial "

@@ -141,7 +141,7 @@ const std::vector<OpRow>& op_table() {
       {{"LayerNormalization"},
        [](const Graph& g, const Node& n) { return reason(layer_norm_spec(g, n)); },
        emit_layer_norm_op},
-      {{"Softmax", "LogSoftmax"},
+      {{"Softmax", "LogSoftmax", "com.microsoft.QLinearSoftmax"},
        [](const Graph& g, const Node& n) { return reason(softmax_spec(g, n)); },
        emit_softmax_op},
       {{"QLinearConv", "collage.QLinearConvTranspose"},

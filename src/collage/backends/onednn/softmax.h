@@ -1,4 +1,8 @@
-// Softmax: ONNX Softmax and LogSoftmax as oneDNN softmax (v2).
+// Softmax: ONNX Softmax and LogSoftmax as oneDNN softmax (v2), and
+// com.microsoft QLinearSoftmax as a dequantizing reorder and a softmax that
+// writes 8-bit values (its output scale 1 / y_scale; this oneDNN's softmax
+// takes no zero point, so only a y zero point of 0 is claimed). The x zero
+// point is left out: a softmax does not change when its inputs shift alike.
 //
 // The axis means different things by opset: before 13 the input is coerced
 // to a matrix [prod(dims before axis), prod(dims from axis)] and normalized
@@ -20,6 +24,12 @@ struct SoftmaxSpec {
   ValueId output = kNoValue;
   memory::dims dims;
   int axis = 0;
+  // A QLinearSoftmax: 8-bit input and output of these types and scales.
+  bool quantized = false;
+  memory::data_type src_type = memory::data_type::f32;
+  memory::data_type dst_type = memory::data_type::f32;
+  float x_scale = 1.0f;
+  float y_scale = 1.0f;
 };
 
 Result<SoftmaxSpec> softmax_spec(const Graph& graph, const Node& node);

@@ -38,8 +38,8 @@ constexpr const char* kQuantizedGemm = "DequantizeLinear + Gemm + QuantizeLinear
 constexpr const char* kQuantizedAdd = "DequantizeLinear + Add + QuantizeLinear -> QLinearAdd";
 constexpr const char* kQuantizedMul = "DequantizeLinear + Mul + QuantizeLinear -> QLinearMul";
 constexpr const char* kQuantizedUnary =
-    "DequantizeLinear + Sigmoid, LeakyRelu, HardSwish, HardSigmoid or average pooling + "
-    "QuantizeLinear -> its QLinear op";
+    "DequantizeLinear + Sigmoid, LeakyRelu, HardSwish, HardSigmoid, Softmax or average pooling "
+    "+ QuantizeLinear -> its QLinear op";
 constexpr const char* kQuantizedConcat =
     "DequantizeLinear + Concat + QuantizeLinear -> QLinearConcat";
 constexpr const char* kQuantizedMove =

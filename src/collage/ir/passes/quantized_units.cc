@@ -432,6 +432,7 @@ std::optional<QuantizedOp> quantized_unary(const Graph& graph, const Node& node)
   if (is_onnx_op(node, "LeakyRelu")) return QuantizedOp{"com.microsoft", "QLinearLeakyRelu"};
   if (is_onnx_op(node, "HardSwish")) return QuantizedOp{"collage", "QLinearHardSwish"};
   if (is_onnx_op(node, "HardSigmoid")) return QuantizedOp{"collage", "QLinearHardSigmoid"};
+  if (is_onnx_op(node, "Softmax")) return QuantizedOp{"com.microsoft", "QLinearSoftmax"};
   if (is_onnx_op(node, "GlobalAveragePool") && graph.type(node.input(0)).rank() >= 3) {
     return QuantizedOp{"com.microsoft", "QLinearGlobalAveragePool"};
   }
@@ -475,6 +476,10 @@ int fuse_quantized_unaries(Graph& graph) {
     graph.other_opsets.emplace(fused.domain, 1);
     fused.inputs = {dq->data, dq->scale, dq->zero_point, y_scale, y_zero};
     fused.outputs = {out};
+    // What a QLinearSoftmax's axis means depends on its Softmax's opset.
+    if (fused.op_type == "QLinearSoftmax") {
+      fused.attributes.set("opset", static_cast<std::int64_t>(graph.opset));
+    }
   }
   if (doomed.empty()) return 0;
   graph.erase_nodes(doomed);

@@ -73,15 +73,17 @@ int fuse_quantized_adds(Graph& graph);
 int fuse_quantized_muls(Graph& graph);
 
 // Rewrites DequantizeLinear (one scale and zero point) -> Sigmoid,
-// LeakyRelu, HardSwish, HardSigmoid, GlobalAveragePool or AveragePool ->
-// QuantizeLinear into the com.microsoft QLinearSigmoid, QLinearLeakyRelu,
+// LeakyRelu, HardSwish, HardSigmoid, Softmax, GlobalAveragePool or
+// AveragePool -> QuantizeLinear into the com.microsoft QLinearSigmoid,
+// QLinearLeakyRelu, QLinearSoftmax (its `opset` attribute the graph's),
 // QLinearGlobalAveragePool or QLinearAveragePool ONNX Runtime's quantized
 // models hold, or collage's own QLinearHardSwish and QLinearHardSigmoid
 // (domain "collage", inputs as QLinearSigmoid's, HardSigmoid's alpha and
 // beta), which ONNX Runtime lacks. Pooling is exact; a sigmoid, leaky ReLU,
 // hard swish or hard sigmoid of the 256 input values is computed once, in
 // float32 as the spelling does, so a value within float error of a half step
-// may round to the other neighbour. Prunes when anything changed. Returns
+// may round to the other neighbour; a softmax is the float op between
+// dequantizing and quantizing. Prunes when anything changed. Returns
 // the count.
 int fuse_quantized_unaries(Graph& graph);
 
