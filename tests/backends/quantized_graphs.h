@@ -40,9 +40,20 @@ struct QConvCase {
   bool per_channel, bias, signed_input, signed_output;
 };
 
-// x (graph input) -> QLinearConv 3x3, pads 1 -> y.
-inline Graph qconv_graph(const QConvCase& c) {
+// x (graph input) -> a quantized convolution of c's channels, groups,
+// stride and signedness by random int8 weights of `w_shape` (`scale_count`
+// scales) -> y of spatial size `out`, pads 1: the op's inputs in
+// QLinearConv's order, with y added.
+struct QConvParts {
   Graph g;
+  std::vector<ValueId> inputs;
+  ValueId y = kNoValue;
+};
+
+inline QConvParts qconv_parts(const QConvCase& c, const Shape& w_shape, std::int64_t scale_count,
+                              std::int64_t out) {
+  QConvParts parts;
+  Graph& g = parts.g;
   g.opset = 13;
   const DType x_type = c.signed_input ? DType::kInt8 : DType::kUInt8;
   const DType y_type = c.signed_output ? DType::kInt8 : DType::kUInt8;
@@ -52,33 +63,38 @@ inline Graph qconv_graph(const QConvCase& c) {
                                 : scalar_of<std::uint8_t>(static_cast<std::uint8_t>(value));
   };
   std::vector<float> w_scales;
-  for (std::int64_t m = 0; m < (c.per_channel ? c.out_channels : 1); ++m) {
+  for (std::int64_t m = 0; m < scale_count; ++m) {
     w_scales.push_back(0.002f + 0.001f * static_cast<float>(m % 5));
   }
-  const auto scale_count = static_cast<std::int64_t>(w_scales.size());
-  std::vector<ValueId> inputs = {
-      x,
-      g.add_constant("x_scale", scalar_of<float>(0.04f)),
-      g.add_constant("x_zero", eight_bit(x_type, c.signed_input ? -3 : 120)),
-      g.add_constant("w", random_integers<std::int8_t>(
-                              {c.out_channels, c.channels / c.groups, 3, 3}, 7, -127, 127)),
-      g.add_constant("w_scale", Tensor::from_vector<float>(w_scales, {scale_count})),
-      g.add_constant("w_zero", Tensor::zeros(TensorType{DType::kInt8, {scale_count}})),
-      g.add_constant("y_scale", scalar_of<float>(0.05f)),
-      g.add_constant("y_zero", eight_bit(y_type, c.signed_output ? 5 : 100))};
+  parts.inputs = {x,
+                  g.add_constant("x_scale", scalar_of<float>(0.04f)),
+                  g.add_constant("x_zero", eight_bit(x_type, c.signed_input ? -3 : 120)),
+                  g.add_constant("w", random_integers<std::int8_t>(w_shape, 7, -127, 127)),
+                  g.add_constant("w_scale", Tensor::from_vector<float>(w_scales, {scale_count})),
+                  g.add_constant("w_zero", Tensor::zeros(TensorType{DType::kInt8, {scale_count}})),
+                  g.add_constant("y_scale", scalar_of<float>(0.05f)),
+                  g.add_constant("y_zero", eight_bit(y_type, c.signed_output ? 5 : 100))};
   if (c.bias) {
-    inputs.push_back(
+    parts.inputs.push_back(
         g.add_constant("bias", random_integers<std::int32_t>({c.out_channels}, 9, -2000, 2000)));
   }
-  const std::int64_t out = (c.size + 2 - 3) / c.stride + 1;
-  const ValueId y = g.add_value("y", TensorType{y_type, {1, c.out_channels, out, out}});
-  g.add_node("QLinearConv", inputs, {y},
+  parts.y = g.add_value("y", TensorType{y_type, {1, c.out_channels, out, out}});
+  return parts;
+}
+
+// x (graph input) -> QLinearConv 3x3, pads 1 -> y.
+inline Graph qconv_graph(const QConvCase& c) {
+  QConvParts parts =
+      qconv_parts(c, {c.out_channels, c.channels / c.groups, 3, 3},
+                  c.per_channel ? c.out_channels : 1, (c.size + 2 - 3) / c.stride + 1);
+  Graph& g = parts.g;
+  g.add_node("QLinearConv", parts.inputs, {parts.y},
              attrs({{"group", c.groups},
                     {"pads", std::vector<std::int64_t>{1, 1, 1, 1}},
                     {"strides", std::vector<std::int64_t>{c.stride, c.stride}}}),
              "conv");
-  g.add_output(y);
-  return g;
+  g.add_output(parts.y);
+  return std::move(g);
 }
 
 // The QLinearConv cases every int8 backend is checked on: per-tensor and
@@ -97,47 +113,20 @@ inline const std::vector<QConvCase>& qconv_cases() {
 // pads 1 -> y; its weights [C, M/g, 4, 4] have one scale, or one per output
 // channel of a group.
 inline Graph qconv_transpose_graph(const QConvCase& c) {
-  Graph g;
-  g.opset = 13;
-  g.other_opsets["collage"] = 1;
-  const DType x_type = c.signed_input ? DType::kInt8 : DType::kUInt8;
-  const DType y_type = c.signed_output ? DType::kInt8 : DType::kUInt8;
-  const ValueId x = g.add_input("x", TensorType{x_type, {1, c.channels, c.size, c.size}});
-  auto eight_bit = [&](DType type, std::int32_t value) {
-    return type == DType::kInt8 ? scalar_of<std::int8_t>(static_cast<std::int8_t>(value))
-                                : scalar_of<std::uint8_t>(static_cast<std::uint8_t>(value));
-  };
   const std::int64_t group_out = c.out_channels / c.groups;
-  std::vector<float> w_scales;
-  for (std::int64_t m = 0; m < (c.per_channel ? group_out : 1); ++m) {
-    w_scales.push_back(0.002f + 0.001f * static_cast<float>(m % 5));
-  }
-  const auto scale_count = static_cast<std::int64_t>(w_scales.size());
-  std::vector<ValueId> inputs = {
-      x,
-      g.add_constant("x_scale", scalar_of<float>(0.04f)),
-      g.add_constant("x_zero", eight_bit(x_type, c.signed_input ? -3 : 120)),
-      g.add_constant("w",
-                     random_integers<std::int8_t>({c.channels, group_out, 4, 4}, 7, -127, 127)),
-      g.add_constant("w_scale", Tensor::from_vector<float>(w_scales, {scale_count})),
-      g.add_constant("w_zero", Tensor::zeros(TensorType{DType::kInt8, {scale_count}})),
-      g.add_constant("y_scale", scalar_of<float>(0.05f)),
-      g.add_constant("y_zero", eight_bit(y_type, c.signed_output ? 5 : 100))};
-  if (c.bias) {
-    inputs.push_back(
-        g.add_constant("bias", random_integers<std::int32_t>({c.out_channels}, 9, -2000, 2000)));
-  }
-  const std::int64_t out = (c.size - 1) * c.stride - 2 + 4;
-  const ValueId y = g.add_value("y", TensorType{y_type, {1, c.out_channels, out, out}});
+  QConvParts parts = qconv_parts(c, {c.channels, group_out, 4, 4}, c.per_channel ? group_out : 1,
+                                 (c.size - 1) * c.stride - 2 + 4);
+  Graph& g = parts.g;
+  g.other_opsets["collage"] = 1;
   const NodeId node =
-      g.add_node("QLinearConvTranspose", inputs, {y},
+      g.add_node("QLinearConvTranspose", parts.inputs, {parts.y},
                  attrs({{"group", c.groups},
                         {"pads", std::vector<std::int64_t>{1, 1, 1, 1}},
                         {"strides", std::vector<std::int64_t>{c.stride, c.stride}}}),
                  "deconv");
   g.node(node).domain = "collage";
-  g.add_output(y);
-  return g;
+  g.add_output(parts.y);
+  return std::move(g);
 }
 
 // The QLinearConvTranspose cases: per-tensor and per-channel weights, bias,

@@ -70,22 +70,40 @@ void col2im_channel(const ConvShape& shape, const T* columns, std::int64_t row_s
   }
 }
 
+// The sizes a transposed convolution is computed by: channels per group in
+// and out, taps, planes, the input's width and lines (a line is one (d, h)
+// row of the input), and the columns of one group (taps times output
+// channels of a group rows), computed `chunk_rows` input lines at a time so
+// that the buffer stays bounded whatever the image size.
+struct TransposeSizes {
+  std::int64_t cg, mg, taps, in_plane, out_plane, in_w, in_rows, column_rows, chunk_rows;
+};
+
+TransposeSizes transpose_sizes(const ConvShape& shape) {
+  const std::int64_t column_rows = shape.group_out_channels() * shape.kernel_size();
+  const std::int64_t in_w = shape.window[2].input;
+  const std::int64_t in_rows = shape.input_plane() / in_w;
+  return TransposeSizes{
+      .cg = shape.group_channels(),
+      .mg = shape.group_out_channels(),
+      .taps = shape.kernel_size(),
+      .in_plane = shape.input_plane(),
+      .out_plane = shape.output_plane(),
+      .in_w = in_w,
+      .in_rows = in_rows,
+      .column_rows = column_rows,
+      .chunk_rows = std::clamp<std::int64_t>(
+          kColumnBudget / std::max<std::int64_t>(1, column_rows * in_w), 1, in_rows)};
+}
+
 void run_conv_transpose(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                         std::span<Tensor> outputs, int threads) {
   Tensor& y = outputs[0];
   const ConvShape shape = conv_shape(node, inputs, y);
   const Tensor* bias = optional_input(inputs, 2);
 
-  const std::int64_t cg = shape.group_channels();
-  const std::int64_t mg = shape.group_out_channels();
-  const std::int64_t taps = shape.kernel_size();
-  const std::int64_t in_plane = shape.input_plane();
-  const std::int64_t out_plane = shape.output_plane();
-  const std::int64_t in_w = shape.window[2].input;
-  const std::int64_t in_rows = in_plane / in_w;
-  const std::int64_t column_rows = mg * taps;
-  const std::int64_t chunk_rows = std::clamp<std::int64_t>(
-      kColumnBudget / std::max<std::int64_t>(1, column_rows * in_w), 1, in_rows);
+  const auto [cg, mg, taps, in_plane, out_plane, in_w, in_rows, column_rows, chunk_rows] =
+      transpose_sizes(shape);
   // Every element is written by the GEMM before it is read: no need to zero it.
   const std::unique_ptr<float[]> columns(
       new float[static_cast<std::size_t>(column_rows * chunk_rows * in_w)]);
@@ -127,16 +145,8 @@ void run_conv_transpose(const Graph& graph, const Node& node, std::span<const Te
 template <typename W>
 void integer_sums_transposed(const ConvShape& shape, const std::int16_t* x, const W* w,
                              const Tensor* bias, std::int32_t* y, int threads) {
-  const std::int64_t cg = shape.group_channels();
-  const std::int64_t mg = shape.group_out_channels();
-  const std::int64_t taps = shape.kernel_size();
-  const std::int64_t in_plane = shape.input_plane();
-  const std::int64_t out_plane = shape.output_plane();
-  const std::int64_t in_w = shape.window[2].input;
-  const std::int64_t in_rows = in_plane / in_w;
-  const std::int64_t column_rows = mg * taps;
-  const std::int64_t chunk_rows = std::clamp<std::int64_t>(
-      kColumnBudget / std::max<std::int64_t>(1, column_rows * in_w), 1, in_rows);
+  const auto [cg, mg, taps, in_plane, out_plane, in_w, in_rows, column_rows, chunk_rows] =
+      transpose_sizes(shape);
   std::vector<std::int32_t> columns(static_cast<std::size_t>(column_rows * chunk_rows * in_w));
 
   const std::int64_t planes = shape.batch * shape.out_channels;

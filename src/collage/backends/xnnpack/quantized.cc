@@ -266,8 +266,15 @@ bool is_quantize_or_dequantize(const Graph& graph, const Node& node) {
   return endpoints_quantized(graph, node);
 }
 
-bool is_qlinear_conv(const Graph& graph, const Node& node) {
-  if (!in_default_domain(node) || !one_output(node)) return false;
+namespace {
+
+// Whether `node` (a QLinearConv or QLinearConvTranspose, by `transposed`)
+// is 2-D with constant int8 weights of zero points 0 and `scales` weight
+// scales (0: one per output channel), requantized within this XNNPACK's
+// range, with an int32 bias or none.
+bool quantized_convolution_fits(const Graph& graph, const Node& node, bool transposed,
+                                std::int64_t scales) {
+  if (!one_output(node)) return false;
   if (node.inputs.size() < 8 || node.inputs.size() > 9 || !computed(graph, node.input(0))) {
     return false;
   }
@@ -277,34 +284,28 @@ bool is_qlinear_conv(const Graph& graph, const Node& node) {
   const Shape& y = graph.type(node.outputs[0]).shape;
   if (x.size() != 4 || w.size() != 4 || y.size() != 4) return false;
   const std::int64_t group = node.attributes.get_int("group", 1);
-  if (group < 1 || x[1] % group != 0 || w[1] * group != x[1] || w[0] != y[1] || w[0] % group != 0) {
+  if (group < 1 || x[1] % group != 0) return false;
+  // Conv weights are [M, C/g, kH, kW], ConvTranspose weights [C, M/g, kH, kW].
+  const bool weights_fit = transposed ? w[0] == x[1] && w[1] * group == y[1]
+                                      : w[1] * group == x[1] && w[0] == y[1] && w[0] % group == 0;
+  if (!weights_fit) return false;
+  const std::int64_t count = scales == 0 ? y[1] : scales;
+  if (!weight_scales_fit(graph, node, 4, count) || !zero_points_are_zero(graph, node, 5)) {
     return false;
   }
-  if (!weight_scales_fit(graph, node, 4, w[0]) || !zero_points_are_zero(graph, node, 5)) {
-    return false;
-  }
-  if (!requantization_fits(graph, node, 4, 6, w[0])) return false;
-  return bias_fits(graph, node, 8, w[0]) && conv_window(graph, node).has_value();
+  if (!requantization_fits(graph, node, 4, 6, count)) return false;
+  return bias_fits(graph, node, 8, y[1]) && conv_window(graph, node).has_value();
+}
+
+}  // namespace
+
+bool is_qlinear_conv(const Graph& graph, const Node& node) {
+  return in_default_domain(node) && quantized_convolution_fits(graph, node, false, 0);
 }
 
 bool is_qlinear_conv_transpose(const Graph& graph, const Node& node) {
-  if (node.domain != "collage" || !one_output(node)) return false;
-  if (node.inputs.size() < 8 || node.inputs.size() > 9 || !computed(graph, node.input(0))) {
-    return false;
-  }
-  if (!endpoints_quantized(graph, node) || !is_constant_int8(graph, node.input(3))) return false;
-  const Shape& x = graph.type(node.input(0)).shape;
-  const Shape& w = graph.type(node.input(3)).shape;
-  const Shape& y = graph.type(node.outputs[0]).shape;
-  if (x.size() != 4 || w.size() != 4 || y.size() != 4) return false;
-  const std::int64_t group = node.attributes.get_int("group", 1);
-  if (group < 1 || x[1] % group != 0 || w[0] != x[1] || w[1] * group != y[1]) return false;
   // This XNNPACK's int8 deconvolution takes one weight scale.
-  if (!weight_scales_fit(graph, node, 4, 1) || !zero_points_are_zero(graph, node, 5)) {
-    return false;
-  }
-  if (!requantization_fits(graph, node, 4, 6, 1)) return false;
-  return bias_fits(graph, node, 8, y[1]) && conv_window(graph, node).has_value();
+  return node.domain == "collage" && quantized_convolution_fits(graph, node, true, 1);
 }
 
 bool is_qlinear_binary(const Graph& graph, const Node& node) {
