@@ -102,39 +102,39 @@ void run_conv_transpose(const Graph& graph, const Node& node, std::span<const Te
   const ConvShape shape = conv_shape(node, inputs, y);
   const Tensor* bias = optional_input(inputs, 2);
 
-  const auto [cg, mg, taps, in_plane, out_plane, in_w, in_rows, column_rows, chunk_rows] =
-      transpose_sizes(shape);
+  const TransposeSizes sizes = transpose_sizes(shape);
   // Every element is written by the GEMM before it is read: no need to zero it.
   const std::unique_ptr<float[]> columns(
-      new float[static_cast<std::size_t>(column_rows * chunk_rows * in_w)]);
+      new float[static_cast<std::size_t>(sizes.column_rows * sizes.chunk_rows * sizes.in_w)]);
 
   const float* xd = inputs[0].data<float>();
   const float* wd = inputs[1].data<float>();
   float* yd = y.data<float>();
   const std::int64_t planes = shape.batch * shape.out_channels;
-  const int fill_threads = loop_threads(planes, out_plane, threads);
+  const int fill_threads = loop_threads(planes, sizes.out_plane, threads);
 #pragma omp parallel for num_threads(fill_threads) schedule(static)
   for (std::int64_t plane = 0; plane < planes; ++plane) {
     const float value = bias != nullptr ? bias->data<float>()[plane % shape.out_channels] : 0.0f;
-    std::fill(yd + plane * out_plane, yd + (plane + 1) * out_plane, value);
+    std::fill(yd + plane * sizes.out_plane, yd + (plane + 1) * sizes.out_plane, value);
   }
 
   for (std::int64_t n = 0; n < shape.batch; ++n) {
     for (std::int64_t g = 0; g < shape.groups; ++g) {
-      const float* image = xd + (n * shape.channels + g * cg) * in_plane;
+      const float* image = xd + (n * shape.channels + g * sizes.cg) * sizes.in_plane;
       // W_g is [cg, mg * taps]; its transpose is the GEMM's left operand.
-      const SgemmMatrix weights{wd + g * cg * column_rows, column_rows, true};
-      float* out_group = yd + (n * shape.out_channels + g * mg) * out_plane;
-      for (std::int64_t row0 = 0; row0 < in_rows; row0 += chunk_rows) {
-        const std::int64_t rows = std::min(chunk_rows, in_rows - row0);
-        const std::int64_t width = rows * in_w;
-        sgemm(column_rows, width, cg, weights, SgemmMatrix{image + row0 * in_w, in_plane, false},
+      const SgemmMatrix weights{wd + g * sizes.cg * sizes.column_rows, sizes.column_rows, true};
+      float* out_group = yd + (n * shape.out_channels + g * sizes.mg) * sizes.out_plane;
+      for (std::int64_t row0 = 0; row0 < sizes.in_rows; row0 += sizes.chunk_rows) {
+        const std::int64_t rows = std::min(sizes.chunk_rows, sizes.in_rows - row0);
+        const std::int64_t width = rows * sizes.in_w;
+        sgemm(sizes.column_rows, width, sizes.cg, weights,
+              SgemmMatrix{image + row0 * sizes.in_w, sizes.in_plane, false},
               SgemmOutput{columns.get(), width}, threads);
-        const int scatter_threads = loop_threads(mg, taps * width, threads);
+        const int scatter_threads = loop_threads(sizes.mg, sizes.taps * width, threads);
 #pragma omp parallel for num_threads(scatter_threads) schedule(static)
-        for (std::int64_t m = 0; m < mg; ++m) {
-          col2im_channel(shape, columns.get() + m * taps * width, width, row0, rows,
-                         out_group + m * out_plane);
+        for (std::int64_t m = 0; m < sizes.mg; ++m) {
+          col2im_channel(shape, columns.get() + m * sizes.taps * width, width, row0, rows,
+                         out_group + m * sizes.out_plane);
         }
       }
     }
@@ -145,62 +145,64 @@ void run_conv_transpose(const Graph& graph, const Node& node, std::span<const Te
 template <typename W>
 void integer_sums_transposed(const ConvShape& shape, const std::int16_t* x, const W* w,
                              const Tensor* bias, std::int32_t* y, int threads) {
-  const auto [cg, mg, taps, in_plane, out_plane, in_w, in_rows, column_rows, chunk_rows] =
-      transpose_sizes(shape);
-  std::vector<std::int32_t> columns(static_cast<std::size_t>(column_rows * chunk_rows * in_w));
+  const TransposeSizes sizes = transpose_sizes(shape);
+  std::vector<std::int32_t> columns(
+      static_cast<std::size_t>(sizes.column_rows * sizes.chunk_rows * sizes.in_w));
 
   const std::int64_t planes = shape.batch * shape.out_channels;
   for (std::int64_t plane = 0; plane < planes; ++plane) {
     const std::int32_t value =
         bias != nullptr ? bias->data<std::int32_t>()[plane % shape.out_channels] : 0;
-    std::fill(y + plane * out_plane, y + (plane + 1) * out_plane, value);
+    std::fill(y + plane * sizes.out_plane, y + (plane + 1) * sizes.out_plane, value);
   }
   for (std::int64_t n = 0; n < shape.batch; ++n) {
     for (std::int64_t g = 0; g < shape.groups; ++g) {
-      const std::int16_t* image = x + (n * shape.channels + g * cg) * in_plane;
+      const std::int16_t* image = x + (n * shape.channels + g * sizes.cg) * sizes.in_plane;
       // W_g is [cg, mg * taps]: row j of the columns is W_g[:, j]^T X_g.
-      const W* weights = w + g * cg * column_rows;
-      std::int32_t* out_group = y + (n * shape.out_channels + g * mg) * out_plane;
-      for (std::int64_t row0 = 0; row0 < in_rows; row0 += chunk_rows) {
-        const std::int64_t rows = std::min(chunk_rows, in_rows - row0);
-        const std::int64_t width = rows * in_w;
+      const W* weights = w + g * sizes.cg * sizes.column_rows;
+      std::int32_t* out_group = y + (n * shape.out_channels + g * sizes.mg) * sizes.out_plane;
+      for (std::int64_t row0 = 0; row0 < sizes.in_rows; row0 += sizes.chunk_rows) {
+        const std::int64_t rows = std::min(sizes.chunk_rows, sizes.in_rows - row0);
+        const std::int64_t width = rows * sizes.in_w;
         // A block of input positions at a time: each weight row W_g[c, :]
         // (contiguous over j) is read once from memory per block and
         // multiplied into one accumulator row per position.
         const std::int64_t blocks = (width + kPositionBlock - 1) / kPositionBlock;
-        const int team = loop_threads(blocks, kPositionBlock * cg * column_rows, threads);
+        const int team =
+            loop_threads(blocks, kPositionBlock * sizes.cg * sizes.column_rows, threads);
 #pragma omp parallel num_threads(team) if (team > 1)
         {
-          std::vector<std::int32_t> sums(static_cast<std::size_t>(kPositionBlock * column_rows));
+          std::vector<std::int32_t> sums(
+              static_cast<std::size_t>(kPositionBlock * sizes.column_rows));
 #pragma omp for schedule(static)
           for (std::int64_t b = 0; b < blocks; ++b) {
             const std::int64_t p0 = b * kPositionBlock;
             const std::int64_t count = std::min(kPositionBlock, width - p0);
             std::fill(sums.begin(), sums.end(), 0);
-            for (std::int64_t c = 0; c < cg; ++c) {
-              const W* row = weights + c * column_rows;
-              const std::int16_t* values = image + c * in_plane + row0 * in_w + p0;
+            for (std::int64_t c = 0; c < sizes.cg; ++c) {
+              const W* row = weights + c * sizes.column_rows;
+              const std::int16_t* values = image + c * sizes.in_plane + row0 * sizes.in_w + p0;
               for (std::int64_t k = 0; k < count; ++k) {
                 const std::int32_t value = values[k];
                 if (value == 0) continue;
-                std::int32_t* into = sums.data() + k * column_rows;
+                std::int32_t* into = sums.data() + k * sizes.column_rows;
 #pragma omp simd
-                for (std::int64_t j = 0; j < column_rows; ++j) into[j] += value * row[j];
+                for (std::int64_t j = 0; j < sizes.column_rows; ++j) into[j] += value * row[j];
               }
             }
             for (std::int64_t k = 0; k < count; ++k) {
-              for (std::int64_t j = 0; j < column_rows; ++j) {
+              for (std::int64_t j = 0; j < sizes.column_rows; ++j) {
                 columns[static_cast<std::size_t>(j * width + p0 + k)] =
-                    sums[static_cast<std::size_t>(k * column_rows + j)];
+                    sums[static_cast<std::size_t>(k * sizes.column_rows + j)];
               }
             }
           }
         }
-        const int scatter_threads = loop_threads(mg, taps * width, threads);
+        const int scatter_threads = loop_threads(sizes.mg, sizes.taps * width, threads);
 #pragma omp parallel for num_threads(scatter_threads) schedule(static)
-        for (std::int64_t m = 0; m < mg; ++m) {
-          col2im_channel(shape, columns.data() + m * taps * width, width, row0, rows,
-                         out_group + m * out_plane);
+        for (std::int64_t m = 0; m < sizes.mg; ++m) {
+          col2im_channel(shape, columns.data() + m * sizes.taps * width, width, row0, rows,
+                         out_group + m * sizes.out_plane);
         }
       }
     }
