@@ -42,6 +42,7 @@ bool runs_int8(const PlanPartition& partition) {
                                                   "QLinearAdd",
                                                   "QLinearMul",
                                                   "QLinearSigmoid",
+                                                  "QLinearSoftmax",
                                                   "QLinearLeakyRelu",
                                                   "QLinearHardSwish",
                                                   "QLinearHardSigmoid",
