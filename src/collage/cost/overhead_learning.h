@@ -48,8 +48,9 @@ enum class PartsTimed { kWhenSearched, kWithProfile };
 // others are not listed): the median over the backend's partitions of
 // (in context - scale x isolated), plus an equal share of the executor's
 // time beyond the partitions, at least 0 and at most the run's end to end
-// over the backend's partition count (when the run's time is known). The plan's estimates were made
-// with `charged` added; it is taken off to get the isolated cost.
+// over the backend's partition count (when the run's time is known). The
+// plan's estimates were made with `charged` added; it is taken off to get
+// the isolated cost.
 //
 // With `parts` kWhenSearched, the estimates are the search's measurements,
 // taken at another moment: `scale` is how fast the machine ran the plan

@@ -2,19 +2,19 @@
 // ONNX domain, and the com.microsoft operators that ONNX Runtime's
 // quantizer writes into QOperator models (QLinearAdd, QLinearMul,
 // QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat,
-// QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QGemm), and collage's QLinearHardSwish,
-// QLinearHardSigmoid and QLinearConvTranspose, the units a quantized model's
-// DequantizeLinear -> HardSwish, HardSigmoid or ConvTranspose ->
-// QuantizeLinear become (ONNX Runtime has no such ops).
+// QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QGemm), and collage's
+// QLinearHardSwish, QLinearHardSigmoid and QLinearConvTranspose, the units
+// a quantized model's DequantizeLinear -> HardSwish, HardSigmoid or
+// ConvTranspose -> QuantizeLinear become (ONNX Runtime has no such ops).
 //
 // The integer ops are exact: ConvInteger, QLinearConv, QLinearConvTranspose
 // and QGemm sum (x - x_zero_point) (w - w_zero_point) in int32. QLinearConv
 // and QLinearConvTranspose then requantize as ONNX's reference does: the sum
 // times the float32 ratio x_scale * w_scale / y_scale, in double precision,
-// plus y's zero point,
-// saturated and rounded half to even. The com.microsoft ops are defined as
-// dequantize, the float32 op, quantize (round half to even, saturate); the
-// unary ones are a 256-entry table built that way.
+// plus y's zero point, saturated and rounded half to even. The
+// com.microsoft ops are defined as dequantize, the float32 op, quantize
+// (round half to even, saturate); the unary ones are a 256-entry table
+// built that way.
 #include <fmt/format.h>
 #include <immintrin.h>
 
@@ -536,6 +536,12 @@ bool check_qlinear_unary(const Graph& graph, const Node& node) {
          graph.type(node.input(0)).shape == graph.type(node.outputs[0]).shape;
 }
 
+// Whether a QLinearSoftmax coerces its input to a matrix: its `opset`
+// attribute (the Softmax's; the graph's when absent) is before 13.
+bool softmax_coerces(const Graph& graph, const Node& node) {
+  return node.attributes.get_int("opset", graph.opset) < 13;
+}
+
 // com.microsoft QLinearSoftmax: dequantize, Softmax along `axis` as the
 // opset in attribute `opset` defines it (coerced to a matrix before 13),
 // quantize.
@@ -547,15 +553,14 @@ void run_qlinear_softmax(const Graph& graph, const Node& node, std::span<const T
       dequantized(x, quant_params(inputs[1], optional_input(inputs, 2)));
   Tensor real = Tensor::from_vector<float>(values, x.shape());
   Tensor result = Tensor::allocate(TensorType{DType::kFloat32, x.shape()});
-  softmax(node, real, result, node.attributes.get_int("opset", graph.opset) < 13, threads);
+  softmax(node, real, result, softmax_coerces(graph, node), threads);
   quantize_all(result.data<float>(), y, quant_params(inputs[3], optional_input(inputs, 4)));
 }
 
 bool check_qlinear_softmax(const Graph& graph, const Node& node) {
   if (!check_qlinear_unary(graph, node)) return false;
   const int rank = graph.type(node.input(0)).rank();
-  const std::int64_t axis =
-      node.attributes.get_int("axis", node.attributes.get_int("opset", graph.opset) < 13 ? 1 : -1);
+  const std::int64_t axis = node.attributes.get_int("axis", softmax_coerces(graph, node) ? 1 : -1);
   return rank >= 1 && axis >= -rank && axis < rank;
 }
 

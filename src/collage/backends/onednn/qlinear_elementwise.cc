@@ -10,6 +10,7 @@
 #include "collage/backends/onednn/layout.h"
 #include "collage/backends/onednn/node_checks.h"
 #include "collage/backends/onednn/post_ops.h"
+#include "collage/backends/onednn/quantize_linear.h"
 
 namespace collage::onednn {
 namespace {
@@ -23,24 +24,6 @@ std::optional<QLinearBinarySpec::Operand> operand_at(const Graph& graph, const N
   if (node.input(first) == kNoValue || !scale || !zero) return std::nullopt;
   return QLinearBinarySpec::Operand{node.input(first), static_cast<float>(*scale),
                                     static_cast<std::int32_t>(*zero)};
-}
-
-// `operand` as float32 real values in the layout of `layout`: a reorder that
-// subtracts its zero point and multiplies by its scale.
-memory dequantized(ProgramBuilder& builder, const QLinearBinarySpec::Operand& operand,
-                   const memory::desc& layout) {
-  memory src = builder.read(operand.value, layout);
-  const memory::desc f32 = layout_like(layout, layout.dims(), memory::data_type::f32);
-  memory dst(f32, builder.engine());
-  dnnl::primitive_attr attr;
-  attr.set_output_scales(0, {operand.scale});
-  attr.set_zero_points(DNNL_ARG_FROM, 0, {DNNL_RUNTIME_S32_VAL});
-  const dnnl::reorder::primitive_desc pd(builder.engine(), layout, builder.engine(), f32, attr);
-  builder.add(dnnl::reorder(pd), {{DNNL_ARG_FROM, src},
-                                  {DNNL_ARG_TO, dst},
-                                  {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_FROM,
-                                   builder.zero_point_memory(operand.zero_point)}});
-  return dst;
 }
 
 // A float32 scalar constant of `like`'s rank, described in its layout: the
@@ -173,8 +156,9 @@ void emit_qlinear_binary(ProgramBuilder& builder, const QLinearBinarySpec& spec)
   // values, dequantized by a reorder (b is then usually the broadcast
   // operand, a few values).
   const bool raw_b = b_operand.zero_point == 0;
-  memory b =
-      raw_b ? builder.read(b_operand.value, layout_b) : dequantized(builder, b_operand, layout_b);
+  memory b = raw_b ? builder.read(b_operand.value, layout_b)
+                   : dequantized(builder, b_operand.value, b_operand.scale, b_operand.zero_point,
+                                 layout_b);
   dnnl::post_ops times_b;
   times_b.append_binary(dnnl::algorithm::binary_mul, b.get_desc());
   emit_requantizing_binary(

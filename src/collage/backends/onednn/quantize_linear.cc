@@ -72,4 +72,20 @@ void emit_quantize_linear(ProgramBuilder& builder, const QuantizeLinearSpec& spe
   builder.define(spec.output, dst);
 }
 
+memory dequantized(ProgramBuilder& builder, ValueId value, float scale, std::int32_t zero_point,
+                   const memory::desc& layout) {
+  memory src = builder.read(value, layout);
+  const memory::desc f32 = layout_like(layout, layout.dims(), memory::data_type::f32);
+  memory dst(f32, builder.engine());
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(0, {scale});
+  attr.set_zero_points(DNNL_ARG_FROM, 0, {DNNL_RUNTIME_S32_VAL});
+  const dnnl::reorder::primitive_desc pd(builder.engine(), layout, builder.engine(), f32, attr);
+  builder.add(dnnl::reorder(pd),
+              {{DNNL_ARG_FROM, src},
+               {DNNL_ARG_TO, dst},
+               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_FROM, builder.zero_point_memory(zero_point)}});
+  return dst;
+}
+
 }  // namespace collage::onednn

@@ -33,4 +33,10 @@ Result<QuantizeLinearSpec> quantize_linear_spec(const Graph& graph, const Node& 
 
 void emit_quantize_linear(ProgramBuilder& builder, const QuantizeLinearSpec& spec);
 
+// The 8-bit `value`, read in `layout`, as float32 real values in that
+// layout's format: a new memory a reorder writes, subtracting `zero_point`
+// and multiplying by `scale` (for an op that needs its input in float32).
+memory dequantized(ProgramBuilder& builder, ValueId value, float scale, std::int32_t zero_point,
+                   const memory::desc& layout);
+
 }  // namespace collage::onednn

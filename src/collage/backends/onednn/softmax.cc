@@ -7,6 +7,7 @@
 
 #include "collage/backends/onednn/layout.h"
 #include "collage/backends/onednn/node_checks.h"
+#include "collage/backends/onednn/quantize_linear.h"
 
 namespace collage::onednn {
 
@@ -21,10 +22,11 @@ std::optional<std::string> quantized_problem(const Graph& graph, const Node& nod
   const std::optional<memory::data_type> src = eight_bit_type(graph.type(node.input(0)).dtype);
   const std::optional<memory::data_type> dst = eight_bit_type(graph.type(node.outputs[0]).dtype);
   const std::optional<double> x_scale = scalar_input(graph, node, 1);
+  const std::optional<double> x_zero = zero_point_input(graph, node, 2);
   const std::optional<double> y_scale = scalar_input(graph, node, 3);
   const std::optional<double> y_zero = zero_point_input(graph, node, 4);
   if (!src || !dst) return "QLinearSoftmax of other than 8-bit values";
-  if (!x_scale || !y_scale || !y_zero) {
+  if (!x_scale || !x_zero || !y_scale || !y_zero) {
     return "QLinearSoftmax with scales or zero points computed at run time";
   }
   if (*y_zero != 0.0)
@@ -33,6 +35,7 @@ std::optional<std::string> quantized_problem(const Graph& graph, const Node& nod
   spec.src_type = *src;
   spec.dst_type = *dst;
   spec.x_scale = static_cast<float>(*x_scale);
+  spec.x_zero_point = static_cast<std::int32_t>(*x_zero);
   spec.y_scale = static_cast<float>(*y_scale);
   return std::nullopt;
 }
@@ -86,15 +89,8 @@ void emit_softmax(ProgramBuilder& builder, const SoftmaxSpec& spec) {
   memory src;
   dnnl::primitive_attr attr;
   if (spec.quantized) {
-    // x_scale * q: the real values but for the zero point's shift.
-    const memory::desc eight_bit = plain_desc(spec.dims, spec.src_type);
-    src = memory(layout, builder.engine());
-    dnnl::primitive_attr scale;
-    scale.set_output_scales(0, {spec.x_scale});
-    const dnnl::reorder::primitive_desc reorder(builder.engine(), eight_bit, builder.engine(),
-                                                layout, scale);
-    builder.add(dnnl::reorder(reorder),
-                {{DNNL_ARG_FROM, builder.read(spec.input, eight_bit)}, {DNNL_ARG_TO, src}});
+    src = dequantized(builder, spec.input, spec.x_scale, spec.x_zero_point,
+                      plain_desc(spec.dims, spec.src_type));
     attr.set_output_scales(0, {1.0f / spec.y_scale});
   } else {
     src = builder.read(spec.input, layout);

@@ -1,8 +1,7 @@
 // Softmax: ONNX Softmax and LogSoftmax as oneDNN softmax (v2), and
 // com.microsoft QLinearSoftmax as a dequantizing reorder and a softmax that
 // writes 8-bit values (its output scale 1 / y_scale; this oneDNN's softmax
-// takes no zero point, so only a y zero point of 0 is claimed). The x zero
-// point is left out: a softmax does not change when its inputs shift alike.
+// takes no zero point, so only a y zero point of 0 is claimed).
 //
 // The axis means different things by opset: before 13 the input is coerced
 // to a matrix [prod(dims before axis), prod(dims from axis)] and normalized
@@ -10,6 +9,7 @@
 // oneDNN softmax over one axis of a (possibly reshaped) plain tensor.
 #pragma once
 
+#include <cstdint>
 #include <dnnl.hpp>
 
 #include "collage/backends/onednn/program.h"
@@ -29,6 +29,7 @@ struct SoftmaxSpec {
   memory::data_type src_type = memory::data_type::f32;
   memory::data_type dst_type = memory::data_type::f32;
   float x_scale = 1.0f;
+  std::int32_t x_zero_point = 0;
   float y_scale = 1.0f;
 };
 

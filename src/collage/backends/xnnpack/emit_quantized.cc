@@ -1,8 +1,9 @@
 // Quantized ops on qint8 values: QuantizeLinear and DequantizeLinear,
-// QLinearConv, QLinearConvTranspose, QGemm and QLinearMatMul. QLinearAdd and QLinearMul are in
-// emit_arithmetic.cc; QLinearGlobalAveragePool, MaxPool and reshapes of 8-bit
-// values share the float emitters, the builder defining their values as
-// 8-bit. Ops without an int8 kernel here run in float32 between converts.
+// QLinearConv, QLinearConvTranspose, QGemm and QLinearMatMul. QLinearAdd
+// and QLinearMul are in emit_arithmetic.cc; QLinearGlobalAveragePool,
+// MaxPool and reshapes of 8-bit values share the float emitters, the
+// builder defining their values as 8-bit. Ops without an int8 kernel here
+// run in float32 between converts.
 #include <algorithm>
 #include <cstdint>
 #include <utility>
