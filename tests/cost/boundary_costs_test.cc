@@ -33,6 +33,16 @@ class LayoutBackend : public Backend {
   std::vector<EdgeLayout> layouts_;
 };
 
+// A plain backend whose Relus run in any layout (Backend::runs_in_layout),
+// as native's do.
+class FollowingBackend : public LayoutBackend {
+ public:
+  using LayoutBackend::LayoutBackend;
+  bool runs_in_layout(const Graph&, const Node& node, EdgeLayout) const override {
+    return node.op_type == "Relu";
+  }
+};
+
 // A conversion that counts its runs.
 class CountedConversion : public LayoutConversion {
  public:
@@ -185,7 +195,7 @@ class LayoutBoundaryCostsTest : public ::testing::Test {
       : graph_(relu_chain()),
         dfg_(graph_),
         conversions_(nullptr, "machine", 1),
-        boundaries_({&plain_, &nhwc_, &blocked_}, conversions_) {}
+        boundaries_({&plain_, &nhwc_, &blocked_, &following_}, conversions_) {}
 
   PostDfsIndex index(const std::string& node) const {
     for (std::size_t i = 0; i < dfg_.size(); ++i) {
@@ -200,8 +210,9 @@ class LayoutBoundaryCostsTest : public ::testing::Test {
     return set;
   }
   BoundaryCharge between(const std::string& from, const std::string& to) {
+    IndexSet writer = set_of("a");
     IndexSet reader = set_of("b");
-    return boundaries_.charge(dfg_, index("a"), from, &reader, to);
+    return boundaries_.charge(dfg_, index("a"), from, &writer, &reader, to);
   }
 
   // One conversion of a [1,16,8,8] tensor.
@@ -210,6 +221,7 @@ class LayoutBoundaryCostsTest : public ::testing::Test {
   LayoutBackend nhwc_{"nhwc", {EdgeLayout::kChannelsLast, EdgeLayout::kPlain}};
   LayoutBackend blocked_{"blocked",
                          {EdgeLayout::kBlocked16, EdgeLayout::kChannelsLast, EdgeLayout::kPlain}};
+  FollowingBackend following_{"following", {EdgeLayout::kPlain}};
   Graph graph_;
   DataflowGraph dfg_;
   CountingConversions conversions_;
@@ -236,6 +248,14 @@ TEST_F(LayoutBoundaryCostsTest, TheSideTimedInAnotherLayoutThanTheAgreedOnePays)
   EXPECT_EQ(mixed.consumer_seconds, 0.0);
 }
 
+TEST_F(LayoutBoundaryCostsTest, APartitionThatFollowsLayoutsConvertsNothingOnEitherSide) {
+  for (const char* other : {"nhwc", "blocked", "plain"}) {
+    EXPECT_EQ(between("following", other).total(), 0.0) << other;
+    EXPECT_EQ(between(other, "following").total(), 0.0) << other;
+  }
+  EXPECT_TRUE(conversions_.changes.empty());
+}
+
 TEST_F(LayoutBoundaryCostsTest, EachSideConvertsItsOwnWayAndDirection) {
   between("nhwc", "plain");
   ASSERT_EQ(conversions_.changes.size(), 1u);
@@ -252,18 +272,20 @@ TEST_F(LayoutBoundaryCostsTest, EachSideConvertsItsOwnWayAndDirection) {
 
 TEST_F(LayoutBoundaryCostsTest, GraphInputsAndOutputsArePlain) {
   IndexSet first = set_of("a");
+  IndexSet middle = set_of("b");
+  IndexSet last = set_of("c");
   PostDfsIndex x = 0;
   for (std::size_t i = 0; i < dfg_.size(); ++i) {
     if (dfg_.role(static_cast<PostDfsIndex>(i)) == DataflowGraph::Role::kInput) {
       x = static_cast<PostDfsIndex>(i);
     }
   }
-  EXPECT_DOUBLE_EQ(boundaries_.charge(dfg_, x, "", &first, "nhwc").consumer_seconds, kOne);
-  EXPECT_EQ(boundaries_.charge(dfg_, x, "", &first, "plain").total(), 0.0);
-  EXPECT_DOUBLE_EQ(boundaries_.charge(dfg_, index("c"), "blocked", nullptr, "").producer_seconds,
-                   kOne);
+  EXPECT_DOUBLE_EQ(boundaries_.charge(dfg_, x, "", nullptr, &first, "nhwc").consumer_seconds, kOne);
+  EXPECT_EQ(boundaries_.charge(dfg_, x, "", nullptr, &first, "plain").total(), 0.0);
+  EXPECT_DOUBLE_EQ(
+      boundaries_.charge(dfg_, index("c"), "blocked", &last, nullptr, "").producer_seconds, kOne);
   // b is not a graph output: nothing to hand over there.
-  EXPECT_EQ(boundaries_.charge(dfg_, index("b"), "blocked", nullptr, "").total(), 0.0);
+  EXPECT_EQ(boundaries_.charge(dfg_, index("b"), "blocked", &middle, nullptr, "").total(), 0.0);
 }
 
 }  // namespace

@@ -85,6 +85,19 @@ TEST(MeasurerTest, CandidatesAreTimedWithTheEdgesInTheLayoutTheirBackendComputes
   }
 }
 
+TEST(MeasurerTest, ANativeCandidateThatFollowsLayoutsIsTimedWithChannelsLastEdges) {
+  const Backend& native = *BackendRegistry::global().find("native");
+  CompileOptions follows = preferred_edges(relu_graph(false), native, 2);
+  EXPECT_EQ(follows.input_layouts, std::vector<EdgeLayout>{EdgeLayout::kChannelsLast});
+  EXPECT_EQ(follows.output_layouts, std::vector<EdgeLayout>{EdgeLayout::kChannelsLast});
+  // Flatten reads the 4-D value as plain: the candidate computes plain.
+  CompileOptions plain = preferred_edges(relu_graph(true), native, 2);
+  EXPECT_TRUE(plain.input_layouts.empty() && plain.output_layouts.empty());
+  InProcessMeasurer measurer(native, MeasureOptions{});
+  Cost cost = measurer.measure_partition(relu_graph(false), native);
+  EXPECT_TRUE(cost.is_valid()) << cost.reason();
+}
+
 TEST(MeasurerTest, ACandidateWithPreferredEdgesIsStillCheckedAndTimed) {
   InProcessMeasurer measurer(*BackendRegistry::global().find("native"), MeasureOptions{});
   for (const Backend* backend : BackendRegistry::global().all()) {

@@ -150,6 +150,68 @@ TEST(PlanCompilerTest, AComputeLayoutIsTheLayoutItsPartitionsExchangeAndMatchesN
   EXPECT_EQ(plan.label(), "collage [onednn:" + edge_layout_name(other) + "]");
 }
 
+// conv_chain with a 3x3 MaxPool `pool` (stride 1) between relu1 and conv2.
+Graph pooled_chain() {
+  Graph pooled;
+  pooled.opset = 13;
+  ValueId x = pooled.add_input("x", f32({1, 4, 8, 8}));
+  Attributes same;
+  same.set("pads", std::vector<std::int64_t>{1, 1, 1, 1});
+  ValueId c1 = pooled.add_value("c1", f32({1, 32, 8, 8}));
+  pooled.add_node("Conv", {x, pooled.add_constant("w1", random_weight({32, 4, 3, 3}, 1))}, {c1},
+                  same, "conv1");
+  ValueId relu = pooled.add_value("r1", f32({1, 32, 8, 8}));
+  pooled.add_node("Relu", {c1}, {relu}, {}, "relu1");
+  Attributes window = same;
+  window.set("kernel_shape", std::vector<std::int64_t>{3, 3});
+  ValueId p = pooled.add_value("p", f32({1, 32, 8, 8}));
+  pooled.add_node("MaxPool", {relu}, {p}, window, "pool");
+  ValueId c2 = pooled.add_value("c2", f32({1, 16, 8, 8}));
+  pooled.add_node("Conv", {p, pooled.add_constant("w2", random_weight({16, 32, 3, 3}, 2))}, {c2},
+                  same, "conv2");
+  ValueId r2 = pooled.add_value("r2", f32({1, 16, 8, 8}));
+  pooled.add_node("Relu", {c2}, {r2}, {}, "relu2");
+  ValueId y = pooled.add_value("y", f32({1, 16 * 64}));
+  pooled.add_node("Flatten", {r2}, {y}, {}, "flat");
+  pooled.add_output(y);
+  return pooled;
+}
+
+TEST(PlanCompilerTest, ANativePoolBetweenOnednnPartitionsTakesTheirLayoutAndMatchesNative) {
+  if (!registry_has("onednn")) GTEST_SKIP() << "no oneDNN in this build";
+  const BackendRegistry& registry = BackendRegistry::global();
+  const Backend& onednn = *registry.find("onednn");
+  const Backend& native = registry.native();
+  Graph model = pooled_chain();
+  std::vector<std::optional<EdgeLayout>> asked = {std::nullopt};
+  for (EdgeLayout other : onednn.compute_layouts()) asked.push_back(other);
+  for (const std::optional<EdgeLayout>& layout : asked) {
+    const EdgeLayout expected = layout.value_or(onednn.edge_layouts().front());
+    std::vector<EdgeLayout> layouts = negotiate_edge_layouts(
+        model, {{0, 1}, {2}, {3, 4}, {5}}, {&onednn, &native, &onednn, &native},
+        {layout, std::nullopt, layout, std::nullopt});
+    // The pool follows oneDNN's layout in and hands it on: no conversion.
+    EXPECT_EQ(layouts[static_cast<std::size_t>(*model.find_value("r1"))], expected);
+    EXPECT_EQ(layouts[static_cast<std::size_t>(*model.find_value("p"))], expected);
+    Plan plan = plan_of({{"onednn", {"conv1", "relu1"}},
+                         {"native", {"pool"}},
+                         {"onednn", {"conv2", "relu2"}},
+                         {"native", {"flat"}}});
+    if (layout) plan.compute_layouts["onednn"] = edge_layout_name(*layout);
+    std::map<std::string, Tensor> inputs = random_inputs(model);
+    Executor mixed = compile_plan(model, plan, registry, 2);
+    Executor reference = compile_plan(
+        model, plan_of({{"native", {"conv1", "relu1", "pool", "conv2", "relu2", "flat"}}}),
+        registry, 1);
+    const std::vector<float> want = values_of(reference.run(inputs).at("y"));
+    for (int run = 0; run < 2; ++run) {
+      const std::vector<float> got = values_of(mixed.run(inputs).at("y"));
+      ASSERT_EQ(got.size(), want.size());
+      for (std::size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << i;
+    }
+  }
+}
+
 TEST(PlanCompilerTest, AnUnknownComputeLayoutIsAnError) {
   Graph model = conv_chain();
   Plan plan = plan_of({{"native", {"conv1", "relu1", "conv2", "relu2", "flat"}}});

@@ -314,7 +314,7 @@ class FixedBoundaryCosts : public BoundaryCosts {
  public:
   explicit FixedBoundaryCosts(double seconds) : seconds_(seconds) {}
   BoundaryCharge charge(const DataflowGraph&, PostDfsIndex, const std::string& from,
-                        const IndexSet* to_nodes, const std::string& to) override {
+                        const IndexSet*, const IndexSet* to_nodes, const std::string& to) override {
     ++calls;
     if (from.empty() || to_nodes == nullptr || from == to) return {};
     return {.producer_seconds = seconds_};

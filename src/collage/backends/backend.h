@@ -207,6 +207,18 @@ class Backend {
     return false;
   }
 
+  // Whether `node` runs on its values stored in `layout` as they arrive
+  // (channels-last or blocked; plain: always). A partition whose every node
+  // does follows its neighbours' layouts (follows_layouts): it computes in
+  // the layout its edges come in, the search charges it no conversion, and
+  // a plan hands it its producers' layout and its readers the one it
+  // computed in (plan/plan_compiler.h). It takes any edge layout the
+  // partition's values fit; the others it converts itself.
+  virtual bool runs_in_layout(const Graph& /*graph*/, const Node& /*node*/,
+                              EdgeLayout layout) const {
+    return layout == EdgeLayout::kPlain;
+  }
+
   // Layouts besides its own that the backend can be asked to compute in
   // (CompileOptions::compute_layout): which is faster depends on the model,
   // so the tuner times a plan in each (Plan::compute_layouts).
@@ -228,6 +240,24 @@ class Backend {
   virtual Result<std::unique_ptr<Kernel>> compile(const Graph& partition,
                                                   const CompileOptions& options) const = 0;
 };
+
+// Whether every node of `nodes` (NodeIds of `graph`) runs in `layout` on `backend`.
+inline bool nodes_run_in_layout(const Backend& backend, const Graph& graph,
+                                const std::vector<NodeId>& nodes, EdgeLayout layout) {
+  for (NodeId node : nodes) {
+    if (!backend.runs_in_layout(graph, graph.node(node), layout)) return false;
+  }
+  return true;
+}
+
+// Whether a partition of `backend` holding `nodes` follows its neighbours'
+// layouts (Backend::runs_in_layout): each node runs in channels-last, which
+// every 4-D float32 tensor fits. Such a partition is timed with its
+// laid-out edges in channels-last.
+inline bool follows_layouts(const Backend& backend, const Graph& graph,
+                            const std::vector<NodeId>& nodes) {
+  return nodes_run_in_layout(backend, graph, nodes, EdgeLayout::kChannelsLast);
+}
 
 // The layout a partition of `backend` is timed with on an edge of `type`:
 // the one it computes in, when that fits (preferred_edges, cost/measurer.h);

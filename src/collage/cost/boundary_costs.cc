@@ -8,43 +8,11 @@
 
 #include "collage/cost/cache_keys.h"
 #include "collage/cost/measurer.h"
-#include "collage/ir/block_transpose.h"
+#include "collage/runtime/layout_convert.h"
 #include "collage/runtime/timing.h"
 
 namespace collage {
 namespace {
-
-// Converts a [N,C,H,W] tensor between plain and `layout` (channels-last or
-// blocked) as XNNPACK's kernels do: each group of channels (all of them for
-// channels-last, one block for blocked) is a [channels, H*W] matrix
-// transposed to [H*W, channels] (or back), in square tiles, in parallel.
-// T is float, or a byte for 8-bit values.
-template <typename T>
-void tiled_convert(const T* src, T* dst, const Shape& s, const LayoutChange& change, int threads) {
-  const std::int64_t channels = s[1];
-  const std::int64_t group =
-      change.layout == EdgeLayout::kChannelsLast ? channels : edge_layout_block(change.layout);
-  const std::int64_t batches = s[0] * (channels / group);
-  const std::int64_t pixels = s[2] * s[3];
-  using Job = BatchedTransposeOf<T>;
-  const Job job = change.to_plain ? Job(src, dst, batches, pixels, group)
-                                  : Job(src, dst, batches, group, pixels);
-  const std::int64_t tasks = job.tasks();
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-  for (std::int64_t task = 0; task < tasks; ++task) job.tile(task);
-}
-
-// The same for a tensor of `type`: float32, or 8-bit (edge_layout_fits).
-void tiled_convert(const TensorType& type, const void* src, void* dst, const LayoutChange& change,
-                   int threads) {
-  if (type.dtype == DType::kFloat32) {
-    tiled_convert(static_cast<const float*>(src), static_cast<float*>(dst), type.shape, change,
-                  threads);
-  } else {
-    tiled_convert(static_cast<const std::uint8_t*>(src), static_cast<std::uint8_t*>(dst),
-                  type.shape, change, threads);
-  }
-}
 
 // Who converts, as the cache key names it.
 std::string converter_name(const Backend* backend) {
@@ -91,7 +59,9 @@ double ConversionCosts::measure(const TensorType& type, const LayoutChange& chan
         if (own) {
           own->run(src.data(), dst.data());
         } else {
-          tiled_convert(type, src.data(), dst.data(), change, threads_);
+          convert_edge_layout(type, src.data(),
+                              change.to_plain ? change.layout : EdgeLayout::kPlain, dst.data(),
+                              change.to_plain ? EdgeLayout::kPlain : change.layout, threads_);
         }
       },
       MeasureOptions::default_candidate_timing());
@@ -105,9 +75,21 @@ const Backend* LayoutBoundaryCosts::find(const std::string& name) const {
   return nullptr;
 }
 
+bool LayoutBoundaryCosts::follows(const Backend* backend, const DataflowGraph& dfg,
+                                  const IndexSet* nodes) {
+  if (backend == nullptr || nodes == nullptr) return false;
+  for (PostDfsIndex i : *nodes) {
+    if (dfg.is_operator(i) &&
+        !backend->runs_in_layout(dfg.graph(), dfg.node(i), EdgeLayout::kChannelsLast)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 BoundaryCharge LayoutBoundaryCosts::charge(const DataflowGraph& dfg, PostDfsIndex producer,
-                                           const std::string& from, const IndexSet* to_nodes,
-                                           const std::string& to) {
+                                           const std::string& from, const IndexSet* from_nodes,
+                                           const IndexSet* to_nodes, const std::string& to) {
   const Graph& graph = dfg.graph();
   std::vector<ValueId> values;
   if (dfg.is_host(producer)) {
@@ -126,6 +108,7 @@ BoundaryCharge LayoutBoundaryCosts::charge(const DataflowGraph& dfg, PostDfsInde
   const Backend* producing = from.empty() ? nullptr : find(from);
   const Backend* reading = to_nodes == nullptr ? nullptr : find(to);
   BoundaryCharge charge;
+  if (follows(producing, dfg, from_nodes) || follows(reading, dfg, to_nodes)) return charge;
   for (ValueId value : values) {
     const TensorType& type = graph.type(value);
     if (edge_layout_free(type)) continue;

@@ -73,26 +73,31 @@ class BoundaryCosts {
  public:
   virtual ~BoundaryCosts() = default;
   // The conversions of the values that operator or graph input `producer`
-  // (a dfg index) hands from a partition of backend `from` ("": `producer`
-  // is a graph input) to the partition `to_nodes` of backend `to`, or, with
-  // `to_nodes` null, to the graph's outputs.
+  // (a dfg index) hands from the partition `from_nodes` of backend `from`
+  // ("" and null: `producer` is a graph input) to the partition `to_nodes`
+  // of backend `to`, or, with `to_nodes` null, to the graph's outputs.
   virtual BoundaryCharge charge(const DataflowGraph& dfg, PostDfsIndex producer,
-                                const std::string& from, const IndexSet* to_nodes,
-                                const std::string& to) = 0;
+                                const std::string& from, const IndexSet* from_nodes,
+                                const IndexSet* to_nodes, const std::string& to) = 0;
 };
 
 // Charges what edge-layout negotiation leaves to convert, with each side
-// measured in its backend's first layout.
+// measured in its backend's first layout. A side that follows its
+// neighbours' layouts (follows_layouts) computes in the other side's: the
+// boundary costs nothing.
 class LayoutBoundaryCosts : public BoundaryCosts {
  public:
   LayoutBoundaryCosts(std::vector<const Backend*> backends, ConversionCosts& conversions)
       : backends_(std::move(backends)), conversions_(conversions) {}
 
   BoundaryCharge charge(const DataflowGraph& dfg, PostDfsIndex producer, const std::string& from,
-                        const IndexSet* to_nodes, const std::string& to) override;
+                        const IndexSet* from_nodes, const IndexSet* to_nodes,
+                        const std::string& to) override;
 
  private:
   const Backend* find(const std::string& name) const;
+  // Whether the partition `nodes` of `backend` follows layouts.
+  static bool follows(const Backend* backend, const DataflowGraph& dfg, const IndexSet* nodes);
 
   std::vector<const Backend*> backends_;
   ConversionCosts& conversions_;

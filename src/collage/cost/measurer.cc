@@ -177,10 +177,16 @@ PlanTolerance plan_output_tolerance(const Graph& model) {
 CompileOptions preferred_edges(const Graph& partition, const Backend& backend, int threads) {
   CompileOptions options{threads};
   bool any = false;
+  std::vector<NodeId> nodes(partition.num_nodes());
+  for (std::size_t n = 0; n < nodes.size(); ++n) nodes[n] = static_cast<NodeId>(n);
+  const bool follows = follows_layouts(backend, partition, nodes);
   auto layouts = [&](const std::vector<ValueId>& edges) {
     std::vector<EdgeLayout> result;
     for (ValueId edge : edges) {
-      result.push_back(timed_edge_layout(backend, partition.type(edge)));
+      const TensorType& type = partition.type(edge);
+      result.push_back(
+          follows ? (edge_layout_free(type) ? EdgeLayout::kPlain : EdgeLayout::kChannelsLast)
+                  : timed_edge_layout(backend, type));
       any |= result.back() != EdgeLayout::kPlain;
     }
     return result;

@@ -90,6 +90,9 @@ std::string screen_context(const MeasureOptions& options);
 // the backend computes in (its first edge_layouts()) fits is stored in that
 // layout, as it is between two partitions of that backend in a plan
 // (negotiate_edge_layouts); no edge layouts when there is none. A
+// partition that follows its neighbours' layouts (follows_layouts, such as
+// native's pools and elementwise chains) is timed with its laid-out edges
+// in channels-last, as it runs beside a library that computes in it. A
 // partition's graph outputs stay plain in a plan, so the search's estimate
 // of a partition beside another family's is short of the conversion, which
 // the learned per-partition overheads absorb (in_context_estimator.h).

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <set>
 #include <unordered_map>
 
 #include "collage/backends/compiles_ahead.h"
@@ -124,6 +125,45 @@ void check_plan_matches(const Graph& model, const Plan& plan, const std::string&
   }
 }
 
+namespace {
+
+// The partitions in an order that runs each after those it reads from
+// (Kahn's algorithm); plan order where the partitions depend on each other
+// in a cycle, which a plan that compiles never does.
+std::vector<std::size_t> partitions_in_run_order(const Graph& model,
+                                                 const std::vector<std::size_t>& partition_of,
+                                                 std::size_t count) {
+  std::vector<std::set<std::size_t>> readers(count);
+  std::vector<int> pending(count, 0);
+  const std::vector<std::vector<NodeId>> users = model.consumers();
+  for (std::size_t n = 0; n < model.num_nodes(); ++n) {
+    const std::size_t from = partition_of[n];
+    if (from >= count) continue;
+    for (ValueId out : model.node(static_cast<NodeId>(n)).outputs) {
+      if (out == kNoValue) continue;
+      for (NodeId user : users[static_cast<std::size_t>(out)]) {
+        const std::size_t to = partition_of[static_cast<std::size_t>(user)];
+        if (to < count && to != from && readers[from].insert(to).second) ++pending[to];
+      }
+    }
+  }
+  std::vector<std::size_t> order;
+  for (std::size_t p = 0; p < count; ++p) {
+    if (pending[p] == 0) order.push_back(p);
+  }
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    for (std::size_t to : readers[order[k]]) {
+      if (--pending[to] == 0) order.push_back(to);
+    }
+  }
+  if (order.size() == count) return order;
+  order.clear();
+  for (std::size_t p = 0; p < count; ++p) order.push_back(p);
+  return order;
+}
+
+}  // namespace
+
 std::vector<EdgeLayout> negotiate_edge_layouts(
     const Graph& model, const std::vector<std::vector<NodeId>>& partition_nodes,
     const std::vector<const Backend*>& backends,
@@ -133,33 +173,78 @@ std::vector<EdgeLayout> negotiate_edge_layouts(
   for (std::size_t p = 0; p < partition_nodes.size(); ++p) {
     for (NodeId node : partition_nodes[p]) partition_of[static_cast<std::size_t>(node)] = p;
   }
-  std::vector<std::size_t> producer(model.num_values(), none);
-  for (std::size_t n = 0; n < model.num_nodes(); ++n) {
-    for (ValueId out : model.node(static_cast<NodeId>(n)).outputs) {
-      if (out != kNoValue) producer[static_cast<std::size_t>(out)] = partition_of[n];
+  // Whether partition p runs in a layout, asked once per layout.
+  std::map<std::pair<std::size_t, EdgeLayout>, bool> runs_in;
+  auto runs_in_layout = [&](std::size_t p, EdgeLayout layout) {
+    auto [it, inserted] = runs_in.try_emplace({p, layout}, false);
+    if (inserted) {
+      it->second = nodes_run_in_layout(*backends[p], model, partition_nodes[p], layout);
     }
+    return it->second;
+  };
+  std::vector<bool> follows(partition_nodes.size());
+  for (std::size_t p = 0; p < partition_nodes.size(); ++p) {
+    follows[p] = runs_in_layout(p, EdgeLayout::kChannelsLast);
   }
+  // Whether every reader partition takes a value in `layout`: one that
+  // follows layouts when its nodes run in it, another when its backend
+  // accepts it.
+  auto all_take = [&](const std::vector<std::size_t>& readers, EdgeLayout layout) {
+    return std::all_of(readers.begin(), readers.end(), [&](std::size_t to) {
+      return follows[to] ? runs_in_layout(to, layout) : backends[to]->accepts_edge_layout(layout);
+    });
+  };
   const std::vector<std::vector<NodeId>> users = model.consumers();
   std::vector<EdgeLayout> result(model.num_values(), EdgeLayout::kPlain);
-  for (std::size_t v = 0; v < model.num_values(); ++v) {
-    const std::size_t from = producer[v];
-    const auto id = static_cast<ValueId>(v);
-    if (from == none || model.is_output(id) || users[v].empty()) continue;
-    bool crosses = false;
-    std::vector<const Backend*> readers;
-    for (NodeId user : users[v]) {
-      const std::size_t to = partition_of[static_cast<std::size_t>(user)];
-      if (to == none) {
-        readers.clear();
-        break;
+  for (std::size_t from : partitions_in_run_order(model, partition_of, none)) {
+    // The layouts `from` can hand its values over in, best first. A
+    // partition that follows layouts computes in the first layout its
+    // inputs come in that its nodes run in (as NativeBackend::compile picks).
+    std::vector<EdgeLayout> candidates;
+    if (follows[from]) {
+      EdgeLayout computed = EdgeLayout::kPlain;
+      for (NodeId node : partition_nodes[from]) {
+        for (ValueId in : model.node(node).inputs) {
+          const EdgeLayout layout =
+              in == kNoValue ? EdgeLayout::kPlain : result[static_cast<std::size_t>(in)];
+          if (computed == EdgeLayout::kPlain && layout != EdgeLayout::kPlain &&
+              runs_in_layout(from, layout)) {
+            computed = layout;
+          }
+        }
       }
-      crosses |= to != from;
-      readers.push_back(backends[to]);
+      candidates.push_back(computed);
+    } else {
+      candidates = backends[from]->edge_layouts();
+      if (from < compute_layouts.size() && compute_layouts[from]) {
+        candidates.insert(candidates.begin(), *compute_layouts[from]);
+      }
     }
-    if (!crosses || readers.empty()) continue;
-    result[v] =
-        agreed_edge_layout(*backends[from], readers, model.type(id),
-                           from < compute_layouts.size() ? compute_layouts[from] : std::nullopt);
+    for (NodeId node : partition_nodes[from]) {
+      for (ValueId id : model.node(node).outputs) {
+        if (id == kNoValue || model.is_output(id)) continue;
+        const auto v = static_cast<std::size_t>(id);
+        bool crosses = false;
+        bool placed = !users[v].empty();
+        std::vector<std::size_t> readers;
+        for (NodeId user : users[v]) {
+          const std::size_t to = partition_of[static_cast<std::size_t>(user)];
+          placed &= to != none;
+          crosses |= to != from;
+          if (to != none && to != from) readers.push_back(to);
+        }
+        if (!crosses || !placed) continue;
+        const TensorType& type = model.type(id);
+        if (edge_layout_free(type)) continue;
+        for (EdgeLayout layout : candidates) {
+          if (layout == EdgeLayout::kPlain || !edge_layout_fits(layout, type)) continue;
+          if (all_take(readers, layout)) {
+            result[v] = layout;
+            break;
+          }
+        }
+      }
+    }
   }
   return result;
 }

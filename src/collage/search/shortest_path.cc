@@ -293,8 +293,9 @@ class Search {
       const std::string other_name = other ? other->spec_name() : std::string();
       const BoundaryCharge charge =
           crossing.into
-              ? boundaries_->charge(dfg_, crossing.producer, other_name, &inside, name)
-              : boundaries_->charge(dfg_, crossing.producer, name,
+              ? boundaries_->charge(dfg_, crossing.producer, other_name,
+                                    other ? &other->sub_graph.inside() : nullptr, &inside, name)
+              : boundaries_->charge(dfg_, crossing.producer, name, &inside,
                                     other ? &other->sub_graph.inside() : nullptr, other_name);
       total += charge.total();
     }
@@ -481,15 +482,18 @@ void charge_boundaries(const DataflowGraph& dfg, std::vector<ChosenPartition>& p
       if (!crossing.into) {
         // Into another partition: counted there, as that one's input.
         if (crossing.other >= 0) continue;
-        extra[p] += boundaries.charge(dfg, crossing.producer, partition.spec_name(), nullptr, "")
-                        .producer_seconds;
+        extra[p] +=
+            boundaries.charge(dfg, crossing.producer, partition.spec_name(), &inside, nullptr, "")
+                .producer_seconds;
         continue;
       }
       const auto from = static_cast<std::size_t>(crossing.other);
       const std::string from_name =
           crossing.other < 0 ? std::string() : partitions[from].candidate.spec_name();
-      BoundaryCharge charge =
-          boundaries.charge(dfg, crossing.producer, from_name, &inside, partition.spec_name());
+      BoundaryCharge charge = boundaries.charge(
+          dfg, crossing.producer, from_name,
+          crossing.other < 0 ? nullptr : &partitions[from].candidate.sub_graph.inside(), &inside,
+          partition.spec_name());
       extra[p] += charge.consumer_seconds;
       if (crossing.other >= 0) extra[from] += charge.producer_seconds;
     }

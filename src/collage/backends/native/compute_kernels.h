@@ -112,6 +112,12 @@ void integer_conv_transpose(const ConvShape& shape, const std::int16_t* x, const
 // `coerce` (before opset 13) over the matrix the axis splits the shape into.
 void softmax(const Node& node, const Tensor& x, Tensor& y, bool coerce, int threads);
 
+// MaxPool, AveragePool (2-D, without Indices), GlobalMaxPool or
+// GlobalAveragePool `node` of a 4-D float32 tensor stored as [groups, H, W,
+// lanes] (channels-last: lanes = C; blocked: lanes = the block), into `y`
+// stored likewise (a global pool's [N, C, 1, 1] is the same in every layout).
+void pool_in_lanes(const Node& node, const Tensor& x, Tensor& y, std::int64_t lanes, int threads);
+
 // The threads a loop of `units` independent pieces of about `work_per_unit`
 // elementary operations should use: 1 for small loops, at most `threads`.
 int loop_threads(std::int64_t units, std::int64_t work_per_unit, int threads);

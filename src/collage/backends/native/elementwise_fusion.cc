@@ -4,6 +4,7 @@
 #include <cassert>
 #include <unordered_map>
 
+#include "collage/backends/native/layout_ops.h"
 #include "collage/ir/error.h"
 
 namespace collage::native {
@@ -95,12 +96,17 @@ ElementwiseProgram::ElementwiseProgram(Shape output_shape, std::vector<Shape> le
 #endif
 }
 
-ElementwiseProgram ElementwiseProgram::compile(const Graph& graph, const FusionGroup& group) {
+ElementwiseProgram ElementwiseProgram::compile(const Graph& graph, const FusionGroup& group,
+                                               EdgeLayout layout) {
+  // In a channels-last or blocked layout the loop walks the output as it is
+  // stored, and each leaf broadcasts in those dims (layout_ops.h).
+  const bool in_layout = laid_out(graph.type(group.output), layout);
+  auto dims = [&](const Shape& shape) { return in_layout ? laid_out_dims(shape, layout) : shape; };
   std::unordered_map<ValueId, Operand> operand_of;
   std::vector<Shape> leaf_shapes;
   for (std::size_t l = 0; l < group.leaves.size(); ++l) {
     operand_of[group.leaves[l]] = Operand{true, static_cast<int>(l)};
-    leaf_shapes.push_back(graph.type(group.leaves[l]).shape);
+    leaf_shapes.push_back(dims(graph.type(group.leaves[l]).shape));
   }
   std::vector<Step> steps;
   for (NodeId id : group.nodes) {
@@ -125,16 +131,17 @@ ElementwiseProgram ElementwiseProgram::compile(const Graph& graph, const FusionG
     operand_of[node.outputs[0]] = Operand{false, static_cast<int>(steps.size())};
     steps.push_back(std::move(step));
   }
-  return ElementwiseProgram(graph.type(group.output).shape, std::move(leaf_shapes),
+  return ElementwiseProgram(dims(graph.type(group.output).shape), std::move(leaf_shapes),
                             std::move(steps));
 }
 
 void ElementwiseProgram::run(std::span<const Tensor> leaves, Tensor& output, int threads) const {
   assert(leaves.size() == leaf_shapes_.size() && "ElementwiseProgram::run: wrong leaf count");
-  assert(output.shape() == output_shape_ && "ElementwiseProgram::run: wrong output shape");
+  assert(output.numel() == shape_numel(output_shape_) && "ElementwiseProgram::run: wrong output");
   std::vector<const float*> bases(leaves.size());
   for (std::size_t l = 0; l < leaves.size(); ++l) {
-    assert(leaves[l].shape() == leaf_shapes_[l] && "ElementwiseProgram::run: wrong leaf shape");
+    assert(leaves[l].numel() == shape_numel(leaf_shapes_[l]) &&
+           "ElementwiseProgram::run: wrong leaf");
     bases[l] = leaves[l].data<float>();
   }
   float* out = output.data<float>();

@@ -19,6 +19,7 @@
 #include <span>
 #include <vector>
 
+#include "collage/backends/backend.h"
 #include "collage/backends/native/broadcast.h"
 #include "collage/backends/native/elementwise_math.h"
 #include "collage/ir/graph.h"
@@ -56,12 +57,14 @@ class ElementwiseProgram {
   // `leaf_shapes` must each broadcast to `output_shape`.
   ElementwiseProgram(Shape output_shape, std::vector<Shape> leaf_shapes, std::vector<Step> steps);
 
-  // Compiles `group` of `graph`. Throws Error when a node's output shape is
+  // Compiles `group` of `graph`, its values stored in `layout` where they
+  // are laid out (layout_ops.h). Throws Error when a node's output shape is
   // not the broadcast of its inputs' shapes.
-  static ElementwiseProgram compile(const Graph& graph, const FusionGroup& group);
+  static ElementwiseProgram compile(const Graph& graph, const FusionGroup& group,
+                                    EdgeLayout layout = EdgeLayout::kPlain);
 
-  // Evaluates into `output` (float32, output_shape) from `leaves` (float32,
-  // in the order of leaf_shapes).
+  // Evaluates into `output` (float32, of output_shape's size) from `leaves`
+  // (float32, in the order of leaf_shapes).
   void run(std::span<const Tensor> leaves, Tensor& output, int threads) const;
 
   std::size_t num_steps() const { return steps_.size(); }

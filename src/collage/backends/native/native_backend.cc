@@ -13,9 +13,11 @@
 
 #include "code_version.h"
 #include "collage/backends/native/elementwise_fusion.h"
+#include "collage/backends/native/layout_ops.h"
 #include "collage/backends/native/op_registry.h"
 #include "collage/ir/control_flow.h"
 #include "collage/ir/error.h"
+#include "collage/runtime/layout_convert.h"
 
 namespace collage {
 namespace {
@@ -103,12 +105,25 @@ class BufferPool {
 class NativeKernel final : public Kernel {
  public:
   // `body_kernels`: CompileOptions::body_kernels.
+  // `layout`: where the values are laid out (layout_ops.h), the layout they
+  // are stored in, inputs and outputs included; every node must
+  // runs_in_layout.
   NativeKernel(const Graph& graph, int threads, bool fuse,
-               const std::map<std::string, std::vector<std::shared_ptr<Kernel>>>& body_kernels = {})
-      : graph_(graph), threads_(std::max(1, threads)), values_(graph.num_values()) {
+               const std::map<std::string, std::vector<std::shared_ptr<Kernel>>>& body_kernels = {},
+               EdgeLayout layout = EdgeLayout::kPlain)
+      : graph_(graph),
+        threads_(std::max(1, threads)),
+        layout_(layout),
+        values_(graph.num_values()) {
     for (std::size_t v = 0; v < graph_.num_values(); ++v) {
       const Value& value = graph_.value(static_cast<ValueId>(v));
-      if (value.is_constant()) values_[v] = *value.constant;
+      if (!value.is_constant()) continue;
+      values_[v] = *value.constant;
+      if (native::laid_out(value.constant->type(), layout_)) {
+        values_[v] = Tensor::allocate(value.constant->type());
+        convert_edge_layout(value.constant->type(), value.constant->raw(), EdgeLayout::kPlain,
+                            values_[v].raw(), layout_, threads_);
+      }
     }
     plan_steps(fuse, body_kernels);
     allocate_intermediates();
@@ -133,6 +148,9 @@ class NativeKernel final : public Kernel {
             [&step](std::size_t index, std::span<const Tensor> inputs, std::span<Tensor> outputs) {
               step.bodies[index]->run(inputs, outputs);
             });
+      } else if (step.in_layout) {
+        native::run_in_layout(graph_, graph_.node(step.node), step.input_tensors,
+                              step.output_tensors, layout_, threads_);
       } else {
         step.op->run(graph_, graph_.node(step.node), step.input_tensors, step.output_tensors,
                      threads_);
@@ -159,6 +177,8 @@ class NativeKernel final : public Kernel {
     // A control-flow node's bodies, compiled once (bodies(node)'s order):
     // natively, or as the plan's PlanBody says.
     std::vector<std::shared_ptr<Kernel>> bodies;
+    // The node reads or writes values laid out in the kernel's layout.
+    bool in_layout = false;
     std::vector<ValueId> inputs;
     std::vector<ValueId> outputs;
     // Reused on every run to hand tensors to the kernel without allocating.
@@ -181,7 +201,7 @@ class NativeKernel final : public Kernel {
       Step step;
       if (const native::FusionGroup* group = root_group[id]) {
         // Groups run at their root, after everything the group reads.
-        step.program = native::ElementwiseProgram::compile(graph_, *group);
+        step.program = native::ElementwiseProgram::compile(graph_, *group, layout_);
         step.inputs = group->leaves;
         step.outputs = {group->output};
       } else if (in_group[id]) {
@@ -190,6 +210,7 @@ class NativeKernel final : public Kernel {
         step.op = native::find_op(node);
         assert(step.op != nullptr && "NativeKernel: unsupported node survived the check");
         step.node = static_cast<NodeId>(id);
+        step.in_layout = has_laid_out_value(node);
         if (is_control_flow(node)) {
           // An If's branch that could not be typed for these shapes has no
           // kernel; run_control_flow refuses to take it.
@@ -214,6 +235,14 @@ class NativeKernel final : public Kernel {
       step.output_tensors.resize(step.outputs.size());
       steps_.push_back(std::move(step));
     }
+  }
+
+  bool has_laid_out_value(const Node& node) const {
+    auto laid_out = [&](ValueId id) {
+      return id != kNoValue && native::laid_out(graph_.type(id), layout_);
+    };
+    return std::any_of(node.inputs.begin(), node.inputs.end(), laid_out) ||
+           std::any_of(node.outputs.begin(), node.outputs.end(), laid_out);
   }
 
   // Values owned by the kernel: those its steps define that are not graph outputs.
@@ -317,9 +346,113 @@ class NativeKernel final : public Kernel {
 
   Graph graph_;
   int threads_;
+  EdgeLayout layout_;
   std::vector<Tensor> values_;
   std::vector<Step> steps_;
 };
+
+// A kernel computing in one layout whose edges come or go in others: each
+// such edge is converted on the way in or out (runtime/layout_convert.h).
+class EdgeConvertingKernel final : public Kernel {
+ public:
+  EdgeConvertingKernel(std::unique_ptr<Kernel> inner, const Graph& partition,
+                       const CompileOptions& options, EdgeLayout computed)
+      : inner_(std::move(inner)), computed_(computed), threads_(std::max(1, options.threads)) {
+    auto edges = [&](const std::vector<ValueId>& values, const std::vector<EdgeLayout>& given,
+                     std::vector<Edge>& result) {
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        Edge edge{partition.type(values[i]), i < given.size() ? given[i] : EdgeLayout::kPlain, {}};
+        if (edge.layout != computed_ &&
+            (native::laid_out(edge.type, edge.layout) || native::laid_out(edge.type, computed_))) {
+          edge.staging = Tensor::allocate(edge.type);
+        }
+        result.push_back(std::move(edge));
+      }
+    };
+    edges(partition.inputs(), options.input_layouts, inputs_);
+    edges(partition.outputs(), options.output_layouts, outputs_);
+    in_tensors_.resize(inputs_.size());
+    out_tensors_.resize(outputs_.size());
+  }
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
+    for (std::size_t i = 0; i < inputs_.size() && i < inputs.size(); ++i) {
+      Edge& edge = inputs_[i];
+      in_tensors_[i] = inputs[i];
+      if (edge.staging.empty()) continue;
+      convert_edge_layout(edge.type, inputs[i].raw(), edge.layout, edge.staging.raw(), computed_,
+                          threads_);
+      in_tensors_[i] = edge.staging;
+    }
+    for (std::size_t k = 0; k < outputs_.size() && k < outputs.size(); ++k) {
+      out_tensors_[k] = outputs_[k].staging.empty() ? outputs[k] : outputs_[k].staging;
+    }
+    inner_->run(in_tensors_, out_tensors_);
+    for (std::size_t k = 0; k < outputs_.size() && k < outputs.size(); ++k) {
+      const Edge& edge = outputs_[k];
+      if (edge.staging.empty()) continue;
+      convert_edge_layout(edge.type, edge.staging.raw(), computed_, outputs[k].raw(), edge.layout,
+                          threads_);
+    }
+    std::fill(in_tensors_.begin(), in_tensors_.end(), Tensor());
+    std::fill(out_tensors_.begin(), out_tensors_.end(), Tensor());
+  }
+
+ private:
+  struct Edge {
+    TensorType type;
+    EdgeLayout layout;
+    // Holds the value in the computed layout when it is stored otherwise.
+    Tensor staging;
+  };
+
+  std::unique_ptr<Kernel> inner_;
+  EdgeLayout computed_;
+  int threads_;
+  std::vector<Edge> inputs_;
+  std::vector<Edge> outputs_;
+  std::vector<Tensor> in_tensors_;
+  std::vector<Tensor> out_tensors_;
+};
+
+// The layout a partition computes in: the first layout of an edge that lays
+// out its value (inputs first) in which every node runs; plain when none.
+EdgeLayout computing_layout(const Graph& partition, const CompileOptions& options) {
+  auto all_run_in = [&](EdgeLayout layout) {
+    return std::all_of(partition.nodes().begin(), partition.nodes().end(), [&](const Node& node) {
+      return native::runs_in_layout(partition, node, layout);
+    });
+  };
+  auto first = [&](const std::vector<ValueId>& values,
+                   const std::vector<EdgeLayout>& layouts) -> std::optional<EdgeLayout> {
+    for (std::size_t i = 0; i < values.size() && i < layouts.size(); ++i) {
+      if (native::laid_out(partition.type(values[i]), layouts[i]) && all_run_in(layouts[i])) {
+        return layouts[i];
+      }
+    }
+    return std::nullopt;
+  };
+  if (auto layout = first(partition.inputs(), options.input_layouts)) return *layout;
+  if (auto layout = first(partition.outputs(), options.output_layouts)) return *layout;
+  return EdgeLayout::kPlain;
+}
+
+// Whether a kernel computing in `computed` takes every edge of `options` as it is.
+bool edges_as_computed(const Graph& partition, const CompileOptions& options, EdgeLayout computed) {
+  auto fits = [&](const std::vector<ValueId>& values, const std::vector<EdgeLayout>& layouts) {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const EdgeLayout given = i < layouts.size() ? layouts[i] : EdgeLayout::kPlain;
+      const TensorType& type = partition.type(values[i]);
+      if (given != computed &&
+          (native::laid_out(type, given) || native::laid_out(type, computed))) {
+        return false;
+      }
+    }
+    return true;
+  };
+  return fits(partition.inputs(), options.input_layouts) &&
+         fits(partition.outputs(), options.output_layouts);
+}
 
 class NativeBackend final : public Backend {
  public:
@@ -330,6 +463,13 @@ class NativeBackend final : public Backend {
 
   bool supports(const Graph& graph, const Node& node) const override {
     return native::node_supported(graph, node);
+  }
+
+  // Elementwise chains, pools, global pools and channel Concats run on
+  // channels-last and blocked tensors as they are (layout_ops.h); a kernel
+  // converts the edges whose layout its nodes cannot compute in.
+  bool runs_in_layout(const Graph& graph, const Node& node, EdgeLayout layout) const override {
+    return native::runs_in_layout(graph, node, layout);
   }
 
   std::string report_color() const override { return "#d9d9d9"; }
@@ -350,9 +490,16 @@ class NativeBackend final : public Backend {
     const std::string unsupported = unsupported_summary(partition);
     if (!unsupported.empty()) return Failure{"native backend does not support " + unsupported};
     if (std::optional<std::string> problem = undefined_input(partition)) return Failure{*problem};
+    if (std::optional<std::string> problem = edge_layout_problem(partition, options)) {
+      return Failure{"native backend: " + *problem};
+    }
     try {
-      return std::unique_ptr<Kernel>(std::make_unique<NativeKernel>(
-          partition, options.threads, /*fuse=*/true, options.body_kernels));
+      const EdgeLayout computed = computing_layout(partition, options);
+      std::unique_ptr<Kernel> kernel = std::make_unique<NativeKernel>(
+          partition, options.threads, /*fuse=*/true, options.body_kernels, computed);
+      if (edges_as_computed(partition, options, computed)) return kernel;
+      return std::unique_ptr<Kernel>(
+          std::make_unique<EdgeConvertingKernel>(std::move(kernel), partition, options, computed));
     } catch (const Error& error) {
       return Failure{error.what()};
     }

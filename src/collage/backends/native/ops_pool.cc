@@ -11,6 +11,7 @@
 // end padding (count_include_pad = 1), which is how ceil_mode windows that
 // run past the padding are counted by PyTorch and ONNX Runtime.
 #include <fmt/format.h>
+#include <immintrin.h>
 
 #include <algorithm>
 #include <array>
@@ -242,6 +243,240 @@ void max_pool_with_indices(const Node& node, const Tensor& x, Tensor& y, Tensor&
   }
 }
 
+// --- Pools of a tensor stored as [groups, H, W, lanes] (pool_in_lanes).
+
+// One run of `kVectors` x 8 lanes of every output position of row `oh`:
+// each tap's values combine into registers, and a window that meets no
+// input holds the fill value.
+// The taps of a window axis that meet the input at output position `o`:
+// [first, end).
+struct TapRange {
+  std::int64_t first;
+  std::int64_t end;
+};
+TapRange taps_inside(const WindowAxis& axis, std::int64_t o) {
+  const std::int64_t start = o * axis.stride - axis.pad_begin;
+  std::int64_t first = 0;
+  if (start < 0) first = (-start + axis.dilation - 1) / axis.dilation;
+  std::int64_t end = axis.kernel;
+  const std::int64_t last_position = start + (axis.kernel - 1) * axis.dilation;
+  if (last_position >= axis.input) end = (axis.input - 1 - start) / axis.dilation + 1;
+  return {first, std::max(first, std::min(end, axis.kernel))};
+}
+
+// kGroups groups at once (`in_group` and `out_group` floats apart), each
+// kPerGroup x 8 lanes: a blocked layout's blocks of 8 or 16 lanes are too
+// short to fill the registers alone.
+template <PoolKind kind, int kGroups, int kPerGroup>
+void pool_row_vectors(const float* in, std::int64_t in_group, float* out, std::int64_t out_group,
+                      std::int64_t lanes, const WindowAxis& ah, const WindowAxis& aw,
+                      std::int64_t oh, const float* count_w, float count_h) {
+  constexpr int kVectors = kGroups * kPerGroup;
+  const __m256 fill =
+      _mm256_set1_ps(kind == PoolKind::kMax ? -std::numeric_limits<float>::infinity() : 0.0f);
+  const TapRange rows = taps_inside(ah, oh);
+  const std::int64_t row_stride = ah.dilation * aw.input * lanes;
+  const float* first_row =
+      in + (oh * ah.stride - ah.pad_begin + rows.first * ah.dilation) * aw.input * lanes;
+  for (std::int64_t ow = 0; ow < aw.output; ++ow) {
+    __m256 acc[kVectors];
+#pragma GCC unroll 8
+    for (int v = 0; v < kVectors; ++v) acc[v] = fill;
+    const TapRange columns = taps_inside(aw, ow);
+    const std::int64_t first_column = ow * aw.stride - aw.pad_begin + columns.first * aw.dilation;
+    const float* row = first_row + first_column * lanes;
+    for (std::int64_t kh = rows.first; kh < rows.end; ++kh, row += row_stride) {
+      const float* tap = row;
+      for (std::int64_t kw = columns.first; kw < columns.end; ++kw, tap += aw.dilation * lanes) {
+#pragma GCC unroll 8
+        for (int v = 0; v < kVectors; ++v) {
+          const __m256 x = _mm256_loadu_ps(tap + v / kPerGroup * in_group + 8 * (v % kPerGroup));
+          acc[v] = kind == PoolKind::kMax ? _mm256_max_ps(acc[v], x) : _mm256_add_ps(acc[v], x);
+        }
+      }
+    }
+    if constexpr (kind == PoolKind::kAverage) {
+      const __m256 scale = _mm256_set1_ps(1.0f / std::max(1.0f, count_h * count_w[ow]));
+#pragma GCC unroll 8
+      for (int v = 0; v < kVectors; ++v) acc[v] = _mm256_mul_ps(acc[v], scale);
+    }
+#pragma GCC unroll 8
+    for (int v = 0; v < kVectors; ++v) {
+      _mm256_storeu_ps(out + v / kPerGroup * out_group + ow * lanes + 8 * (v % kPerGroup), acc[v]);
+    }
+  }
+}
+
+// The same for lanes that are not a multiple of 8, one at a time.
+template <PoolKind kind>
+void pool_row_scalar(const float* in, float* out, std::int64_t lanes, std::int64_t width,
+                     const WindowAxis& ah, const WindowAxis& aw, std::int64_t oh,
+                     const float* count_w, float count_h) {
+  const float fill = kind == PoolKind::kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+  for (std::int64_t ow = 0; ow < aw.output; ++ow) {
+    float* o = out + ow * lanes;
+    std::fill(o, o + width, fill);
+    for (std::int64_t kh = 0; kh < ah.kernel; ++kh) {
+      const std::int64_t ih = oh * ah.stride - ah.pad_begin + kh * ah.dilation;
+      if (ih < 0 || ih >= ah.input) continue;
+      for (std::int64_t kw = 0; kw < aw.kernel; ++kw) {
+        const std::int64_t iw = ow * aw.stride - aw.pad_begin + kw * aw.dilation;
+        if (iw < 0 || iw >= aw.input) continue;
+        const float* tap = in + (ih * aw.input + iw) * lanes;
+        for (std::int64_t l = 0; l < width; ++l) {
+          o[l] = kind == PoolKind::kMax ? std::max(o[l], tap[l]) : o[l] + tap[l];
+        }
+      }
+    }
+    if constexpr (kind == PoolKind::kAverage) {
+      const float scale = 1.0f / std::max(1.0f, count_h * count_w[ow]);
+      for (std::int64_t l = 0; l < width; ++l) o[l] *= scale;
+    }
+  }
+}
+
+// A 2-D window pool of [groups, H, W, lanes] floats: one task per output
+// row of a group, the lanes in runs of up to 64 held in registers.
+template <PoolKind kind>
+void window_pool_in_lanes(const Node& node, const Tensor& x, Tensor& y, std::int64_t lanes,
+                          int threads) {
+  const PoolShape shape = pool_shape(node, x, y);
+  const WindowAxis& ah = shape.window[1];
+  const WindowAxis& aw = shape.window[2];
+  if (shape.window[0].kernel != 1 || shape.window[0].input != 1) {
+    throw Error("a pool in a channels-last or blocked layout must be 2-D", {.node = node.name});
+  }
+  std::array<std::vector<float>, 3> counts;
+  if constexpr (kind == PoolKind::kAverage) {
+    const bool include_pad = node.attributes.get_int("count_include_pad", 0) != 0;
+    for (int axis = 1; axis < 3; ++axis) counts[axis] = tap_counts(shape.window[axis], include_pad);
+  } else {
+    counts[1].assign(static_cast<std::size_t>(ah.output), 1.0f);
+    counts[2].assign(static_cast<std::size_t>(aw.output), 1.0f);
+  }
+  const std::int64_t groups = x.numel() / (ah.input * aw.input * lanes);
+  const std::int64_t in_group = ah.input * aw.input * lanes;
+  const std::int64_t out_group = ah.output * aw.output * lanes;
+  // Blocks of 16 or 8 lanes go four or eight groups at a time.
+  const std::int64_t bundle = lanes == 16 ? 4 : lanes == 8 ? 8 : 1;
+  const std::int64_t bundles = (groups + bundle - 1) / bundle;
+  const std::int64_t rows = bundles * ah.output;
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+  const float* count_w = counts[2].data();
+  const std::int64_t row_work = bundle * aw.output * ah.kernel * aw.kernel * lanes;
+#pragma omp parallel for num_threads(loop_threads(rows, row_work, threads)) schedule(static)
+  for (std::int64_t row = 0; row < rows; ++row) {
+    const std::int64_t first = row / ah.output * bundle;
+    const std::int64_t oh = row % ah.output;
+    const float count_h = counts[1][static_cast<std::size_t>(oh)];
+    const float* in = xd + first * in_group;
+    float* out = yd + first * out_group + oh * aw.output * lanes;
+    if (first + bundle <= groups && lanes == 16) {
+      pool_row_vectors<kind, 4, 2>(in, in_group, out, out_group, lanes, ah, aw, oh, count_w,
+                                   count_h);
+      continue;
+    }
+    if (first + bundle <= groups && lanes == 8) {
+      pool_row_vectors<kind, 8, 1>(in, in_group, out, out_group, lanes, ah, aw, oh, count_w,
+                                   count_h);
+      continue;
+    }
+    for (std::int64_t g = first; g < std::min(groups, first + bundle); ++g) {
+      const float* group_in = xd + g * in_group;
+      float* group_out = yd + g * out_group + oh * aw.output * lanes;
+      std::int64_t lane = 0;
+      for (; lane + 64 <= lanes; lane += 64) {
+        pool_row_vectors<kind, 1, 8>(group_in + lane, 0, group_out + lane, 0, lanes, ah, aw, oh,
+                                     count_w, count_h);
+      }
+      for (; lane + 16 <= lanes; lane += 16) {
+        pool_row_vectors<kind, 1, 2>(group_in + lane, 0, group_out + lane, 0, lanes, ah, aw, oh,
+                                     count_w, count_h);
+      }
+      for (; lane + 8 <= lanes; lane += 8) {
+        pool_row_vectors<kind, 1, 1>(group_in + lane, 0, group_out + lane, 0, lanes, ah, aw, oh,
+                                     count_w, count_h);
+      }
+      if (lane < lanes) {
+        pool_row_scalar<kind>(group_in + lane, group_out + lane, lanes, lanes - lane, ah, aw, oh,
+                              count_w, count_h);
+      }
+    }
+  }
+}
+
+// Combines `pixels` runs of kVectors x 8 floats, `stride` floats apart,
+// into `out`: two sets of registers, for consecutive pixels, in flight.
+template <PoolKind kind, int kVectors>
+void combine_pixels(const float* in, std::int64_t pixels, std::int64_t stride, float* out,
+                    float scale) {
+  const __m256 fill =
+      _mm256_set1_ps(kind == PoolKind::kMax ? -std::numeric_limits<float>::infinity() : 0.0f);
+  auto combine = [](__m256 a, __m256 b) {
+    return kind == PoolKind::kMax ? _mm256_max_ps(a, b) : _mm256_add_ps(a, b);
+  };
+  __m256 even[kVectors];
+  __m256 odd[kVectors];
+#pragma GCC unroll 8
+  for (int v = 0; v < kVectors; ++v) even[v] = odd[v] = fill;
+  std::int64_t p = 0;
+  for (; p + 2 <= pixels; p += 2, in += 2 * stride) {
+#pragma GCC unroll 8
+    for (int v = 0; v < kVectors; ++v) {
+      even[v] = combine(even[v], _mm256_loadu_ps(in + 8 * v));
+      odd[v] = combine(odd[v], _mm256_loadu_ps(in + stride + 8 * v));
+    }
+  }
+  if (p < pixels) {
+#pragma GCC unroll 8
+    for (int v = 0; v < kVectors; ++v) even[v] = combine(even[v], _mm256_loadu_ps(in + 8 * v));
+  }
+  const __m256 factor = _mm256_set1_ps(scale);
+#pragma GCC unroll 8
+  for (int v = 0; v < kVectors; ++v) {
+    _mm256_storeu_ps(out + 8 * v, _mm256_mul_ps(combine(even[v], odd[v]), factor));
+  }
+}
+
+// A global pool of [groups, pixels, lanes] floats into groups * lanes
+// values: one task per group and run of 32 lanes (8 or 16 for a block).
+template <PoolKind kind>
+void global_pool_in_lanes(const Tensor& x, Tensor& y, std::int64_t lanes, int threads) {
+  const std::int64_t groups = x.shape()[0] * x.shape()[1] / lanes;
+  const std::int64_t pixels = x.shape()[2] * x.shape()[3];
+  const std::int64_t run = std::min<std::int64_t>(32, lanes);
+  const std::int64_t runs = (lanes + run - 1) / run;
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+  const float scale = kind == PoolKind::kMax ? 1.0f : 1.0f / static_cast<float>(pixels);
+#pragma omp parallel for num_threads(loop_threads(groups* runs, pixels* run, threads)) \
+    schedule(static)
+  for (std::int64_t task = 0; task < groups * runs; ++task) {
+    const std::int64_t group = task / runs;
+    const std::int64_t lane = task % runs * run;
+    const std::int64_t width = std::min(run, lanes - lane);
+    const float* in = xd + group * pixels * lanes + lane;
+    float* out = yd + group * lanes + lane;
+    if (width == 32) {
+      combine_pixels<kind, 4>(in, pixels, lanes, out, scale);
+    } else if (width == 16) {
+      combine_pixels<kind, 2>(in, pixels, lanes, out, scale);
+    } else if (width == 8) {
+      combine_pixels<kind, 1>(in, pixels, lanes, out, scale);
+    } else {
+      const float fill = kind == PoolKind::kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+      for (std::int64_t l = 0; l < width; ++l) {
+        float acc = fill;
+        for (std::int64_t p = 0; p < pixels; ++p) {
+          acc = kind == PoolKind::kMax ? std::max(acc, in[p * lanes + l]) : acc + in[p * lanes + l];
+        }
+        out[l] = acc * scale;
+      }
+    }
+  }
+}
+
 bool check_window_pool(const Graph& graph, const Node& node) {
   if (node.inputs.size() != 1 || node.outputs.empty() || node.outputs[0] == kNoValue) return false;
   for (std::size_t i = 1; i < node.outputs.size(); ++i) {
@@ -372,5 +607,23 @@ constexpr OpEntry kPoolOps[] = {
 }  // namespace
 
 std::span<const OpEntry> pool_ops() { return kPoolOps; }
+
+void pool_in_lanes(const Node& node, const Tensor& x, Tensor& y, std::int64_t lanes, int threads) {
+  if (x.rank() != 4 || y.rank() != 4 || lanes <= 0 || x.shape()[1] % lanes != 0) {
+    throw Error(fmt::format("cannot pool {} in runs of {} channels", x.type().to_string(), lanes),
+                {.node = node.name});
+  }
+  if (node.op_type == "MaxPool")
+    return window_pool_in_lanes<PoolKind::kMax>(node, x, y, lanes, threads);
+  if (node.op_type == "AveragePool") {
+    return window_pool_in_lanes<PoolKind::kAverage>(node, x, y, lanes, threads);
+  }
+  if (node.op_type == "GlobalMaxPool")
+    return global_pool_in_lanes<PoolKind::kMax>(x, y, lanes, threads);
+  if (node.op_type == "GlobalAveragePool") {
+    return global_pool_in_lanes<PoolKind::kAverage>(x, y, lanes, threads);
+  }
+  throw Error(node.op_type + " is not a pool", {.node = node.name});
+}
 
 }  // namespace collage::native

@@ -1,0 +1,207 @@
+#include "collage/backends/native/layout_ops.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "collage/backends/native/native_backend.h"
+#include "collage/runtime/layout_convert.h"
+
+namespace collage {
+namespace {
+
+TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+
+Tensor random_tensor(const TensorType& type, std::uint32_t seed) {
+  Tensor tensor = Tensor::allocate(type);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-3.0f, 3.0f);
+  for (std::int64_t i = 0; i < tensor.numel(); ++i) tensor.data<float>()[i] = uniform(rng);
+  return tensor;
+}
+
+Tensor converted(const Tensor& tensor, EdgeLayout from, EdgeLayout to) {
+  Tensor result = Tensor::allocate(tensor.type());
+  convert_edge_layout(tensor.type(), tensor.raw(), from, result.raw(), to, 2);
+  return result;
+}
+
+Attributes ints(const std::string& name, std::vector<std::int64_t> values) {
+  Attributes attributes;
+  attributes.set(name, std::move(values));
+  return attributes;
+}
+
+// Compiles `graph` on native with every input in `in` and every output in
+// `out`, runs it on random inputs (converted into `in`) and expects, once
+// converted back, the reference executor's outputs on the plain inputs.
+void expect_matches_plain(const Graph& graph, EdgeLayout in, EdgeLayout out) {
+  CompileOptions options{2};
+  std::vector<Tensor> plain_inputs;
+  std::vector<Tensor> laid_inputs;
+  for (std::size_t i = 0; i < graph.inputs().size(); ++i) {
+    const TensorType& type = graph.type(graph.inputs()[i]);
+    const EdgeLayout layout = edge_layout_fits(in, type) ? in : EdgeLayout::kPlain;
+    options.input_layouts.push_back(layout);
+    plain_inputs.push_back(random_tensor(type, static_cast<std::uint32_t>(i + 7)));
+    laid_inputs.push_back(converted(plain_inputs.back(), EdgeLayout::kPlain, layout));
+  }
+  std::vector<Tensor> expected;
+  std::vector<Tensor> actual;
+  for (ValueId output : graph.outputs()) {
+    const TensorType& type = graph.type(output);
+    options.output_layouts.push_back(edge_layout_fits(out, type) ? out : EdgeLayout::kPlain);
+    expected.push_back(Tensor::allocate(type));
+    actual.push_back(Tensor::allocate(type));
+  }
+  compile_reference(graph, 1)->run(plain_inputs, expected);
+  auto kernel = make_native_backend()->compile(graph, options);
+  ASSERT_TRUE(kernel.ok()) << kernel.error();
+  for (int run = 0; run < 2; ++run) {
+    (*kernel)->run(laid_inputs, actual);
+    for (std::size_t k = 0; k < actual.size(); ++k) {
+      const Tensor plain = converted(actual[k], options.output_layouts[k], EdgeLayout::kPlain);
+      for (std::int64_t i = 0; i < plain.numel(); ++i) {
+        if (plain.data<float>()[i] == expected[k].data<float>()[i]) continue;  // infinities too
+        ASSERT_NEAR(plain.data<float>()[i], expected[k].data<float>()[i], 1e-5)
+            << "output " << k << " element " << i << " in " << edge_layout_name(in) << " out "
+            << edge_layout_name(out);
+      }
+    }
+  }
+}
+
+constexpr EdgeLayout kLaidOut[] = {EdgeLayout::kChannelsLast, EdgeLayout::kBlocked8,
+                                   EdgeLayout::kBlocked16};
+
+// x [1,C,7,7] + bias [C,1,1] -> Relu -> * y [1,C,7,7] -> * 0.5 -> Sigmoid.
+Graph elementwise_chain(std::int64_t c) {
+  Graph g;
+  g.opset = 13;
+  ValueId x = g.add_input("x", f32({1, c, 7, 7}));
+  ValueId y = g.add_input("y", f32({1, c, 7, 7}));
+  ValueId bias = g.add_constant("bias", random_tensor(f32({c, 1, 1}), 3));
+  ValueId half = g.add_constant("half", Tensor::from_vector<float>({0.5f}, {}));
+  ValueId a = g.add_value("a", f32({1, c, 7, 7}));
+  g.add_node("Add", {x, bias}, {a});
+  ValueId r = g.add_value("r", f32({1, c, 7, 7}));
+  g.add_node("Relu", {a}, {r});
+  ValueId m = g.add_value("m", f32({1, c, 7, 7}));
+  g.add_node("Mul", {r, y}, {m});
+  ValueId h = g.add_value("h", f32({1, c, 7, 7}));
+  g.add_node("Mul", {m, half}, {h});
+  ValueId s = g.add_value("s", f32({1, c, 7, 7}));
+  g.add_node("Sigmoid", {h}, {s});
+  g.add_output(s);
+  return g;
+}
+
+TEST(NativeLayoutTest, ElementwiseChainsWithBroadcastsRunInEveryLayout) {
+  Graph graph = elementwise_chain(32);
+  for (EdgeLayout layout : kLaidOut) {
+    for (const Node& node : graph.nodes()) EXPECT_TRUE(native::runs_in_layout(graph, node, layout));
+    expect_matches_plain(graph, layout, layout);
+  }
+}
+
+// x [1,C,H,W] -> `op_type` with `attributes` -> y.
+Graph pool(const std::string& op_type, std::int64_t c, std::int64_t h, Shape out,
+           Attributes attributes) {
+  Graph g;
+  g.opset = 13;
+  ValueId x = g.add_input("x", f32({1, c, h, h}));
+  ValueId y = g.add_value("y", f32(std::move(out)));
+  g.add_node(op_type, {x}, {y}, std::move(attributes));
+  g.add_output(y);
+  return g;
+}
+
+TEST(NativeLayoutTest, PoolsRunInEveryLayoutTheirChannelsFit) {
+  Attributes strided = ints("kernel_shape", {3, 3});
+  strided.set("strides", std::vector<std::int64_t>{2, 2});
+  strided.set("pads", std::vector<std::int64_t>{0, 0, 1, 1});
+  strided.set("ceil_mode", std::int64_t{1});
+  Attributes same = ints("kernel_shape", {3, 3});
+  same.set("pads", std::vector<std::int64_t>{1, 1, 1, 1});
+  Attributes counted = same;
+  counted.set("count_include_pad", std::int64_t{1});
+  // 72 channels: runs of 64 and 8 in channels-last; 20: a tail of 4.
+  for (std::int64_t c : {72, 16, 20}) {
+    std::vector<Graph> graphs = {pool("MaxPool", c, 14, {1, c, 7, 7}, strided),
+                                 pool("MaxPool", c, 9, {1, c, 9, 9}, same),
+                                 pool("AveragePool", c, 9, {1, c, 9, 9}, same),
+                                 pool("AveragePool", c, 9, {1, c, 9, 9}, counted),
+                                 pool("GlobalAveragePool", c, 6, {1, c, 1, 1}, {}),
+                                 pool("GlobalMaxPool", c, 6, {1, c, 1, 1}, {})};
+    for (const Graph& graph : graphs) {
+      for (EdgeLayout layout : kLaidOut) {
+        const bool fits = edge_layout_fits(layout, graph.type(graph.inputs()[0]));
+        EXPECT_EQ(native::runs_in_layout(graph, graph.node(0), layout), fits)
+            << graph.node(0).op_type << " " << c << " " << edge_layout_name(layout);
+        if (fits) expect_matches_plain(graph, layout, layout);
+      }
+    }
+  }
+}
+
+TEST(NativeLayoutTest, ChannelConcatsRunInEveryLayout) {
+  Graph g;
+  g.opset = 13;
+  ValueId a = g.add_input("a", f32({2, 16, 5, 5}));
+  ValueId b = g.add_input("b", f32({2, 32, 5, 5}));
+  ValueId c = g.add_input("c", f32({2, 8, 5, 5}));
+  ValueId y = g.add_value("y", f32({2, 56, 5, 5}));
+  Attributes axis;
+  axis.set("axis", std::int64_t{1});
+  g.add_node("Concat", {a, b, c}, {y}, axis);
+  g.add_output(y);
+  for (EdgeLayout layout : kLaidOut) {
+    // c's 8 channels are no whole block of 16.
+    EXPECT_EQ(native::runs_in_layout(g, g.node(0), layout), layout != EdgeLayout::kBlocked16);
+    expect_matches_plain(g, layout, layout);
+  }
+}
+
+TEST(NativeLayoutTest, EdgesInAnotherLayoutThanTheKernelComputesInAreConverted) {
+  Graph graph = elementwise_chain(16);
+  expect_matches_plain(graph, EdgeLayout::kChannelsLast, EdgeLayout::kPlain);
+  expect_matches_plain(graph, EdgeLayout::kPlain, EdgeLayout::kBlocked16);
+  expect_matches_plain(graph, EdgeLayout::kBlocked8, EdgeLayout::kChannelsLast);
+}
+
+TEST(NativeLayoutTest, APartitionWithAnOpThatDoesNotRunInALayoutConvertsItsEdges) {
+  Graph g;
+  g.opset = 13;
+  ValueId x = g.add_input("x", f32({1, 16, 6, 6}));
+  ValueId w = g.add_constant("w", random_tensor(f32({16, 16, 1, 1}), 5));
+  ValueId c = g.add_value("c", f32({1, 16, 6, 6}));
+  g.add_node("Conv", {x, w}, {c});
+  ValueId r = g.add_value("r", f32({1, 16, 6, 6}));
+  g.add_node("Relu", {c}, {r});
+  g.add_output(r);
+  EXPECT_FALSE(native::runs_in_layout(g, g.node(0), EdgeLayout::kChannelsLast));
+  EXPECT_FALSE(native::follows_layouts(g, g.node(0)));
+  for (EdgeLayout layout : kLaidOut) expect_matches_plain(g, layout, layout);
+}
+
+TEST(NativeLayoutTest, NodesWithoutLaidOutValuesRunInAnyLayout) {
+  Graph g;
+  g.opset = 13;
+  ValueId x = g.add_input("x", f32({1, 24, 1, 1}));
+  ValueId y = g.add_value("y", f32({1, 24}));
+  g.add_node("Flatten", {x}, {y});
+  g.add_output(y);
+  EXPECT_TRUE(native::runs_in_layout(g, g.node(0), EdgeLayout::kBlocked16));
+  EXPECT_TRUE(native::follows_layouts(g, g.node(0)));
+}
+
+TEST(NativeLayoutTest, LaidOutDimsBroadcastAgainstTheStoredOutput) {
+  EXPECT_EQ(native::laid_out_dims({1, 32, 7, 5}, EdgeLayout::kChannelsLast), (Shape{1, 7, 5, 32}));
+  EXPECT_EQ(native::laid_out_dims({1, 32, 7, 5}, EdgeLayout::kBlocked16), (Shape{1, 2, 7, 5, 16}));
+  EXPECT_EQ(native::laid_out_dims({32, 1, 1}, EdgeLayout::kBlocked8), (Shape{1, 4, 1, 1, 8}));
+  EXPECT_EQ(native::laid_out_dims({5}, EdgeLayout::kBlocked8), (Shape{1, 1, 1, 5, 1}));
+  EXPECT_EQ(native::laid_out_dims({5}, EdgeLayout::kChannelsLast), (Shape{1, 1, 5, 1}));
+}
+
+}  // namespace
+}  // namespace collage
