@@ -132,7 +132,10 @@ TEST(NativeLayoutTest, PoolsRunInEveryLayoutTheirChannelsFit) {
                                  pool("AveragePool", c, 9, {1, c, 9, 9}, same),
                                  pool("AveragePool", c, 9, {1, c, 9, 9}, counted),
                                  pool("GlobalAveragePool", c, 6, {1, c, 1, 1}, {}),
-                                 pool("GlobalMaxPool", c, 6, {1, c, 1, 1}, {})};
+                                 pool("GlobalMaxPool", c, 6, {1, c, 1, 1}, {}),
+                                 // Pixels enough to be summed in pieces.
+                                 pool("GlobalAveragePool", c, 34, {1, c, 1, 1}, {}),
+                                 pool("GlobalMaxPool", c, 34, {1, c, 1, 1}, {})};
     for (const Graph& graph : graphs) {
       for (EdgeLayout layout : kLaidOut) {
         const bool fits = edge_layout_fits(layout, graph.type(graph.inputs()[0]));

@@ -313,15 +313,15 @@ void pool_row_scalar(const float* in, float* out, std::int64_t lanes, std::int64
                      const WindowAxis& ah, const WindowAxis& aw, std::int64_t oh,
                      const float* count_w, float count_h) {
   const float fill = kind == PoolKind::kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+  const TapRange rows = taps_inside(ah, oh);
   for (std::int64_t ow = 0; ow < aw.output; ++ow) {
     float* o = out + ow * lanes;
     std::fill(o, o + width, fill);
-    for (std::int64_t kh = 0; kh < ah.kernel; ++kh) {
+    const TapRange columns = taps_inside(aw, ow);
+    for (std::int64_t kh = rows.first; kh < rows.end; ++kh) {
       const std::int64_t ih = oh * ah.stride - ah.pad_begin + kh * ah.dilation;
-      if (ih < 0 || ih >= ah.input) continue;
-      for (std::int64_t kw = 0; kw < aw.kernel; ++kw) {
+      for (std::int64_t kw = columns.first; kw < columns.end; ++kw) {
         const std::int64_t iw = ow * aw.stride - aw.pad_begin + kw * aw.dilation;
-        if (iw < 0 || iw >= aw.input) continue;
         const float* tap = in + (ih * aw.input + iw) * lanes;
         for (std::int64_t l = 0; l < width; ++l) {
           o[l] = kind == PoolKind::kMax ? std::max(o[l], tap[l]) : o[l] + tap[l];
@@ -440,40 +440,62 @@ void combine_pixels(const float* in, std::int64_t pixels, std::int64_t stride, f
 }
 
 // A global pool of [groups, pixels, lanes] floats into groups * lanes
-// values: one task per group and run of 32 lanes (8 or 16 for a block).
+// values: one task per group, run of 32 lanes (8 or 16 for a block) and
+// piece of the pixels. Few groups and runs (channels-last, one image) split
+// the pixels into pieces, whose partial results are then combined.
 template <PoolKind kind>
 void global_pool_in_lanes(const Tensor& x, Tensor& y, std::int64_t lanes, int threads) {
   const std::int64_t groups = x.shape()[0] * x.shape()[1] / lanes;
   const std::int64_t pixels = x.shape()[2] * x.shape()[3];
   const std::int64_t run = std::min<std::int64_t>(32, lanes);
   const std::int64_t runs = (lanes + run - 1) / run;
+  const std::int64_t pieces =
+      std::max<std::int64_t>(1, std::min(pixels / 256, 16 * threads / (groups * runs)));
+  const std::int64_t piece_pixels = (pixels + pieces - 1) / pieces;
+  const std::int64_t outputs = groups * lanes;
   const float* xd = x.data<float>();
   float* yd = y.data<float>();
-  const float scale = kind == PoolKind::kMax ? 1.0f : 1.0f / static_cast<float>(pixels);
-#pragma omp parallel for num_threads(loop_threads(groups* runs, pixels* run, threads)) \
+  std::vector<float> partial(static_cast<std::size_t>(pieces > 1 ? pieces * outputs : 0));
+  const float scale =
+      kind == PoolKind::kMax || pieces > 1 ? 1.0f : 1.0f / static_cast<float>(pixels);
+  const std::int64_t tasks = groups * runs * pieces;
+#pragma omp parallel for num_threads(loop_threads(tasks, piece_pixels* run, threads)) \
     schedule(static)
-  for (std::int64_t task = 0; task < groups * runs; ++task) {
-    const std::int64_t group = task / runs;
-    const std::int64_t lane = task % runs * run;
+  for (std::int64_t task = 0; task < tasks; ++task) {
+    const std::int64_t piece = task % pieces;
+    const std::int64_t group = task / pieces / runs;
+    const std::int64_t lane = task / pieces % runs * run;
     const std::int64_t width = std::min(run, lanes - lane);
-    const float* in = xd + group * pixels * lanes + lane;
-    float* out = yd + group * lanes + lane;
+    const std::int64_t first = piece * piece_pixels;
+    const std::int64_t count = std::max<std::int64_t>(0, std::min(piece_pixels, pixels - first));
+    const float* in = xd + (group * pixels + first) * lanes + lane;
+    float* out = (pieces > 1 ? partial.data() + piece * outputs : yd) + group * lanes + lane;
     if (width == 32) {
-      combine_pixels<kind, 4>(in, pixels, lanes, out, scale);
+      combine_pixels<kind, 4>(in, count, lanes, out, scale);
     } else if (width == 16) {
-      combine_pixels<kind, 2>(in, pixels, lanes, out, scale);
+      combine_pixels<kind, 2>(in, count, lanes, out, scale);
     } else if (width == 8) {
-      combine_pixels<kind, 1>(in, pixels, lanes, out, scale);
+      combine_pixels<kind, 1>(in, count, lanes, out, scale);
     } else {
       const float fill = kind == PoolKind::kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
       for (std::int64_t l = 0; l < width; ++l) {
         float acc = fill;
-        for (std::int64_t p = 0; p < pixels; ++p) {
+        for (std::int64_t p = 0; p < count; ++p) {
           acc = kind == PoolKind::kMax ? std::max(acc, in[p * lanes + l]) : acc + in[p * lanes + l];
         }
         out[l] = acc * scale;
       }
     }
+  }
+  if (pieces == 1) return;
+  const float average = kind == PoolKind::kMax ? 1.0f : 1.0f / static_cast<float>(pixels);
+  for (std::int64_t o = 0; o < outputs; ++o) {
+    float acc = partial[static_cast<std::size_t>(o)];
+    for (std::int64_t piece = 1; piece < pieces; ++piece) {
+      const float value = partial[static_cast<std::size_t>(piece * outputs + o)];
+      acc = kind == PoolKind::kMax ? std::max(acc, value) : acc + value;
+    }
+    yd[o] = acc * average;
   }
 }
 

@@ -1,0 +1,162 @@
+// The ops that sit between heavy kernels (MaxPool, GlobalAveragePool), one
+// op per partition, on every backend that runs them, with the edges in each
+// layout the backend takes: native plain, and native and oneDNN in
+// channels-last and in blocked-16 (docs/native_compute_kernels.md, "In
+// oneDNN's layouts"). Each case is compiled once and checked against the
+// reference executor; then only Kernel::run is timed, alternating the
+// cases, and the median per case is printed in ms.
+//
+//   bench_layout_ops [THREADS] [ROUNDS]
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collage/backends/native/native_backend.h"
+#include "collage/backends/registry.h"
+#include "collage/runtime/layout_convert.h"
+#include "collage/runtime/random_inputs.h"
+
+namespace collage {
+namespace {
+
+TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
+
+struct OpGraph {
+  std::string name;
+  Graph graph;
+};
+
+OpGraph max_pool(std::int64_t c, std::int64_t hw, std::int64_t stride) {
+  const std::int64_t out = (hw + 2 - 3) / stride + 1;
+  Graph graph;
+  ValueId x = graph.add_input("x", f32({1, c, hw, hw}));
+  ValueId y = graph.add_value("y", f32({1, c, out, out}));
+  Attributes attributes;
+  attributes.set("kernel_shape", std::vector<std::int64_t>{3, 3});
+  attributes.set("strides", std::vector<std::int64_t>{stride, stride});
+  attributes.set("pads", std::vector<std::int64_t>{1, 1, 1, 1});
+  graph.add_node("MaxPool", {x}, {y}, attributes);
+  graph.add_output(y);
+  return {fmt::format("MaxPool 3x3 s{} {}x{}x{}", stride, c, hw, hw), std::move(graph)};
+}
+
+OpGraph global_average_pool(std::int64_t c, std::int64_t hw) {
+  Graph graph;
+  ValueId x = graph.add_input("x", f32({1, c, hw, hw}));
+  ValueId y = graph.add_value("y", f32({1, c, 1, 1}));
+  graph.add_node("GlobalAveragePool", {x}, {y});
+  graph.add_output(y);
+  return {fmt::format("GlobalAveragePool {}x{}x{}", c, hw, hw), std::move(graph)};
+}
+
+struct Case {
+  std::string column;
+  std::unique_ptr<Kernel> kernel;
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;
+  std::vector<double> ms;
+};
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+int run(int threads, int rounds) {
+  const BackendRegistry& registry = BackendRegistry::global();
+  std::vector<OpGraph> ops = {max_pool(480, 14, 1),         max_pool(192, 28, 1),
+                              max_pool(64, 112, 2),         global_average_pool(96, 112),
+                              global_average_pool(480, 14), global_average_pool(1152, 7)};
+  struct Column {
+    std::string backend;
+    EdgeLayout layout;
+  };
+  const std::vector<Column> columns = {{"native", EdgeLayout::kPlain},
+                                       {"native", EdgeLayout::kChannelsLast},
+                                       {"native", EdgeLayout::kBlocked16},
+                                       {"onednn", EdgeLayout::kChannelsLast},
+                                       {"onednn", EdgeLayout::kBlocked16}};
+  std::string header = "| op |";
+  std::string rule = "|---|";
+  for (const Column& column : columns) {
+    header += fmt::format(" {} {} |", column.backend, edge_layout_name(column.layout));
+    rule += "---|";
+  }
+  fmt::print("{} threads, {} rounds, median ms of Kernel::run\n\n{}\n{}\n", threads, rounds, header,
+             rule);
+  for (const OpGraph& op : ops) {
+    const Tensor input = random_inputs(op.graph).begin()->second;
+    std::vector<Tensor> expected = {Tensor::allocate(op.graph.type(op.graph.outputs()[0]))};
+    compile_reference(op.graph, 1)->run(std::vector<Tensor>{input}, expected);
+    std::vector<Case> cases;
+    for (const Column& column : columns) {
+      Case c{fmt::format("{} {}", column.backend, edge_layout_name(column.layout)),
+             nullptr,
+             {},
+             {},
+             {}};
+      const Backend* backend = registry.find(column.backend);
+      // A global pool's [1, C, 1, 1] is the same in every layout.
+      const EdgeLayout out_layout =
+          edge_layout_free(expected[0].type()) ? EdgeLayout::kPlain : column.layout;
+      if (backend != nullptr) {
+        CompileOptions options{threads};
+        options.input_layouts = {column.layout};
+        options.output_layouts = {out_layout};
+        auto kernel = backend->compile(op.graph, options);
+        if (kernel.ok()) c.kernel = std::move(kernel.value());
+      }
+      if (c.kernel) {
+        Tensor laid = Tensor::allocate(input.type());
+        convert_edge_layout(input.type(), input.raw(), EdgeLayout::kPlain, laid.raw(),
+                            column.layout, 1);
+        c.inputs = {laid};
+        c.outputs = {Tensor::allocate(expected[0].type())};
+        c.kernel->run(c.inputs, c.outputs);
+        Tensor plain = Tensor::allocate(expected[0].type());
+        convert_edge_layout(plain.type(), c.outputs[0].raw(), out_layout, plain.raw(),
+                            EdgeLayout::kPlain, 1);
+        for (std::int64_t i = 0; i < plain.numel(); ++i) {
+          if (std::abs(plain.data<float>()[i] - expected[0].data<float>()[i]) > 1e-4f) {
+            fmt::print(stderr, "{} on {}: element {} differs from the reference\n", op.name,
+                       c.column, i);
+            return 1;
+          }
+        }
+      }
+      cases.push_back(std::move(c));
+    }
+    for (int round = 0; round < rounds; ++round) {
+      for (Case& c : cases) {
+        if (!c.kernel) continue;
+        for (int warm = 0; warm < 5; ++warm) c.kernel->run(c.inputs, c.outputs);
+        constexpr int kRuns = 50;
+        const auto start = std::chrono::steady_clock::now();
+        for (int r = 0; r < kRuns; ++r) c.kernel->run(c.inputs, c.outputs);
+        const auto end = std::chrono::steady_clock::now();
+        c.ms.push_back(std::chrono::duration<double, std::milli>(end - start).count() / kRuns);
+      }
+    }
+    std::string row = "| " + op.name + " |";
+    for (const Case& c : cases) {
+      row += c.kernel ? fmt::format(" {:.3f} |", median(c.ms)) : std::string(" - |");
+    }
+    fmt::print("{}\n", row);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace collage
+
+int main(int argc, char** argv) {
+  const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
+  const int rounds = argc > 2 ? std::atoi(argv[2]) : 9;
+  return collage::run(threads, rounds);
+}
