@@ -212,6 +212,46 @@ TEST(PlanCompilerTest, ANativePoolBetweenOnednnPartitionsTakesTheirLayoutAndMatc
   }
 }
 
+TEST(PlanCompilerTest, ANativeAddOfAGraphInputAndAOnednnValueComputesInOnednnsLayout) {
+  if (!registry_has("onednn")) GTEST_SKIP() << "no oneDNN in this build";
+  const BackendRegistry& registry = BackendRegistry::global();
+  const Backend& onednn = *registry.find("onednn");
+  Graph model;
+  model.opset = 13;
+  ValueId x = model.add_input("x", f32({1, 32, 8, 8}));
+  Attributes same;
+  same.set("pads", std::vector<std::int64_t>{1, 1, 1, 1});
+  ValueId c1 = model.add_value("c1", f32({1, 32, 8, 8}));
+  model.add_node("Conv", {x, model.add_constant("w1", random_weight({32, 32, 3, 3}, 1))}, {c1},
+                 same, "conv1");
+  ValueId sum = model.add_value("sum", f32({1, 32, 8, 8}));
+  model.add_node("Add", {c1, x}, {sum}, {}, "add");
+  ValueId c2 = model.add_value("c2", f32({1, 16, 8, 8}));
+  model.add_node("Conv", {sum, model.add_constant("w2", random_weight({16, 32, 3, 3}, 2))}, {c2},
+                 same, "conv2");
+  ValueId y = model.add_value("y", f32({1, 16 * 64}));
+  model.add_node("Flatten", {c2}, {y}, {}, "flat");
+  model.add_output(y);
+  const std::vector<EdgeLayout> layouts = negotiate_edge_layouts(
+      model, {{0}, {1}, {2}, {3}}, {&onednn, &registry.native(), &onednn, &registry.native()});
+  const EdgeLayout preferred = onednn.edge_layouts().front();
+  // x comes plain and is converted inside the Add's kernel; the Add
+  // computes in oneDNN's layout and hands it to conv2.
+  EXPECT_EQ(layouts[static_cast<std::size_t>(x)], EdgeLayout::kPlain);
+  EXPECT_EQ(layouts[static_cast<std::size_t>(c1)], preferred);
+  EXPECT_EQ(layouts[static_cast<std::size_t>(sum)], preferred);
+  const Plan plan = plan_of(
+      {{"onednn", {"conv1"}}, {"native", {"add"}}, {"onednn", {"conv2"}}, {"native", {"flat"}}});
+  std::map<std::string, Tensor> inputs = random_inputs(model);
+  Executor mixed = compile_plan(model, plan, registry, 2);
+  Executor reference =
+      compile_plan(model, plan_of({{"native", {"conv1", "add", "conv2", "flat"}}}), registry, 1);
+  const std::vector<float> want = values_of(reference.run(inputs).at("y"));
+  const std::vector<float> got = values_of(mixed.run(inputs).at("y"));
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << i;
+}
+
 TEST(PlanCompilerTest, AnUnknownComputeLayoutIsAnError) {
   Graph model = conv_chain();
   Plan plan = plan_of({{"native", {"conv1", "relu1", "conv2", "relu2", "flat"}}});
