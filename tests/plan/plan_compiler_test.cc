@@ -26,8 +26,10 @@ Tensor random_weight(const Shape& shape, std::uint32_t seed) {
 }
 
 // x -> conv1 -> relu1 -> conv2 -> relu2 -> flat (Flatten) -> y, with `mid`
-// channels between the convolutions and `out` after the second.
-Graph conv_chain(std::int64_t mid = 6, std::int64_t out = 5) {
+// channels between the convolutions and `out` after the second; with
+// `pooled`, a 3x3 MaxPool `pool` (stride 1, output p) between relu1 and
+// conv2.
+Graph conv_chain(std::int64_t mid = 6, std::int64_t out = 5, bool pooled = false) {
   Graph g;
   g.opset = 13;
   ValueId x = g.add_input("x", f32({1, 4, 8, 8}));
@@ -38,6 +40,13 @@ Graph conv_chain(std::int64_t mid = 6, std::int64_t out = 5) {
              "conv1");
   ValueId r1 = g.add_value("r1", f32({1, mid, 8, 8}));
   g.add_node("Relu", {c1}, {r1}, {}, "relu1");
+  if (pooled) {
+    Attributes window = same;
+    window.set("kernel_shape", std::vector<std::int64_t>{3, 3});
+    ValueId p = g.add_value("p", f32({1, mid, 8, 8}));
+    g.add_node("MaxPool", {r1}, {p}, window, "pool");
+    r1 = p;
+  }
   ValueId c2 = g.add_value("c2", f32({1, out, 8, 8}));
   g.add_node("Conv", {r1, g.add_constant("w2", random_weight({out, mid, 3, 3}, 2))}, {c2}, same,
              "conv2");
@@ -71,14 +80,15 @@ bool registry_has(const std::string& name) {
   return false;
 }
 
-// Runs `plan` twice (a second run reuses every buffer) and compares it with
-// the model as one native partition.
+// Runs `plan` twice (a second run reuses every buffer) and compares its
+// output y with the model's as one native partition.
 void expect_plan_matches_native(const Graph& model, const Plan& plan) {
   const BackendRegistry& registry = BackendRegistry::global();
   std::map<std::string, Tensor> inputs = random_inputs(model);
   Executor executor = compile_plan(model, plan, registry, 2);
-  Executor native = compile_plan(
-      model, plan_of({{"native", {"conv1", "relu1", "conv2", "relu2", "flat"}}}), registry, 1);
+  std::vector<std::string> every_node;
+  for (const Node& node : model.nodes()) every_node.push_back(node.name);
+  Executor native = compile_plan(model, plan_of({{"native", every_node}}), registry, 1);
   std::vector<float> expected = values_of(native.run(inputs).at("y"));
   for (int run = 0; run < 2; ++run) {
     std::vector<float> actual = values_of(executor.run(inputs).at("y"));
@@ -150,39 +160,12 @@ TEST(PlanCompilerTest, AComputeLayoutIsTheLayoutItsPartitionsExchangeAndMatchesN
   EXPECT_EQ(plan.label(), "collage [onednn:" + edge_layout_name(other) + "]");
 }
 
-// conv_chain with a 3x3 MaxPool `pool` (stride 1) between relu1 and conv2.
-Graph pooled_chain() {
-  Graph pooled;
-  pooled.opset = 13;
-  ValueId x = pooled.add_input("x", f32({1, 4, 8, 8}));
-  Attributes same;
-  same.set("pads", std::vector<std::int64_t>{1, 1, 1, 1});
-  ValueId c1 = pooled.add_value("c1", f32({1, 32, 8, 8}));
-  pooled.add_node("Conv", {x, pooled.add_constant("w1", random_weight({32, 4, 3, 3}, 1))}, {c1},
-                  same, "conv1");
-  ValueId relu = pooled.add_value("r1", f32({1, 32, 8, 8}));
-  pooled.add_node("Relu", {c1}, {relu}, {}, "relu1");
-  Attributes window = same;
-  window.set("kernel_shape", std::vector<std::int64_t>{3, 3});
-  ValueId p = pooled.add_value("p", f32({1, 32, 8, 8}));
-  pooled.add_node("MaxPool", {relu}, {p}, window, "pool");
-  ValueId c2 = pooled.add_value("c2", f32({1, 16, 8, 8}));
-  pooled.add_node("Conv", {p, pooled.add_constant("w2", random_weight({16, 32, 3, 3}, 2))}, {c2},
-                  same, "conv2");
-  ValueId r2 = pooled.add_value("r2", f32({1, 16, 8, 8}));
-  pooled.add_node("Relu", {c2}, {r2}, {}, "relu2");
-  ValueId y = pooled.add_value("y", f32({1, 16 * 64}));
-  pooled.add_node("Flatten", {r2}, {y}, {}, "flat");
-  pooled.add_output(y);
-  return pooled;
-}
-
 TEST(PlanCompilerTest, ANativePoolBetweenOnednnPartitionsTakesTheirLayoutAndMatchesNative) {
   if (!registry_has("onednn")) GTEST_SKIP() << "no oneDNN in this build";
   const BackendRegistry& registry = BackendRegistry::global();
   const Backend& onednn = *registry.find("onednn");
   const Backend& native = registry.native();
-  Graph model = pooled_chain();
+  Graph model = conv_chain(32, 16, /*pooled=*/true);
   std::vector<std::optional<EdgeLayout>> asked = {std::nullopt};
   for (EdgeLayout other : onednn.compute_layouts()) asked.push_back(other);
   for (const std::optional<EdgeLayout>& layout : asked) {
@@ -198,17 +181,7 @@ TEST(PlanCompilerTest, ANativePoolBetweenOnednnPartitionsTakesTheirLayoutAndMatc
                          {"onednn", {"conv2", "relu2"}},
                          {"native", {"flat"}}});
     if (layout) plan.compute_layouts["onednn"] = edge_layout_name(*layout);
-    std::map<std::string, Tensor> inputs = random_inputs(model);
-    Executor mixed = compile_plan(model, plan, registry, 2);
-    Executor reference = compile_plan(
-        model, plan_of({{"native", {"conv1", "relu1", "pool", "conv2", "relu2", "flat"}}}),
-        registry, 1);
-    const std::vector<float> want = values_of(reference.run(inputs).at("y"));
-    for (int run = 0; run < 2; ++run) {
-      const std::vector<float> got = values_of(mixed.run(inputs).at("y"));
-      ASSERT_EQ(got.size(), want.size());
-      for (std::size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << i;
-    }
+    expect_plan_matches_native(model, plan);
   }
 }
 
@@ -242,14 +215,7 @@ TEST(PlanCompilerTest, ANativeAddOfAGraphInputAndAOnednnValueComputesInOnednnsLa
   EXPECT_EQ(layouts[static_cast<std::size_t>(sum)], preferred);
   const Plan plan = plan_of(
       {{"onednn", {"conv1"}}, {"native", {"add"}}, {"onednn", {"conv2"}}, {"native", {"flat"}}});
-  std::map<std::string, Tensor> inputs = random_inputs(model);
-  Executor mixed = compile_plan(model, plan, registry, 2);
-  Executor reference =
-      compile_plan(model, plan_of({{"native", {"conv1", "add", "conv2", "flat"}}}), registry, 1);
-  const std::vector<float> want = values_of(reference.run(inputs).at("y"));
-  const std::vector<float> got = values_of(mixed.run(inputs).at("y"));
-  ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << i;
+  expect_plan_matches_native(model, plan);
 }
 
 TEST(PlanCompilerTest, AnUnknownComputeLayoutIsAnError) {

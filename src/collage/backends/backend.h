@@ -250,6 +250,15 @@ inline bool nodes_run_in_layout(const Backend& backend, const Graph& graph,
   return true;
 }
 
+// Whether every node of `partition` (a partition Graph) runs in `layout` on `backend`.
+inline bool partition_runs_in_layout(const Backend& backend, const Graph& partition,
+                                     EdgeLayout layout) {
+  for (const Node& node : partition.nodes()) {
+    if (!backend.runs_in_layout(partition, node, layout)) return false;
+  }
+  return true;
+}
+
 // Whether a partition of `backend` holding `nodes` follows its neighbours'
 // layouts (Backend::runs_in_layout): each node runs in channels-last, which
 // every 4-D float32 tensor fits. Such a partition is timed with its
@@ -257,6 +266,9 @@ inline bool nodes_run_in_layout(const Backend& backend, const Graph& graph,
 inline bool follows_layouts(const Backend& backend, const Graph& graph,
                             const std::vector<NodeId>& nodes) {
   return nodes_run_in_layout(backend, graph, nodes, EdgeLayout::kChannelsLast);
+}
+inline bool follows_layouts(const Backend& backend, const Graph& partition) {
+  return partition_runs_in_layout(backend, partition, EdgeLayout::kChannelsLast);
 }
 
 // The layout a partition of `backend` is timed with on an edge of `type`:

@@ -77,14 +77,8 @@ const Backend* LayoutBoundaryCosts::find(const std::string& name) const {
 
 bool LayoutBoundaryCosts::follows(const Backend* backend, const DataflowGraph& dfg,
                                   const IndexSet* nodes) {
-  if (backend == nullptr || nodes == nullptr) return false;
-  for (PostDfsIndex i : *nodes) {
-    if (dfg.is_operator(i) &&
-        !backend->runs_in_layout(dfg.graph(), dfg.node(i), EdgeLayout::kChannelsLast)) {
-      return false;
-    }
-  }
-  return true;
+  return backend != nullptr && nodes != nullptr &&
+         follows_layouts(*backend, dfg.graph(), dfg.node_ids(*nodes));
 }
 
 BoundaryCharge LayoutBoundaryCosts::charge(const DataflowGraph& dfg, PostDfsIndex producer,

@@ -177,9 +177,7 @@ PlanTolerance plan_output_tolerance(const Graph& model) {
 CompileOptions preferred_edges(const Graph& partition, const Backend& backend, int threads) {
   CompileOptions options{threads};
   bool any = false;
-  std::vector<NodeId> nodes(partition.num_nodes());
-  for (std::size_t n = 0; n < nodes.size(); ++n) nodes[n] = static_cast<NodeId>(n);
-  const bool follows = follows_layouts(backend, partition, nodes);
+  const bool follows = follows_layouts(backend, partition);
   auto layouts = [&](const std::vector<ValueId>& edges) {
     std::vector<EdgeLayout> result;
     for (ValueId edge : edges) {

@@ -130,12 +130,13 @@ namespace {
 // The partitions in an order that runs each after those it reads from
 // (Kahn's algorithm); plan order where the partitions depend on each other
 // in a cycle, which a plan that compiles never does.
+// `users`: model.consumers().
 std::vector<std::size_t> partitions_in_run_order(const Graph& model,
+                                                 const std::vector<std::vector<NodeId>>& users,
                                                  const std::vector<std::size_t>& partition_of,
                                                  std::size_t count) {
   std::vector<std::set<std::size_t>> readers(count);
   std::vector<int> pending(count, 0);
-  const std::vector<std::vector<NodeId>> users = model.consumers();
   for (std::size_t n = 0; n < model.num_nodes(); ++n) {
     const std::size_t from = partition_of[n];
     if (from >= count) continue;
@@ -196,7 +197,7 @@ std::vector<EdgeLayout> negotiate_edge_layouts(
   };
   const std::vector<std::vector<NodeId>> users = model.consumers();
   std::vector<EdgeLayout> result(model.num_values(), EdgeLayout::kPlain);
-  for (std::size_t from : partitions_in_run_order(model, partition_of, none)) {
+  for (std::size_t from : partitions_in_run_order(model, users, partition_of, none)) {
     // The layouts `from` can hand its values over in, best first. A
     // partition that follows layouts computes in the first layout its
     // inputs come in that its nodes run in (as NativeBackend::compile picks).

@@ -183,7 +183,7 @@ TEST(NativeLayoutTest, APartitionWithAnOpThatDoesNotRunInALayoutConvertsItsEdges
   g.add_node("Relu", {c}, {r});
   g.add_output(r);
   EXPECT_FALSE(native::runs_in_layout(g, g.node(0), EdgeLayout::kChannelsLast));
-  EXPECT_FALSE(native::follows_layouts(g, g.node(0)));
+  EXPECT_FALSE(follows_layouts(*make_native_backend(), g));
   for (EdgeLayout layout : kLaidOut) expect_matches_plain(g, layout, layout);
 }
 
@@ -195,7 +195,7 @@ TEST(NativeLayoutTest, NodesWithoutLaidOutValuesRunInAnyLayout) {
   g.add_node("Flatten", {x}, {y});
   g.add_output(y);
   EXPECT_TRUE(native::runs_in_layout(g, g.node(0), EdgeLayout::kBlocked16));
-  EXPECT_TRUE(native::follows_layouts(g, g.node(0)));
+  EXPECT_TRUE(follows_layouts(*make_native_backend(), g));
 }
 
 TEST(NativeLayoutTest, LaidOutDimsBroadcastAgainstTheStoredOutput) {

@@ -123,10 +123,6 @@ bool runs_in_layout(const Graph& graph, const Node& node, EdgeLayout layout) {
   return concat_of_channels(graph, node);
 }
 
-bool follows_layouts(const Graph& graph, const Node& node) {
-  return runs_in_layout(graph, node, EdgeLayout::kChannelsLast);
-}
-
 void run_in_layout(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                    std::span<Tensor> outputs, EdgeLayout layout, int threads) {
   if (is_pool(node)) {

@@ -38,10 +38,6 @@ Shape laid_out_dims(const Shape& shape, EdgeLayout layout);
 // of its laid-out values fits the layout (edge_layout_fits).
 bool runs_in_layout(const Graph& graph, const Node& node, EdgeLayout layout);
 
-// Whether `node` is of a kind runs_in_layout takes, in channels-last (which
-// every 4-D float32 tensor fits).
-bool follows_layouts(const Graph& graph, const Node& node);
-
 // Runs a pool or Concat `node` that runs_in_layout, its laid-out inputs and
 // outputs stored in `layout`.
 void run_in_layout(const Graph& graph, const Node& node, std::span<const Tensor> inputs,

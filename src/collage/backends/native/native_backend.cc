@@ -351,6 +351,12 @@ class NativeKernel final : public Kernel {
   std::vector<Step> steps_;
 };
 
+// Whether a value of `type` given in `layout` must be converted for a
+// kernel computing in `computed`.
+bool converted_edge(const TensorType& type, EdgeLayout layout, EdgeLayout computed) {
+  return layout != computed && (native::laid_out(type, layout) || native::laid_out(type, computed));
+}
+
 // A kernel computing in one layout whose edges come or go in others: each
 // such edge is converted on the way in or out (runtime/layout_convert.h).
 class EdgeConvertingKernel final : public Kernel {
@@ -362,8 +368,7 @@ class EdgeConvertingKernel final : public Kernel {
                      std::vector<Edge>& result) {
       for (std::size_t i = 0; i < values.size(); ++i) {
         Edge edge{partition.type(values[i]), i < given.size() ? given[i] : EdgeLayout::kPlain, {}};
-        if (edge.layout != computed_ &&
-            (native::laid_out(edge.type, edge.layout) || native::laid_out(edge.type, computed_))) {
+        if (converted_edge(edge.type, edge.layout, computed_)) {
           edge.staging = Tensor::allocate(edge.type);
         }
         result.push_back(std::move(edge));
@@ -415,18 +420,16 @@ class EdgeConvertingKernel final : public Kernel {
   std::vector<Tensor> out_tensors_;
 };
 
-// The layout a partition computes in: the first layout of an edge that lays
-// out its value (inputs first) in which every node runs; plain when none.
-EdgeLayout computing_layout(const Graph& partition, const CompileOptions& options) {
-  auto all_run_in = [&](EdgeLayout layout) {
-    return std::all_of(partition.nodes().begin(), partition.nodes().end(), [&](const Node& node) {
-      return native::runs_in_layout(partition, node, layout);
-    });
-  };
+// The layout a partition of `backend` computes in: the first layout of an
+// edge that lays out its value (inputs first) in which every node runs;
+// plain when none.
+EdgeLayout computing_layout(const Backend& backend, const Graph& partition,
+                            const CompileOptions& options) {
   auto first = [&](const std::vector<ValueId>& values,
                    const std::vector<EdgeLayout>& layouts) -> std::optional<EdgeLayout> {
     for (std::size_t i = 0; i < values.size() && i < layouts.size(); ++i) {
-      if (native::laid_out(partition.type(values[i]), layouts[i]) && all_run_in(layouts[i])) {
+      if (native::laid_out(partition.type(values[i]), layouts[i]) &&
+          partition_runs_in_layout(backend, partition, layouts[i])) {
         return layouts[i];
       }
     }
@@ -442,11 +445,7 @@ bool edges_as_computed(const Graph& partition, const CompileOptions& options, Ed
   auto fits = [&](const std::vector<ValueId>& values, const std::vector<EdgeLayout>& layouts) {
     for (std::size_t i = 0; i < values.size(); ++i) {
       const EdgeLayout given = i < layouts.size() ? layouts[i] : EdgeLayout::kPlain;
-      const TensorType& type = partition.type(values[i]);
-      if (given != computed &&
-          (native::laid_out(type, given) || native::laid_out(type, computed))) {
-        return false;
-      }
+      if (converted_edge(partition.type(values[i]), given, computed)) return false;
     }
     return true;
   };
@@ -494,7 +493,7 @@ class NativeBackend final : public Backend {
       return Failure{"native backend: " + *problem};
     }
     try {
-      const EdgeLayout computed = computing_layout(partition, options);
+      const EdgeLayout computed = computing_layout(*this, partition, options);
       std::unique_ptr<Kernel> kernel = std::make_unique<NativeKernel>(
           partition, options.threads, /*fuse=*/true, options.body_kernels, computed);
       if (edges_as_computed(partition, options, computed)) return kernel;

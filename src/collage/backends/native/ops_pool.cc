@@ -245,9 +245,6 @@ void max_pool_with_indices(const Node& node, const Tensor& x, Tensor& y, Tensor&
 
 // --- Pools of a tensor stored as [groups, H, W, lanes] (pool_in_lanes).
 
-// One run of `kVectors` x 8 lanes of every output position of row `oh`:
-// each tap's values combine into registers, and a window that meets no
-// input holds the fill value.
 // The taps of a window axis that meet the input at output position `o`:
 // [first, end).
 struct TapRange {
@@ -264,9 +261,11 @@ TapRange taps_inside(const WindowAxis& axis, std::int64_t o) {
   return {first, std::max(first, std::min(end, axis.kernel))};
 }
 
-// kGroups groups at once (`in_group` and `out_group` floats apart), each
-// kPerGroup x 8 lanes: a blocked layout's blocks of 8 or 16 lanes are too
-// short to fill the registers alone.
+// Every output position of row `oh`, for kGroups groups at once (`in_group`
+// and `out_group` floats apart) of kPerGroup x 8 lanes each: each tap's
+// values combine into registers, and a window that meets no input holds the
+// fill value. A blocked layout's blocks of 8 or 16 lanes are too short to
+// fill the registers alone, so they go several groups at a time.
 template <PoolKind kind, int kGroups, int kPerGroup>
 void pool_row_vectors(const float* in, std::int64_t in_group, float* out, std::int64_t out_group,
                       std::int64_t lanes, const WindowAxis& ah, const WindowAxis& aw,
@@ -635,13 +634,15 @@ void pool_in_lanes(const Node& node, const Tensor& x, Tensor& y, std::int64_t la
     throw Error(fmt::format("cannot pool {} in runs of {} channels", x.type().to_string(), lanes),
                 {.node = node.name});
   }
-  if (node.op_type == "MaxPool")
+  if (node.op_type == "MaxPool") {
     return window_pool_in_lanes<PoolKind::kMax>(node, x, y, lanes, threads);
+  }
   if (node.op_type == "AveragePool") {
     return window_pool_in_lanes<PoolKind::kAverage>(node, x, y, lanes, threads);
   }
-  if (node.op_type == "GlobalMaxPool")
+  if (node.op_type == "GlobalMaxPool") {
     return global_pool_in_lanes<PoolKind::kMax>(x, y, lanes, threads);
+  }
   if (node.op_type == "GlobalAveragePool") {
     return global_pool_in_lanes<PoolKind::kAverage>(x, y, lanes, threads);
   }
