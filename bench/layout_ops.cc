@@ -55,6 +55,43 @@ OpGraph global_average_pool(std::int64_t c, std::int64_t hw) {
   return {fmt::format("GlobalAveragePool {}x{}x{}", c, hw, hw), std::move(graph)};
 }
 
+// A depthwise Conv (k x k, pads k/2) with its bias, then SiLU when `silu`,
+// as EfficientNet has them (Sigmoid and Mul, which fuse_activations makes
+// one Swish).
+OpGraph depthwise_conv(std::int64_t c, std::int64_t hw, std::int64_t k, std::int64_t stride,
+                       bool silu) {
+  const std::int64_t out = (hw + 2 * (k / 2) - k) / stride + 1;
+  Graph graph;
+  ValueId x = graph.add_input("x", f32({1, c, hw, hw}));
+  Tensor weights = Tensor::allocate(f32({c, 1, k, k}));
+  Tensor bias = Tensor::allocate(f32({c}));
+  for (std::int64_t i = 0; i < weights.numel(); ++i) {
+    weights.data<float>()[i] = static_cast<float>((i * 7919) % 17) / 17.0f - 0.5f;
+  }
+  for (std::int64_t i = 0; i < c; ++i) bias.data<float>()[i] = static_cast<float>(i % 5) * 0.1f;
+  ValueId w = graph.add_constant("w", std::move(weights));
+  ValueId b = graph.add_constant("b", std::move(bias));
+  ValueId y = graph.add_value("y", f32({1, c, out, out}));
+  Attributes attributes;
+  attributes.set("kernel_shape", std::vector<std::int64_t>{k, k});
+  attributes.set("strides", std::vector<std::int64_t>{stride, stride});
+  attributes.set("pads", std::vector<std::int64_t>{k / 2, k / 2, k / 2, k / 2});
+  attributes.set("group", c);
+  graph.add_node("Conv", {x, w, b}, {y}, attributes);
+  if (silu) {
+    ValueId z = graph.add_value("z", f32({1, c, out, out}));
+    Attributes alpha;
+    alpha.set("alpha", 1.0f);
+    graph.add_node("Swish", {y}, {z}, alpha);
+    graph.add_output(z);
+  } else {
+    graph.add_output(y);
+  }
+  return {
+      fmt::format("dw Conv {}x{} s{} {}x{}x{}{}", k, k, stride, c, hw, hw, silu ? " + SiLU" : ""),
+      std::move(graph)};
+}
+
 struct Case {
   std::string column;
   std::unique_ptr<Kernel> kernel;
@@ -70,18 +107,29 @@ double median(std::vector<double> values) {
 
 int run(int threads, int rounds) {
   const BackendRegistry& registry = BackendRegistry::global();
-  std::vector<OpGraph> ops = {max_pool(480, 14, 1),         max_pool(192, 28, 1),
-                              max_pool(64, 112, 2),         global_average_pool(96, 112),
-                              global_average_pool(480, 14), global_average_pool(1152, 7)};
+  std::vector<OpGraph> ops = {max_pool(480, 14, 1),
+                              max_pool(192, 28, 1),
+                              max_pool(64, 112, 2),
+                              global_average_pool(96, 112),
+                              global_average_pool(480, 14),
+                              global_average_pool(1152, 7),
+                              depthwise_conv(96, 112, 3, 2, false),
+                              depthwise_conv(96, 112, 3, 2, true),
+                              depthwise_conv(144, 56, 3, 1, false),
+                              depthwise_conv(144, 56, 3, 1, true),
+                              depthwise_conv(240, 28, 5, 1, false),
+                              depthwise_conv(240, 28, 5, 1, true),
+                              depthwise_conv(672, 14, 5, 1, false),
+                              depthwise_conv(672, 14, 5, 1, true),
+                              depthwise_conv(32, 112, 3, 1, false)};
   struct Column {
     std::string backend;
     EdgeLayout layout;
   };
-  const std::vector<Column> columns = {{"native", EdgeLayout::kPlain},
-                                       {"native", EdgeLayout::kChannelsLast},
-                                       {"native", EdgeLayout::kBlocked16},
-                                       {"onednn", EdgeLayout::kChannelsLast},
-                                       {"onednn", EdgeLayout::kBlocked16}};
+  const std::vector<Column> columns = {
+      {"native", EdgeLayout::kPlain},        {"native", EdgeLayout::kChannelsLast},
+      {"native", EdgeLayout::kBlocked16},    {"xnnpack", EdgeLayout::kChannelsLast},
+      {"onednn", EdgeLayout::kChannelsLast}, {"onednn", EdgeLayout::kBlocked16}};
   std::string header = "| op |";
   std::string rule = "|---|";
   for (const Column& column : columns) {

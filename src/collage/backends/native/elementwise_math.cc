@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "collage/backends/native/vector_math.h"
+
 namespace collage::native {
 namespace {
 
@@ -225,6 +227,55 @@ void unary_kernel(const float* x, std::int64_t x_stride, float* y, std::int64_t 
   // iterations; without the pragma GCC's -O2 cost model keeps the loop scalar.
 #pragma omp simd
   for (std::int64_t i = 0; i < n; ++i) y[i] = op(x[i]);
+}
+
+// Activations whose libm call keeps GCC's loop scalar, eight lanes at a time
+// through vector_math.h (`vector` of a register, `op` for the tail). A NaN
+// passes through, as libm passes it.
+template <typename Op, typename Vector>
+void unary_in_vectors(const float* x, std::int64_t x_stride, float* y, std::int64_t n,
+                      ScalarParams params, Vector vector) {
+  const Op op{params};
+  if (x_stride == 0) {
+    std::fill(y, y + n, op(x[0]));
+    return;
+  }
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+    _mm256_storeu_ps(y + i, _mm256_blendv_ps(vector(v), v, nan));
+  }
+  for (; i < n; ++i) y[i] = op(x[i]);
+}
+
+template <>
+void unary_kernel<Sigmoid>(const float* x, std::int64_t x_stride, float* y, std::int64_t n,
+                           ScalarParams params) {
+  unary_in_vectors<Sigmoid>(x, x_stride, y, n, params, [](__m256 v) { return sigmoid8(v); });
+}
+template <>
+void unary_kernel<Swish>(const float* x, std::int64_t x_stride, float* y, std::int64_t n,
+                         ScalarParams params) {
+  const __m256 alpha = _mm256_set1_ps(params.alpha);
+  unary_in_vectors<Swish>(x, x_stride, y, n, params, [alpha](__m256 v) {
+    return _mm256_mul_ps(v, sigmoid8(_mm256_mul_ps(alpha, v)));
+  });
+}
+template <>
+void unary_kernel<Tanh>(const float* x, std::int64_t x_stride, float* y, std::int64_t n,
+                        ScalarParams params) {
+  unary_in_vectors<Tanh>(x, x_stride, y, n, params, [](__m256 v) { return tanh8(v); });
+}
+template <>
+void unary_kernel<GeluTanh>(const float* x, std::int64_t x_stride, float* y, std::int64_t n,
+                            ScalarParams params) {
+  unary_in_vectors<GeluTanh>(x, x_stride, y, n, params, [](__m256 v) {
+    const __m256 cubic = _mm256_mul_ps(_mm256_mul_ps(v, v), _mm256_set1_ps(0.044715f));
+    const __m256 u = _mm256_mul_ps(_mm256_mul_ps(v, _mm256_set1_ps(1.5957691216057308f)),
+                                   _mm256_add_ps(cubic, _mm256_set1_ps(1.0f)));
+    return _mm256_mul_ps(v, sigmoid8(u));
+  });
 }
 
 // HardSwish in two vectorized passes per block, the gate then the product:
