@@ -81,6 +81,8 @@ const char* stage_name(collage::TuneProgress::Stage stage) {
       return "jobs";
     case collage::TuneProgress::Stage::kBody:
       return "body";
+    case collage::TuneProgress::Stage::kLayout:
+      return "layout";
   }
   return "unknown";
 }

@@ -32,9 +32,12 @@ struct TuneProgress {
     kVerify,      // one plan run end to end beside the others (message)
     kCompile,     // a backend compiles candidates' kernels ahead of measuring them: a line
                   // before and after (message; total 0), and done of total as each is
-    kJobs,  // measurement jobs on a fleet: done of total; queued, running, per worker (message)
-    kBody,  // a control-flow body planned as a graph of its own: a line before and after
-            // (message)
+    kJobs,    // measurement jobs on a fleet: done of total; queued, running, per worker (message)
+    kBody,    // a control-flow body planned as a graph of its own: a line before and after
+              // (message)
+    kLayout,  // the layout the search measures in (SearchSettings::layout): a line before
+              // the single-backend plans are timed in each layout and one with the choice
+              // (message)
   };
   Stage stage = Stage::kCandidates;
   std::size_t done = 0;
@@ -76,6 +79,12 @@ struct SearchSettings {
   // candidate in full (false). Measuring through remote workers times in
   // full.
   bool screen = true;
+  // The layout the search measures a backend that computes in several in
+  // (docs/partitioning.md, "The search's layout"): "auto" first times each
+  // such backend's single-backend plan in each of its layouts and searches
+  // in the fastest; "own": each backend's own layout; or a layout's name
+  // ("blocked-16", "blocked-8", "channels-last").
+  std::string layout = "auto";
 };
 
 struct TuneOptions {

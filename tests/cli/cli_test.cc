@@ -586,6 +586,9 @@ TEST_F(CliTest, SearchLimitsOutOfRangeAreOneLineAndExitCodeTwo) {
   expect_one_line_error(
       run_collage({"tune", write_relu_model(), "--max-exits", "0", "--cache", "none"}),
       "--max-exits");
+  expect_one_line_error(
+      run_collage({"tune", write_relu_model(), "--search-layout", "diagonal", "--cache", "none"}),
+      "--search-layout");
 }
 
 // ONNX's shape inference divided by the stride: the process died of SIGFPE.

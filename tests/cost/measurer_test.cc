@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collage/backends/registry.h"
+#include "collage/backends/search_layout.h"
 #include "collage/cost/measuring_estimator.h"
 
 namespace collage {
@@ -96,6 +97,56 @@ TEST(MeasurerTest, ANativeCandidateThatFollowsLayoutsIsTimedWithChannelsLastEdge
   InProcessMeasurer measurer(native, MeasureOptions{});
   Cost cost = measurer.measure_partition(relu_graph(false), native);
   EXPECT_TRUE(cost.is_valid()) << cost.reason();
+}
+
+// A search in a compute layout (backends/search_layout.h): oneDNN's
+// candidates compute in it with their edges in it where they fit, native's
+// followers take it, and both are measured and cached under another name.
+TEST(MeasurerTest, InASearchLayoutCandidatesAreTimedInItAndNamedForIt) {
+  const BackendRegistry& registry = BackendRegistry::global();
+  const Backend& native = registry.native();
+  InSearchLayout native_in(native, EdgeLayout::kBlocked16);
+  EXPECT_EQ(native_in.name(), "native");
+  EXPECT_EQ(measured_as(native_in), "native@blocked-16");
+  EXPECT_EQ(measured_as(native), "native");
+  // The follower's 16 channels fit blocked-16.
+  CompileOptions follows = preferred_edges(relu_graph(false), native_in, 2);
+  EXPECT_EQ(follows.input_layouts, std::vector<EdgeLayout>{EdgeLayout::kBlocked16});
+  EXPECT_EQ(follows.output_layouts, std::vector<EdgeLayout>{EdgeLayout::kBlocked16});
+  // Those of 8 do not: channels-last.
+  InSearchLayout native_in_8(native, EdgeLayout::kBlocked8);
+  EXPECT_EQ(preferred_edges(relu_graph(false), native_in_8, 2).input_layouts,
+            std::vector<EdgeLayout>{EdgeLayout::kBlocked8});
+  InProcessMeasurer measurer(native, MeasureOptions{});
+  Cost cost = measurer.measure_partition(relu_graph(false), native_in);
+  EXPECT_TRUE(cost.is_valid()) << cost.reason();
+  // A measuring worker finds the wrapped backend by that name; a name it
+  // cannot have is nobody's.
+  const Backend* found = registry.find_measured("native@blocked-16");
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found->search_layout(), EdgeLayout::kBlocked16);
+  EXPECT_EQ(registry.find_measured("native@blocked-16"), found);
+  EXPECT_EQ(registry.find_measured("native"), &native);
+  EXPECT_EQ(registry.find_measured("native@diagonal"), nullptr);
+  EXPECT_EQ(registry.find_measured("nobody@blocked-16"), nullptr);
+
+  const Backend* onednn = registry.find("onednn");
+  if (onednn == nullptr || onednn->compute_layouts().empty()) return;
+  const EdgeLayout other = onednn->compute_layouts().front();
+  InSearchLayout onednn_in(*onednn, other);
+  EXPECT_EQ(onednn_in.edge_layouts().front(), other);
+  EXPECT_EQ(onednn_in.edge_layouts().size(), onednn->edge_layouts().size());
+  EXPECT_EQ(timed_edge_layout(onednn_in, TensorType{DType::kFloat32, {1, 16, 6, 6}}), other);
+  // A block that does not divide the channels: the backend's own layout.
+  EXPECT_EQ(timed_edge_layout(onednn_in, TensorType{DType::kFloat32, {1, 3, 6, 6}}),
+            onednn->edge_layouts().front());
+  Cost in_layout = measurer.measure_partition(relu_graph(false), onednn_in);
+  EXPECT_TRUE(in_layout.is_valid()) << in_layout.reason();
+  // XNNPACK computes in one layout only: a search does not wrap it.
+  if (const Backend* xnnpack = registry.find("xnnpack")) {
+    EXPECT_FALSE(searched_in_layout(*xnnpack, other));
+  }
+  EXPECT_TRUE(searched_in_layout(*onednn, other));
 }
 
 TEST(MeasurerTest, ACandidateWithPreferredEdgesIsStillCheckedAndTimed) {

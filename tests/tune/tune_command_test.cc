@@ -249,5 +249,59 @@ TEST_F(TuneCommandTest, AModelTunedBeforeHasItsPlansPartsTimedAgain) {
   expect_covers_every_node_once(again, testing::import_model(model_path_));
 }
 
+// x[1,16,12,12] -> Conv 3x3 -> Relu -> MaxPool 2x2 -> Conv 3x3 -> Relu.
+Graph conv_pool_model() {
+  Graph graph;
+  graph.opset = 13;
+  auto f32 = [](Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; };
+  ValueId last = graph.add_input("x", f32({1, 16, 12, 12}));
+  std::int64_t size = 12;
+  auto conv = [&](const std::string& name) {
+    std::vector<float> weights(16 * 16 * 9);
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+      weights[i] = static_cast<float>(i % 11) * 0.02f - 0.1f;
+    }
+    ValueId w = graph.add_constant(name + "_w", Tensor::from_vector(weights, {16, 16, 3, 3}));
+    ValueId y = graph.add_value(name + "_out", f32({1, 16, size, size}));
+    Attributes attributes;
+    attributes.set("pads", std::vector<std::int64_t>{1, 1, 1, 1});
+    graph.add_node("Conv", {last, w}, {y}, attributes, name);
+    ValueId r = graph.add_value(name + "_relu", f32({1, 16, size, size}));
+    graph.add_node("Relu", {y}, {r}, {}, name + "_relu");
+    last = r;
+  };
+  conv("conv1");
+  size = 6;
+  ValueId pooled = graph.add_value("pooled", f32({1, 16, size, size}));
+  Attributes pool;
+  pool.set("kernel_shape", std::vector<std::int64_t>{2, 2});
+  pool.set("strides", std::vector<std::int64_t>{2, 2});
+  graph.add_node("MaxPool", {last}, {pooled}, pool, "pool");
+  last = pooled;
+  conv("conv2");
+  graph.add_output(last);
+  return graph;
+}
+
+// The search measures in the layout asked for, and the plan computes in it.
+TEST_F(TuneCommandTest, APlanSearchedInAComputeLayoutComputesInIt) {
+  const Backend* onednn = BackendRegistry::global().find("onednn");
+  if (onednn == nullptr || onednn->compute_layouts().empty()) {
+    GTEST_SKIP() << "oneDNN computes in no other layout here";
+  }
+  const std::string other = edge_layout_name(onednn->compute_layouts().front());
+  save_onnx(conv_pool_model(), model_path_);
+  Plan plan = tune(dir_.file("laid.plan.json"), "onednn", {"--search-layout", other});
+  ASSERT_FALSE(plan.partitions.empty());
+  bool on_onednn = false;
+  for (const PlanPartition& partition : plan.partitions) on_onednn |= partition.backend == "onednn";
+  ASSERT_TRUE(on_onednn);
+  EXPECT_EQ(plan.compute_layouts.at("onednn"), other);
+  // In its own layout the plan names none.
+  Plan own = tune(dir_.file("own.plan.json"), "onednn", {"--search-layout", "own"});
+  EXPECT_TRUE(own.compute_layouts.empty());
+  expect_covers_every_node_once(plan, testing::import_model(model_path_));
+}
+
 }  // namespace
 }  // namespace collage

@@ -202,6 +202,12 @@ void add_search_flags(CLI::App& command, SearchSettings& settings) {
                    "still enter the cheapest cover, the default: about a quarter of the "
                    "measurements (docs/partitioning.md, \"Screening\"); --no-screen times every "
                    "candidate in full");
+  command
+      .add_option("--search-layout", settings.layout,
+                  "the layout the search measures a backend that computes in several in (oneDNN: "
+                  "its own or blocked-16): auto times that backend's single plan in each first "
+                  "and searches in the fastest; own, channels-last, blocked-8 or blocked-16")
+      ->capture_default_str();
   command.add_flag("!--no-boundary-costs", settings.boundary_costs,
                    "search without charging the layout conversions between partitions of "
                    "different layout families (for comparison)");

@@ -86,8 +86,8 @@ void serve_model(const WorkerArgs& args) {
   const BackendRegistry& registry = BackendRegistry::global();
   InProcessMeasurer measurer(registry.native(), options);
   serve_measurements(
-      graph, measurer, [&](const std::string& name) { return registry.find(name); }, std::cin,
-      replies);
+      graph, measurer, [&](const std::string& name) { return registry.find_measured(name); },
+      std::cin, replies);
 }
 
 void serve_partitions(const WorkerArgs& args) {
@@ -98,7 +98,7 @@ void serve_partitions(const WorkerArgs& args) {
   const BackendRegistry& registry = BackendRegistry::global();
   InProcessMeasurer measurer(registry.native(), options);
   serve_partition_measurements(
-      measurer, [&](const std::string& name) { return registry.find(name); },
+      measurer, [&](const std::string& name) { return registry.find_measured(name); },
       [](const std::string& bytes, const std::string& weights_dir) {
         return graph_from_bytes(bytes, weights_dir);
       },

@@ -120,6 +120,7 @@ ProgressCallback progress_printer(bool enabled) {
         return;
       case TuneProgress::Stage::kRefine:
       case TuneProgress::Stage::kBody:
+      case TuneProgress::Stage::kLayout:
         std::fprintf(stderr, "%s\n", p.message.c_str());
         return;
       case TuneProgress::Stage::kVerify:

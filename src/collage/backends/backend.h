@@ -219,6 +219,15 @@ class Backend {
     return layout == EdgeLayout::kPlain;
   }
 
+  // Whether some of its partitions can follow their neighbours' layouts
+  // (runs_in_layout true for a non-plain layout): the search then times
+  // them in its search layout (backends/search_layout.h).
+  virtual bool has_layout_followers() const { return false; }
+
+  // The layout the search measures this backend in (backends/search_layout.h:
+  // a backend wrapped for a search in a compute layout); nothing: its own.
+  virtual std::optional<EdgeLayout> search_layout() const { return std::nullopt; }
+
   // Layouts besides its own that the backend can be asked to compute in
   // (CompileOptions::compute_layout): which is faster depends on the model,
   // so the tuner times a plan in each (Plan::compute_layouts).
@@ -240,6 +249,14 @@ class Backend {
   virtual Result<std::unique_ptr<Kernel>> compile(const Graph& partition,
                                                   const CompileOptions& options) const = 0;
 };
+
+// The name a measurement of `backend` travels under (to measuring workers
+// and fleet jobs) and is cached under: its name, with its search_layout()
+// after an '@' ("onednn@blocked-16"; BackendRegistry::find_measured).
+inline std::string measured_as(const Backend& backend) {
+  const std::optional<EdgeLayout> layout = backend.search_layout();
+  return layout ? backend.name() + "@" + edge_layout_name(*layout) : backend.name();
+}
 
 // Whether every node of `nodes` (NodeIds of `graph`) runs in `layout` on `backend`.
 inline bool nodes_run_in_layout(const Backend& backend, const Graph& graph,
@@ -272,16 +289,13 @@ inline bool follows_layouts(const Backend& backend, const Graph& partition) {
 }
 
 // The layout a partition of `backend` is timed with on an edge of `type`:
-// the one it computes in, when that fits (preferred_edges, cost/measurer.h);
-// for an 8-bit value, which no blocked layout holds, the first of its
-// layouts that fits.
+// the first of its layouts that fits (preferred_edges, cost/measurer.h), as
+// a plan hands it over between two of its partitions (agreed_edge_layout):
+// the one it computes in, unless a blocked layout's block does not divide
+// the channels or the value is 8-bit, which no blocked layout holds.
 inline EdgeLayout timed_edge_layout(const Backend& backend, const TensorType& type) {
   if (edge_layout_free(type)) return EdgeLayout::kPlain;
-  const std::vector<EdgeLayout> layouts = backend.edge_layouts();
-  if (type.dtype == DType::kFloat32) {
-    return edge_layout_fits(layouts.front(), type) ? layouts.front() : EdgeLayout::kPlain;
-  }
-  for (EdgeLayout layout : layouts) {
+  for (EdgeLayout layout : backend.edge_layouts()) {
     if (edge_layout_fits(layout, type)) return layout;
   }
   return EdgeLayout::kPlain;

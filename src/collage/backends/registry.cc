@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "collage/backends/plugin_backend.h"
+#include "collage/backends/search_layout.h"
 #include "collage/ir/error.h"
 #include "collage/ir/split.h"
 
@@ -92,6 +93,18 @@ const Backend* BackendRegistry::find(const std::string& name) const {
     if (backend->name() == name) return backend.get();
   }
   return nullptr;
+}
+
+const Backend* BackendRegistry::find_measured(const std::string& measured_as) const {
+  const std::size_t at = measured_as.find('@');
+  if (at == std::string::npos) return find(measured_as);
+  const Backend* base = find(measured_as.substr(0, at));
+  const std::optional<EdgeLayout> layout = edge_layout_from_name(measured_as.substr(at + 1));
+  if (base == nullptr || !layout || !searched_in_layout(*base, *layout)) return nullptr;
+  const std::lock_guard<std::mutex> lock(measured_mutex_);
+  std::unique_ptr<Backend>& wrapped = measured_[measured_as];
+  if (!wrapped) wrapped = std::make_unique<InSearchLayout>(*base, *layout);
+  return wrapped.get();
 }
 
 const Backend& BackendRegistry::get(const std::string& name) const {

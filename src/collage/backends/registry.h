@@ -5,7 +5,9 @@
 // asks it rather than testing build flags.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,10 @@ class BackendRegistry {
 
   // nullptr when there is no backend of that name.
   const Backend* find(const std::string& name) const;
+  // The backend a measurement names (measured_as()): find(name), or for
+  // "name@layout" that backend wrapped to measure in the layout
+  // (backends/search_layout.h); nullptr when there is none.
+  const Backend* find_measured(const std::string& measured_as) const;
   // Like find, but throws an Error listing the known names.
   const Backend& get(const std::string& name) const;
   // The reference backend, native: it runs every supported op, checks every
@@ -46,6 +52,9 @@ class BackendRegistry {
   void add_plugin(const std::string& path);
 
   std::vector<std::unique_ptr<Backend>> backends_;
+  // The wrapped backends find_measured made, by measured_as().
+  mutable std::mutex measured_mutex_;
+  mutable std::map<std::string, std::unique_ptr<Backend>> measured_;
   // The absolute paths of the plugins loaded.
   std::vector<std::string> plugin_paths_;
 };

@@ -66,4 +66,8 @@ std::string local_moves_key(const std::string& model, const std::string& machine
                      boundary_costs);
 }
 
+std::string search_layout_key(const std::string& model, const std::string& machine) {
+  return fmt::format("search layout 1|{}|{}", model, machine);
+}
+
 }  // namespace collage

@@ -58,4 +58,9 @@ std::string local_moves_key(const std::string& model, const std::string& machine
                             const std::vector<std::string>& backends, int max_depth, int max_exits,
                             bool boundary_costs);
 
+// The layout a tune of `model` (model_key()) chose to search in on
+// `machine` (choose_search_layout, session/tuning.h), so that a tune from a
+// warm cache searches where the first did.
+std::string search_layout_key(const std::string& model, const std::string& machine);
+
 }  // namespace collage

@@ -178,13 +178,18 @@ CompileOptions preferred_edges(const Graph& partition, const Backend& backend, i
   CompileOptions options{threads};
   bool any = false;
   const bool follows = follows_layouts(backend, partition);
+  // A follower takes its neighbours' layout: the search's, where the value
+  // fits it (backends/search_layout.h), else channels-last.
+  const EdgeLayout followed = backend.search_layout().value_or(EdgeLayout::kChannelsLast);
+  auto follower_layout = [&](const TensorType& type) {
+    if (edge_layout_free(type)) return EdgeLayout::kPlain;
+    return edge_layout_fits(followed, type) ? followed : EdgeLayout::kChannelsLast;
+  };
   auto layouts = [&](const std::vector<ValueId>& edges) {
     std::vector<EdgeLayout> result;
     for (ValueId edge : edges) {
       const TensorType& type = partition.type(edge);
-      result.push_back(
-          follows ? (edge_layout_free(type) ? EdgeLayout::kPlain : EdgeLayout::kChannelsLast)
-                  : timed_edge_layout(backend, type));
+      result.push_back(follows ? follower_layout(type) : timed_edge_layout(backend, type));
       any |= result.back() != EdgeLayout::kPlain;
     }
     return result;
@@ -286,7 +291,7 @@ Cost WorkerMeasurer::measure(const Graph& model, const std::vector<NodeId>& node
                              const Backend& backend) {
   MeasureRequest request;
   for (NodeId id : nodes) request.nodes.push_back(model.node(id).name);
-  request.backend = backend.name();
+  request.backend = measured_as(backend);
   return ask(request);
 }
 
@@ -294,7 +299,7 @@ Cost WorkerMeasurer::screen(const Graph& model, const std::vector<NodeId>& nodes
                             const Backend& backend) {
   MeasureRequest request;
   for (NodeId id : nodes) request.nodes.push_back(model.node(id).name);
-  request.backend = backend.name();
+  request.backend = measured_as(backend);
   request.screen = true;
   return ask(request);
 }

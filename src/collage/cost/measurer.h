@@ -87,11 +87,12 @@ std::string measurement_context(const std::string& machine, const MeasureOptions
 std::string screen_context(const MeasureOptions& options);
 
 // The options a candidate is timed with: every 4-D edge that the layout
-// the backend computes in (its first edge_layouts()) fits is stored in that
+// the backend computes in (the first of its edge_layouts() that fits) is stored in that
 // layout, as it is between two partitions of that backend in a plan
 // (negotiate_edge_layouts); no edge layouts when there is none. A
 // partition that follows its neighbours' layouts (follows_layouts, such as
 // native's pools and elementwise chains) is timed with its laid-out edges
+// in the search's layout (Backend::search_layout) where they fit it, else
 // in channels-last, as it runs beside a library that computes in it. A
 // partition's graph outputs stay plain in a plan, so the search's estimate
 // of a partition beside another family's is short of the conversion, which

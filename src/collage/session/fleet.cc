@@ -15,6 +15,7 @@
 
 #include "collage/backends/compiles_ahead.h"
 #include "collage/backends/registry.h"
+#include "collage/backends/search_layout.h"
 #include "collage/cost/cache_keys.h"
 #include "collage/cost/cache_state.h"
 #include "collage/ir/error.h"
@@ -169,6 +170,13 @@ std::map<std::string, std::string> backend_versions() {
   std::map<std::string, std::string> versions;
   for (const Backend* backend : BackendRegistry::global().all()) {
     versions[backend->name()] = backend_version_key(*backend);
+    // The jobs of a search in a compute layout (backends/search_layout.h).
+    for (EdgeLayout layout :
+         {EdgeLayout::kChannelsLast, EdgeLayout::kBlocked8, EdgeLayout::kBlocked16}) {
+      if (searched_in_layout(*backend, layout)) {
+        versions[backend->name() + "@" + edge_layout_name(layout)] = backend_version_key(*backend);
+      }
+    }
   }
   return versions;
 }
@@ -227,7 +235,7 @@ void FleetMeasurer::measure_all(const Graph& model, std::vector<Item> items) {
     job.key = item.key;
     job.machine_class = machine_class_;
     job.machine = options_.machine;
-    job.backend = item.backend->name();
+    job.backend = measured_as(*item.backend);
     job.backend_version = backend_version_key(*item.backend);
     job.threads = options_.measure.threads;
     job.evict_bytes =

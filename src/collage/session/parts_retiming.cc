@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "collage/backends/search_layout.h"
 #include "collage/ir/error.h"
 #include "collage/session/measuring.h"
 
@@ -135,6 +136,8 @@ void retime_parts_kept(const DataflowGraph& dfg, const std::vector<ChosenPartiti
 struct PartsRetimer::State {
   explicit State(const Graph& graph) : dfg(graph) {}
   DataflowGraph dfg;
+  // The backends wrapped to measure in the plan's compute layout.
+  std::vector<std::unique_ptr<Backend>> in_layout;
   Measuring measuring;
   // Per partition of the plan: its candidate, when its nodes are found.
   std::vector<std::optional<CandidatePartition>> candidates;
@@ -143,8 +146,13 @@ struct PartsRetimer::State {
 PartsRetimer::PartsRetimer(const Graph& graph, const Plan& plan, const PlanningOptions& options)
     : state_(std::make_unique<State>(graph)) {
   state_->measuring = open_measuring(options);
-  std::vector<PartitionSpecPtr> specs =
-      make_backend_specs(resolve_backends(options.backends), spec_options(options.search));
+  // Measured as the search measured them: in the layout the plan computes
+  // in (backends/search_layout.h).
+  std::optional<EdgeLayout> layout;
+  for (const auto& [backend, name] : plan.compute_layouts) layout = edge_layout_from_name(name);
+  std::vector<PartitionSpecPtr> specs = make_backend_specs(
+      in_search_layout(resolve_backends(options.backends), layout, state_->in_layout),
+      spec_options(options.search));
   std::vector<CandidatePartition> known;
   for (const PlanPartition& partition : plan.partitions) {
     auto spec = std::find_if(specs.begin(), specs.end(), [&](const PartitionSpecPtr& s) {

@@ -80,7 +80,9 @@ Plan make_plan(const Graph& graph, const Strategy& strategy, const PlanningOptio
   if (options.body_path.empty()) check_placement(graph, options);
   DataflowGraph dfg(graph);
   if (strategy.kind == Strategy::Kind::kCollage) {
-    Plan plan = Tuner(graph, dfg, strategy, options).run();
+    PlanningOptions searching = options;
+    searching.search_layout = choose_search_layout(graph, options);
+    Plan plan = Tuner(graph, dfg, strategy, searching).run();
     // Each body is tuned like a model: searched, then run beside the
     // baselines and kept only when faster (session/tuning.h).
     plan.bodies = plan_bodies(

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,9 @@ struct PlanningOptions {
   // Keep only maximal candidates of each backend.
   bool prune = false;
   SearchSettings search;
+  // The layout the search measures in (backends/search_layout.h), which
+  // make_plan settles from search.layout; unset: each backend's own.
+  std::optional<EdgeLayout> search_layout;
   // Where the user pins or keeps nodes off backends, and pattern rules of
   // their own (search/placement.h): every strategy honours them.
   Placement placement;

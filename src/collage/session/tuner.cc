@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "collage/backends/registry.h"
+#include "collage/backends/search_layout.h"
 #include "collage/cost/cache_keys.h"
 #include "collage/cost/overhead_learning.h"
 #include "collage/ir/error.h"
@@ -121,7 +122,8 @@ Tuner::Tuner(const Graph& graph, const DataflowGraph& dfg, const Strategy& strat
       dfg_(dfg),
       strategy_(strategy),
       options_(options),
-      backends_(resolve_backends(options.backends)),
+      backends_(
+          in_search_layout(resolve_backends(options.backends), options.search_layout, in_layout_)),
       specs_(planning_specs(backends_, options)),
       measuring_(open_measuring(options)),
       model_(model_key(graph, backends_)),
@@ -133,6 +135,8 @@ Tuner::Tuner(const Graph& graph, const DataflowGraph& dfg, const Strategy& strat
   for (const Backend* backend : backends_) backend_names_.push_back(backend->name());
   // A cover kept under placement constraints is kept for those alone.
   std::string constrained_model = model_;
+  if (options.search_layout)
+    constrained_model += "|layout " + edge_layout_name(*options.search_layout);
   if (!options.placement.empty()) {
     constrained_model +=
         fmt::format("|placement {:016x}",
@@ -450,6 +454,19 @@ Plan Tuner::plan_of(const std::vector<ChosenPartition>& partitions,
   Plan plan = build_plan(dfg_, partitions, plan_context(strategy_, options_), result.candidates);
   for (const Backend* backend : backends_) {
     plan.backend_versions[backend->name()] = backend->version();
+  }
+  // Each backend the search measured computing in its layout computes in
+  // it in the plan.
+  for (const Backend* backend : backends_) {
+    const std::optional<EdgeLayout> layout = backend->search_layout();
+    if (!layout) continue;
+    const std::vector<EdgeLayout> computes = backend->compute_layouts();
+    if (std::find(computes.begin(), computes.end(), *layout) == computes.end()) continue;
+    for (const PlanPartition& partition : plan.partitions) {
+      if (partition.backend == backend->name()) {
+        plan.compute_layouts[backend->name()] = edge_layout_name(*layout);
+      }
+    }
   }
   const EstimatorCounters& c = measuring_.estimator->counters();
   plan.search.candidates = static_cast<int>(result.candidates.size());

@@ -109,6 +109,9 @@ class Tuner {
   const DataflowGraph& dfg_;
   const Strategy& strategy_;
   const PlanningOptions& options_;
+  // The backends the search wraps to measure in its layout (backends/search_layout.h).
+  std::vector<std::unique_ptr<Backend>> in_layout_;
+  // The backends as the search measures them.
   std::vector<const Backend*> backends_;
   std::vector<PartitionSpecPtr> specs_;
   std::vector<std::string> backend_names_;

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "collage/backends/registry.h"
+#include "collage/cost/cache_keys.h"
+#include "collage/cost/measurement_cache.h"
 #include "collage/ir/error.h"
 #include "collage/session/parts_retiming.h"
 #include "collage/session/resources.h"
@@ -37,8 +39,9 @@ std::vector<std::string> other_backends(const PlanningOptions& options) {
 }
 
 // `plan` in each other layout that a backend it runs can compute in
-// (Backend::compute_layouts): which layout is faster depends on the model
-// (docs/onednn.md), so the evaluation times each.
+// (Backend::compute_layouts), or in its own again when the plan names
+// another: which layout is faster depends on the model (docs/onednn.md),
+// so the evaluation times each.
 std::vector<Plan> compute_layout_variants(const Plan& plan) {
   std::set<std::string> used;
   for (const PlanPartition& partition : plan.partitions) used.insert(partition.backend);
@@ -46,7 +49,16 @@ std::vector<Plan> compute_layout_variants(const Plan& plan) {
   for (const std::string& name : used) {
     const Backend* backend = BackendRegistry::global().find(name);
     if (backend == nullptr) continue;
+    const auto named = plan.compute_layouts.find(name);
+    if (named != plan.compute_layouts.end()) {
+      Plan own = plan;
+      own.compute_layouts.erase(name);
+      variants.push_back(std::move(own));
+    }
     for (EdgeLayout layout : backend->compute_layouts()) {
+      if (named != plan.compute_layouts.end() && named->second == edge_layout_name(layout)) {
+        continue;
+      }
       Plan variant = plan;
       variant.compute_layouts[name] = edge_layout_name(layout);
       variants.push_back(std::move(variant));
@@ -54,6 +66,9 @@ std::vector<Plan> compute_layout_variants(const Plan& plan) {
   }
   return variants;
 }
+
+// How many interleaved rounds choose_search_layout times each plan.
+constexpr int kLayoutRounds = 5;
 
 // What tune and compare evaluate: each baseline followed by its
 // compute-layout variants, then the searched plan's variants, then the
@@ -123,6 +138,79 @@ void report_verification(const PlanningOptions& options, const std::vector<Evalu
 }
 
 }  // namespace
+
+std::optional<EdgeLayout> choose_search_layout(const Graph& graph, const PlanningOptions& options) {
+  if (options.search_layout) return options.search_layout;
+  if (options.search.layout == "own") return std::nullopt;
+  if (options.search.layout != "auto") return edge_layout_from_name(options.search.layout);
+  // A tune from a warm cache searches where the first one chose to.
+  std::unique_ptr<MeasurementCache> cache;
+  if (options.cache_path != "none") {
+    cache = MeasurementCache::open(options.cache_path.empty() ? default_cache_path()
+                                                              : options.cache_path);
+  }
+  MeasureOptions measure;
+  measure.threads = options.threads;
+  const std::string machine = machine_key(machine_text(options.threads), measure,
+                                          std::string(to_string(options.graph_opt)));
+  const std::string key =
+      search_layout_key(model_key(graph, resolve_backends(options.backends)), machine);
+  if (cache) {
+    if (std::optional<CachedMeasurement> stored = cache->find(key)) {
+      if (stored->reason == "own") return std::nullopt;
+      if (std::optional<EdgeLayout> layout = edge_layout_from_name(stored->reason)) return layout;
+    }
+  }
+  // Each backend that computes in several layouts: its single plan in each.
+  std::vector<Plan> plans;
+  for (const std::string& name : other_backends(options)) {
+    if (BackendRegistry::global().get(name).compute_layouts().empty()) continue;
+    std::vector<Plan> single = baseline_plans(graph, {"single:" + name}, options);
+    if (single.empty()) continue;
+    plans.push_back(single.front());
+    for (Plan& variant : compute_layout_variants(single.front())) plans.push_back(variant);
+  }
+  if (plans.size() < 2) return std::nullopt;
+  if (options.progress) {
+    options.progress(TuneProgress{
+        .stage = TuneProgress::Stage::kLayout,
+        .message = fmt::format("choosing the search's layout: timing {} single-backend plans",
+                               plans.size())});
+  }
+  const std::vector<EvaluatedPlan> timed =
+      evaluate_plans(graph, plans, options.threads, kLayoutRounds, 2);
+  const EvaluatedPlan* fastest = nullptr;
+  for (const EvaluatedPlan& evaluated : timed) {
+    if (evaluated.mismatch) continue;
+    if (fastest == nullptr || evaluated.timing.median_seconds < fastest->timing.median_seconds) {
+      fastest = &evaluated;
+    }
+  }
+  if (fastest == nullptr) return std::nullopt;
+  std::optional<EdgeLayout> layout;
+  for (const auto& [backend, name] : fastest->plan.compute_layouts) {
+    layout = edge_layout_from_name(name);
+  }
+  if (cache) {
+    cache->store(key, CachedMeasurement{.valid = true,
+                                        .reason = layout ? edge_layout_name(*layout) : "own",
+                                        .machine = machine});
+  }
+  if (options.progress) {
+    std::string times;
+    for (const EvaluatedPlan& evaluated : timed) {
+      times += fmt::format("{}{} {:.2f} ms", times.empty() ? "" : ", ", evaluated.plan.label(),
+                           evaluated.timing.median_seconds * 1e3);
+    }
+    options.progress(TuneProgress{
+        .stage = TuneProgress::Stage::kLayout,
+        .finished = true,
+        .message =
+            fmt::format("searching in {} ({})",
+                        layout ? edge_layout_name(*layout) : "each backend's own layout", times)});
+  }
+  return layout;
+}
 
 TuneOutcome tune_model(const Graph& graph, const PlanningOptions& options,
                        const TuneSettings& settings) {

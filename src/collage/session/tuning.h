@@ -20,6 +20,13 @@
 
 namespace collage {
 
+// The layout the search measures in (backends/search_layout.h), from
+// options.search.layout: "own" none; a layout's name that layout; "auto"
+// the layout of the fastest of each multi-layout backend's single plan
+// timed in each of its layouts (none when its own is fastest).
+// options.search_layout, when set, stands.
+std::optional<EdgeLayout> choose_search_layout(const Graph& graph, const PlanningOptions& options);
+
 struct TuneSettings {
   // Run the searched plan beside the baselines and keep the faster.
   bool verify = true;

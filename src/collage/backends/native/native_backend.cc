@@ -470,6 +470,7 @@ class NativeBackend final : public Backend {
   bool runs_in_layout(const Graph& graph, const Node& node, EdgeLayout layout) const override {
     return native::runs_in_layout(graph, node, layout);
   }
+  bool has_layout_followers() const override { return true; }
 
   std::string report_color() const override { return "#d9d9d9"; }
   std::string describe_support() const override {
