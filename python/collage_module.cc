@@ -288,7 +288,7 @@ PYBIND11_MODULE(_collage, m) {
          std::string cache, bool isolate, int refine_rounds, double budget, int max_depth,
          int max_exits, bool verify, int repeat, std::optional<py::function> progress,
          std::vector<std::string> place, std::vector<std::string> avoid, std::string patterns,
-         std::string workers, bool measure_locally, bool screen) {
+         std::string workers, bool measure_locally, bool screen, std::string search_layout) {
         Shapes one_shape;
         if (auto* one = std::get_if<Shapes>(&input_shapes)) one_shape = *one;
         collage::TuneOptions options =
@@ -297,6 +297,7 @@ PYBIND11_MODULE(_collage, m) {
                          verify, repeat, std::move(progress));
         set_workers(options, workers, measure_locally);
         options.search.screen = screen;
+        options.search.layout = std::move(search_layout);
         options.place = std::move(place);
         options.avoid = std::move(avoid);
         options.patterns_file = std::move(patterns);
@@ -329,7 +330,7 @@ PYBIND11_MODULE(_collage, m) {
       py::arg("repeat") = 10, py::arg("progress") = py::none(),
       py::arg("place") = std::vector<std::string>{}, py::arg("avoid") = std::vector<std::string>{},
       py::arg("patterns") = "", py::arg("workers") = "local", py::arg("measure_locally") = true,
-      py::arg("screen") = true,
+      py::arg("screen") = true, py::arg("search_layout") = "own",
       "Searches for the fastest plan of the model and returns it as plain data: \"plan\" (JSON "
       "text for Session), the strategy kept and why, the search's statistics and every plan "
       "measured end to end. input_shapes given as a list of dicts tunes a plan per entry: "
@@ -343,7 +344,8 @@ PYBIND11_MODULE(_collage, m) {
       "default) "
       "screens candidates first and times in full only those that can still enter the "
       "cheapest cover; screen=False times every candidate in full, as --no-screen "
-      "(docs/partitioning.md, \"Screening\").");
+      "(docs/partitioning.md, \"Screening\"). search_layout is --search-layout: \"own\", "
+      "\"auto\" or a layout's name (docs/partitioning.md, \"The search's layout\").");
 
   m.def(
       "compare",
@@ -351,13 +353,14 @@ PYBIND11_MODULE(_collage, m) {
          Shapes input_shapes, std::string graph_opt, std::string cache, bool isolate,
          int refine_rounds, double budget, int repeat, std::optional<py::function> progress,
          std::vector<std::string> place, std::vector<std::string> avoid, std::string patterns,
-         std::string workers, bool measure_locally, bool screen) {
+         std::string workers, bool measure_locally, bool screen, std::string search_layout) {
         collage::TuneOptions options =
             tune_options(std::move(backends), threads, std::move(input_shapes),
                          std::move(graph_opt), std::move(cache), isolate, refine_rounds, budget, 6,
                          1, true, repeat, std::move(progress));
         set_workers(options, workers, measure_locally);
         options.search.screen = screen;
+        options.search.layout = std::move(search_layout);
         options.place = std::move(place);
         options.avoid = std::move(avoid);
         options.patterns_file = std::move(patterns);
@@ -380,7 +383,7 @@ PYBIND11_MODULE(_collage, m) {
       py::arg("repeat") = 20, py::arg("progress") = py::none(),
       py::arg("place") = std::vector<std::string>{}, py::arg("avoid") = std::vector<std::string>{},
       py::arg("patterns") = "", py::arg("workers") = "local", py::arg("measure_locally") = true,
-      py::arg("screen") = true,
+      py::arg("screen") = true, py::arg("search_layout") = "own",
       "Runs native, each single backend, greedy placement and the collage search side by side; "
       "returns each one's latency and whether its outputs match native's. workers and "
       "measure_locally and screen as for tune().");

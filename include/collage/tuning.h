@@ -80,11 +80,11 @@ struct SearchSettings {
   // full.
   bool screen = true;
   // The layout the search measures a backend that computes in several in
-  // (docs/partitioning.md, "The search's layout"): "auto" first times each
-  // such backend's single-backend plan in each of its layouts and searches
-  // in the fastest; "own": each backend's own layout; or a layout's name
+  // (docs/partitioning.md, "The search's layout"): "own", each backend's
+  // own layout; "auto" first times each such backend's single-backend plan
+  // in each of its layouts and searches in the fastest; or a layout's name
   // ("blocked-16", "blocked-8", "channels-last").
-  std::string layout = "auto";
+  std::string layout = "own";
 };
 
 struct TuneOptions {

@@ -283,6 +283,18 @@ Graph conv_pool_model() {
   return graph;
 }
 
+// With --search-layout auto the choice is timed once and kept: a tune from
+// the warm cache searches in the same layout and measures nothing.
+TEST_F(TuneCommandTest, AnAutoLayoutTuneFromAWarmCacheMeasuresNothing) {
+  save_onnx(conv_pool_model(), model_path_);
+  const std::vector<std::string> args = {"--no-screen", "--search-layout", "auto"};
+  Plan cold = tune(dir_.file("cold.plan.json"), all_backend_names(), args);
+  Plan warm = tune(dir_.file("warm.plan.json"), all_backend_names(), args);
+  EXPECT_GT(cold.search.measured, 0);
+  EXPECT_EQ(warm.search.measured, 0);
+  EXPECT_EQ(warm.compute_layouts, cold.compute_layouts);
+}
+
 // The search measures in the layout asked for, and the plan computes in it.
 TEST_F(TuneCommandTest, APlanSearchedInAComputeLayoutComputesInIt) {
   const Backend* onednn = BackendRegistry::global().find("onednn");

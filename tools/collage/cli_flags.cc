@@ -205,8 +205,8 @@ void add_search_flags(CLI::App& command, SearchSettings& settings) {
   command
       .add_option("--search-layout", settings.layout,
                   "the layout the search measures a backend that computes in several in (oneDNN: "
-                  "its own or blocked-16): auto times that backend's single plan in each first "
-                  "and searches in the fastest; own, channels-last, blocked-8 or blocked-16")
+                  "its own or blocked-16): own; auto, which times that backend's single plan in "
+                  "each first and searches in the fastest; channels-last, blocked-8 or blocked-16")
       ->capture_default_str();
   command.add_flag("!--no-boundary-costs", settings.boundary_costs,
                    "search without charging the layout conversions between partitions of "
