@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "collage/backends/native/vector_math.h"
 
@@ -37,11 +38,15 @@ inline float sigmoid(float x) {
 struct Sigmoid {
   ScalarParams p;
   float operator()(float x) const { return sigmoid(x); }
+  __m256 operator()(__m256 x) const { return sigmoid8(x); }
 };
 // x * sigmoid(alpha * x).
 struct Swish {
   ScalarParams p;
   float operator()(float x) const { return x * sigmoid(p.alpha * x); }
+  __m256 operator()(__m256 x) const {
+    return _mm256_mul_ps(x, sigmoid8(_mm256_mul_ps(_mm256_set1_ps(p.alpha), x)));
+  }
 };
 // x * Phi(x) = x / 2 * (1 + erf(x / sqrt(2))), with 1 + erf(t) written as
 // erfc(-t): for negative x the sum cancels to 0 long before the result is.
@@ -62,6 +67,12 @@ struct GeluTanh {
     constexpr float kTwoSqrtTwoOverPi = 1.5957691216057308f;
     constexpr float kCubic = 0.044715f;
     return x * sigmoid(kTwoSqrtTwoOverPi * x * (1.0f + kCubic * x * x));
+  }
+  __m256 operator()(__m256 x) const {
+    const __m256 cubic = _mm256_mul_ps(_mm256_mul_ps(x, x), _mm256_set1_ps(0.044715f));
+    const __m256 u = _mm256_mul_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.5957691216057308f)),
+                                   _mm256_add_ps(cubic, _mm256_set1_ps(1.0f)));
+    return _mm256_mul_ps(x, sigmoid8(u));
   }
 };
 struct HardSigmoid {
@@ -85,6 +96,7 @@ struct Clip {
 struct Tanh {
   ScalarParams p;
   float operator()(float x) const { return std::tanh(x); }
+  __m256 operator()(__m256 x) const { return tanh8(x); }
 };
 struct Erf {
   ScalarParams p;
@@ -215,6 +227,9 @@ struct Identity {
   float operator()(float x) const { return x; }
 };
 
+// An op with a vector form (vector_math.h: activations whose libm call
+// keeps GCC's loop scalar) runs eight lanes at a time through it and the
+// tail through its scalar form; a NaN passes through, as libm passes it.
 template <typename Op>
 void unary_kernel(const float* x, std::int64_t x_stride, float* y, std::int64_t n,
                   ScalarParams params) {
@@ -223,59 +238,21 @@ void unary_kernel(const float* x, std::int64_t x_stride, float* y, std::int64_t 
     std::fill(y, y + n, op(x[0]));
     return;
   }
-  // simd: y may alias x exactly, which carries no dependence between
-  // iterations; without the pragma GCC's -O2 cost model keeps the loop scalar.
+  if constexpr (std::is_invocable_r_v<__m256, Op, __m256>) {
+    std::int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      const __m256 v = _mm256_loadu_ps(x + i);
+      const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+      _mm256_storeu_ps(y + i, _mm256_blendv_ps(op(v), v, nan));
+    }
+    for (; i < n; ++i) y[i] = op(x[i]);
+  } else {
+    // simd: y may alias x exactly, which carries no dependence between
+    // iterations; without the pragma GCC's -O2 cost model keeps the loop
+    // scalar.
 #pragma omp simd
-  for (std::int64_t i = 0; i < n; ++i) y[i] = op(x[i]);
-}
-
-// Activations whose libm call keeps GCC's loop scalar, eight lanes at a time
-// through vector_math.h (`vector` of a register, `op` for the tail). A NaN
-// passes through, as libm passes it.
-template <typename Op, typename Vector>
-void unary_in_vectors(const float* x, std::int64_t x_stride, float* y, std::int64_t n,
-                      ScalarParams params, Vector vector) {
-  const Op op{params};
-  if (x_stride == 0) {
-    std::fill(y, y + n, op(x[0]));
-    return;
+    for (std::int64_t i = 0; i < n; ++i) y[i] = op(x[i]);
   }
-  std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 v = _mm256_loadu_ps(x + i);
-    const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
-    _mm256_storeu_ps(y + i, _mm256_blendv_ps(vector(v), v, nan));
-  }
-  for (; i < n; ++i) y[i] = op(x[i]);
-}
-
-template <>
-void unary_kernel<Sigmoid>(const float* x, std::int64_t x_stride, float* y, std::int64_t n,
-                           ScalarParams params) {
-  unary_in_vectors<Sigmoid>(x, x_stride, y, n, params, [](__m256 v) { return sigmoid8(v); });
-}
-template <>
-void unary_kernel<Swish>(const float* x, std::int64_t x_stride, float* y, std::int64_t n,
-                         ScalarParams params) {
-  const __m256 alpha = _mm256_set1_ps(params.alpha);
-  unary_in_vectors<Swish>(x, x_stride, y, n, params, [alpha](__m256 v) {
-    return _mm256_mul_ps(v, sigmoid8(_mm256_mul_ps(alpha, v)));
-  });
-}
-template <>
-void unary_kernel<Tanh>(const float* x, std::int64_t x_stride, float* y, std::int64_t n,
-                        ScalarParams params) {
-  unary_in_vectors<Tanh>(x, x_stride, y, n, params, [](__m256 v) { return tanh8(v); });
-}
-template <>
-void unary_kernel<GeluTanh>(const float* x, std::int64_t x_stride, float* y, std::int64_t n,
-                            ScalarParams params) {
-  unary_in_vectors<GeluTanh>(x, x_stride, y, n, params, [](__m256 v) {
-    const __m256 cubic = _mm256_mul_ps(_mm256_mul_ps(v, v), _mm256_set1_ps(0.044715f));
-    const __m256 u = _mm256_mul_ps(_mm256_mul_ps(v, _mm256_set1_ps(1.5957691216057308f)),
-                                   _mm256_add_ps(cubic, _mm256_set1_ps(1.0f)));
-    return _mm256_mul_ps(v, sigmoid8(u));
-  });
 }
 
 // HardSwish in two vectorized passes per block, the gate then the product:
