@@ -4,20 +4,18 @@
 
 namespace collage {
 
-bool searched_in_layout(const Backend& backend, EdgeLayout layout) {
+bool computes_in(const Backend& backend, EdgeLayout layout) {
   const std::vector<EdgeLayout> computes = backend.compute_layouts();
-  return backend.has_layout_followers() ||
-         std::find(computes.begin(), computes.end(), layout) != computes.end();
+  return std::find(computes.begin(), computes.end(), layout) != computes.end();
 }
 
-bool InSearchLayout::computes_in_layout() const {
-  const std::vector<EdgeLayout> computes = base_.compute_layouts();
-  return std::find(computes.begin(), computes.end(), layout_) != computes.end();
+bool searched_in_layout(const Backend& backend, EdgeLayout layout) {
+  return backend.has_layout_followers() || computes_in(backend, layout);
 }
 
 std::vector<EdgeLayout> InSearchLayout::edge_layouts() const {
   std::vector<EdgeLayout> layouts = base_.edge_layouts();
-  if (!computes_in_layout()) return layouts;
+  if (!computes_in(base_, layout_)) return layouts;
   layouts.erase(std::remove(layouts.begin(), layouts.end(), layout_), layouts.end());
   layouts.insert(layouts.begin(), layout_);
   return layouts;
@@ -25,7 +23,9 @@ std::vector<EdgeLayout> InSearchLayout::edge_layouts() const {
 
 Result<std::unique_ptr<Kernel>> InSearchLayout::compile(const Graph& partition,
                                                         const CompileOptions& options) const {
-  if (!computes_in_layout() || options.compute_layout) return base_.compile(partition, options);
+  if (!computes_in(base_, layout_) || options.compute_layout) {
+    return base_.compile(partition, options);
+  }
   CompileOptions in_layout = options;
   in_layout.compute_layout = layout_;
   return base_.compile(partition, in_layout);

@@ -24,8 +24,12 @@
 
 namespace collage {
 
-// Whether a search in `layout` wraps `backend`: it computes in it (one of
-// its compute_layouts()) or has layout followers.
+// Whether `backend` can be asked to compute in `layout` (one of its
+// compute_layouts()).
+bool computes_in(const Backend& backend, EdgeLayout layout);
+
+// Whether a search in `layout` wraps `backend`: it computes in it or has
+// layout followers.
 bool searched_in_layout(const Backend& backend, EdgeLayout layout);
 
 // `base` measured in `layout`: compile() computes in it where `base` can
@@ -33,8 +37,6 @@ bool searched_in_layout(const Backend& backend, EdgeLayout layout);
 class InSearchLayout final : public Backend {
  public:
   InSearchLayout(const Backend& base, EdgeLayout layout) : base_(base), layout_(layout) {}
-
-  const Backend& base() const { return base_; }
 
   std::string name() const override { return base_.name(); }
   std::string version() const override { return base_.version(); }
@@ -62,9 +64,6 @@ class InSearchLayout final : public Backend {
                                           const CompileOptions& options) const override;
 
  private:
-  // Whether `base_` can be asked to compute in `layout_`.
-  bool computes_in_layout() const;
-
   const Backend& base_;
   EdgeLayout layout_;
 };

@@ -35,6 +35,25 @@ std::vector<std::string> partition_worker_command(const std::string& executable,
           "--threads", std::to_string(threads)};
 }
 
+std::unique_ptr<MeasurementCache> open_planning_cache(const PlanningOptions& options) {
+  if (options.cache_path == "none") return nullptr;
+  return MeasurementCache::open(options.cache_path.empty() ? default_cache_path()
+                                                           : options.cache_path);
+}
+
+std::string measuring_machine(const PlanningOptions& options) {
+  MeasureOptions measure_options;
+  measure_options.threads = options.threads;
+  return machine_key(machine_text(options.threads), measure_options,
+                     std::string(to_string(options.graph_opt)));
+}
+
+std::optional<EdgeLayout> plan_compute_layout(const Plan& plan) {
+  std::optional<EdgeLayout> layout;
+  for (const auto& [backend, name] : plan.compute_layouts) layout = edge_layout_from_name(name);
+  return layout;
+}
+
 Measuring open_measuring(const PlanningOptions& options) {
   Measuring measuring;
   MeasureOptions measure_options;
@@ -53,9 +72,8 @@ Measuring open_measuring(const PlanningOptions& options) {
         "postgresql://... or $COLLAGE_CACHE_URL",
         {.field = "--workers"});
   }
-  if (options.cache_path != "none") measuring.cache = MeasurementCache::open(cache_path);
-  measuring.machine = machine_key(machine_text(options.threads), measure_options,
-                                  std::string(to_string(options.graph_opt)));
+  measuring.cache = open_planning_cache(options);
+  measuring.machine = measuring_machine(options);
   measuring.estimator = std::make_unique<MeasuringEstimator>(
       *measuring.measurer, measuring.cache.get(), measuring.machine);
   if (options.remote_workers) {

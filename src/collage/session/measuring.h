@@ -4,12 +4,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "collage/cost/measurement_cache.h"
 #include "collage/cost/measurer.h"
 #include "collage/cost/measuring_estimator.h"
+#include "collage/plan/plan.h"
 #include "collage/session/planning_options.h"
 
 namespace collage {
@@ -25,6 +27,18 @@ struct Measuring {
   // With options.remote_workers: what the estimator measures through.
   std::unique_ptr<BatchMeasurer> fleet;
 };
+
+// The measurement cache `options` name (cache_path; empty: the default),
+// or none for "none".
+std::unique_ptr<MeasurementCache> open_planning_cache(const PlanningOptions& options);
+
+// The machine and how it measures for `options`: Measuring::machine.
+std::string measuring_machine(const PlanningOptions& options);
+
+// The layout `plan`'s partitions are measured in, as a search in it
+// measured them (backends/search_layout.h): the one its compute_layouts
+// name; none when they name none.
+std::optional<EdgeLayout> plan_compute_layout(const Plan& plan);
 
 // Opens the measurer, the cache and the estimator `options` ask for;
 // backends that compile ahead report their work to options.progress.

@@ -148,11 +148,10 @@ PartsRetimer::PartsRetimer(const Graph& graph, const Plan& plan, const PlanningO
   state_->measuring = open_measuring(options);
   // Measured as the search measured them: in the layout the plan computes
   // in (backends/search_layout.h).
-  std::optional<EdgeLayout> layout;
-  for (const auto& [backend, name] : plan.compute_layouts) layout = edge_layout_from_name(name);
-  std::vector<PartitionSpecPtr> specs = make_backend_specs(
-      in_search_layout(resolve_backends(options.backends), layout, state_->in_layout),
-      spec_options(options.search));
+  std::vector<PartitionSpecPtr> specs =
+      make_backend_specs(in_search_layout(resolve_backends(options.backends),
+                                          plan_compute_layout(plan), state_->in_layout),
+                         spec_options(options.search));
   std::vector<CandidatePartition> known;
   for (const PlanPartition& partition : plan.partitions) {
     auto spec = std::find_if(specs.begin(), specs.end(), [&](const PartitionSpecPtr& s) {

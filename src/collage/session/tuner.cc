@@ -459,9 +459,7 @@ Plan Tuner::plan_of(const std::vector<ChosenPartition>& partitions,
   // it in the plan.
   for (const Backend* backend : backends_) {
     const std::optional<EdgeLayout> layout = backend->search_layout();
-    if (!layout) continue;
-    const std::vector<EdgeLayout> computes = backend->compute_layouts();
-    if (std::find(computes.begin(), computes.end(), *layout) == computes.end()) continue;
+    if (!layout || !computes_in(*backend, *layout)) continue;
     for (const PlanPartition& partition : plan.partitions) {
       if (partition.backend == backend->name()) {
         plan.compute_layouts[backend->name()] = edge_layout_name(*layout);

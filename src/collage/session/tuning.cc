@@ -11,8 +11,8 @@
 
 #include "collage/backends/registry.h"
 #include "collage/cost/cache_keys.h"
-#include "collage/cost/measurement_cache.h"
 #include "collage/ir/error.h"
+#include "collage/session/measuring.h"
 #include "collage/session/parts_retiming.h"
 #include "collage/session/resources.h"
 
@@ -144,15 +144,8 @@ std::optional<EdgeLayout> choose_search_layout(const Graph& graph, const Plannin
   if (options.search.layout == "own") return std::nullopt;
   if (options.search.layout != "auto") return edge_layout_from_name(options.search.layout);
   // A tune from a warm cache searches where the first one chose to.
-  std::unique_ptr<MeasurementCache> cache;
-  if (options.cache_path != "none") {
-    cache = MeasurementCache::open(options.cache_path.empty() ? default_cache_path()
-                                                              : options.cache_path);
-  }
-  MeasureOptions measure;
-  measure.threads = options.threads;
-  const std::string machine = machine_key(machine_text(options.threads), measure,
-                                          std::string(to_string(options.graph_opt)));
+  std::unique_ptr<MeasurementCache> cache = open_planning_cache(options);
+  const std::string machine = measuring_machine(options);
   const std::string key =
       search_layout_key(model_key(graph, resolve_backends(options.backends)), machine);
   if (cache) {
@@ -187,10 +180,7 @@ std::optional<EdgeLayout> choose_search_layout(const Graph& graph, const Plannin
     }
   }
   if (fastest == nullptr) return std::nullopt;
-  std::optional<EdgeLayout> layout;
-  for (const auto& [backend, name] : fastest->plan.compute_layouts) {
-    layout = edge_layout_from_name(name);
-  }
+  const std::optional<EdgeLayout> layout = plan_compute_layout(fastest->plan);
   if (cache) {
     cache->store(key, CachedMeasurement{.valid = true,
                                         .reason = layout ? edge_layout_name(*layout) : "own",
