@@ -270,7 +270,9 @@ TEST_F(LayoutBoundaryCostsTest, EachSideConvertsItsOwnWayAndDirection) {
   EXPECT_EQ(conversions_.changes[0].backend, &blocked_);
 }
 
-TEST_F(LayoutBoundaryCostsTest, GraphInputsAndOutputsArePlain) {
+// A partition times the model's own inputs and outputs plain
+// (Graph::model_edges), as the plan hands them over: no conversion to charge.
+TEST_F(LayoutBoundaryCostsTest, GraphInputsAndOutputsAreTimedPlainAndChargeNothing) {
   IndexSet first = set_of("a");
   IndexSet middle = set_of("b");
   IndexSet last = set_of("c");
@@ -280,10 +282,10 @@ TEST_F(LayoutBoundaryCostsTest, GraphInputsAndOutputsArePlain) {
       x = static_cast<PostDfsIndex>(i);
     }
   }
-  EXPECT_DOUBLE_EQ(boundaries_.charge(dfg_, x, "", nullptr, &first, "nhwc").consumer_seconds, kOne);
+  EXPECT_EQ(boundaries_.charge(dfg_, x, "", nullptr, &first, "nhwc").total(), 0.0);
   EXPECT_EQ(boundaries_.charge(dfg_, x, "", nullptr, &first, "plain").total(), 0.0);
-  EXPECT_DOUBLE_EQ(
-      boundaries_.charge(dfg_, index("c"), "blocked", &last, nullptr, "").producer_seconds, kOne);
+  EXPECT_EQ(boundaries_.charge(dfg_, index("c"), "blocked", &last, nullptr, "").total(), 0.0);
+  EXPECT_TRUE(conversions_.changes.empty());
   // b is not a graph output: nothing to hand over there.
   EXPECT_EQ(boundaries_.charge(dfg_, index("b"), "blocked", &middle, nullptr, "").total(), 0.0);
 }

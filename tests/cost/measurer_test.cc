@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -84,6 +85,39 @@ TEST(MeasurerTest, CandidatesAreTimedWithTheEdgesInTheLayoutTheirBackendComputes
     EXPECT_EQ(options.output_layouts, (std::vector<EdgeLayout>{preferred, EdgeLayout::kPlain}))
         << backend->name();
   }
+}
+
+// A plan hands the model's own inputs and outputs over plain, whatever its
+// backends compute in: a candidate holding them is timed with them plain,
+// and its key says so.
+TEST(MeasurerTest, TheModelsOwnInputsAndOutputsAreTimedPlain) {
+  // x -> relu -> r (a graph output) -> flat -> f (a graph output, 2-D).
+  const Graph model = relu_graph(true);
+  const Graph relu = extract_subgraph(model, {0});
+  ASSERT_EQ(relu.model_edges, (std::set<std::string>{"x", "r"}));
+  EXPECT_EQ(model_edges_context(relu), "plain=i0,o0");
+  const Graph flat = extract_subgraph(model, {1});
+  EXPECT_EQ(model_edges_context(flat), "");
+  for (const Backend* backend : BackendRegistry::global().all()) {
+    CompileOptions options = preferred_edges(relu, *backend, 2);
+    for (EdgeLayout layout : options.input_layouts) {
+      EXPECT_EQ(layout, EdgeLayout::kPlain) << backend->name();
+    }
+    for (EdgeLayout layout : options.output_layouts) {
+      EXPECT_EQ(layout, EdgeLayout::kPlain) << backend->name();
+    }
+  }
+  // The same Relu between two partitions is timed in its backend's layout.
+  Graph between = relu;
+  between.model_edges.clear();
+  EXPECT_EQ(model_edges_context(between), "");
+  const Backend* onednn = BackendRegistry::global().find("onednn");
+  if (onednn == nullptr) return;
+  EXPECT_EQ(preferred_edges(between, *onednn, 2).input_layouts,
+            std::vector<EdgeLayout>{onednn->edge_layouts().front()});
+  InProcessMeasurer measurer(BackendRegistry::global().native(), MeasureOptions{});
+  Cost cost = measurer.measure_partition(relu, *onednn);
+  EXPECT_TRUE(cost.is_valid()) << cost.reason();
 }
 
 TEST(MeasurerTest, ANativeCandidateThatFollowsLayoutsIsTimedWithChannelsLastEdges) {

@@ -66,6 +66,17 @@ TEST(GraphTest, ExtractSubgraphHasBoundaryInputsAndOutputs) {
   EXPECT_EQ(sub.num_nodes(), 2u);
 }
 
+// The partition's inputs that the model takes and outputs that the model
+// gives are its model edges; values between partitions are not.
+TEST(GraphTest, ExtractSubgraphNamesTheModelsOwnEdges) {
+  Graph g = small_graph();
+  EXPECT_EQ(extract_subgraph(g, {0}).model_edges, std::set<std::string>{"x"});
+  EXPECT_EQ(extract_subgraph(g, {1, 2}).model_edges, std::set<std::string>{"b"});
+  EXPECT_EQ(extract_subgraph(g, {0, 1}).model_edges, (std::set<std::string>{"x", "b"}));
+  EXPECT_TRUE(extract_subgraph(g, {2}).model_edges.empty());
+  EXPECT_TRUE(g.model_edges.empty());
+}
+
 TEST(GraphTest, ExtractSubgraphKeepsConstantsInside) {
   Graph g;
   ValueId x = g.add_input("x", f32({2}));

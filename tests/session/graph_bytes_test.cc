@@ -31,6 +31,27 @@ TEST(GraphBytesTest, BytesThatAreNotAModelAreRefused) {
   EXPECT_THROW(weight_files("not a model"), Error);
 }
 
+// Which of a partition's edges are the model's own inputs and outputs
+// travels with it: a worker times those plain, as the tuner's own
+// measurements do (preferred_edges).
+TEST(GraphBytesTest, APartitionsModelEdgesTravelWithIt) {
+  Graph model;
+  const TensorType type{DType::kFloat32, {1, 16, 4, 4}};
+  ValueId x = model.add_input("x", type);
+  ValueId a = model.add_value("a", type);
+  ValueId y = model.add_value("y", type);
+  model.add_node("Relu", {x}, {a});
+  model.add_node("Neg", {a}, {y});
+  model.add_output(y);
+  const Graph first = extract_subgraph(model, {0});
+  ASSERT_EQ(first.model_edges, std::set<std::string>{"x"});
+  EXPECT_EQ(graph_from_bytes(graph_to_bytes(first)).model_edges, first.model_edges);
+  const Graph whole = extract_subgraph(model, {0, 1});
+  EXPECT_EQ(graph_from_bytes(graph_to_bytes(whole)).model_edges, (std::set<std::string>{"x", "y"}));
+  // A graph of its own has none, and its bytes carry none.
+  EXPECT_TRUE(graph_from_bytes(graph_to_bytes(model)).model_edges.empty());
+}
+
 class ZooCandidatesTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ZooCandidatesTest, EveryCandidateComesBackAsItWent) {
@@ -55,6 +76,7 @@ TEST_P(ZooCandidatesTest, EveryCandidateComesBackAsItWent) {
       ASSERT_EQ(structural_hash_hex(back), hash)
           << backend->name() << " candidate of " << partition.num_nodes() << " nodes, first "
           << partition.node(0).op_type;
+      ASSERT_EQ(back.model_edges, partition.model_edges);
       // Packed: the large weights as files of their own, each written once.
       const PackedGraph packed = pack_graph(partition, names);
       for (const auto& [name, weight] : packed.weights) {
@@ -65,7 +87,9 @@ TEST_P(ZooCandidatesTest, EveryCandidateComesBackAsItWent) {
       }
       std::vector<std::string> files = weight_files(packed.model);
       ASSERT_EQ(files.size(), packed.weights.size());
-      ASSERT_EQ(structural_hash_hex(graph_from_bytes(packed.model, weights.string())), hash);
+      const Graph unpacked = graph_from_bytes(packed.model, weights.string());
+      ASSERT_EQ(structural_hash_hex(unpacked), hash);
+      ASSERT_EQ(unpacked.model_edges, partition.model_edges);
       ++checked;
     }
   }

@@ -106,10 +106,14 @@ BoundaryCharge LayoutBoundaryCosts::charge(const DataflowGraph& dfg, PostDfsInde
   for (ValueId value : values) {
     const TensorType& type = graph.type(value);
     if (edge_layout_free(type)) continue;
-    // How each side was timed, and what the plan will hand over.
-    const EdgeLayout timed_out =
-        producing ? timed_edge_layout(*producing, type) : EdgeLayout::kPlain;
-    const EdgeLayout timed_in = reading ? timed_edge_layout(*reading, type) : EdgeLayout::kPlain;
+    // How each side was timed, and what the plan will hand over. A graph
+    // output is timed plain by its producer, a graph input by its readers
+    // (Graph::model_edges, preferred_edges).
+    const EdgeLayout timed_out = producing && !graph.is_output(value)
+                                     ? timed_edge_layout(*producing, type)
+                                     : EdgeLayout::kPlain;
+    const EdgeLayout timed_in =
+        reading && !dfg.is_host(producer) ? timed_edge_layout(*reading, type) : EdgeLayout::kPlain;
     const EdgeLayout agreed = producing && reading && !graph.is_output(value)
                                   ? agreed_edge_layout(*producing, {reading}, type)
                                   : EdgeLayout::kPlain;

@@ -7,9 +7,10 @@
 // value is handed over as it is, and where the layout family changes one
 // side converts it. Those conversions are what the candidates' costs leave
 // out. The search charges them on its edges: when a candidate is placed
-// next to partitions already on the path, or reads a graph input or
-// writes a graph output, it pays the conversions those boundaries need
-// (per pair of backends, layout and tensor size), so a lone partition of
+// next to partitions already on the path, it pays the conversions those
+// boundaries need (per pair of backends, layout and tensor size); a graph
+// input or output is timed plain, as the plan hands it over, so its
+// conversion is in the candidate's own time. A lone partition of
 // another family between two oneDNN convolutions costs what it really
 // does. What one conversion costs is measured the way the side that does it
 // converts (oneDNN with a reorder primitive, XNNPACK with tiled transposes),

@@ -1,6 +1,7 @@
 #include "collage/cost/measurer.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -85,6 +86,21 @@ std::string candidate_context(const Graph& model, const std::vector<NodeId>& nod
                               const MeasureOptions& options) {
   if (!options.plan_caches) return "";
   return fmt::format("evict={}", eviction_bytes(model, nodes, options.threads));
+}
+
+std::string model_edges_context(const Graph& partition) {
+  std::vector<std::string> plain;
+  auto collect = [&](const std::vector<ValueId>& edges, char side) {
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+      const Value& edge = partition.value(edges[i]);
+      if (!edge_layout_free(edge.type) && partition.model_edges.contains(edge.name)) {
+        plain.push_back(fmt::format("{}{}", side, i));
+      }
+    }
+  };
+  collect(partition.inputs(), 'i');
+  collect(partition.outputs(), 'o');
+  return plain.empty() ? "" : fmt::format("plain={}", fmt::join(plain, ","));
 }
 
 TimingOptions MeasureOptions::default_candidate_timing() {
@@ -189,6 +205,10 @@ CompileOptions preferred_edges(const Graph& partition, const Backend& backend, i
     std::vector<EdgeLayout> result;
     for (ValueId edge : edges) {
       const TensorType& type = partition.type(edge);
+      if (partition.model_edges.contains(partition.value(edge).name)) {
+        result.push_back(EdgeLayout::kPlain);
+        continue;
+      }
       result.push_back(follows ? follower_layout(type) : timed_edge_layout(backend, type));
       any |= result.back() != EdgeLayout::kPlain;
     }

@@ -1,10 +1,10 @@
 #include "collage/ir/graph.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cassert>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "collage/ir/error.h"
 
@@ -98,8 +98,8 @@ void Graph::erase_nodes(const std::vector<NodeId>& doomed) {
   nodes_ = std::move(kept);
   for (Value& value : values_) value.producer = kNoNode;
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
-    for (ValueId output : nodes_[n].outputs) values_[static_cast<std::size_t>(output)].producer =
-        static_cast<NodeId>(n);
+    for (ValueId output : nodes_[n].outputs)
+      values_[static_cast<std::size_t>(output)].producer = static_cast<NodeId>(n);
   }
 }
 
@@ -156,9 +156,8 @@ void Graph::prune() {
   for (ValueId output : outputs_) live_value[static_cast<std::size_t>(output)] = true;
   for (std::size_t n = nodes_.size(); n-- > 0;) {
     const Node& node = nodes_[n];
-    bool needed = std::any_of(node.outputs.begin(), node.outputs.end(), [&](ValueId v) {
-      return live_value[static_cast<std::size_t>(v)];
-    });
+    bool needed = std::any_of(node.outputs.begin(), node.outputs.end(),
+                              [&](ValueId v) { return live_value[static_cast<std::size_t>(v)]; });
     if (!needed) continue;
     live_node[n] = true;
     for (ValueId v : node.inputs) {
@@ -177,7 +176,9 @@ void Graph::prune() {
     value_by_name_.emplace(values_[v].name, remap[v]);
     values.push_back(std::move(values_[v]));
   }
-  auto map_id = [&](ValueId id) { return id == kNoValue ? kNoValue : remap[static_cast<std::size_t>(id)]; };
+  auto map_id = [&](ValueId id) {
+    return id == kNoValue ? kNoValue : remap[static_cast<std::size_t>(id)];
+  };
   std::vector<Node> nodes;
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
     if (!live_node[n]) continue;
@@ -237,6 +238,13 @@ Graph extract_subgraph(const Graph& graph, const std::vector<NodeId>& nodes) {
         return !inside[static_cast<std::size_t>(r)];
       });
       if (read_outside || graph.is_output(v)) sub.add_output(remap[static_cast<std::size_t>(v)]);
+      if (graph.is_output(v)) sub.model_edges.insert(graph.value(v).name);
+    }
+  }
+  for (ValueId input : graph.inputs()) {
+    const ValueId mapped = remap[static_cast<std::size_t>(input)];
+    if (mapped != kNoValue && !sub.value(mapped).is_constant()) {
+      sub.model_edges.insert(graph.value(input).name);
     }
   }
   return sub;

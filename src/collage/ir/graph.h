@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -137,6 +138,11 @@ class Graph {
   // input types starts again from (what preparing folded held only for the
   // types it was prepared with).
   std::shared_ptr<const Graph> source;
+  // For a partition of a model (extract_subgraph): the names of its inputs
+  // and outputs that are the model's own graph inputs and outputs. A plan
+  // hands those over plain whatever its backends compute in, so a
+  // measurement times them plain (preferred_edges, cost/measurer.h).
+  std::set<std::string> model_edges;
 
  private:
   ValueId new_value(std::string name, TensorType type);
@@ -154,7 +160,9 @@ class Graph {
 // outputs are the values the nodes define that are read outside `nodes` or are
 // graph outputs, in order of definition. Constants the nodes read become
 // constants of the new graph (sharing their buffers). Value and node names
-// are kept, so results map back by name.
+// are kept, so results map back by name. Its inputs that are graph inputs of
+// `graph` and its outputs that are graph outputs of `graph` are its
+// model_edges.
 Graph extract_subgraph(const Graph& graph, const std::vector<NodeId>& nodes);
 
 // Counts of each op_type, sorted by name.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string_view>
 
@@ -21,6 +22,18 @@ std::string serialized(const onnx::ModelProto& model) {
   return bytes;
 }
 
+// The metadata entry that carries Graph::model_edges, a JSON array of names.
+constexpr const char* kModelEdgesKey = "collage.model_edges";
+
+std::string serialized_with_model_edges(onnx::ModelProto model, const Graph& graph) {
+  if (!graph.model_edges.empty()) {
+    auto* entry = model.add_metadata_props();
+    entry->set_key(kModelEdgesKey);
+    entry->set_value(nlohmann::json(graph.model_edges).dump());
+  }
+  return serialized(model);
+}
+
 bool is_weight_file_name(const std::string& name) {
   if (name.size() < 20 || name[0] != 'w' || name[17] != '-') return false;
   for (std::size_t i = 1; i < name.size(); ++i) {
@@ -33,7 +46,9 @@ bool is_weight_file_name(const std::string& name) {
 
 }  // namespace
 
-std::string graph_to_bytes(const Graph& graph) { return serialized(export_onnx(graph)); }
+std::string graph_to_bytes(const Graph& graph) {
+  return serialized_with_model_edges(export_onnx(graph), graph);
+}
 
 std::string weight_file_name(const Tensor& weight) {
   const std::string_view bytes(static_cast<const char*>(weight.raw()), weight.byte_size());
@@ -52,7 +67,7 @@ PackedGraph pack_graph(const Graph& graph, WeightNames& names) {
     if (listed.insert(name).second) packed.weights.emplace_back(name, weight);
     return name;
   };
-  packed.model = serialized(export_onnx(graph, options));
+  packed.model = serialized_with_model_edges(export_onnx(graph, options), graph);
   return packed;
 }
 
@@ -77,7 +92,19 @@ Graph graph_from_bytes(const std::string& bytes, const std::string& weights_dir)
   ImportOptions options;
   options.canonicalize = false;
   options.float16_in_float32 = false;
-  return import_onnx_model(parse_onnx_model(bytes), options, weights_dir);
+  std::shared_ptr<onnx::ModelProto> model = parse_onnx_model(bytes);
+  Graph graph = import_onnx_model(model, options, weights_dir);
+  for (const auto& entry : model->metadata_props()) {
+    if (entry.key() != kModelEdgesKey) continue;
+    try {
+      for (const auto& name : nlohmann::json::parse(entry.value())) {
+        graph.model_edges.insert(name.get<std::string>());
+      }
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(std::string("malformed ") + kModelEdgesKey + ": " + e.what());
+    }
+  }
+  return graph;
 }
 
 }  // namespace collage

@@ -2,7 +2,8 @@
 // partition travels to a `collage worker` on another machine
 // (session/fleet.h). The graph is read back as it was written (no
 // canonicalization, no graph optimization), so the partition a worker
-// measures is the one the tuner asked for.
+// measures is the one the tuner asked for. A partition's model edges
+// (Graph::model_edges) travel with it, as the model's metadata.
 //
 // Packed, a graph's large weights travel apart from it, each as a file
 // named by its content: the candidates of one model share most of their
