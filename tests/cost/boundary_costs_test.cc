@@ -290,5 +290,34 @@ TEST_F(LayoutBoundaryCostsTest, GraphInputsAndOutputsAreTimedPlainAndChargeNothi
   EXPECT_EQ(boundaries_.charge(dfg_, index("b"), "blocked", &middle, nullptr, "").total(), 0.0);
 }
 
+// A graph output that another partition also reads is handed over plain:
+// its producer timed it plain, the reader in its own layout converts.
+TEST(LayoutBoundaryCostsOutputTest, AGraphOutputReadOnIsChargedToItsReaderOnly) {
+  Graph graph = relu_chain();
+  graph.add_output(*graph.find_value("a"));
+  const DataflowGraph dfg(graph);
+  const LayoutBackend blocked("blocked", {EdgeLayout::kBlocked16, EdgeLayout::kPlain});
+  CountingConversions conversions(nullptr, "machine", 1);
+  LayoutBoundaryCosts boundaries({&blocked}, conversions);
+  IndexSet writer = dfg.empty_set();
+  IndexSet reader = dfg.empty_set();
+  PostDfsIndex a = 0;
+  for (std::size_t i = 0; i < dfg.size(); ++i) {
+    const auto index = static_cast<PostDfsIndex>(i);
+    if (!dfg.is_operator(index)) continue;
+    if (dfg.node(index).name == "a") {
+      writer.add(index);
+      a = index;
+    }
+    if (dfg.node(index).name == "b") reader.add(index);
+  }
+  const BoundaryCharge charge = boundaries.charge(dfg, a, "blocked", &writer, &reader, "blocked");
+  EXPECT_EQ(charge.producer_seconds, 0.0);
+  EXPECT_GT(charge.consumer_seconds, 0.0);
+  ASSERT_EQ(conversions.changes.size(), 1u);
+  EXPECT_EQ(conversions.changes[0].layout, EdgeLayout::kBlocked16);
+  EXPECT_FALSE(conversions.changes[0].to_plain);
+}
+
 }  // namespace
 }  // namespace collage

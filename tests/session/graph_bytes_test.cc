@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -15,6 +16,7 @@
 #include "collage/ir/error.h"
 #include "collage/ir/file_io.h"
 #include "collage/ir/structural_hash.h"
+#include "collage/onnx/importer.h"
 #include "collage/partition/dataflow_graph.h"
 #include "collage/partition/partition_spec.h"
 #include "collage/search/backend_spec.h"
@@ -50,6 +52,15 @@ TEST(GraphBytesTest, APartitionsModelEdgesTravelWithIt) {
   EXPECT_EQ(graph_from_bytes(graph_to_bytes(whole)).model_edges, (std::set<std::string>{"x", "y"}));
   // A graph of its own has none, and its bytes carry none.
   EXPECT_TRUE(graph_from_bytes(graph_to_bytes(model)).model_edges.empty());
+  // An entry that names no input or output is an error, not a crash.
+  for (const char* bad : {"", "i1", "o7", "x0", "i", "i-1", "i0,,o0", "i99999999999999"}) {
+    std::shared_ptr<onnx::ModelProto> proto = parse_onnx_model(graph_to_bytes(first));
+    ASSERT_EQ(proto->metadata_props_size(), 1);
+    proto->mutable_metadata_props(0)->set_value(bad);
+    std::string bytes;
+    ASSERT_TRUE(proto->SerializeToString(&bytes));
+    EXPECT_THROW(graph_from_bytes(bytes), Error) << bad;
+  }
 }
 
 class ZooCandidatesTest : public ::testing::TestWithParam<std::string> {};

@@ -12,7 +12,8 @@ namespace {
 constexpr const char* kOverheadLearningRule =
     "median excess of trimmed means over parts timed again with the profile, median over "
     "the model's profiles, tracing left out; the kept plan's charges fitted to five profiles, "
-    "parts timed before and after each and settled; parts timed after a twin";
+    "parts timed before and after each and settled; parts timed after a twin; the model's own "
+    "inputs and outputs timed plain";
 
 // The version of local moves (session/move_refinement.h) whose covers are
 // kept: "4", moves that may start from a single-backend cover or the

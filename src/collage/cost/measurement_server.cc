@@ -42,7 +42,15 @@ void serve_lines(std::istream& requests, std::FILE* replies,
     } catch (const std::exception& e) {
       cost = Cost::invalid(e.what());
     }
-    std::fprintf(replies, "%s\n", encode_measure_reply(cost).c_str());
+    std::string reply;
+    try {
+      reply = encode_measure_reply(cost);
+    } catch (const std::exception&) {
+      // A reason that is not valid UTF-8 (an untrusted name in it).
+      reply =
+          encode_measure_reply(Cost::invalid("the measurement failed with an unprintable reason"));
+    }
+    std::fprintf(replies, "%s\n", reply.c_str());
     std::fflush(replies);
   }
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -86,21 +87,6 @@ std::string candidate_context(const Graph& model, const std::vector<NodeId>& nod
                               const MeasureOptions& options) {
   if (!options.plan_caches) return "";
   return fmt::format("evict={}", eviction_bytes(model, nodes, options.threads));
-}
-
-std::string model_edges_context(const Graph& partition) {
-  std::vector<std::string> plain;
-  auto collect = [&](const std::vector<ValueId>& edges, char side) {
-    for (std::size_t i = 0; i < edges.size(); ++i) {
-      const Value& edge = partition.value(edges[i]);
-      if (!edge_layout_free(edge.type) && partition.model_edges.contains(edge.name)) {
-        plain.push_back(fmt::format("{}{}", side, i));
-      }
-    }
-  };
-  collect(partition.inputs(), 'i');
-  collect(partition.outputs(), 'o');
-  return plain.empty() ? "" : fmt::format("plain={}", fmt::join(plain, ","));
 }
 
 TimingOptions MeasureOptions::default_candidate_timing() {
@@ -190,34 +176,62 @@ PlanTolerance plan_output_tolerance(const Graph& model) {
   return PlanTolerance{};
 }
 
-CompileOptions preferred_edges(const Graph& partition, const Backend& backend, int threads) {
-  CompileOptions options{threads};
-  bool any = false;
+namespace {
+
+// The layout each of `edges` of `partition` is timed in on `backend`
+// (preferred_edges), with or without its model edges left plain.
+std::vector<EdgeLayout> timed_layouts(const Graph& partition, const Backend& backend,
+                                      const std::vector<ValueId>& edges, bool model_edges_plain) {
   const bool follows = follows_layouts(backend, partition);
   // A follower takes its neighbours' layout: the search's, where the value
   // fits it (backends/search_layout.h), else channels-last.
   const EdgeLayout followed = backend.search_layout().value_or(EdgeLayout::kChannelsLast);
-  auto follower_layout = [&](const TensorType& type) {
-    if (edge_layout_free(type)) return EdgeLayout::kPlain;
-    return edge_layout_fits(followed, type) ? followed : EdgeLayout::kChannelsLast;
-  };
-  auto layouts = [&](const std::vector<ValueId>& edges) {
-    std::vector<EdgeLayout> result;
-    for (ValueId edge : edges) {
-      const TensorType& type = partition.type(edge);
-      if (partition.model_edges.contains(partition.value(edge).name)) {
-        result.push_back(EdgeLayout::kPlain);
-        continue;
-      }
-      result.push_back(follows ? follower_layout(type) : timed_edge_layout(backend, type));
-      any |= result.back() != EdgeLayout::kPlain;
+  std::vector<EdgeLayout> result;
+  for (ValueId edge : edges) {
+    const TensorType& type = partition.type(edge);
+    if (edge_layout_free(type) ||
+        (model_edges_plain && partition.model_edges.contains(partition.value(edge).name))) {
+      result.push_back(EdgeLayout::kPlain);
+    } else if (follows) {
+      result.push_back(edge_layout_fits(followed, type) ? followed : EdgeLayout::kChannelsLast);
+    } else {
+      result.push_back(timed_edge_layout(backend, type));
     }
-    return result;
+  }
+  return result;
+}
+
+}  // namespace
+
+CompileOptions preferred_edges(const Graph& partition, const Backend& backend, int threads) {
+  CompileOptions options{threads};
+  options.input_layouts = timed_layouts(partition, backend, partition.inputs(), true);
+  options.output_layouts = timed_layouts(partition, backend, partition.outputs(), true);
+  auto laid_out = [](const std::vector<EdgeLayout>& layouts) {
+    return std::any_of(layouts.begin(), layouts.end(),
+                       [](EdgeLayout layout) { return layout != EdgeLayout::kPlain; });
   };
-  options.input_layouts = layouts(partition.inputs());
-  options.output_layouts = layouts(partition.outputs());
-  if (!any) return CompileOptions{threads};
+  if (!laid_out(options.input_layouts) && !laid_out(options.output_layouts)) {
+    return CompileOptions{threads};
+  }
   return options;
+}
+
+std::string model_edges_context(const Graph& partition, const Backend& backend) {
+  if (partition.model_edges.empty()) return "";
+  std::vector<std::string> plain;
+  auto collect = [&](const std::vector<ValueId>& edges, char side) {
+    const std::vector<EdgeLayout> unforced = timed_layouts(partition, backend, edges, false);
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+      if (unforced[i] != EdgeLayout::kPlain &&
+          partition.model_edges.contains(partition.value(edges[i]).name)) {
+        plain.push_back(fmt::format("{}{}", side, i));
+      }
+    }
+  };
+  collect(partition.inputs(), 'i');
+  collect(partition.outputs(), 'o');
+  return plain.empty() ? "" : fmt::format("plain={}", fmt::join(plain, ","));
 }
 
 InProcessMeasurer::InProcessMeasurer(const Backend& reference, MeasureOptions options)

@@ -93,18 +93,16 @@ std::string screen_context(const MeasureOptions& options);
 // partition that follows its neighbours' layouts (follows_layouts, such as
 // native's pools and elementwise chains) is timed with its laid-out edges
 // in the search's layout (Backend::search_layout) where they fit it, else
-// in channels-last, as it runs beside a library that computes in it. A
-// partition's graph outputs stay plain in a plan, so the search's estimate
-// of a partition beside another family's is short of the conversion, which
-// the learned per-partition overheads absorb (in_context_estimator.h).
-// The partition's model edges (the model's own inputs and outputs,
+// in channels-last, as it runs beside a library that computes in it. The
+// partition's model edges (the model's own inputs and outputs,
 // Graph::model_edges) are timed plain, as a plan hands them over.
 CompileOptions preferred_edges(const Graph& partition, const Backend& backend, int threads);
 
-// What a partition's model edges (timed plain by preferred_edges) add to its
-// measurement's key: "plain=i0,o1", the positions among its inputs and
-// outputs of those a layout applies to; "" when there are none.
-std::string model_edges_context(const Graph& partition);
+// What a partition's model edges add to the key of its measurement by
+// `backend`: "plain=i0,o1", the positions among its inputs and outputs of
+// those that preferred_edges times plain only because they are model edges;
+// "" when there are none (the same timing as a partition without them).
+std::string model_edges_context(const Graph& partition, const Backend& backend);
 
 // What a measurement of the candidate of `nodes` in `model` depends on
 // beyond measurement_context(): with plan_caches, how much is evicted

@@ -87,7 +87,7 @@ std::string MeasuringEstimator::key_of(const DataflowGraph& dfg,
                                        const Graph& partition) const {
   const Backend& backend = *candidate.spec->backend;
   std::string context = measurer_.context_of(dfg.graph(), candidate.sub_graph.node_ids(dfg));
-  const std::string edges = model_edges_context(partition);
+  const std::string edges = model_edges_context(partition, backend);
   if (!edges.empty()) context = context.empty() ? edges : context + " " + edges;
   return measurement_key(structural_hash_hex(partition), measured_as(backend),
                          backend_version_key(backend),

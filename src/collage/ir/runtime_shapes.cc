@@ -140,6 +140,7 @@ int enclose_runtime_shapes(Graph& graph) {
 
   Graph body = extract_subgraph(graph, enclosed);
   body.name = "runtime_shapes";
+  body.model_edges.clear();
   // A value read after the region must have a known rank; where one has
   // not, inference failed rather than the data deciding (an op it does not
   // know): the graph is left for import to report.

@@ -1,8 +1,9 @@
 #include "collage/onnx/graph_bytes.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
-#include <nlohmann/json.hpp>
+#include <algorithm>
 #include <set>
 #include <string_view>
 
@@ -22,16 +23,51 @@ std::string serialized(const onnx::ModelProto& model) {
   return bytes;
 }
 
-// The metadata entry that carries Graph::model_edges, a JSON array of names.
+// The metadata entry that carries Graph::model_edges: their positions among
+// the graph's inputs and outputs, "i0,o1" (positions, not names: a name need
+// not be valid UTF-8).
 constexpr const char* kModelEdgesKey = "collage.model_edges";
 
 std::string serialized_with_model_edges(onnx::ModelProto model, const Graph& graph) {
-  if (!graph.model_edges.empty()) {
+  std::vector<std::string> positions;
+  auto collect = [&](const std::vector<ValueId>& edges, char side) {
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+      if (graph.model_edges.contains(graph.value(edges[i]).name)) {
+        positions.push_back(fmt::format("{}{}", side, i));
+      }
+    }
+  };
+  collect(graph.inputs(), 'i');
+  collect(graph.outputs(), 'o');
+  if (!positions.empty()) {
     auto* entry = model.add_metadata_props();
     entry->set_key(kModelEdgesKey);
-    entry->set_value(nlohmann::json(graph.model_edges).dump());
+    entry->set_value(fmt::format("{}", fmt::join(positions, ",")));
   }
   return serialized(model);
+}
+
+// Reads the positions serialized_with_model_edges wrote into `graph`.
+void read_model_edges(const std::string& text, Graph& graph) {
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string position = text.substr(start, end - start);
+    const std::vector<ValueId>* edges = nullptr;
+    if (!position.empty() && position[0] == 'i') edges = &graph.inputs();
+    if (!position.empty() && position[0] == 'o') edges = &graph.outputs();
+    std::size_t index = 0;
+    const bool digits = position.size() > 1 && position.size() <= 10 &&
+                        std::all_of(position.begin() + 1, position.end(),
+                                    [](char c) { return c >= '0' && c <= '9'; });
+    if (digits) index = std::stoul(position.substr(1));
+    if (edges == nullptr || !digits || index >= edges->size()) {
+      throw Error(std::string("malformed ") + kModelEdgesKey + " entry " +
+                  quote_untrusted(position) + ": not the position of an input or output");
+    }
+    graph.model_edges.insert(graph.value((*edges)[index]).name);
+    start = end + 1;
+  }
 }
 
 bool is_weight_file_name(const std::string& name) {
@@ -95,14 +131,7 @@ Graph graph_from_bytes(const std::string& bytes, const std::string& weights_dir)
   std::shared_ptr<onnx::ModelProto> model = parse_onnx_model(bytes);
   Graph graph = import_onnx_model(model, options, weights_dir);
   for (const auto& entry : model->metadata_props()) {
-    if (entry.key() != kModelEdgesKey) continue;
-    try {
-      for (const auto& name : nlohmann::json::parse(entry.value())) {
-        graph.model_edges.insert(name.get<std::string>());
-      }
-    } catch (const nlohmann::json::exception& e) {
-      throw Error(std::string("malformed ") + kModelEdgesKey + ": " + e.what());
-    }
+    if (entry.key() == kModelEdgesKey) read_model_edges(entry.value(), graph);
   }
   return graph;
 }

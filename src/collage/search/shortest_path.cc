@@ -281,7 +281,7 @@ class Search {
   }
 
   // The conversions candidate `c` brings: at its boundaries with partitions
-  // already placed (owner_), graph inputs and graph outputs.
+  // already placed (owner_); graph inputs and outputs charge nothing.
   double boundary_seconds(std::size_t c) {
     const CandidatePartition& candidate = candidates_[c];
     const IndexSet& inside = candidate.sub_graph.inside();

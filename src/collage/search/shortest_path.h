@@ -25,8 +25,8 @@
 // backend's singletons), or the search reports the node it cannot cover.
 //
 // With BoundaryCosts, an extension also pays the layout conversions at its
-// boundaries with the partitions already on the path, with graph inputs
-// and with graph outputs (cost/boundary_costs.h): each boundary is charged
+// boundaries with the partitions already on the path (cost/boundary_costs.h;
+// graph inputs and outputs are timed plain and charge nothing): each boundary is charged
 // once, when its second side is placed. Which backend covers a neighbour
 // is then part of the cost, so a state is the covered set together with
 // the backend of each covered operator next to an uncovered one: two
