@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "collage/cost/cache_state.h"
 #include "collage/ir/error.h"
@@ -219,18 +220,16 @@ CompileOptions preferred_edges(const Graph& partition, const Backend& backend, i
 
 std::string model_edges_context(const Graph& partition, const Backend& backend) {
   if (partition.model_edges.empty()) return "";
-  std::vector<std::string> plain;
-  auto collect = [&](const std::vector<ValueId>& edges, char side) {
-    const std::vector<EdgeLayout> unforced = timed_layouts(partition, backend, edges, false);
-    for (std::size_t i = 0; i < edges.size(); ++i) {
-      if (unforced[i] != EdgeLayout::kPlain &&
-          partition.model_edges.contains(partition.value(edges[i]).name)) {
-        plain.push_back(fmt::format("{}{}", side, i));
-      }
+  // The edges that would be laid out were they not model edges.
+  std::set<ValueId> laid_out;
+  for (const std::vector<ValueId>* edges : {&partition.inputs(), &partition.outputs()}) {
+    const std::vector<EdgeLayout> unforced = timed_layouts(partition, backend, *edges, false);
+    for (std::size_t i = 0; i < edges->size(); ++i) {
+      if (unforced[i] != EdgeLayout::kPlain) laid_out.insert((*edges)[i]);
     }
-  };
-  collect(partition.inputs(), 'i');
-  collect(partition.outputs(), 'o');
+  }
+  const std::vector<std::string> plain =
+      model_edge_positions(partition, [&](ValueId edge) { return laid_out.contains(edge); });
   return plain.empty() ? "" : fmt::format("plain={}", fmt::join(plain, ","));
 }
 

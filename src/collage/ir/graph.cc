@@ -250,6 +250,21 @@ Graph extract_subgraph(const Graph& graph, const std::vector<NodeId>& nodes) {
   return sub;
 }
 
+std::vector<std::string> model_edge_positions(const Graph& graph,
+                                              const std::function<bool(ValueId)>& keep) {
+  std::vector<std::string> positions;
+  auto collect = [&](const std::vector<ValueId>& edges, char side) {
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+      if (graph.model_edges.contains(graph.value(edges[i]).name) && (!keep || keep(edges[i]))) {
+        positions.push_back(fmt::format("{}{}", side, i));
+      }
+    }
+  };
+  collect(graph.inputs(), 'i');
+  collect(graph.outputs(), 'o');
+  return positions;
+}
+
 std::map<std::string, int> op_histogram(const Graph& graph) {
   std::map<std::string, int> counts;
   for (const Node& node : graph.nodes()) ++counts[node.op_type];

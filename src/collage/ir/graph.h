@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -164,6 +165,13 @@ class Graph {
 // `graph` and its outputs that are graph outputs of `graph` are its
 // model_edges.
 Graph extract_subgraph(const Graph& graph, const std::vector<NodeId>& nodes);
+
+// The positions of `graph`'s model edges among its inputs and outputs
+// ("i0", "o1"; inputs first, each side in order), those for which `keep`
+// holds when it is given: how a partition's bytes and its measurement's
+// key name them.
+std::vector<std::string> model_edge_positions(const Graph& graph,
+                                              const std::function<bool(ValueId)>& keep = {});
 
 // Counts of each op_type, sorted by name.
 std::map<std::string, int> op_histogram(const Graph& graph);

@@ -29,16 +29,7 @@ std::string serialized(const onnx::ModelProto& model) {
 constexpr const char* kModelEdgesKey = "collage.model_edges";
 
 std::string serialized_with_model_edges(onnx::ModelProto model, const Graph& graph) {
-  std::vector<std::string> positions;
-  auto collect = [&](const std::vector<ValueId>& edges, char side) {
-    for (std::size_t i = 0; i < edges.size(); ++i) {
-      if (graph.model_edges.contains(graph.value(edges[i]).name)) {
-        positions.push_back(fmt::format("{}{}", side, i));
-      }
-    }
-  };
-  collect(graph.inputs(), 'i');
-  collect(graph.outputs(), 'o');
+  const std::vector<std::string> positions = model_edge_positions(graph);
   if (!positions.empty()) {
     auto* entry = model.add_metadata_props();
     entry->set_key(kModelEdgesKey);
