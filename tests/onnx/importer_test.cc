@@ -130,6 +130,58 @@ TEST(ImporterTest, AnOpenDynamicDimensionIsSetToOneAndRecorded) {
   EXPECT_EQ(g.open_dims[0].param, "");
 }
 
+// A U-Net's skip join with its height and width left open: the Concat's
+// output has no shape ONNX can tell, so neither has the Conv after it, and
+// ONNX 1.12's data propagation crashed on the Shape that reads that Conv.
+ModelBuilder skip_join_model(std::vector<testing::Dim> input_dims) {
+  auto weights = [](std::vector<std::int64_t> dims) {
+    std::int64_t n = 1;
+    for (std::int64_t d : dims) n *= d;
+    return Tensor::from_vector<float>(std::vector<float>(static_cast<std::size_t>(n), 0.1f), {n})
+        .reshaped(Shape(dims));
+  };
+  ModelBuilder m(17);
+  m.input("x", input_dims)
+      .initializer("w1", weights({4, 3, 3, 3}))
+      .initializer("wt", weights({4, 4, 2, 2}))
+      .initializer("w2", weights({4, 8, 3, 3}))
+      .initializer("pads", Tensor::from_vector<std::int64_t>({0, 0, 0, 0, 0, 0, 1, 1}, {8}))
+      .initializer("rank3", Tensor::from_vector<std::int64_t>({0, 2, -1}, {3}))
+      .node("Conv", {"x", "w1"}, {"a"},
+            {attr("kernel_shape", std::vector<std::int64_t>{3, 3}),
+             attr("pads", std::vector<std::int64_t>{1, 1, 1, 1})})
+      .node("Pad", {"a", "pads"}, {"padded"})
+      .node("AveragePool", {"padded"}, {"pooled"},
+            {attr("kernel_shape", std::vector<std::int64_t>{2, 2}),
+             attr("strides", std::vector<std::int64_t>{2, 2})})
+      .node("ConvTranspose", {"pooled", "wt"}, {"up"},
+            {attr("kernel_shape", std::vector<std::int64_t>{2, 2}),
+             attr("strides", std::vector<std::int64_t>{2, 2})})
+      .node("Concat", {"up", "a"}, {"joined"}, {attr("axis", std::int64_t{1})})
+      .node("Conv", {"joined", "w2"}, {"b"},
+            {attr("kernel_shape", std::vector<std::int64_t>{3, 3}),
+             attr("pads", std::vector<std::int64_t>{1, 1, 1, 1})})
+      .node("Shape", {"b"}, {"b_shape"})
+      .node("Reshape", {"b", "rank3"}, {"grouped"})
+      .node("Reshape", {"grouped", "b_shape"}, {"y"})
+      .output("y");
+  return m;
+}
+
+TEST(ImporterTest, AShapeOfAValueInferenceCannotShapeIsAnErrorNotACrash) {
+  // Left open, the height and width are 1: the padded, pooled and
+  // upsampled branch is 2 high, the skip 1, and the join is refused.
+  const std::string error = error_of([] {
+    import_onnx_model(skip_join_model({"batch", 3, "h", "w"}).shared());
+  });
+  EXPECT_TRUE(contains(error, "Concat")) << error;
+  // Fixed to sizes that join, the model imports and every value is typed.
+  ImportOptions options;
+  options.input_shapes["x"] = {1, 3, 8, 8};
+  Graph g = import_onnx_model(skip_join_model({"batch", 3, "h", "w"}).shared(), options);
+  EXPECT_EQ(g.type(g.outputs()[0]), f32({1, 4, 8, 8}));
+}
+
 TEST(ImporterTest, AnInputShapeForANameThatIsNoInputIsRejected) {
   ImportOptions options;
   options.input_shapes["w"] = {4, 3};

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -421,6 +422,40 @@ bool settle_control_flow(Graph& graph, const BodyPreparation& prepare) {
   return changed;
 }
 
+// The types ONNX's inference gave (in `inferred`) to the values Shape
+// nodes read, declared in `model` (the same graph before inference) where
+// it declares none. False when a Shape reads a value it left without an
+// element type and a shape.
+bool declare_shape_inputs(const onnx::ModelProto& inferred, onnx::ModelProto& model) {
+  const onnx::GraphProto& g = inferred.graph();
+  std::map<std::string, const onnx::ValueInfoProto*> typed;
+  std::set<std::string> declared;
+  auto add = [&](const onnx::ValueInfoProto& info) {
+    const onnx::TypeProto& type = info.type();
+    if (type.has_tensor_type() && type.tensor_type().elem_type() != 0 &&
+        type.tensor_type().has_shape()) {
+      typed.emplace(info.name(), &info);
+    }
+  };
+  for (const auto& info : g.input()) add(info);
+  for (const auto& info : g.value_info()) add(info);
+  for (const auto& info : g.output()) add(info);
+  for (const auto& info : model.graph().input()) declared.insert(info.name());
+  for (const auto& info : model.graph().value_info()) declared.insert(info.name());
+  for (const auto& info : model.graph().output()) declared.insert(info.name());
+  for (const auto& weight : g.initializer()) declared.insert(weight.name());
+  for (const auto& node : g.node()) {
+    if (node.op_type() != "Shape" || node.input_size() == 0) continue;
+    const std::string& name = node.input(0);
+    if (declared.count(name) != 0) continue;
+    auto found = typed.find(name);
+    if (found == typed.end()) return false;
+    *model.mutable_graph()->add_value_info() = *found->second;
+    declared.insert(name);
+  }
+  return true;
+}
+
 // One run of ONNX's inference over the graph, its types written back.
 void infer_types_once(Graph& graph) {
   // ONNX's inference trusts these attributes (a zero stride is a SIGFPE).
@@ -459,27 +494,37 @@ void infer_types_once(Graph& graph) {
   // empty results wrongly (a Slice to zero elements comes out as rank 0 and
   // a Concat downstream then fails), so a failed run is retried without it:
   // folding makes those shapes known in a later round anyway.
-  // libonnx 1.12's data propagation crashes on a Shape of a value it has no
-  // type for, which a control-flow node whose outputs are not settled yet
-  // leaves behind: such graphs are inferred without it.
+  // libonnx 1.12's data propagation also crashes on a Shape of a value it
+  // has no type for: a control-flow node whose outputs are not settled yet
+  // leaves one behind, and so does a Conv after a Concat of a Resize whose
+  // scales come from the data (a U-Net with its height and width left
+  // open: the Resize's output propagated from data fails the Concat). A
+  // graph is therefore inferred without it first, and again with it only
+  // when every Shape then reads a value with a shape, which is declared to
+  // it so that a failure upstream cannot leave it untyped.
+  onnx::ModelProto plain = model;
+  auto infer = [](onnx::ModelProto& proto, bool data_prop) {
+    onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0, data_prop);
+    onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
+  };
+  try {
+    infer(plain, false);
+  } catch (const std::exception& error) {
+    throw Error(std::string("ONNX shape inference failed: ") + error.what());
+  }
   bool untyped_outputs = false;
   for (const Node& node : graph.nodes()) {
     if (!is_control_flow(node)) continue;
     for (ValueId output : node.outputs) untyped_outputs |= !is_static(graph.type(output));
   }
-  onnx::ModelProto fallback = model;
-  try {
-    onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
-                                        /*data_prop_val=*/!untyped_outputs);
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception&) {
-    model = std::move(fallback);
+  if (!untyped_outputs && declare_shape_inputs(plain, model)) {
     try {
-      onnx::ShapeInferenceOptions options(false, 0, /*data_prop_val=*/false);
-      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
-    } catch (const std::exception& error) {
-      throw Error(std::string("ONNX shape inference failed: ") + error.what());
+      infer(model, true);
+    } catch (const std::exception&) {
+      model = std::move(plain);
     }
+  } else {
+    model = std::move(plain);
   }
   for (const auto& info : model.graph().value_info()) apply(graph, info);
   for (const auto& info : model.graph().output()) apply(graph, info);
