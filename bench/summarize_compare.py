@@ -31,19 +31,27 @@ errors = []
 search_errors = []
 for model in models:
     per_strategy = {}
-    estimates = []
-    search_estimates = []
+    # Per strategy, its estimates over the rounds: the re-timed sum of its
+    # partitions, and the search's (collage entries only; an older file has
+    # the search's for the searched plan alone, at the top).
+    estimates = {}
+    search_estimates = {}
     # Per collage entry, the strategies whose plan it was (compare runs such
     # a plan once).
     same_as = {}
     for path in sorted(glob.glob(os.path.join(work, f"{model}.collage.*.json"))):
         document = json.load(open(path))
-        if document.get("search_estimated_ms") is not None:
-            search_estimates.append(document["search_estimated_ms"])
+        per_entry = any("search_estimated_ms" in s for s in document["strategies"])
+        if not per_entry and document.get("search_estimated_ms") is not None:
+            search_estimates.setdefault("collage", []).append(document["search_estimated_ms"])
         for s in document["strategies"]:
             per_strategy.setdefault(s["name"], []).append(s["latency_ms_median"])
-            if s["name"] == "collage" and s.get("estimated_ms") is not None:
-                estimates.append(s["estimated_ms"])
+            if not s["name"].startswith("collage"):
+                continue
+            if s.get("estimated_ms") is not None and (per_entry or s["name"] == "collage"):
+                estimates.setdefault(s["name"], []).append(s["estimated_ms"])
+            if s.get("search_estimated_ms") is not None:
+                search_estimates.setdefault(s["name"], []).append(s["search_estimated_ms"])
             if s["name"].startswith("collage") and s.get("same_as"):
                 same_as.setdefault(s["name"], set()).add(s["same_as"])
     ort = [json.load(open(p))["median_ms"] for p in sorted(glob.glob(os.path.join(work, f"{model}.ort.*.json")))]
@@ -59,13 +67,17 @@ for model in models:
     collage_name = min((k for k in med if k == "collage" or k.startswith("collage [")),
                        key=med.get)
     collage = med[collage_name]
+    # The estimate of the collage entry that ran fastest, made in its layout;
+    # an older file estimated the searched plan in its own layout only.
+    estimate_name = collage_name if collage_name in estimates else "collage"
     row = {
         "model": model, "native": med["native"], "best": (best_name, med[best_name]),
         "greedy": med.get(greedy) if greedy else None, "collage": collage,
         "collage_name": collage_name,
         "collage_spread": spread[collage_name], "ort": statistics.median(ort) if ort else None,
-        "estimate": statistics.median(estimates) if estimates else None,
-        "search_estimate": statistics.median(search_estimates) if search_estimates else None,
+        "estimate": statistics.median(estimates[estimate_name]) if estimate_name in estimates else None,
+        "search_estimate": (statistics.median(search_estimates[estimate_name])
+                            if estimate_name in search_estimates else None),
         "same_as": ", ".join(sorted(same_as.get(collage_name, ()))),
     }
     rows.append(row)
@@ -93,7 +105,7 @@ print(f"Machine: {cpu_model()}, {os.cpu_count()} cores. Threads: {threads}. "
       f"the collage column is the searched plan before any fallback, "
       f"with the min-max of round medians (where it is a baseline's plan, `compare` ran that plan "
       f"once and both rows share its timing); its estimate sums its partitions as the search "
-      f"measures them, timed again in between each round's runs (twice each, half the runs apart), and the additive error is "
+      f"measures them, in the compute layout it ran in, timed again in between each round's runs (twice each, half the runs apart), and the additive error is "
       f"(measured - estimate) / measured; the search's estimate is the same sum from the "
       f"measurements the search used (the measurement cache's, made when the model was tuned).\n")
 print("| model | native | best single backend | greedy | collage | collage estimate | additive error | search's estimate (error) | ONNX Runtime | collage vs best single | collage vs greedy | ORT / collage |")

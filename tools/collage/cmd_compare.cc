@@ -4,9 +4,10 @@
 // --backends order (what BYOC and ONNX Runtime do), and the collage search,
 // then runs them interleaved (A B C A B C ...) on the same inputs and prints
 // latency, speedups and collage's estimated vs measured latency (the
-// additive error of summing partition costs: its partitions timed again
-// in between the runs (with a measurement cache), and the search's estimate from the measurements
-// it used, which may be minutes or days old).
+// additive error of summing partition costs, of the searched plan in the
+// compute layout it ran fastest in: its partitions timed again in between
+// the runs (with a measurement cache), and the search's estimate from the
+// measurements it used, which may be minutes or days old).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -75,7 +76,9 @@ void run_compare(const CompareArgs& args) {
                (r.same_as.empty() ? "" : "  (same plan as " + r.same_as + ")") +
                    (r.mismatch ? "  OUTPUTS DIFFER: " + *r.mismatch : ""));
   }
-  const EvaluatedPlan& collage = results.back();
+  // The searched plan in the compute layout it ran fastest in, with the
+  // estimate made in that layout.
+  const EvaluatedPlan& collage = results[outcome.decision.searched];
   fmt::print("\nbest single backend: {} ({:.3f} ms)\n", best_single_name, ms(best_single));
   if (const std::string int8 = int8_partitions_text(collage.plan); !int8.empty()) {
     fmt::print("collage's int8 partitions (quantized ops): {}\n", int8);
@@ -101,7 +104,7 @@ void run_compare(const CompareArgs& args) {
                    ? "gave outputs that differ from native's"
                    : "measured slower than " + best_single_name,
                best_single_name);
-  } else if (&results[outcome.decision.searched] != &collage) {
+  } else if (outcome.decision.searched + 1 != results.size()) {
     fmt::print("collage's plan ran faster as {}: `collage tune` keeps it so\n", kept->label());
   }
   if (!args.save_plan.empty()) {
@@ -119,6 +122,9 @@ void run_compare(const CompareArgs& args) {
          {"latency_ms_p90", ms(r.timing.p90_seconds)},
          {"partitions", r.plan.partitions.size()},
          {"estimated_ms", r.plan.estimated_ms ? nlohmann::json(*r.plan.estimated_ms) : nullptr},
+         {"search_estimated_ms", r.plan.search.search_estimated_ms
+                                     ? nlohmann::json(*r.plan.search.search_estimated_ms)
+                                     : nullptr},
          {"outputs_match", !r.mismatch.has_value()},
          {"same_as", r.same_as.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.same_as)}});
   }

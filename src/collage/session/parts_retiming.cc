@@ -133,6 +133,33 @@ void retime_parts_kept(const DataflowGraph& dfg, const std::vector<ChosenPartiti
   }
 }
 
+std::vector<std::optional<CandidatePartition>> plan_candidates(
+    const DataflowGraph& dfg, const std::vector<PartitionSpecPtr>& specs, const Plan& plan) {
+  const Graph& graph = dfg.graph();
+  std::vector<std::optional<CandidatePartition>> candidates;
+  for (const PlanPartition& partition : plan.partitions) {
+    auto spec = std::find_if(specs.begin(), specs.end(), [&](const PartitionSpecPtr& s) {
+      return s->name == partition.backend;
+    });
+    IndexSet inside = dfg.empty_set();
+    bool found = spec != specs.end() && !partition.nodes.empty();
+    for (const std::string& name : partition.nodes) {
+      std::optional<NodeId> node = graph.find_node(name);
+      if (!node) {
+        found = false;
+        break;
+      }
+      inside.add(dfg.index_of_node(*node));
+    }
+    if (found) {
+      candidates.emplace_back(CandidatePartition{SubGraph(dfg, inside), *spec, partition.rule});
+    } else {
+      candidates.emplace_back();
+    }
+  }
+  return candidates;
+}
+
 struct PartsRetimer::State {
   explicit State(const Graph& graph) : dfg(graph) {}
   DataflowGraph dfg;
@@ -152,28 +179,10 @@ PartsRetimer::PartsRetimer(const Graph& graph, const Plan& plan, const PlanningO
       make_backend_specs(in_search_layout(resolve_backends(options.backends),
                                           plan_compute_layout(plan), state_->in_layout),
                          spec_options(options.search));
+  state_->candidates = plan_candidates(state_->dfg, specs, plan);
   std::vector<CandidatePartition> known;
-  for (const PlanPartition& partition : plan.partitions) {
-    auto spec = std::find_if(specs.begin(), specs.end(), [&](const PartitionSpecPtr& s) {
-      return s->name == partition.backend;
-    });
-    IndexSet inside = state_->dfg.empty_set();
-    bool found = spec != specs.end() && !partition.nodes.empty();
-    for (const std::string& name : partition.nodes) {
-      std::optional<NodeId> node = graph.find_node(name);
-      if (!node) {
-        found = false;
-        break;
-      }
-      inside.add(state_->dfg.index_of_node(*node));
-    }
-    if (!found) {
-      state_->candidates.emplace_back();
-      continue;
-    }
-    CandidatePartition candidate{SubGraph(state_->dfg, inside), *spec, partition.rule};
-    known.push_back(candidate);
-    state_->candidates.emplace_back(std::move(candidate));
+  for (const std::optional<CandidatePartition>& candidate : state_->candidates) {
+    if (candidate) known.push_back(*candidate);
   }
   state_->measuring.estimator->prepare(state_->dfg, known);
 }

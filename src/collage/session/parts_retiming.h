@@ -85,6 +85,12 @@ int retime_contradicted(const DataflowGraph& dfg, const std::vector<ChosenPartit
 void retime_parts_kept(const DataflowGraph& dfg, const std::vector<ChosenPartition>& cover,
                        MeasuringEstimator& estimator, const ProgressCallback& progress);
 
+// The candidates `plan`'s partitions are, as `specs` (the search's) make
+// them, in the plan's order: none for a partition whose backend `specs`
+// do not have or whose nodes `dfg` does not.
+std::vector<std::optional<CandidatePartition>> plan_candidates(
+    const DataflowGraph& dfg, const std::vector<PartitionSpecPtr>& specs, const Plan& plan);
+
 // Retimes the partitions of a collage plan made before, in another run
 // (`compare` retimes the parts in between its runs); the new times are not
 // kept.

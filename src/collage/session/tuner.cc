@@ -127,6 +127,9 @@ Tuner::Tuner(const Graph& graph, const DataflowGraph& dfg, const Strategy& strat
       specs_(planning_specs(backends_, options)),
       measuring_(open_measuring(options)),
       model_(model_key(graph, backends_)),
+      fitted_model_(options.search_layout
+                        ? model_ + "|layout " + edge_layout_name(*options.search_layout)
+                        : model_),
       refine_rounds_(options.search.refine_rounds),
       inputs_(random_inputs(graph)),
       conversions_(measuring_.cache.get(), measuring_.machine, options.threads),
@@ -177,6 +180,58 @@ Plan Tuner::run() {
   return with_estimates_in_context(best_->plan, best_->overheads, learned_);
 }
 
+std::optional<std::vector<ChosenPartition>> Tuner::cover_of(const Plan& plan) {
+  std::vector<ChosenPartition> cover;
+  std::vector<CandidatePartition> candidates;
+  for (std::optional<CandidatePartition>& candidate : plan_candidates(dfg_, specs_, plan)) {
+    if (!candidate) return std::nullopt;
+    candidates.push_back(*candidate);
+    cover.push_back(ChosenPartition{std::move(*candidate), Cost::zero()});
+  }
+  measuring_.estimator->prepare(dfg_, candidates);
+  InContextEstimator in_context(*measuring_.estimator, learned_);
+  cover = with_boundary_charges(dfg_, with_costs_alone(dfg_, std::move(cover), in_context),
+                                boundaries_or_null_);
+  for (const ChosenPartition& part : cover) {
+    if (!part.cost.is_valid()) return std::nullopt;
+  }
+  return cover;
+}
+
+Plan Tuner::with_costs_of(Plan plan, const std::vector<ChosenPartition>& cover) {
+  double total = 0;
+  for (std::size_t i = 0; i < cover.size(); ++i) {
+    const double ms = cost_ms(cover[i].cost).value_or(0);
+    plan.partitions[i].estimated_ms = ms;
+    total += ms;
+  }
+  plan.estimated_ms = total;
+  return plan;
+}
+
+std::optional<Plan> Tuner::estimate(const Plan& plan) {
+  load_learned_state();
+  std::optional<std::vector<ChosenPartition>> cover = cover_of(plan);
+  if (!cover) return std::nullopt;
+  return with_costs_of(plan, *cover);
+}
+
+std::optional<Plan> Tuner::estimate_fitted(const Plan& plan) {
+  load_learned_state();
+  std::optional<std::vector<ChosenPartition>> cover = cover_of(plan);
+  if (!cover) return std::nullopt;
+  Plan estimated = with_costs_of(plan, *cover);
+  best_ = Best{estimated, *cover, learned_, CollageResult{}};
+  std::optional<PartitionOverheads> fitted = charges_of_kept_plan();
+  if (!fitted) return estimated;
+  estimated = with_estimates_in_context(std::move(estimated), learned_, *fitted);
+  learned_ = *fitted;
+  if (measuring_.cache) {
+    learned_.store(*measuring_.cache, measuring_.machine, model_overheads_learned(fitted_model_));
+  }
+  return estimated;
+}
+
 // A model tuned before on this machine is searched once more with the
 // overheads its kept plan was found with (same cache, same plan); a new
 // model starts from the overheads this machine showed last and refines.
@@ -192,8 +247,8 @@ void Tuner::load_learned_state() {
   refine_rounds_ = 0;
   known_model_ = true;
   // Estimate with what this model's own profiles taught, when stored.
-  PartitionOverheads own =
-      PartitionOverheads::load(cache, machine, backend_names_, model_overheads_learned(model_));
+  PartitionOverheads own = PartitionOverheads::load(cache, machine, backend_names_,
+                                                    model_overheads_learned(fitted_model_));
   if (!own.seconds.empty()) learned_ = own;
 }
 
@@ -446,7 +501,7 @@ std::optional<PartitionOverheads> Tuner::charges_of_kept_plan() {
 void Tuner::store_learned_state() {
   if (!measuring_.cache) return;
   best_->overheads.store(*measuring_.cache, measuring_.machine, model_);
-  learned_.store(*measuring_.cache, measuring_.machine, model_overheads_learned(model_));
+  learned_.store(*measuring_.cache, measuring_.machine, model_overheads_learned(fitted_model_));
 }
 
 Plan Tuner::plan_of(const std::vector<ChosenPartition>& partitions,

@@ -52,6 +52,20 @@ class Tuner {
   // Runs the pipeline; the plan's measured_ms is its in-context time.
   Plan run();
 
+  // `plan`, a plan of this model, with the estimate this tuner's search
+  // makes of its cover: each partition measured alone in the tuner's
+  // layout, with the overheads this model's profiles taught (this
+  // machine's when it has none) and the conversions at its boundaries
+  // charged. None when a partition is not one of the search's backends'
+  // or is invalid alone. The plan is not searched or changed otherwise.
+  std::optional<Plan> estimate(const Plan& plan);
+
+  // `plan` estimated as estimate() does, with the charges fitted to five
+  // profiles of it in context (as the kept plan's are, step 5) in place of
+  // those learned before, and kept for this model in this tuner's layout.
+  // None as estimate()'s.
+  std::optional<Plan> estimate_fitted(const Plan& plan);
+
  private:
   // The best plan so far, with what it was made of.
   struct Best {
@@ -87,6 +101,11 @@ class Tuner {
   // Whether candidates are screened (SearchSettings::screen; never on a
   // fleet).
   bool screening() const;
+  // `plan`'s partitions as this tuner's search makes them, with their
+  // costs alone and the boundary charges; none as estimate()'s.
+  std::optional<std::vector<ChosenPartition>> cover_of(const Plan& plan);
+  // `plan` with the costs of `cover`, its partitions in its order.
+  static Plan with_costs_of(Plan plan, const std::vector<ChosenPartition>& cover);
   // Step 5.
   void settle_kept_plan();
   // The charges that make the kept plan cost what it runs; none when it
@@ -118,6 +137,10 @@ class Tuner {
   Measuring measuring_;
   // model_key(): the key of what this model's tunes learned.
   std::string model_;
+  // The key of the charges fitted to this model's plans in the tuner's
+  // layout: model_, and the layout when it is not each backend's own (a
+  // plan computing in nChw16c pays other conversions than in its own).
+  std::string fitted_model_;
   // local_moves_key(): where the cover local moves kept is stored.
   std::string moves_key_;
   // Charged while searching.

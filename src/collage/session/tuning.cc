@@ -12,9 +12,12 @@
 #include "collage/backends/registry.h"
 #include "collage/cost/cache_keys.h"
 #include "collage/ir/error.h"
+#include "collage/partition/dataflow_graph.h"
+#include "collage/search/strategy.h"
 #include "collage/session/measuring.h"
 #include "collage/session/parts_retiming.h"
 #include "collage/session/resources.h"
+#include "collage/session/tuner.h"
 
 namespace collage {
 namespace {
@@ -73,13 +76,64 @@ constexpr int kLayoutRounds = 5;
 // What tune and compare evaluate: each baseline followed by its
 // compute-layout variants, then the searched plan's variants, then the
 // searched plan itself, last.
-std::vector<Plan> in_every_compute_layout(const std::vector<Plan>& baselines, Plan searched) {
+// How a compute-layout variant of the searched plan is estimated in its
+// layout: with the charges learned before, or fitted to its runs.
+enum class VariantCharges { kLearned, kFitted };
+
+// `variant`, a compute-layout variant of the plan the search made, with
+// the estimate the search makes of its cover in the layout it computes in
+// (Tuner::estimate, or Tuner::estimate_fitted for a plan that is kept): an
+// estimate carried over from the searched layout was of other runs
+// (squeezenet's, searched in oneDNN's own layout and kept in nChw16c, ran
+// 10% under it; estimated in nChw16c, within 1%). As it was when it has
+// bodies or its partitions cannot all be measured there (reported).
+Plan estimated_in_its_layout(const Graph& graph, Plan variant, const PlanningOptions& options,
+                             VariantCharges charges) {
+  if (!variant.estimated_ms || !variant.bodies.empty()) return variant;
+  PlanningOptions in_layout = options;
+  in_layout.search_layout = plan_compute_layout(variant);
+  const std::string layout =
+      in_layout.search_layout ? edge_layout_name(*in_layout.search_layout) : "each backend's own";
+  if (options.progress) {
+    options.progress(TuneProgress{
+        .stage = TuneProgress::Stage::kVerify,
+        .message = fmt::format(
+            "estimating the searched plan's {} partitions in {} layout{}",
+            variant.partitions.size(), layout,
+            charges == VariantCharges::kFitted ? ", its charges fitted to its runs there" : "")});
+  }
+  std::string why = "a partition is invalid there";
+  try {
+    const DataflowGraph dfg(graph);
+    const Strategy collage = Strategy::parse("collage");
+    Tuner tuner(graph, dfg, collage, in_layout);
+    std::optional<Plan> estimated = charges == VariantCharges::kFitted
+                                        ? tuner.estimate_fitted(variant)
+                                        : tuner.estimate(variant);
+    if (estimated) return *estimated;
+  } catch (const Error& e) {
+    why = e.what();
+  }
+  if (options.progress) {
+    options.progress(TuneProgress{
+        .stage = TuneProgress::Stage::kVerify,
+        .message = fmt::format("the searched plan in {} layout keeps its searched estimate: {}",
+                               layout, why)});
+  }
+  return variant;
+}
+
+std::vector<Plan> in_every_compute_layout(const Graph& graph, const std::vector<Plan>& baselines,
+                                          Plan searched, const PlanningOptions& options) {
   std::vector<Plan> all;
   for (const Plan& plan : baselines) {
     all.push_back(plan);
     for (Plan& variant : compute_layout_variants(plan)) all.push_back(std::move(variant));
   }
-  for (Plan& variant : compute_layout_variants(searched)) all.push_back(std::move(variant));
+  for (Plan& variant : compute_layout_variants(searched)) {
+    all.push_back(
+        estimated_in_its_layout(graph, std::move(variant), options, VariantCharges::kLearned));
+  }
   all.push_back(std::move(searched));
   return all;
 }
@@ -218,12 +272,20 @@ TuneOutcome tune_model(const Graph& graph, const PlanningOptions& options,
   std::vector<std::string> strategies = {"native"};
   for (const std::string& name : others) strategies.push_back("single:" + name);
   std::vector<Plan> baselines = baseline_plans(graph, strategies, options);
-  const std::vector<Plan> plans = in_every_compute_layout(baselines, outcome.searched);
+  const std::vector<Plan> plans =
+      in_every_compute_layout(graph, baselines, outcome.searched, options);
   outcome.evaluated = evaluate_plans(graph, plans, options.threads, settings.repeat, 2);
   // A choice within the noise of `repeat` rounds is timed again for longer.
   time_near_ties_again(graph, outcome.evaluated, options.threads, kNearTieRounds * settings.repeat);
   report_verification(options, outcome.evaluated);
   outcome.decision = keep_faster_plan(outcome.evaluated);
+  // The searched plan kept in another layout than it was searched in: its
+  // charges there are fitted to its runs, as the search fits its own plan's.
+  const std::size_t searched = outcome.decision->searched;
+  if (searched + 1 != outcome.evaluated.size() && searched == outcome.decision->kept) {
+    Plan& variant = outcome.evaluated[searched].plan;
+    variant = estimated_in_its_layout(graph, std::move(variant), options, VariantCharges::kFitted);
+  }
   outcome.searched = outcome.evaluated[outcome.decision->searched].plan;
   outcome.kept = outcome.evaluated[outcome.decision->kept].plan;
   // A kept baseline still records the search that was made for this model.
@@ -246,58 +308,78 @@ CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& opt
   }
 
   // Each in the layouts its backends can compute in, the searched plan's
-  // own last (its partitions are timed again in between the runs).
+  // own last; the searched plan in each layout is estimated in it, and its
+  // partitions are timed again in between the runs.
   std::vector<Plan> baselines = baseline_plans(graph, strategies, options);
-  std::vector<Plan> plans = in_every_compute_layout(baselines, std::move(searched_plan));
+  const std::size_t variants = compute_layout_variants(searched_plan).size();
+  std::vector<Plan> plans =
+      in_every_compute_layout(graph, baselines, std::move(searched_plan), options);
+  const std::size_t first_searched = plans.size() - 1 - variants;
   CompareOutcome outcome;
-  Plan& searched = plans.back();
   // With a measurement cache, the collage plan's partitions are timed
   // again in between the runs, a few before each chunk of rounds, so that
   // its estimate sums parts timed at the speed the runs saw (without one,
   // the search's measurements are not kept to compare with).
-  std::unique_ptr<PartsRetimer> retimer;
-  if (options.cache_path != "none" && searched.estimated_ms) {
-    retimer = std::make_unique<PartsRetimer>(graph, searched, options);
+  struct Retimed {
+    std::size_t plan;
+    std::unique_ptr<PartsRetimer> retimer;
+    // Per partition: how much longer each timing took than the estimate.
+    std::vector<std::vector<double>> change_ms;
+  };
+  std::vector<Retimed> retimed;
+  int parts = 0;
+  for (std::size_t i = first_searched; i < plans.size(); ++i) {
+    if (options.cache_path == "none" || !plans[i].estimated_ms) continue;
+    auto retimer = std::make_unique<PartsRetimer>(graph, plans[i], options);
+    const std::size_t size = retimer->size();
+    parts = std::max(parts, static_cast<int>(size));
+    retimed.push_back({i, std::move(retimer), std::vector<std::vector<double>>(size)});
   }
-  const int parts = retimer ? static_cast<int>(retimer->size()) : 0;
   const int chunks = std::max(1, std::min(repeat, parts));
   // Each partition is timed twice, half the runs apart (back to back
   // before the runs when there is one chunk).
   constexpr std::size_t kTimings = 2;
-  std::vector<std::vector<double>> change_ms(static_cast<std::size_t>(parts));
   auto retime_parts = [&](int chunk) {
     if (options.progress && chunk == 0) {
+      std::size_t total = 0;
+      for (const Retimed& r : retimed) total += r.change_ms.size();
       options.progress(TuneProgress{
           .stage = TuneProgress::Stage::kRefine,
-          .message =
-              fmt::format("timing the plan's {} partitions again in between the runs", parts)});
+          .message = fmt::format("timing the searched plan's {} partitions again in between the "
+                                 "runs (in {} layout{})",
+                                 total, retimed.size(), retimed.size() == 1 ? "" : "s")});
     }
     // Every chunks-th partition from `chunk` on, and from half a cycle
     // later: the large and small ones spread over the runs alike.
-    for (int first : {chunk, (chunk + chunks / 2) % chunks}) {
-      for (int i = first; i < parts; i += chunks) {
-        const auto index = static_cast<std::size_t>(i);
-        if (std::optional<double> change = retimer->retime(index)) {
-          change_ms[index].push_back(*change);
+    for (Retimed& r : retimed) {
+      const int size = static_cast<int>(r.change_ms.size());
+      for (int first : {chunk, (chunk + chunks / 2) % chunks}) {
+        for (int i = first; i < size; i += chunks) {
+          const auto index = static_cast<std::size_t>(i);
+          if (std::optional<double> change = r.retimer->retime(index)) {
+            r.change_ms[index].push_back(*change);
+          }
         }
       }
     }
   };
-  outcome.results = evaluate_plans(graph, plans, options.threads, repeat, 3, chunks,
-                                   retimer ? std::function<void(int)>(retime_parts) : nullptr);
-  Plan& collage = outcome.results.back().plan;
-  // An invalid timing leaves its partition short, and the search's
-  // estimate stands.
-  const bool all_timed =
-      retimer && collage.partitions.size() == change_ms.size() &&
-      std::all_of(change_ms.begin(), change_ms.end(),
-                  [&](const std::vector<double>& c) { return c.size() == kTimings; });
-  if (all_timed) {
+  outcome.results =
+      evaluate_plans(graph, plans, options.threads, repeat, 3, chunks,
+                     retimed.empty() ? nullptr : std::function<void(int)>(retime_parts));
+  for (const Retimed& r : retimed) {
+    Plan& collage = outcome.results[r.plan].plan;
+    // An invalid timing leaves its partition short, and the search's
+    // estimate stands.
+    const bool all_timed =
+        collage.partitions.size() == r.change_ms.size() &&
+        std::all_of(r.change_ms.begin(), r.change_ms.end(),
+                    [&](const std::vector<double>& c) { return c.size() == kTimings; });
+    if (!all_timed) continue;
     collage.search.search_estimated_ms = collage.estimated_ms;
     double total = 0;
-    for (std::size_t i = 0; i < change_ms.size(); ++i) {
+    for (std::size_t i = 0; i < r.change_ms.size(); ++i) {
       std::optional<double>& estimate = collage.partitions[i].estimated_ms;
-      if (estimate) *estimate += settled_retiming(*estimate, change_ms[i]);
+      if (estimate) *estimate += settled_retiming(*estimate, r.change_ms[i]);
       total += estimate.value_or(0);
     }
     collage.estimated_ms = total;

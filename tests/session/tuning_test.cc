@@ -1,0 +1,141 @@
+#include "collage/session/tuning.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "collage/backends/registry.h"
+#include "collage/partition/dataflow_graph.h"
+#include "collage/search/strategy.h"
+#include "collage/session/tuner.h"
+#include "onnx/temp_dir.h"
+
+namespace collage {
+namespace {
+
+// x[1,16,12,12] -> Conv 3x3 -> Relu -> Neg -> Conv 3x3 -> Relu: sixteen
+// channels, which oneDNN's blocked layouts divide.
+Graph conv_model() {
+  Graph graph;
+  graph.opset = 13;
+  const TensorType type{DType::kFloat32, {1, 16, 12, 12}};
+  ValueId last = graph.add_input("x", type);
+  auto add = [&](const std::string& op, const std::string& name) {
+    std::vector<ValueId> inputs = {last};
+    Attributes attributes;
+    if (op == "Conv") {
+      std::vector<float> weights(16 * 16 * 9);
+      for (std::size_t i = 0; i < weights.size(); ++i) {
+        weights[i] = static_cast<float>(i % 11) * 0.02f - 0.1f;
+      }
+      inputs.push_back(
+          graph.add_constant(name + "_w", Tensor::from_vector(weights, {16, 16, 3, 3})));
+      attributes.set("pads", std::vector<std::int64_t>{1, 1, 1, 1});
+    }
+    ValueId out = graph.add_value(name + "_out", type);
+    graph.add_node(op, inputs, {out}, attributes, name);
+    last = out;
+  };
+  add("Conv", "conv1");
+  add("Relu", "relu1");
+  add("Neg", "neg");
+  add("Conv", "conv2");
+  add("Relu", "relu2");
+  graph.add_output(last);
+  return graph;
+}
+
+class TuningTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const Backend* onednn = BackendRegistry::global().find("onednn");
+    if (onednn == nullptr || onednn->compute_layouts().empty()) {
+      GTEST_SKIP() << "oneDNN computes in no other layout here";
+    }
+    options_.backends = {"native", "onednn"};
+    options_.cache_path = dir_.file("cache.sqlite");
+    options_.isolate = false;
+    options_.search.budget_seconds = 1;
+    layout_ = onednn->compute_layouts().front();
+  }
+
+  testing::TempDir dir_;
+  PlanningOptions options_;
+  EdgeLayout layout_{};
+};
+
+// The searched plan in another compute layout is estimated from its
+// partitions measured in that layout, not given the searched layout's
+// estimate: `compare` shows each entry's own, and the search's own for each.
+TEST_F(TuningTest, TheSearchedPlanInEachLayoutIsEstimatedInIt) {
+  const Graph graph = conv_model();
+  CompareOutcome outcome = compare_strategies(graph, options_, 2);
+  std::vector<const Plan*> collage;
+  for (const EvaluatedPlan& evaluated : outcome.results) {
+    if (evaluated.plan.strategy == "collage") collage.push_back(&evaluated.plan);
+  }
+  ASSERT_EQ(collage.size(), 2u);
+  const Plan& variant = *collage[0];
+  const Plan& searched = *collage[1];
+  EXPECT_EQ(variant.compute_layouts.at("onednn"), edge_layout_name(layout_));
+  EXPECT_TRUE(searched.compute_layouts.empty());
+  for (const Plan* plan : collage) {
+    ASSERT_TRUE(plan->estimated_ms.has_value()) << plan->label();
+    ASSERT_TRUE(plan->search.search_estimated_ms.has_value()) << plan->label();
+    EXPECT_GT(*plan->estimated_ms, 0.0) << plan->label();
+    double parts = 0;
+    for (const PlanPartition& partition : plan->partitions) {
+      ASSERT_TRUE(partition.estimated_ms.has_value()) << plan->label();
+      parts += *partition.estimated_ms;
+    }
+    EXPECT_NEAR(parts, *plan->estimated_ms, 1e-9) << plan->label();
+  }
+  // Measured apart, in two layouts: not the one estimate copied.
+  EXPECT_NE(*variant.search.search_estimated_ms, *searched.search.search_estimated_ms);
+}
+
+// Tuner::estimate costs a given plan's cover as its search would, from the
+// cache when the partitions were measured; a partition of a backend the
+// tuner does not have gets no estimate.
+TEST_F(TuningTest, ATunerEstimatesAPlansCoverInItsLayout) {
+  const Graph graph = conv_model();
+  const DataflowGraph dfg(graph);
+  const Strategy collage = Strategy::parse("collage");
+  PlanningOptions in_layout = options_;
+  in_layout.search_layout = layout_;
+  Plan searched = Tuner(graph, dfg, collage, in_layout).run();
+  ASSERT_TRUE(searched.estimated_ms.has_value());
+
+  Tuner again(graph, dfg, collage, in_layout);
+  std::optional<Plan> estimated = again.estimate(searched);
+  ASSERT_TRUE(estimated.has_value());
+  ASSERT_TRUE(estimated->estimated_ms.has_value());
+  EXPECT_GT(*estimated->estimated_ms, 0.0);
+  EXPECT_EQ(estimated->partitions_signature(), searched.partitions_signature());
+
+  Plan foreign = searched;
+  foreign.partitions.front().backend = "nosuch";
+  EXPECT_FALSE(again.estimate(foreign).has_value());
+}
+
+// The charges fitted to a plan's runs in a layout are kept for the model
+// in that layout: a later estimate there makes the same sum.
+TEST_F(TuningTest, ChargesFittedInALayoutAreKeptForIt) {
+  const Graph graph = conv_model();
+  const DataflowGraph dfg(graph);
+  const Strategy collage = Strategy::parse("collage");
+  PlanningOptions in_layout = options_;
+  in_layout.search_layout = layout_;
+  Plan searched = Tuner(graph, dfg, collage, in_layout).run();
+
+  std::optional<Plan> fitted = Tuner(graph, dfg, collage, in_layout).estimate_fitted(searched);
+  ASSERT_TRUE(fitted.has_value());
+  ASSERT_TRUE(fitted->estimated_ms.has_value());
+  std::optional<Plan> later = Tuner(graph, dfg, collage, in_layout).estimate(searched);
+  ASSERT_TRUE(later.has_value());
+  EXPECT_NEAR(*later->estimated_ms, *fitted->estimated_ms, 1e-9);
+}
+
+}  // namespace
+}  // namespace collage
