@@ -189,6 +189,9 @@ std::optional<std::vector<ChosenPartition>> Tuner::cover_of(const Plan& plan) {
     cover.push_back(ChosenPartition{std::move(*candidate), Cost::zero()});
   }
   measuring_.estimator->prepare(dfg_, candidates);
+  // As the searched plan of a model tuned before: its parts are timed
+  // again, so that the estimate describes the machine as it runs now.
+  if (known_model_) retime_parts_kept(dfg_, cover, *measuring_.estimator, options_.progress);
   InContextEstimator in_context(*measuring_.estimator, learned_);
   cover = with_boundary_charges(dfg_, with_costs_alone(dfg_, std::move(cover), in_context),
                                 boundaries_or_null_);
