@@ -73,9 +73,6 @@ std::vector<Plan> compute_layout_variants(const Plan& plan) {
 // How many interleaved rounds choose_search_layout times each plan.
 constexpr int kLayoutRounds = 5;
 
-// What tune and compare evaluate: each baseline followed by its
-// compute-layout variants, then the searched plan's variants, then the
-// searched plan itself, last.
 // How a compute-layout variant of the searched plan is estimated in its
 // layout: with the charges learned before, or fitted to its runs.
 enum class VariantCharges { kLearned, kFitted };
@@ -123,6 +120,10 @@ Plan estimated_in_its_layout(const Graph& graph, Plan variant, const PlanningOpt
   return variant;
 }
 
+// What tune and compare evaluate: each baseline followed by its
+// compute-layout variants, then the searched plan's variants (each estimated in
+// its layout), then the
+// searched plan itself, last.
 std::vector<Plan> in_every_compute_layout(const Graph& graph, const std::vector<Plan>& baselines,
                                           Plan searched, const PlanningOptions& options) {
   std::vector<Plan> all;
