@@ -121,9 +121,8 @@ Plan estimated_in_its_layout(const Graph& graph, Plan variant, const PlanningOpt
 }
 
 // What tune and compare evaluate: each baseline followed by its
-// compute-layout variants, then the searched plan's variants (each estimated in
-// its layout), then the
-// searched plan itself, last.
+// compute-layout variants, then the searched plan's variants (each
+// estimated in its layout), then the searched plan itself, last.
 std::vector<Plan> in_every_compute_layout(const Graph& graph, const std::vector<Plan>& baselines,
                                           Plan searched, const PlanningOptions& options) {
   std::vector<Plan> all;
