@@ -52,7 +52,7 @@ for model in models:
                 estimates.setdefault(s["name"], []).append(s["estimated_ms"])
             if s.get("search_estimated_ms") is not None:
                 search_estimates.setdefault(s["name"], []).append(s["search_estimated_ms"])
-            if s["name"].startswith("collage") and s.get("same_as"):
+            if s.get("same_as"):
                 same_as.setdefault(s["name"], set()).add(s["same_as"])
     ort = [json.load(open(p))["median_ms"] for p in sorted(glob.glob(os.path.join(work, f"{model}.ort.*.json")))]
     med = {k: statistics.median(v) for k, v in per_strategy.items()}

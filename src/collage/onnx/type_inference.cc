@@ -496,12 +496,11 @@ void infer_types_once(Graph& graph) {
   // folding makes those shapes known in a later round anyway.
   // libonnx 1.12's data propagation also crashes on a Shape of a value it
   // has no type for: a control-flow node whose outputs are not settled yet
-  // leaves one behind, and so does a Conv after a Concat of a Resize whose
-  // scales come from the data (a U-Net with its height and width left
-  // open: the Resize's output propagated from data fails the Concat). A
-  // graph is therefore inferred without it first, and again with it only
-  // when every Shape then reads a value with a shape, which is declared to
-  // it so that a failure upstream cannot leave it untyped.
+  // leaves one behind, and so does a Conv after a Concat that inference
+  // cannot shape (a U-Net's skip join with its height and width left
+  // open). A graph is therefore inferred without it first, and again with
+  // it only when every Shape then reads a value with a shape, which is
+  // declared to it so that a failure upstream cannot leave it untyped.
   onnx::ModelProto plain = model;
   auto infer = [](onnx::ModelProto& proto, bool data_prop) {
     onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0, data_prop);

@@ -188,11 +188,21 @@ std::optional<std::vector<ChosenPartition>> Tuner::cover_of(const Plan& plan) {
     candidates.push_back(*candidate);
     cover.push_back(ChosenPartition{std::move(*candidate), Cost::zero()});
   }
-  measuring_.estimator->prepare(dfg_, candidates);
-  // As the searched plan of a model tuned before: its parts are timed
-  // again, so that the estimate describes the machine as it runs now.
-  if (known_model_) retime_parts_kept(dfg_, cover, *measuring_.estimator, options_.progress);
-  InContextEstimator in_context(*measuring_.estimator, learned_);
+  MeasuringEstimator& estimator = *measuring_.estimator;
+  estimator.prepare(dfg_, candidates);
+  // As the searched plan of a model tuned before: its parts found in the
+  // cache are timed again, so that the estimate describes the machine as
+  // it runs now (a part measured just now needs no second timing).
+  if (known_model_) {
+    std::vector<ChosenPartition> cached;
+    for (const ChosenPartition& part : cover) {
+      const int measured = estimator.counters().measured;
+      estimator.estimate(dfg_, part.candidate);
+      if (estimator.counters().measured == measured) cached.push_back(part);
+    }
+    retime_parts_kept(dfg_, cached, estimator, options_.progress);
+  }
+  InContextEstimator in_context(estimator, learned_);
   cover = with_boundary_charges(dfg_, with_costs_alone(dfg_, std::move(cover), in_context),
                                 boundaries_or_null_);
   for (const ChosenPartition& part : cover) {

@@ -54,8 +54,8 @@ class Tuner {
 
   // `plan`, a plan of this model, with the estimate this tuner's search
   // makes of its cover: each partition measured alone in the tuner's
-  // layout (timed again when the model was tuned before, as its searched
-  // plan's parts are), with the overheads this model's profiles taught
+  // layout (those found in the cache timed again when the model was tuned
+  // before, as its searched plan's parts are), with the overheads this model's profiles taught
   // (this machine's when it has none) and the conversions at its
   // boundaries charged. None when a partition is not one of the search's backends'
   // or is invalid alone. The plan is not searched or changed otherwise.

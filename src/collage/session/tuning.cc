@@ -121,19 +121,15 @@ Plan estimated_in_its_layout(const Graph& graph, Plan variant, const PlanningOpt
 }
 
 // What tune and compare evaluate: each baseline followed by its
-// compute-layout variants, then the searched plan's variants (each
-// estimated in its layout), then the searched plan itself, last.
-std::vector<Plan> in_every_compute_layout(const Graph& graph, const std::vector<Plan>& baselines,
-                                          Plan searched, const PlanningOptions& options) {
+// compute-layout variants, then the searched plan's variants, then the
+// searched plan itself, last.
+std::vector<Plan> in_every_compute_layout(const std::vector<Plan>& baselines, Plan searched) {
   std::vector<Plan> all;
   for (const Plan& plan : baselines) {
     all.push_back(plan);
     for (Plan& variant : compute_layout_variants(plan)) all.push_back(std::move(variant));
   }
-  for (Plan& variant : compute_layout_variants(searched)) {
-    all.push_back(
-        estimated_in_its_layout(graph, std::move(variant), options, VariantCharges::kLearned));
-  }
+  for (Plan& variant : compute_layout_variants(searched)) all.push_back(std::move(variant));
   all.push_back(std::move(searched));
   return all;
 }
@@ -273,8 +269,7 @@ TuneOutcome tune_model(const Graph& graph, const PlanningOptions& options,
   for (const std::string& name : others) strategies.push_back("single:" + name);
   std::vector<Plan> baselines = baseline_plans(graph, strategies, options);
   const std::size_t variants = compute_layout_variants(outcome.searched).size();
-  const std::vector<Plan> plans =
-      in_every_compute_layout(graph, baselines, outcome.searched, options);
+  const std::vector<Plan> plans = in_every_compute_layout(baselines, outcome.searched);
   outcome.evaluated = evaluate_plans(graph, plans, options.threads, settings.repeat, 2);
   // A choice within the noise of `repeat` rounds is timed again for longer.
   time_near_ties_again(graph, outcome.evaluated, options.threads, kNearTieRounds * settings.repeat);
@@ -316,9 +311,12 @@ CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& opt
   // partitions are timed again in between the runs.
   std::vector<Plan> baselines = baseline_plans(graph, strategies, options);
   const std::size_t variants = compute_layout_variants(searched_plan).size();
-  std::vector<Plan> plans =
-      in_every_compute_layout(graph, baselines, std::move(searched_plan), options);
+  std::vector<Plan> plans = in_every_compute_layout(baselines, std::move(searched_plan));
   const std::size_t first_searched = plans.size() - 1 - variants;
+  for (std::size_t i = first_searched; i + 1 < plans.size(); ++i) {
+    plans[i] =
+        estimated_in_its_layout(graph, std::move(plans[i]), options, VariantCharges::kLearned);
+  }
   CompareOutcome outcome;
   // With a measurement cache, the collage plan's partitions are timed
   // again in between the runs, a few before each chunk of rounds, so that
