@@ -17,6 +17,7 @@
 #include "collage/backends/onednn/quantize_linear.h"
 #include "collage/backends/onednn/recurrent.h"
 #include "collage/backends/onednn/softmax.h"
+#include "collage/backends/onednn/transpose.h"
 #include "collage/backends/op_rows.h"
 
 namespace collage::onednn {
@@ -70,6 +71,11 @@ std::size_t emit_layer_norm_op(ProgramBuilder& builder, const FusedOp&, const No
 
 std::size_t emit_softmax_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {
   emit_softmax(builder, require(softmax_spec(builder.graph(), node)));
+  return 0;
+}
+
+std::size_t emit_transpose_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {
+  emit_transpose(builder, require(transpose_spec(builder.graph(), node)));
   return 0;
 }
 
@@ -135,6 +141,9 @@ const std::vector<OpRow>& op_table() {
       {{"Concat"},
        [](const Graph& g, const Node& n) { return reason(concat_spec(g, n)); },
        emit_concat_op},
+      {{"Transpose"},
+       [](const Graph& g, const Node& n) { return reason(transpose_spec(g, n)); },
+       emit_transpose_op},
       {{"BatchNormalization"},
        [](const Graph& g, const Node& n) { return reason(batch_norm_spec(g, n)); },
        emit_batch_norm_op},
