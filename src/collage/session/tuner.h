@@ -55,10 +55,11 @@ class Tuner {
   // `plan`, a plan of this model, with the estimate this tuner's search
   // makes of its cover: each partition measured alone in the tuner's
   // layout (those found in the cache timed again when the model was tuned
-  // before, as its searched plan's parts are), with the overheads this model's profiles taught
-  // (this machine's when it has none) and the conversions at its
-  // boundaries charged. None when a partition is not one of the search's backends'
-  // or is invalid alone. The plan is not searched or changed otherwise.
+  // before, as its searched plan's parts are), with the overheads this
+  // model's profiles taught (this machine's when it has none) and the
+  // conversions at its boundaries charged. None when a partition is not
+  // one of the search's backends' or is invalid alone. The plan is not
+  // searched or changed otherwise.
   std::optional<Plan> estimate(const Plan& plan);
 
   // `plan` estimated as estimate() does, with the charges fitted to five

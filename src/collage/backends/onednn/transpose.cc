@@ -2,10 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <numeric>
-
 #include "collage/backends/onednn/layout.h"
 #include "collage/backends/onednn/node_checks.h"
+#include "collage/ir/transpose_perm.h"
 
 namespace collage::onednn {
 
@@ -26,21 +25,12 @@ Result<TransposeSpec> transpose_spec(const Graph& graph, const Node& node) {
     return Failure{fmt::format("Transpose of rank {} (oneDNN: 1 to {})", rank, DNNL_MAX_NDIMS)};
   }
   if (type.numel() == 0) return Failure{"Transpose of an empty tensor"};
-  std::vector<std::int64_t> reversed(static_cast<std::size_t>(rank));
-  std::iota(reversed.rbegin(), reversed.rend(), 0);
-  const std::vector<std::int64_t> perm = node.attributes.get_ints("perm", reversed);
-  if (static_cast<int>(perm.size()) != rank) {
-    return Failure{fmt::format("Transpose perm has {} axes for rank {}", perm.size(), rank)};
+  const std::vector<std::int64_t> perm = transpose_permutation(graph, node);
+  if (perm.empty()) {
+    return Failure{fmt::format("Transpose perm is not a permutation of the input's {} axes", rank)};
   }
   TransposeSpec spec{node.input(0), node.outputs[0], {}};
-  std::vector<bool> seen(perm.size(), false);
-  for (std::int64_t axis : perm) {
-    if (axis < 0 || axis >= rank || seen[static_cast<std::size_t>(axis)]) {
-      return Failure{"Transpose perm is not a permutation of the input's axes"};
-    }
-    seen[static_cast<std::size_t>(axis)] = true;
-    spec.perm.push_back(static_cast<int>(axis));
-  }
+  for (std::int64_t axis : perm) spec.perm.push_back(static_cast<int>(axis));
   Shape expected;
   for (int axis : spec.perm) expected.push_back(type.shape[static_cast<std::size_t>(axis)]);
   if (graph.type(spec.output).shape != expected) {

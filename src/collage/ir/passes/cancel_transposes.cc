@@ -1,28 +1,12 @@
 #include "collage/ir/passes/cancel_transposes.h"
 
-#include <numeric>
 #include <vector>
 
 #include "collage/ir/passes/rewrite_util.h"
+#include "collage/ir/transpose_perm.h"
 
 namespace collage {
 namespace {
-
-// The permutation of a Transpose (default: the dimensions reversed), or an
-// empty vector when it does not fit the input's rank.
-std::vector<std::int64_t> permutation(const Graph& graph, const Node& node) {
-  const int rank = graph.type(node.inputs[0]).rank();
-  std::vector<std::int64_t> perm(static_cast<std::size_t>(rank));
-  std::iota(perm.rbegin(), perm.rend(), 0);
-  perm = node.attributes.get_ints("perm", perm);
-  if (static_cast<int>(perm.size()) != rank) return {};
-  std::vector<bool> seen(perm.size(), false);
-  for (std::int64_t axis : perm) {
-    if (axis < 0 || axis >= rank || seen[static_cast<std::size_t>(axis)]) return {};
-    seen[static_cast<std::size_t>(axis)] = true;
-  }
-  return perm;
-}
 
 bool is_transpose(const Node& node) {
   return is_onnx_op(node, "Transpose") && node.inputs.size() == 1 && node.outputs.size() == 1;
@@ -37,8 +21,8 @@ int cancel_transposes(Graph& graph) {
     if (!is_transpose(outer)) continue;
     const Node* inner = producer_of(graph, outer.inputs[0]);
     if (inner == nullptr || !is_transpose(*inner)) continue;
-    const std::vector<std::int64_t> first = permutation(graph, *inner);
-    const std::vector<std::int64_t> second = permutation(graph, outer);
+    const std::vector<std::int64_t> first = transpose_permutation(graph, *inner);
+    const std::vector<std::int64_t> second = transpose_permutation(graph, outer);
     if (first.empty() || second.empty() || first.size() != second.size()) continue;
     // out[i] = mid[second[i]] = in[first[second[i]]]
     std::vector<std::int64_t> composed(first.size());
