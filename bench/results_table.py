@@ -66,7 +66,8 @@ class Run:
         speedup left out: its latency ratio says the same)."""
         return [line for line in self.lines
                 if (line.startswith("- geometric-mean") and "onnxruntime" not in line)
-                or line.startswith("- collage latency") or line.startswith("- additive error")
+                or line.startswith("- collage latency") or line.startswith("- the kept plan")
+                or line.startswith("- additive error")
                 or line.startswith("- the search's estimate")]
 
     def protocol(self):

@@ -24,9 +24,18 @@ def cpu_model():
     return platform.processor()
 
 
+def plan_label(plan):
+    """A plan file's strategy as `compare` names it ("single:onednn [onednn:blocked-16]")."""
+    layouts = plan.get("compute_layouts") or {}
+    if not layouts:
+        return plan["strategy"]
+    return plan["strategy"] + " [" + ",".join(f"{b}:{l}" for b, l in sorted(layouts.items())) + "]"
+
+
 models = sorted({os.path.basename(p).split(".")[0] for p in glob.glob(os.path.join(work, "*.collage.*.json"))})
 rows = []
 geo = {"best single": [], "greedy": [], "onnxruntime": []}
+searched_geo = {"best single": [], "greedy": [], "onnxruntime": []}
 errors = []
 search_errors = []
 for model in models:
@@ -54,6 +63,12 @@ for model in models:
                 search_estimates.setdefault(s["name"], []).append(s["search_estimated_ms"])
             if s.get("same_as"):
                 same_as.setdefault(s["name"], set()).add(s["same_as"])
+    # The plan `collage tune` saved (compare_zoo.sh's first step): the
+    # searched plan, or the baseline it timed faster in its own runs.
+    kept_label = None
+    plan_path = os.path.join(work, f"{model}.plan.json")
+    if os.path.exists(plan_path):
+        kept_label = plan_label(json.load(open(plan_path)))
     ort = [json.load(open(p))["median_ms"] for p in sorted(glob.glob(os.path.join(work, f"{model}.ort.*.json")))]
     med = {k: statistics.median(v) for k, v in per_strategy.items()}
     spread = {k: (min(v), max(v)) for k, v in per_strategy.items()}
@@ -67,6 +82,14 @@ for model in models:
     collage_name = min((k for k in med if k == "collage" or k.startswith("collage [")),
                        key=med.get)
     collage = med[collage_name]
+    # The kept plan as this run timed it: the collage entry in the layout
+    # tune kept it in, or the baseline's row; without a plan file, the
+    # searched plan.
+    if kept_label is None or kept_label not in med:
+        kept_label = collage_name
+    kept = med[kept_label]
+    kept_same = ", ".join(sorted(same_as.get(kept_label, ())))
+    kept_mixed = kept_label.startswith("collage") and not kept_same
     # The estimate of the collage entry that ran fastest, made in its layout;
     # an older file estimated the searched plan in its own layout only.
     estimate_name = collage_name if collage_name in estimates else "collage"
@@ -79,13 +102,18 @@ for model in models:
         "search_estimate": (statistics.median(search_estimates[estimate_name])
                             if estimate_name in search_estimates else None),
         "same_as": ", ".join(sorted(same_as.get(collage_name, ()))),
+        "kept": kept, "kept_label": kept_label, "kept_same": kept_same, "kept_mixed": kept_mixed,
+        "kept_spread": spread[kept_label],
     }
     rows.append(row)
-    geo["best single"].append(med[best_name] / collage)
+    geo["best single"].append(med[best_name] / kept)
+    searched_geo["best single"].append(med[best_name] / collage)
     if greedy:
-        geo["greedy"].append(med[greedy] / collage)
+        geo["greedy"].append(med[greedy] / kept)
+        searched_geo["greedy"].append(med[greedy] / collage)
     if ort:
-        geo["onnxruntime"].append(row["ort"] / collage)
+        geo["onnxruntime"].append(row["ort"] / kept)
+        searched_geo["onnxruntime"].append(row["ort"] / collage)
     if row["estimate"]:
         errors.append(abs(collage - row["estimate"]) / collage)
     if row["search_estimate"]:
@@ -102,38 +130,54 @@ print(f"Machine: {cpu_model()}, {os.cpu_count()} cores. Threads: {threads}. "
       f"untimed runs of the same plan, so plans run back to back); latency = median over rounds of "
       f"each round's median (ms); a strategy timed in several compute layouts counts at its "
       f"fastest (as `tune` keeps it; the layout is named in brackets); "
-      f"the collage column is the searched plan before any fallback, "
-      f"with the min-max of round medians (where it is a baseline's plan, `compare` ran that plan "
-      f"once and both rows share its timing); its estimate sums its partitions as the search "
+      f"the kept plan is the one `collage tune` saved before the timed rounds (the searched plan, "
+      f"or the baseline its own runs found faster), as these rounds timed it, with the min-max "
+      f"of round medians; the searched plan is the search's, before any fallback (where it is a "
+      f"baseline's plan, `compare` ran that plan once and both rows share its timing); its "
+      f"estimate sums its partitions as the search "
       f"measures them, in the compute layout it ran in, timed again in between each round's runs (twice each, half the runs apart), and the additive error is "
       f"(measured - estimate) / measured; the search's estimate is the same sum from the "
       f"measurements the search used (the measurement cache's, made when the model was tuned).\n")
-print("| model | native | best single backend | greedy | collage | collage estimate | additive error | search's estimate (error) | ONNX Runtime | collage vs best single | collage vs greedy | ORT / collage |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("| model | native | best single backend | greedy | collage (kept plan) | searched plan | searched estimate | additive error | search's estimate (error) | ONNX Runtime | kept vs best single | searched vs best single | kept vs greedy | ORT / kept |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
     g = f"{r['greedy']:.2f}" if r["greedy"] else "-"
     o = f"{r['ort']:.2f}" if r["ort"] else "-"
-    vs_g = f"{r['greedy'] / r['collage']:.2f}x" if r["greedy"] else "-"
-    vs_o = f"{r['ort'] / r['collage']:.2f}" if r["ort"] else "-"
+    vs_g = f"{r['greedy'] / r['kept']:.2f}x" if r["greedy"] else "-"
+    vs_o = f"{r['ort'] / r['kept']:.2f}" if r["ort"] else "-"
     lo, hi = r["collage_spread"]
     same = f", {r['same_as']}'s plan" if r["same_as"] else ""
     if r["collage_name"] != "collage" and not r["same_as"]:
         same += ", in " + r["collage_name"][len("collage "):]
+    if r["kept_mixed"]:
+        what = "mixed" + (", in " + r["kept_label"][len("collage "):] if r["kept_label"] != "collage" else "")
+    elif r["kept_same"]:
+        what = r["kept_same"]
+    else:
+        what = r["kept_label"]
+    klo, khi = r["kept_spread"]
     est = f"{r['estimate']:.2f}" if r["estimate"] else "-"
     err = f"{(r['collage'] - r['estimate']) / r['collage'] * 100:+.0f}%" if r["estimate"] else "-"
     searched = r["search_estimate"]
     search = (f"{searched:.2f} ({(r['collage'] - searched) / r['collage'] * 100:+.0f}%)"
               if searched else "-")
     print(f"| {r['model']} | {r['native']:.2f} | {r['best'][1]:.2f} ({r['best'][0]}) | {g} | "
+          f"{r['kept']:.2f} ({klo:.2f}-{khi:.2f}), {what} | "
           f"{r['collage']:.2f} ({lo:.2f}-{hi:.2f}){same} | {est} | {err} | {search} | {o} | "
-          f"{r['best'][1] / r['collage']:.2f}x | {vs_g} | {vs_o} |")
+          f"{r['best'][1] / r['kept']:.2f}x | {r['best'][1] / r['collage']:.2f}x | {vs_g} | {vs_o} |")
 print()
 for k, v in geo.items():
-    print(f"- geometric-mean speedup of collage over {k}: {gmean(v):.2f}x ({len(v)} models)")
+    print(f"- geometric-mean speedup of collage's kept plan over {k}: {gmean(v):.2f}x ({len(v)} models); "
+          f"of the searched plan: {gmean(searched_geo[k]):.2f}x")
 if geo["onnxruntime"]:
-    print(f"- collage latency / ONNX Runtime latency, geometric mean: {1 / gmean(geo['onnxruntime']):.2f}")
+    above = [f"{r['model']} {r['kept'] / r['ort']:.2f}" for r in rows if r["ort"] and r["kept"] / r["ort"] > 1.10]
+    print(f"- collage latency / ONNX Runtime latency, geometric mean: {1 / gmean(geo['onnxruntime']):.2f} "
+          f"(the searched plan: {1 / gmean(searched_geo['onnxruntime']):.2f}); kept plans above 1.10: "
+          f"{', '.join(above) if above else 'none'}")
+print(f"- the kept plan is mixed (not a single backend's plan) on {sum(r['kept_mixed'] for r in rows)} "
+      f"of {len(rows)} models")
 if errors:
-    print(f"- additive error |measured - estimate| / measured: median {statistics.median(errors) * 100:.0f}%, "
+    print(f"- additive error |measured - estimate| / measured (the searched plan): median {statistics.median(errors) * 100:.0f}%, "
           f"max {max(errors) * 100:.0f}%; within 10% on {sum(e <= 0.10 for e in errors)} of {len(errors)} models")
 if search_errors:
     print(f"- the search's estimate: median {statistics.median(search_errors) * 100:.0f}%, "
