@@ -14,6 +14,7 @@
 #include "collage/ir/passes/fold_channel_affine.h"
 #include "collage/ir/passes/fold_pads.h"
 #include "collage/ir/passes/fuse_activations.h"
+#include "collage/ir/passes/fuse_group_norm.h"
 #include "collage/ir/passes/fuse_layer_norm.h"
 #include "collage/ir/passes/fuse_matmul_add.h"
 #include "collage/ir/passes/merge_common_subexpressions.h"
@@ -123,6 +124,13 @@ class Builder {
   ValueId same(const std::string& op, std::vector<ValueId> inputs, Attributes attributes = {}) {
     Shape shape = graph_.type(inputs[0]).shape;
     return this->op(op, std::move(inputs), shape, std::move(attributes));
+  }
+  // Shape(x), an int64 value.
+  ValueId shape_of(ValueId x) {
+    const auto rank = static_cast<std::int64_t>(graph_.type(x).rank());
+    ValueId out = graph_.add_value(next_name("shape"), TensorType{DType::kInt64, {rank}});
+    graph_.add_node("Shape", {x}, {out});
+    return out;
   }
   Graph finish(std::vector<ValueId> outputs) {
     for (ValueId out : outputs) graph_.add_output(out);
@@ -368,6 +376,58 @@ TEST(FuseLayerNormTest, FusesTheChainWithScaleAndBias) {
 TEST(FuseLayerNormTest, FusesTheChainWithASquareByMulAndNoAffine) {
   Graph graph = rewritten(layer_norm_chain(true, false), fuse_layer_norm, 1);
   EXPECT_EQ(graph.num_nodes(), 1u);
+}
+
+// x[2,8,5,5] -> Relu -> PyTorch's GroupNorm with 4 groups before opset 18:
+// Reshape to [N, G, -1], InstanceNormalization with a scale and bias per
+// group, Reshape back (to Shape(x) when `shape_op`, else a constant), then
+// a Mul by `gamma_shape` and an Add by a per-channel constant when `affine`.
+Graph group_norm_chain(bool shape_op, bool affine, Shape gamma_shape = {8, 1, 1},
+                       std::vector<std::int64_t> grouping = {0, 4, -1}) {
+  Builder b;
+  ValueId x = b.same("Relu", {b.input("x", {2, 8, 5, 5})});
+  const std::int64_t rows = grouping[0] == 0 ? 2 : grouping[0];
+  const Shape grouped = {rows, grouping[1], 400 / rows / grouping[1]};
+  ValueId g = b.op("Reshape", {x, b.ints(grouping)}, grouped);
+  Attributes epsilon;
+  epsilon.set("epsilon", 1e-3f);
+  ValueId n =
+      b.op("InstanceNormalization",
+           {g, b.random({grouping[1]}, 0.5f, 1.5f), b.random({grouping[1]})}, grouped, epsilon);
+  ValueId target = b.ints({2, 8, 5, 5});
+  if (shape_op) target = b.shape_of(x);
+  ValueId y = b.op("Reshape", {n, target}, {2, 8, 5, 5});
+  if (affine)
+    y = b.same("Add", {b.same("Mul", {y, b.random(gamma_shape)}), b.random({1, 8, 1, 1})});
+  return b.finish({y});
+}
+
+TEST(FuseGroupNormTest, FusesTheChainWithShapeOfXAndAPerChannelAffine) {
+  Graph graph = rewritten(group_norm_chain(true, true), fuse_group_norm, 1);
+  EXPECT_EQ(graph.num_nodes(), 2u);  // Relu, GroupNormalization
+  ASSERT_EQ(count_ops(graph, "GroupNormalization"), 1);
+  for (const Node& node : graph.nodes()) {
+    if (node.op_type != "GroupNormalization") continue;
+    EXPECT_EQ(node.attributes.get_int("num_groups"), 4);
+    EXPECT_FLOAT_EQ(node.attributes.get_float("epsilon"), 1e-3f);
+    EXPECT_EQ(graph.type(node.input(1)).shape, (Shape{8}));
+  }
+}
+
+TEST(FuseGroupNormTest, FusesTheChainWithAConstantShapeAndNoAffine) {
+  Graph graph = rewritten(group_norm_chain(false, false), fuse_group_norm, 1);
+  EXPECT_EQ(graph.num_nodes(), 2u);
+}
+
+TEST(FuseGroupNormTest, LeavesAScaleThatVariesAlongSpaceAfterTheFusedNode) {
+  Graph graph = rewritten(group_norm_chain(true, true, {1, 5, 5}), fuse_group_norm, 1);
+  EXPECT_EQ(count_ops(graph, "GroupNormalization"), 1);
+  EXPECT_EQ(count_ops(graph, "Mul"), 1);
+}
+
+TEST(FuseGroupNormTest, LeavesAReshapeThatMixesImagesAndGroups) {
+  Graph graph = rewritten(group_norm_chain(true, true, {8, 1, 1}, {8, 1, -1}), fuse_group_norm, 0);
+  EXPECT_EQ(count_ops(graph, "InstanceNormalization"), 1);
 }
 
 // x -> Relu -> Gelu chain (the factors grouped as `grouping` says) -> out

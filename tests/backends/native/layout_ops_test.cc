@@ -165,6 +165,38 @@ TEST(NativeLayoutTest, ChannelConcatsRunInEveryLayout) {
   }
 }
 
+// x [2,C,5,5] -> GroupNormalization (`groups`, scale and bias per channel) -> Relu.
+Graph group_norm(std::int64_t c, std::int64_t groups) {
+  Graph g;
+  g.opset = 13;
+  ValueId x = g.add_input("x", f32({2, c, 5, 5}));
+  ValueId scale = g.add_constant("scale", random_tensor(f32({c}), 4));
+  ValueId bias = g.add_constant("bias", random_tensor(f32({c}), 5));
+  ValueId n = g.add_value("n", f32({2, c, 5, 5}));
+  Attributes attributes;
+  attributes.set("num_groups", groups);
+  attributes.set("epsilon", 1e-5f);
+  g.add_node("GroupNormalization", {x, scale, bias}, {n}, attributes);
+  ValueId y = g.add_value("y", f32({2, c, 5, 5}));
+  g.add_node("Relu", {n}, {y});
+  g.add_output(y);
+  return g;
+}
+
+TEST(NativeLayoutTest, GroupNormalizationRunsInEveryLayoutWhateverTheGroupSize) {
+  // Groups of 2 channels (within a block), of 16 (whole blocks) and one
+  // group of all 48.
+  for (auto [channels, groups] : {std::pair{32, 16}, std::pair{32, 2}, std::pair{48, 1}}) {
+    Graph graph = group_norm(channels, groups);
+    for (EdgeLayout layout : kLaidOut) {
+      for (const Node& node : graph.nodes()) {
+        EXPECT_TRUE(native::runs_in_layout(graph, node, layout));
+      }
+      expect_matches_plain(graph, layout, layout);
+    }
+  }
+}
+
 TEST(NativeLayoutTest, EdgesInAnotherLayoutThanTheKernelComputesInAreConverted) {
   Graph graph = elementwise_chain(16);
   expect_matches_plain(graph, EdgeLayout::kChannelsLast, EdgeLayout::kPlain);

@@ -118,6 +118,12 @@ void softmax(const Node& node, const Tensor& x, Tensor& y, bool coerce, int thre
 // stored likewise (a global pool's [N, C, 1, 1] is the same in every layout).
 void pool_in_lanes(const Node& node, const Tensor& x, Tensor& y, std::int64_t lanes, int threads);
 
+// GroupNormalization (opset 21: scale and bias per channel) `node` of a 4-D
+// float32 tensor stored as [N * C / lanes, H, W, lanes] (channels-last:
+// lanes = C; blocked: lanes = the block), into `y` stored likewise.
+void group_norm_in_lanes(const Node& node, std::span<const Tensor> inputs, Tensor& y,
+                         std::int64_t lanes, int threads);
+
 // The threads a loop of `units` independent pieces of about `work_per_unit`
 // elementary operations should use: 1 for small loops, at most `threads`.
 int loop_threads(std::int64_t units, std::int64_t work_per_unit, int threads);

@@ -120,6 +120,7 @@ bool runs_in_layout(const Graph& graph, const Node& node, EdgeLayout layout) {
   if (!node_supported(graph, node)) return false;
   if (float_elementwise_fn(graph, node)) return graph.type(node.outputs[0]).rank() == 4;
   if (is_pool(node)) return pool_in_layout(graph, node);
+  if (node.op_type == "GroupNormalization") return graph.type(node.input(0)).rank() == 4;
   return concat_of_channels(graph, node);
 }
 
@@ -128,6 +129,10 @@ void run_in_layout(const Graph& graph, const Node& node, std::span<const Tensor>
   if (is_pool(node)) {
     const Tensor& x = inputs[0];
     return pool_in_lanes(node, x, outputs[0], layout_lanes(layout, x.shape()[1]), threads);
+  }
+  if (node.op_type == "GroupNormalization") {
+    return group_norm_in_lanes(node, inputs, outputs[0], layout_lanes(layout, inputs[0].shape()[1]),
+                               threads);
   }
   if (concat_of_channels(graph, node)) {
     return concat_in_layout(inputs, outputs[0], layout, threads);

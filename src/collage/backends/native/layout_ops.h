@@ -34,11 +34,12 @@ Shape laid_out_dims(const Shape& shape, EdgeLayout layout);
 
 // Whether `node` runs on its values stored in `layout`: it is a float32
 // elementwise op, a 2-D MaxPool (without Indices) or AveragePool, a global
-// pool or a Concat of channels, or none of its values is laid_out; and each
+// pool, a Concat of channels or a 4-D GroupNormalization, or none of its
+// values is laid_out; and each
 // of its laid-out values fits the layout (edge_layout_fits).
 bool runs_in_layout(const Graph& graph, const Node& node, EdgeLayout layout);
 
-// Runs a pool or Concat `node` that runs_in_layout, its laid-out inputs and
+// Runs a pool, Concat or GroupNormalization `node` that runs_in_layout, its laid-out inputs and
 // outputs stored in `layout`.
 void run_in_layout(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                    std::span<Tensor> outputs, EdgeLayout layout, int threads);

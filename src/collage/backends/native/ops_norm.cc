@@ -353,6 +353,67 @@ void run_instance_normalization(const Graph& graph, const Node& node,
   }
 }
 
+// GroupNormalization with opset 21's semantics (scale and bias per channel):
+// each image's channels in `num_groups` groups of consecutive channels, each
+// group normalized over its channels and the spatial axes. In plain layout
+// a group is one contiguous run of the tensor.
+void run_group_normalization(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                             std::span<Tensor> outputs, int threads) {
+  const Tensor& x = inputs[0];
+  Tensor& y = outputs[0];
+  const std::int64_t groups = node.attributes.get_int("num_groups", 0);
+  if (x.rank() < 3 || y.shape() != x.shape() || groups < 1 || x.shape()[1] % groups != 0) {
+    throw Error(
+        "GroupNormalization needs an input of rank >= 3 whose channels divide into num_groups, "
+        "and an output of the same shape",
+        {.node = node.name});
+  }
+  const std::int64_t channels = x.shape()[1];
+  if (inputs[1].numel() != channels || inputs[2].numel() != channels) {
+    throw Error("scale and bias need one value per channel", {.node = node.name});
+  }
+  const float epsilon = node.attributes.get_float("epsilon", 1e-5f);
+  const float* scale = inputs[1].data<float>();
+  const float* bias = inputs[2].data<float>();
+  const std::int64_t per_group = channels / groups;
+  const std::int64_t plane = product(x.shape(), 2, x.shape().size());
+  const std::int64_t size = per_group * plane;
+  const std::int64_t tasks = x.shape()[0] * groups;
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+  if (size == 0) return;
+#pragma omp parallel for num_threads(loop_threads(tasks, size * 4, threads)) schedule(static)
+  for (std::int64_t task = 0; task < tasks; ++task) {
+    const float* in = xd + task * size;
+    float* out = yd + task * size;
+    const auto [group_mean, variance] = row_moments(in, size);
+    const float mean = group_mean;
+    const float inv_std = 1.0f / std::sqrt(variance + epsilon);
+    for (std::int64_t k = 0; k < per_group; ++k) {
+      const std::int64_t c = (task % groups) * per_group + k;
+      const float a = scale[c] * inv_std;
+      const float b = bias[c] - mean * a;
+      const float* from = in + k * plane;
+      float* to = out + k * plane;
+#pragma omp simd
+      for (std::int64_t i = 0; i < plane; ++i) to[i] = from[i] * a + b;
+    }
+  }
+}
+
+bool check_group_normalization(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 3 || node.outputs.size() != 1) return false;
+  for (ValueId input : node.inputs) {
+    if (!is_float32(graph, input)) return false;
+  }
+  if (!float32_io(graph, node, 3)) return false;
+  const TensorType& x = graph.type(node.input(0));
+  const std::int64_t groups = node.attributes.get_int("num_groups", 0);
+  if (x.rank() < 3 || groups < 1 || x.shape[1] % groups != 0) return false;
+  return graph.type(node.input(1)).numel() == x.shape[1] &&
+         graph.type(node.input(2)).numel() == x.shape[1];
+}
+
 bool check_instance_normalization(const Graph& graph, const Node& node) {
   if (node.inputs.size() != 3 || node.outputs.size() != 1) return false;
   for (ValueId input : node.inputs) {
@@ -437,6 +498,7 @@ constexpr OpEntry kNormOps[] = {
     {"BatchNormalization", run_batch_normalization, check_batch_normalization},
     {"LayerNormalization", run_layer_normalization, check_layer_normalization},
     {"InstanceNormalization", run_instance_normalization, check_instance_normalization},
+    {"GroupNormalization", run_group_normalization, check_group_normalization},
     {"LRN", run_lrn, check_lrn},
     {"Softmax", run_softmax, check_softmax},
     {"LogSoftmax", run_log_softmax, check_softmax},
@@ -445,5 +507,124 @@ constexpr OpEntry kNormOps[] = {
 }  // namespace
 
 std::span<const OpEntry> norm_ops() { return kNormOps; }
+
+void group_norm_in_lanes(const Node& node, std::span<const Tensor> inputs, Tensor& y,
+                         std::int64_t lanes, int threads) {
+  const Tensor& x = inputs[0];
+  const std::int64_t images = x.shape()[0];
+  const std::int64_t channels = x.shape()[1];
+  const std::int64_t pixels = x.shape()[2] * x.shape()[3];
+  const std::int64_t groups = node.attributes.get_int("num_groups", 0);
+  if (x.rank() != 4 || y.shape() != x.shape() || groups < 1 || channels % groups != 0 ||
+      channels % lanes != 0 || inputs[1].numel() != channels || inputs[2].numel() != channels) {
+    throw Error(
+        "GroupNormalization in runs of channels needs a 4-D input whose channels divide "
+        "into num_groups and the runs, and scale and bias per channel",
+        {.node = node.name});
+  }
+  if (pixels == 0 || channels == 0) return;
+  const float epsilon = node.attributes.get_float("epsilon", 1e-5f);
+  const float* scale = inputs[1].data<float>();
+  const float* bias = inputs[2].data<float>();
+  const std::int64_t runs = channels / lanes;
+  const std::int64_t per_group = channels / groups;
+  // Tasks: (image, run, span of pixels), enough spans to share out.
+  const std::int64_t wanted = 4 * static_cast<std::int64_t>(std::max(threads, 1));
+  const std::int64_t spans =
+      std::clamp<std::int64_t>((wanted + images * runs - 1) / (images * runs), 1, pixels);
+  const std::int64_t span = (pixels + spans - 1) / spans;
+  const std::int64_t tasks = images * runs * spans;
+  const int team = loop_threads(tasks, span * lanes * 4, threads);
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+  // Per task and lane, a partial sum (double: a group may hold a million
+  // values); per image and channel, the shift subtracted, then a and b of
+  // y = x * a + b.
+  std::vector<double> partial(static_cast<std::size_t>(tasks * lanes));
+  std::vector<float> shift(static_cast<std::size_t>(images * channels), 0.0f);
+  auto task_range = [&](std::int64_t task, std::int64_t& image, std::int64_t& run,
+                        std::int64_t& first, std::int64_t& last) {
+    image = task / (runs * spans);
+    run = (task / spans) % runs;
+    first = (task % spans) * span;
+    last = std::min(pixels, first + span);
+  };
+  // Sums over each task's pixels of (x - shift)^power, per lane.
+  auto sum_powers = [&](int power) {
+#pragma omp parallel for num_threads(team) schedule(static)
+    for (std::int64_t task = 0; task < tasks; ++task) {
+      std::int64_t image, run, first, last;
+      task_range(task, image, run, first, last);
+      double* acc = partial.data() + task * lanes;
+      const float* m = shift.data() + image * channels + run * lanes;
+      std::fill(acc, acc + lanes, 0.0);
+      const float* base = xd + (image * runs + run) * pixels * lanes;
+      for (std::int64_t p = first; p < last; ++p) {
+        const float* px = base + p * lanes;
+        if (power == 1) {
+#pragma omp simd
+          for (std::int64_t l = 0; l < lanes; ++l) acc[l] += px[l];
+        } else {
+#pragma omp simd
+          for (std::int64_t l = 0; l < lanes; ++l) {
+            const double d = px[l] - m[l];
+            acc[l] += d * d;
+          }
+        }
+      }
+    }
+  };
+  // The partial sums of each image's groups, over count values each.
+  auto group_totals = [&]() {
+    std::vector<double> totals(static_cast<std::size_t>(images * groups), 0.0);
+    for (std::int64_t task = 0; task < tasks; ++task) {
+      std::int64_t image, run, first, last;
+      task_range(task, image, run, first, last);
+      for (std::int64_t l = 0; l < lanes; ++l) {
+        const std::int64_t c = run * lanes + l;
+        totals[static_cast<std::size_t>(image * groups + c / per_group)] +=
+            partial[static_cast<std::size_t>(task * lanes + l)];
+      }
+    }
+    return totals;
+  };
+  const double count = static_cast<double>(per_group * pixels);
+  sum_powers(1);
+  const std::vector<double> sums = group_totals();
+  for (std::int64_t image = 0; image < images; ++image) {
+    for (std::int64_t c = 0; c < channels; ++c) {
+      shift[static_cast<std::size_t>(image * channels + c)] = static_cast<float>(
+          sums[static_cast<std::size_t>(image * groups + c / per_group)] / count);
+    }
+  }
+  sum_powers(2);
+  const std::vector<double> squares = group_totals();
+  std::vector<float> a(static_cast<std::size_t>(images * channels));
+  std::vector<float> b(static_cast<std::size_t>(images * channels));
+  for (std::int64_t image = 0; image < images; ++image) {
+    for (std::int64_t c = 0; c < channels; ++c) {
+      const std::size_t at = static_cast<std::size_t>(image * channels + c);
+      const double variance =
+          squares[static_cast<std::size_t>(image * groups + c / per_group)] / count;
+      const float inv_std = static_cast<float>(1.0 / std::sqrt(variance + epsilon));
+      a[at] = scale[c] * inv_std;
+      b[at] = bias[c] - shift[at] * a[at];
+    }
+  }
+#pragma omp parallel for num_threads(team) schedule(static)
+  for (std::int64_t task = 0; task < tasks; ++task) {
+    std::int64_t image, run, first, last;
+    task_range(task, image, run, first, last);
+    const float* ta = a.data() + image * channels + run * lanes;
+    const float* tb = b.data() + image * channels + run * lanes;
+    const std::int64_t offset = (image * runs + run) * pixels * lanes;
+    for (std::int64_t p = first; p < last; ++p) {
+      const float* px = xd + offset + p * lanes;
+      float* py = yd + offset + p * lanes;
+#pragma omp simd
+      for (std::int64_t l = 0; l < lanes; ++l) py[l] = px[l] * ta[l] + tb[l];
+    }
+  }
+}
 
 }  // namespace collage::native

@@ -10,6 +10,7 @@
 #include "collage/ir/passes/fold_channel_affine.h"
 #include "collage/ir/passes/fold_pads.h"
 #include "collage/ir/passes/fuse_activations.h"
+#include "collage/ir/passes/fuse_group_norm.h"
 #include "collage/ir/passes/fuse_layer_norm.h"
 #include "collage/ir/passes/fuse_matmul_add.h"
 #include "collage/ir/passes/inline_constant_ifs.h"
@@ -84,6 +85,7 @@ void optimize_round(Graph& graph, GraphOptLevel level, RewriteLog& log) {
   log.add("MatMul + Add -> Gemm", fuse_matmul_add(graph));
   if (level != GraphOptLevel::kAll) return;
   log.add("LayerNorm chain -> LayerNormalization", fuse_layer_norm(graph));
+  log.add("GroupNorm chain -> GroupNormalization", fuse_group_norm(graph));
   log.add("Gelu chain -> Gelu", fuse_gelu(graph));
   log.add("HardSigmoid chain -> HardSigmoid", fuse_hard_sigmoid(graph));
   log.add("HardSwish chain -> HardSwish", fuse_hard_swish(graph));
