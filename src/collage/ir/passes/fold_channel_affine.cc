@@ -58,28 +58,6 @@ std::optional<Producer> foldable_producer(const Graph& graph, ValueId x) {
   return p;
 }
 
-// A constant operand of an elementwise op, as one value per channel: every
-// dimension is 1 except, possibly, the channel axis (right-aligned, as ONNX
-// broadcasts). nullopt when it varies along anything else.
-std::optional<std::vector<double>> per_channel(const Tensor* c, int rank, int axis,
-                                               std::int64_t channels) {
-  if (c == nullptr) return std::nullopt;
-  const Shape& shape = c->shape();
-  if (static_cast<int>(shape.size()) > rank) return std::nullopt;
-  bool varies = false;
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    const int out_axis = rank - static_cast<int>(shape.size()) + static_cast<int>(d);
-    if (shape[d] == 1) continue;
-    if (out_axis != axis || shape[d] != channels) return std::nullopt;
-    varies = true;
-  }
-  std::vector<double> values(static_cast<std::size_t>(channels));
-  for (std::int64_t i = 0; i < channels; ++i) {
-    values[static_cast<std::size_t>(i)] = c->data<float>()[varies ? i : 0];
-  }
-  return values;
-}
-
 struct Affine {
   enum class Kind { kBatchNorm, kScale, kShift } kind;
   std::vector<double> scale;
@@ -120,14 +98,14 @@ std::optional<Affine> affine_of(const Graph& graph, const Node& node, ValueId x,
   Affine affine{Affine::Kind::kScale, std::vector<double>(size, 1.0),
                 std::vector<double>(size, 0.0)};
   auto channel_values = [&](ValueId id) {
-    return per_channel(float_constant(graph, id), rank, p.channel_axis, p.channels);
+    return per_channel_values(float_constant(graph, id), rank, p.channel_axis, p.channels);
   };
   if (node.op_type == "BatchNormalization") {
     // Its parameters are [C], indexed by the channel (axis 1), not broadcast.
     if (p.channel_axis != 1) return std::nullopt;
     auto parameter = [&](ValueId id) {
       const Tensor* values = float_constant(graph, id);
-      return values != nullptr && values->rank() == 1 ? per_channel(values, 1, 0, p.channels)
+      return values != nullptr && values->rank() == 1 ? per_channel_values(values, 1, 0, p.channels)
                                                       : std::nullopt;
     };
     auto scale = parameter(node.inputs[1]);
@@ -197,19 +175,9 @@ std::optional<std::pair<std::vector<double>, double>> current_bias(const Graph& 
   // Conv's bias is [C]; Gemm's C broadcasts to [M, N], so [N], [1, N] or a scalar.
   const int rank = node.op_type == "Gemm" ? 2 : 1;
   const int axis = node.op_type == "Gemm" ? 1 : 0;
-  auto values = per_channel(float_constant(graph, bias), rank, axis, p.channels);
+  auto values = per_channel_values(float_constant(graph, bias), rank, axis, p.channels);
   if (!values) return std::nullopt;
   return std::pair{std::move(*values), beta};
-}
-
-// The values as a float32 tensor of one axis.
-Tensor channel_values(const std::vector<double>& values) {
-  Tensor tensor =
-      Tensor::allocate(TensorType{DType::kFloat32, {static_cast<std::int64_t>(values.size())}});
-  for (std::size_t c = 0; c < values.size(); ++c) {
-    tensor.data<float>()[c] = static_cast<float>(values[c]);
-  }
-  return tensor;
 }
 
 // The bias `b` (scaled by `beta` where it is added) with `affine` folded in:
@@ -219,7 +187,7 @@ Tensor folded_bias(const std::vector<double>& b, double beta, const Affine& affi
   for (std::size_t c = 0; c < b.size(); ++c) {
     folded[c] = b[c] * affine.scale[c] + affine.shift[c] / beta;
   }
-  return channel_values(folded);
+  return channel_tensor(folded);
 }
 
 void count_fold(ChannelAffineFolds& folds, Affine::Kind kind) {
@@ -277,7 +245,7 @@ ChannelAffineFolds fold_channel_affine(Graph& graph) {
                                       folded_bias(bias->first, bias->second, *affine));
       } else if (shifts) {
         kept_shift = graph.add_constant(unused_value_name(graph, base + "/shift"),
-                                        channel_values(affine->shift));
+                                        channel_tensor(affine->shift));
       }
       if (kept_shift == kNoValue && !redirect_uses(graph, y, x)) continue;
       Node& producer = graph.node(p->id);

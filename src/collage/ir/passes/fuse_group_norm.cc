@@ -12,35 +12,13 @@ namespace {
 // The operand of `node` (a Mul or Add reading `data`, of `rank` axes and
 // `channels` on axis 1) when it is a float32 constant that varies at most
 // along the channels, as one value per channel; nullopt otherwise.
-std::optional<std::vector<float>> per_channel_operand(const Graph& graph, const Node& node,
-                                                      ValueId data, std::int64_t channels,
-                                                      int rank) {
+std::optional<std::vector<double>> per_channel_operand(const Graph& graph, const Node& node,
+                                                       ValueId data, std::int64_t channels,
+                                                       int rank) {
   if (node.inputs.size() != 2 || node.outputs.size() != 1) return std::nullopt;
   const ValueId other = node.inputs[0] == data ? node.inputs[1] : node.inputs[0];
-  const Tensor* constant = float_constant(graph, other);
-  if (constant == nullptr || other == data) return std::nullopt;
-  const Shape& shape = constant->shape();
-  if (static_cast<int>(shape.size()) > rank) return std::nullopt;
-  // Broadcasting aligns the constant's axes with the data's last ones.
-  const int offset = rank - static_cast<int>(shape.size());
-  bool varies = false;
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == 1) continue;
-    if (offset + static_cast<int>(i) != 1 || shape[i] != channels) return std::nullopt;
-    varies = true;
-  }
-  std::vector<float> values(static_cast<std::size_t>(channels));
-  for (std::int64_t c = 0; c < channels; ++c) {
-    values[static_cast<std::size_t>(c)] = constant->data<float>()[varies ? c : 0];
-  }
-  return values;
-}
-
-Tensor channel_tensor(const std::vector<float>& values) {
-  Tensor tensor =
-      Tensor::allocate(TensorType{DType::kFloat32, {static_cast<std::int64_t>(values.size())}});
-  std::copy(values.begin(), values.end(), tensor.data<float>());
-  return tensor;
+  if (other == data) return std::nullopt;
+  return per_channel_values(float_constant(graph, other), rank, 1, channels);
 }
 
 }  // namespace
@@ -87,15 +65,15 @@ int fuse_group_norm(Graph& graph) {
 
     // Each channel takes its group's scale and bias, then those of a Mul
     // and an Add by per-channel constants that follow.
-    std::vector<float> scale(static_cast<std::size_t>(channels));
-    std::vector<float> bias(static_cast<std::size_t>(channels));
+    std::vector<double> scale(static_cast<std::size_t>(channels));
+    std::vector<double> bias(static_cast<std::size_t>(channels));
     const std::int64_t per_group = channels / groups;
     for (std::int64_t c = 0; c < channels; ++c) {
       scale[static_cast<std::size_t>(c)] = group_scale->data<float>()[c / per_group];
       bias[static_cast<std::size_t>(c)] = group_bias->data<float>()[c / per_group];
     }
     if (const Node* mul = only_user(result); mul != nullptr && is_onnx_op(*mul, "Mul")) {
-      const std::optional<std::vector<float>> gamma =
+      const std::optional<std::vector<double>> gamma =
           per_channel_operand(graph, *mul, result, channels, x_type.rank());
       if (gamma && graph.type(mul->outputs[0]) == x_type) {
         for (std::size_t c = 0; c < scale.size(); ++c) {
@@ -107,7 +85,7 @@ int fuse_group_norm(Graph& graph) {
       }
     }
     if (const Node* add = only_user(result); add != nullptr && is_onnx_op(*add, "Add")) {
-      const std::optional<std::vector<float>> beta =
+      const std::optional<std::vector<double>> beta =
           per_channel_operand(graph, *add, result, channels, x_type.rank());
       if (beta && graph.type(add->outputs[0]) == x_type) {
         for (std::size_t c = 0; c < bias.size(); ++c) bias[c] += (*beta)[c];

@@ -51,6 +51,34 @@ const Tensor* float_constant(const Graph& graph, ValueId value) {
   return &*v.constant;
 }
 
+std::optional<std::vector<double>> per_channel_values(const Tensor* c, int rank, int axis,
+                                                      std::int64_t channels) {
+  if (c == nullptr) return std::nullopt;
+  const Shape& shape = c->shape();
+  if (static_cast<int>(shape.size()) > rank) return std::nullopt;
+  bool varies = false;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    const int out_axis = rank - static_cast<int>(shape.size()) + static_cast<int>(d);
+    if (shape[d] == 1) continue;
+    if (out_axis != axis || shape[d] != channels) return std::nullopt;
+    varies = true;
+  }
+  std::vector<double> values(static_cast<std::size_t>(channels));
+  for (std::int64_t i = 0; i < channels; ++i) {
+    values[static_cast<std::size_t>(i)] = c->data<float>()[varies ? i : 0];
+  }
+  return values;
+}
+
+Tensor channel_tensor(const std::vector<double>& values) {
+  Tensor tensor =
+      Tensor::allocate(TensorType{DType::kFloat32, {static_cast<std::int64_t>(values.size())}});
+  for (std::size_t c = 0; c < values.size(); ++c) {
+    tensor.data<float>()[c] = static_cast<float>(values[c]);
+  }
+  return tensor;
+}
+
 bool redirect_uses(Graph& graph, ValueId from, ValueId to) {
   if (graph.is_output(from)) {
     const auto& inputs = graph.inputs();

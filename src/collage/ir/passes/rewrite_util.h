@@ -52,6 +52,16 @@ bool is_scalar_constant(const Graph& graph, ValueId value, double expected,
 // The float32 constant behind `value`, or nullptr.
 const Tensor* float_constant(const Graph& graph, ValueId value);
 
+// A constant operand of an elementwise op, as one value per channel: every
+// dimension of `c` is 1 except, possibly, the one that broadcasts (right-
+// aligned, as ONNX broadcasts) against `axis` of a value of `rank` axes,
+// which is `channels`. nullopt when it varies along anything else, or when
+// `c` is nullptr.
+std::optional<std::vector<double>> per_channel_values(const Tensor* c, int rank, int axis,
+                                                      std::int64_t channels);
+// The values as a float32 tensor of one axis.
+Tensor channel_tensor(const std::vector<double>& values);
+
 // Makes every reader of `from` read `to`. When `from` is a graph output,
 // `to` takes over its name (so the model's outputs keep the names users
 // know); that needs `to` to be an ordinary node output not visible already.
