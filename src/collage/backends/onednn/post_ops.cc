@@ -58,13 +58,25 @@ PostOpAttr::PostOpAttr(ProgramBuilder& builder, const std::vector<PostOp>& ops,
   attr_.set_post_ops(list);
 }
 
+memory PostOpAttr::destination(ProgramBuilder& builder, ValueId output, const memory::desc& desc,
+                               const std::vector<ValueId>& post_op_values) {
+  if (sum_operand_ != kNoValue) {
+    if (std::optional<memory> reused =
+            builder.buffer_to_overwrite(sum_operand_, output, desc, post_op_values)) {
+      sum_in_place_ = true;
+      return *reused;
+    }
+  }
+  return builder.output_memory(output, desc);
+}
+
 void PostOpAttr::bind(ProgramBuilder& builder, std::unordered_map<int, memory>& args,
                       const memory& dst) const {
   for (const Operand& operand : binary_operands_) {
     args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(operand.index) | DNNL_ARG_SRC_1] =
         builder.read(operand.value, operand.layout);
   }
-  if (sum_operand_ != kNoValue) builder.copy_into(sum_operand_, dst);
+  if (sum_operand_ != kNoValue && !sum_in_place_) builder.copy_into(sum_operand_, dst);
 }
 
 std::vector<PostOp> PostOpChain::prefix(const std::vector<PostOp>& fixed, std::size_t count) const {

@@ -51,8 +51,17 @@ class PostOpAttr {
 
   const dnnl::primitive_attr& attr() const { return attr_; }
 
+  // The memory the primitive writes `output` (in layout `desc`) into: a sum
+  // operand's own buffer where nothing else reads it from this step on
+  // (ProgramBuilder::buffer_to_overwrite; `post_op_values` are the values
+  // the fused post-ops define), so the sum accumulates in place instead of
+  // after a copy, else a buffer of builder.output_memory.
+  memory destination(ProgramBuilder& builder, ValueId output, const memory::desc& desc,
+                     const std::vector<ValueId>& post_op_values);
+
   // Adds the operand memories to `args`, and the copy of a sum operand into
-  // `dst`; call right before adding the primitive's step.
+  // `dst` unless destination() handed out its buffer; call right before
+  // adding the primitive's step.
   void bind(ProgramBuilder& builder, std::unordered_map<int, memory>& args,
             const memory& dst) const;
 
@@ -66,6 +75,7 @@ class PostOpAttr {
   dnnl::primitive_attr attr_;
   std::vector<Operand> binary_operands_;
   ValueId sum_operand_ = kNoValue;
+  bool sum_in_place_ = false;
 };
 
 // The post-ops offered to one primitive: a group per fused unit, in order,

@@ -184,6 +184,43 @@ memory ProgramBuilder::output_memory(ValueId value, const memory::desc& desc) {
   return result;
 }
 
+std::optional<memory> ProgramBuilder::buffer_to_overwrite(
+    ValueId operand, ValueId output, const memory::desc& desc,
+    const std::vector<ValueId>& added_by_step) {
+  if (graph_.is_output(output) || graph_.is_output(operand)) return std::nullopt;
+  const auto found = values_.find(operand);
+  if (found == values_.end()) return std::nullopt;
+  const memory& mem = found->second.primary;
+  if (mem.get_desc() != desc || binding_of(mem) != nullptr) return std::nullopt;
+  void* data = mem.get_data_handle();
+  if (data == nullptr) return std::nullopt;
+  for (const auto& [value, held] : values_) {
+    if (value == operand || overwritten_.contains(value)) continue;
+    if (held.primary.get_data_handle() == data) return std::nullopt;
+    for (const memory& version : held.versions) {
+      if (version.get_data_handle() == data) return std::nullopt;
+    }
+  }
+  // The readers still to run: only the Add whose sum this is.
+  if (consumers_.empty()) consumers_ = graph_.consumers();
+  int pending = 0;
+  for (NodeId reader : consumers_[static_cast<std::size_t>(operand)]) {
+    if (emitted_.contains(reader)) continue;
+    const Node& node = graph_.node(reader);
+    const bool adds = node.op_type == "Add" && node.outputs.size() == 1 &&
+                      std::find(added_by_step.begin(), added_by_step.end(), node.outputs[0]) !=
+                          added_by_step.end();
+    if (!adds || ++pending > 1) return std::nullopt;
+  }
+  // Its buffer now holds `output`: a later step may hand it over again.
+  overwritten_.insert(operand);
+  return mem;
+}
+
+void ProgramBuilder::note_emitted(const std::vector<NodeId>& nodes) {
+  emitted_.insert(nodes.begin(), nodes.end());
+}
+
 void ProgramBuilder::define(ValueId value, const memory& mem) {
   values_[value] = ValueState{mem, {}};
   const Binding* binding = binding_of(mem);

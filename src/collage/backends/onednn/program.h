@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "collage/backends/onednn/layout.h"
@@ -102,6 +103,21 @@ class ProgramBuilder {
   // caller's output tensor itself when `value` is a kernel output and `desc`
   // is the layout of that edge, else a new buffer.
   memory output_memory(ValueId value, const memory::desc& desc);
+  // The buffer of `operand` for a step that writes `output` in layout
+  // `desc` to overwrite: the accumulator of a sum post-op, written in place
+  // instead of copied. Only where `operand` lives in that layout in a
+  // buffer of its own (not the kernel's edge, not shared with a view of
+  // another value), neither value is a kernel output, and every node that
+  // reads `operand` has run already (note_emitted) but one: the Add of the sum, among the
+  // nodes whose values the step's post-ops define (`added_by_step`). A
+  // primitive that reads `operand` otherwise (as its source, or a binary
+  // post-op's) gets nullopt.
+  std::optional<memory> buffer_to_overwrite(ValueId operand, ValueId output,
+                                            const memory::desc& desc,
+                                            const std::vector<ValueId>& added_by_step);
+  // Records that the steps computing `nodes` have been added (lowering.cc,
+  // after each fused op): buffer_to_overwrite counts them as run.
+  void note_emitted(const std::vector<NodeId>& nodes);
   // Records that `mem` now holds `value` (after the step writing it was
   // added); copies it to the kernel output when it is one and was not
   // written there directly.
@@ -145,6 +161,12 @@ class ProgramBuilder {
   dnnl::stream stream_;
   std::unordered_map<ValueId, ValueState> values_;
   std::unordered_map<ValueId, Tensor> synthetic_constants_;
+  // The nodes note_emitted named.
+  std::unordered_set<NodeId> emitted_;
+  // Values whose buffer buffer_to_overwrite handed to another value.
+  std::unordered_set<ValueId> overwritten_;
+  // graph_.consumers(), computed on first use.
+  std::vector<std::vector<NodeId>> consumers_;
   ValueId next_synthetic_;
   std::vector<EdgeLayout> input_layouts_;
   std::vector<EdgeLayout> output_layouts_;
