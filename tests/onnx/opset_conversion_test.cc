@@ -284,6 +284,9 @@ TEST(OpsetConversionTest, GroupNormalization18ScalesEachGroup) {
       .output("y");
   Graph g = import_with_native(m);
   EXPECT_EQ(g.type(g.outputs()[0]).shape, (Shape{1, 4, 2}));
+  // One node, as the model has it: native runs it in every layout.
+  EXPECT_EQ(g.num_nodes(), 1u);
+  EXPECT_EQ(only_node(g, "GroupNormalization").attributes.get_int("num_groups"), 2);
   EXPECT_TRUE(near(floats(run_reference(g, {iota({1, 4, 2})})[0]),
                    group_normalized({1, 2}, {0, 1}, false)));
 }

@@ -182,47 +182,19 @@ class Converter {
     }
   }
 
-  // Statistics per sample and group, over x viewed as [N, groups, rest].
-  // Opset 18 scales and shifts each group, opset 21 each channel; either
-  // way the scale applies to a [N, K, rest] view (K the groups or the
-  // channels) as a [K, 1] tensor.
+  // GroupNormalization stays one node, which type_inference.cc types and
+  // native runs in every layout: scale and bias per group (opsets 18 to 20)
+  // or per channel (21), told apart by their length. Its statistics are
+  // computed in float32 or wider, as stash_type's default asks.
   void group_normalization(NodeId id) {
-    const Node& node = graph_.node(id);
+    Node& node = graph_.node(id);
     if (!node.attributes.has("num_groups")) {
       throw Error("attribute 'num_groups' is missing", {.node = node.name});
     }
     if (node.input(1) == kNoValue || node.input(2) == kNoValue) {
       throw Error("scale and bias are required inputs", {.node = node.name});
     }
-    const std::int64_t groups = node.attributes.get_int("num_groups");
-    const float epsilon = node.attributes.get_float("epsilon", 1e-5f);
-    const ValueId x = node.inputs[0];
-    const ValueId scale = node.inputs[1];
-    const ValueId bias = node.inputs[2];
-    const DType f32 = DType::kFloat32;
-    const ValueId shape = add(id, "Shape", {x}, DType::kInt64);
-    const ValueId grouped = add(id, "Reshape", {x, constant(id, int64s({0, groups, -1}))}, f32);
-    const Attributes last_axis = one_attribute("axes", std::vector<std::int64_t>{2});
-    const ValueId mean = add(id, "ReduceMean", {grouped}, f32, last_axis);
-    const ValueId centered = add(id, "Sub", {grouped, mean}, f32);
-    const ValueId squared = add(id, "Mul", {centered, centered}, f32);
-    const ValueId variance = add(id, "ReduceMean", {squared}, f32, last_axis);
-    const ValueId eps = constant(id, Tensor::from_vector<float>({epsilon}, {}));
-    const ValueId deviation = add(id, "Sqrt", {add(id, "Add", {variance, eps}, f32)}, f32);
-    ValueId normalized = add(id, "Div", {centered, deviation}, f32);
-    if (source_ >= 21) {
-      const ValueId unflat = add(id, "Reshape", {normalized, shape}, f32);
-      normalized = add(id, "Reshape", {unflat, constant(id, int64s({0, 0, -1}))}, f32);
-    }
-    const ValueId column = constant(id, int64s({-1, 1}));
-    const ValueId scale_column = add(id, "Reshape", {scale, column}, f32);
-    const ValueId bias_column = add(id, "Reshape", {bias, column}, f32);
-    const ValueId scaled = add(id, "Mul", {normalized, scale_column}, f32);
-    const ValueId shifted = add(id, "Add", {scaled, bias_column}, f32);
-    Node& out = graph_.node(id);
-    out.op_type = "Reshape";
-    out.inputs = {shifted, shape};
-    out.attributes = Attributes();
+    node.attributes.erase("stash_type");
   }
 
   // Opset 19 added dilations, which opset 17 has only as all ones.

@@ -8,9 +8,9 @@
 // from attributes to inputs move back (Reduce* axes), new conveniences become
 // what they stand for (Split's num_outputs as explicit sizes, Pad's and
 // Resize's axes as full-rank parameters computed from the input's shape,
-// which folding makes constant), and GroupNormalization becomes the
-// normalization it is defined as. Opset 20's Gelu and 18's Mish have no
-// opset-17 form and stay as they are (type_inference.cc types them). What
+// which folding makes constant). Opset 20's Gelu, 18's Mish and 18's and
+// 21's GroupNormalization have no opset-17 form and stay as they are
+// (type_inference.cc types them). What
 // opset 17 cannot express (Resize's antialiasing, Pad's wrap mode, Scatter's
 // max and min reductions) is reported, naming the node.
 #pragma once

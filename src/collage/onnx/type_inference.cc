@@ -72,10 +72,11 @@ void apply(Graph& graph, const onnx::ValueInfoProto& info) {
 }
 
 // Ops of opsets after 17 that have no opset-17 form and stay as they are
-// (opset_conversion.h): elementwise, each output of its input's type.
+// (opset_conversion.h): elementwise or GroupNormalization, each output of
+// its input's type.
 // libonnx 1.12 has no schema for them, so inference would stop at them;
 // each gets one, registered as of the opset the graph is converted to.
-void register_elementwise_schemas() {
+void register_later_opset_schemas() {
   static const bool registered = [] {
     for (const char* name : {"Gelu", "Mish"}) {
       if (onnx::OpSchemaRegistry::Schema(name, kInferenceOpset, "") != nullptr) continue;
@@ -90,6 +91,22 @@ void register_elementwise_schemas() {
       if (std::string_view(name) == "Gelu") {
         schema.Attr("approximate", "", onnx::AttributeProto::STRING, std::string("none"));
       }
+      onnx::OpSchemaRegistry::OpSchemaRegisterOnce registration(schema);
+    }
+    // GroupNormalization (opsets 18 and 21): X and its scale and bias.
+    if (onnx::OpSchemaRegistry::Schema("GroupNormalization", kInferenceOpset, "") == nullptr) {
+      onnx::OpSchema schema;
+      schema.SetName("GroupNormalization")
+          .SetDomain("")
+          .SinceVersion(kInferenceOpset)
+          .Input(0, "X", "", "T")
+          .Input(1, "scale", "", "T")
+          .Input(2, "bias", "", "T")
+          .Output(0, "Y", "", "T")
+          .TypeConstraint("T", {"tensor(float16)", "tensor(float)", "tensor(double)"}, "")
+          .Attr("num_groups", "", onnx::AttributeProto::INT)
+          .Attr("epsilon", "", onnx::AttributeProto::FLOAT, 1e-5f)
+          .TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
       onnx::OpSchemaRegistry::OpSchemaRegisterOnce registration(schema);
     }
     return true;
@@ -621,7 +638,7 @@ bool infer_one_node(Graph& graph) {
 }  // namespace
 
 void infer_types(Graph& graph, const BodyPreparation& prepare_body) {
-  register_elementwise_schemas();
+  register_later_opset_schemas();
   register_microsoft_quantized_schemas();
   infer_types_once(graph);
   // What follows a OneHot or a control-flow node learns its shape from the
@@ -636,7 +653,7 @@ void infer_types(Graph& graph, const BodyPreparation& prepare_body) {
 }
 
 void infer_types_at_run_time(Graph& graph) {
-  register_elementwise_schemas();
+  register_later_opset_schemas();
   register_microsoft_quantized_schemas();
   if (!infer_one_node(graph)) infer_types(graph);
 }

@@ -166,12 +166,15 @@ TEST(NativeLayoutTest, ChannelConcatsRunInEveryLayout) {
 }
 
 // x [2,C,5,5] -> GroupNormalization (`groups`, scale and bias per channel) -> Relu.
-Graph group_norm(std::int64_t c, std::int64_t groups) {
+// GroupNormalization with scale and bias per channel (opset 21), or per
+// group (opsets 18 to 20) with `per_group`.
+Graph group_norm(std::int64_t c, std::int64_t groups, bool per_group = false) {
   Graph g;
   g.opset = 13;
   ValueId x = g.add_input("x", f32({2, c, 5, 5}));
-  ValueId scale = g.add_constant("scale", random_tensor(f32({c}), 4));
-  ValueId bias = g.add_constant("bias", random_tensor(f32({c}), 5));
+  const std::int64_t affine = per_group ? groups : c;
+  ValueId scale = g.add_constant("scale", random_tensor(f32({affine}), 4));
+  ValueId bias = g.add_constant("bias", random_tensor(f32({affine}), 5));
   ValueId n = g.add_value("n", f32({2, c, 5, 5}));
   Attributes attributes;
   attributes.set("num_groups", groups);
@@ -185,14 +188,16 @@ Graph group_norm(std::int64_t c, std::int64_t groups) {
 
 TEST(NativeLayoutTest, GroupNormalizationRunsInEveryLayoutWhateverTheGroupSize) {
   // Groups of 2 channels (within a block), of 16 (whole blocks) and one
-  // group of all 48.
+  // group of all 48; scale and bias per channel, and per group.
   for (auto [channels, groups] : {std::pair{32, 16}, std::pair{32, 2}, std::pair{48, 1}}) {
-    Graph graph = group_norm(channels, groups);
-    for (EdgeLayout layout : kLaidOut) {
-      for (const Node& node : graph.nodes()) {
-        EXPECT_TRUE(native::runs_in_layout(graph, node, layout));
+    for (bool per_group : {false, true}) {
+      Graph graph = group_norm(channels, groups, per_group);
+      for (EdgeLayout layout : kLaidOut) {
+        for (const Node& node : graph.nodes()) {
+          EXPECT_TRUE(native::runs_in_layout(graph, node, layout));
+        }
+        expect_matches_plain(graph, layout, layout);
       }
-      expect_matches_plain(graph, layout, layout);
     }
   }
 }

@@ -118,7 +118,7 @@ void softmax(const Node& node, const Tensor& x, Tensor& y, bool coerce, int thre
 // stored likewise (a global pool's [N, C, 1, 1] is the same in every layout).
 void pool_in_lanes(const Node& node, const Tensor& x, Tensor& y, std::int64_t lanes, int threads);
 
-// GroupNormalization (opset 21: scale and bias per channel) `node` of a 4-D
+// GroupNormalization (scale and bias per channel or per group) `node` of a 4-D
 // float32 tensor stored as [N * C / lanes, H, W, lanes] (channels-last:
 // lanes = C; blocked: lanes = the block), into `y` stored likewise.
 void group_norm_in_lanes(const Node& node, std::span<const Tensor> inputs, Tensor& y,

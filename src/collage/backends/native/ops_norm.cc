@@ -353,10 +353,38 @@ void run_instance_normalization(const Graph& graph, const Node& node,
   }
 }
 
-// GroupNormalization with opset 21's semantics (scale and bias per channel):
-// each image's channels in `num_groups` groups of consecutive channels, each
-// group normalized over its channels and the spatial axes. In plain layout
-// a group is one contiguous run of the tensor.
+// GroupNormalization's scale and bias: one per channel (opset 21, and the
+// fused op of fuse_group_norm) or one per group (opsets 18 to 20, whose
+// models import with the op as it is); their length tells which.
+struct GroupAffine {
+  const float* scale;
+  const float* bias;
+  // Channels that share one value: 1, or the channels of a group.
+  std::int64_t shared;
+
+  float scale_of(std::int64_t channel) const { return scale[channel / shared]; }
+  float bias_of(std::int64_t channel) const { return bias[channel / shared]; }
+};
+
+bool affine_fits(std::int64_t scale, std::int64_t bias, std::int64_t channels,
+                 std::int64_t groups) {
+  return scale == bias && (scale == channels || scale == groups);
+}
+
+GroupAffine group_affine(const Node& node, std::span<const Tensor> inputs, std::int64_t channels,
+                         std::int64_t groups) {
+  const std::int64_t count = inputs[1].numel();
+  if (!affine_fits(count, inputs[2].numel(), channels, groups)) {
+    throw Error("scale and bias need one value per channel or one per group", {.node = node.name});
+  }
+  return {inputs[1].data<float>(), inputs[2].data<float>(),
+          count == channels ? 1 : channels / groups};
+}
+
+// GroupNormalization: each image's channels in `num_groups` groups of
+// consecutive channels, each group normalized over its channels and the
+// spatial axes, then scaled and shifted (GroupAffine). In plain layout a
+// group is one contiguous run of the tensor.
 void run_group_normalization(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                              std::span<Tensor> outputs, int threads) {
   const Tensor& x = inputs[0];
@@ -369,12 +397,8 @@ void run_group_normalization(const Graph& graph, const Node& node, std::span<con
         {.node = node.name});
   }
   const std::int64_t channels = x.shape()[1];
-  if (inputs[1].numel() != channels || inputs[2].numel() != channels) {
-    throw Error("scale and bias need one value per channel", {.node = node.name});
-  }
+  const GroupAffine affine = group_affine(node, inputs, channels, groups);
   const float epsilon = node.attributes.get_float("epsilon", 1e-5f);
-  const float* scale = inputs[1].data<float>();
-  const float* bias = inputs[2].data<float>();
   const std::int64_t per_group = channels / groups;
   const std::int64_t plane = product(x.shape(), 2, x.shape().size());
   const std::int64_t size = per_group * plane;
@@ -391,8 +415,8 @@ void run_group_normalization(const Graph& graph, const Node& node, std::span<con
     const float inv_std = 1.0f / std::sqrt(variance + epsilon);
     for (std::int64_t k = 0; k < per_group; ++k) {
       const std::int64_t c = (task % groups) * per_group + k;
-      const float a = scale[c] * inv_std;
-      const float b = bias[c] - mean * a;
+      const float a = affine.scale_of(c) * inv_std;
+      const float b = affine.bias_of(c) - mean * a;
       const float* from = in + k * plane;
       float* to = out + k * plane;
 #pragma omp simd
@@ -410,8 +434,8 @@ bool check_group_normalization(const Graph& graph, const Node& node) {
   const TensorType& x = graph.type(node.input(0));
   const std::int64_t groups = node.attributes.get_int("num_groups", 0);
   if (x.rank() < 3 || groups < 1 || x.shape[1] % groups != 0) return false;
-  return graph.type(node.input(1)).numel() == x.shape[1] &&
-         graph.type(node.input(2)).numel() == x.shape[1];
+  return affine_fits(graph.type(node.input(1)).numel(), graph.type(node.input(2)).numel(),
+                     x.shape[1], groups);
 }
 
 bool check_instance_normalization(const Graph& graph, const Node& node) {
@@ -516,16 +540,15 @@ void group_norm_in_lanes(const Node& node, std::span<const Tensor> inputs, Tenso
   const std::int64_t pixels = x.shape()[2] * x.shape()[3];
   const std::int64_t groups = node.attributes.get_int("num_groups", 0);
   if (x.rank() != 4 || y.shape() != x.shape() || groups < 1 || channels % groups != 0 ||
-      channels % lanes != 0 || inputs[1].numel() != channels || inputs[2].numel() != channels) {
+      channels % lanes != 0) {
     throw Error(
         "GroupNormalization in runs of channels needs a 4-D input whose channels divide "
-        "into num_groups and the runs, and scale and bias per channel",
+        "into num_groups and the runs",
         {.node = node.name});
   }
+  const GroupAffine affine = group_affine(node, inputs, channels, groups);
   if (pixels == 0 || channels == 0) return;
   const float epsilon = node.attributes.get_float("epsilon", 1e-5f);
-  const float* scale = inputs[1].data<float>();
-  const float* bias = inputs[2].data<float>();
   const std::int64_t runs = channels / lanes;
   const std::int64_t per_group = channels / groups;
   // Tasks: (image, run, span of pixels), enough spans to share out.
@@ -607,8 +630,8 @@ void group_norm_in_lanes(const Node& node, std::span<const Tensor> inputs, Tenso
       const double variance =
           squares[static_cast<std::size_t>(image * groups + c / per_group)] / count;
       const float inv_std = static_cast<float>(1.0 / std::sqrt(variance + epsilon));
-      a[at] = scale[c] * inv_std;
-      b[at] = bias[c] - shift[at] * a[at];
+      a[at] = affine.scale_of(c) * inv_std;
+      b[at] = affine.bias_of(c) - shift[at] * a[at];
     }
   }
 #pragma omp parallel for num_threads(team) schedule(static)
