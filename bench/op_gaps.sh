@@ -37,7 +37,7 @@ for model in $models; do
   [ -n "${shape:-}" ] && extra=(--input-shape "$shape")
   read -r -a more_inputs <<< "$(ort_more_inputs "$name" | tr '\n' ' ')"
   echo "== $name" >&2
-  "$collage" tune "$onnx" "${extra[@]}" --backends all --threads "$threads" -q --no-verify \
+  "$collage" tune "$onnx" "${extra[@]}" --backends all --threads "$threads" -q \
     -o "$work/$name.plan.json" > /dev/null
   collage_ms="$("$collage" run "$onnx" --plan "$work/$name.plan.json" \
     --input "$input_name=$input_npy" "${more_inputs[@]}" --threads "$threads" \
