@@ -24,17 +24,22 @@ trap 'rm -rf "$work"' EXIT
 cp "$chain" "$work/unet_gn_chain17.onnx"
 models=(unet_gn_chain17 unet_gn_op21)
 shape=(--input-shape x=1,3,128,128)
+declare -A times failed
 for b in "${!binaries[@]}"; do
   for model in "${models[@]}"; do
     echo "== tune $model with ${binaries[$b]}" >&2
-    "${binaries[$b]}" tune "$work/$model.onnx" "${shape[@]}" --backends all --threads "$threads" \
-      "${tune_args[@]}" -q -o "$work/$model.$b.plan.json" > /dev/null
+    if ! "${binaries[$b]}" tune "$work/$model.onnx" "${shape[@]}" --backends all \
+      --threads "$threads" "${tune_args[@]}" -q -o "$work/$model.$b.plan.json" > /dev/null \
+      2> "$work/tune.err"; then
+      failed[$b,$model]="$(tail -1 "$work/tune.err" | cut -c1-160)"
+      echo "tune failed: ${failed[$b,$model]}" >&2
+    fi
   done
 done
-declare -A times
 for ((r = 0; r < rounds; ++r)); do
   for b in "${!binaries[@]}"; do
     for model in "${models[@]}"; do
+      [ -z "${failed[$b,$model]:-}" ] || continue
       ms="$("${binaries[$b]}" run "$work/$model.onnx" "${shape[@]}" --plan "$work/$model.$b.plan.json" \
         --threads "$threads" --repeat "$repeat" |
         sed -n 's/^latency over [0-9]* runs: median \([0-9.]*\) ms.*/\1/p')"
@@ -48,6 +53,10 @@ echo "| binary | model | nodes run | kept plan | medians (ms) |"
 echo "|---|---|---|---|---|"
 for b in "${!binaries[@]}"; do
   for model in "${models[@]}"; do
+    if [ -n "${failed[$b,$model]:-}" ]; then
+      echo "| ${binaries[$b]} | $model | - | tune failed: ${failed[$b,$model]//|/\\|} | - |"
+      continue
+    fi
     plan="$work/$model.$b.plan.json"
     read -r nodes what <<< "$(/usr/bin/python3 -c '
 import json, sys
