@@ -71,7 +71,8 @@ def main(source, target):
             nodes.append(node)
     del graph.node[:]
     graph.node.extend(nodes)
-    # Shape and Constant nodes that fed only the removed Reshapes.
+    # Shape and Constant nodes and initializers that fed only the removed
+    # nodes.
     used = {name for node in graph.node for name in node.input} | {o.name for o in graph.output}
     while True:
         dead = [n for n in graph.node if n.op_type in ('Shape', 'Constant') and
@@ -81,6 +82,9 @@ def main(source, target):
         for node in dead:
             graph.node.remove(node)
         used = {name for node in graph.node for name in node.input} | {o.name for o in graph.output}
+    kept = [i for i in graph.initializer if i.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
     del model.opset_import[:]
     model.opset_import.extend([helper.make_opsetid('', 21)])
     model.ir_version = 10
