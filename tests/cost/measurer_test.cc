@@ -7,16 +7,65 @@
 #include <limits>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "collage/backends/registry.h"
 #include "collage/backends/search_layout.h"
+#include "collage/cost/measurement_server.h"
 #include "collage/cost/measuring_estimator.h"
 
 namespace collage {
 namespace {
+
+TEST(MeasurerTest, ATransientFailureCrossesTheWorkerProtocolAsTransient) {
+  const Cost transient =
+      decode_measure_reply(encode_measure_reply(Cost::transient_invalid("hung")));
+  EXPECT_FALSE(transient.is_valid());
+  EXPECT_TRUE(transient.is_transient());
+  EXPECT_EQ(transient.reason(), "hung");
+  const Cost lasting = decode_measure_reply(encode_measure_reply(Cost::invalid("wrong outputs")));
+  EXPECT_FALSE(lasting.is_valid());
+  EXPECT_FALSE(lasting.is_transient());
+}
+
+// A request the worker cannot serve says nothing of the candidate, whose
+// measurement the cache keeps under its structure for every model that has
+// it: the reply is transient, so a later run measures the candidate.
+TEST(MeasurerTest, AWorkerAskedForANodeOrBackendItLacksRepliesWithATransientFailure) {
+  Graph model;
+  model.opset = 13;
+  const ValueId x = model.add_input("x", TensorType{DType::kFloat32, {4}});
+  const ValueId y = model.add_value("y", TensorType{DType::kFloat32, {4}});
+  model.add_node("Relu", {x}, {y}, {}, "relu");
+  model.add_output(y);
+  InProcessMeasurer measurer(BackendRegistry::global().native(), MeasureOptions{});
+  std::istringstream requests(R"({"nodes":["another model's node"],"backend":"native"})"
+                              "\n"
+                              R"({"nodes":["relu"],"backend":"no such backend"})"
+                              "\n");
+  std::FILE* replies = std::tmpfile();
+  ASSERT_NE(replies, nullptr);
+  serve_measurements(
+      model, measurer, [](const std::string& name) { return BackendRegistry::global().find(name); },
+      requests, replies);
+  std::rewind(replies);
+  char line[4096];
+  std::vector<Cost> costs;
+  while (std::fgets(line, sizeof line, replies) != nullptr) {
+    costs.push_back(decode_measure_reply(line));
+  }
+  std::fclose(replies);
+  ASSERT_EQ(costs.size(), 2u);
+  for (const Cost& cost : costs) {
+    EXPECT_FALSE(cost.is_valid());
+    EXPECT_TRUE(cost.is_transient()) << cost.reason();
+  }
+  EXPECT_NE(costs[0].reason().find("has no node"), std::string::npos) << costs[0].reason();
+  EXPECT_NE(costs[1].reason().find("unknown backend"), std::string::npos) << costs[1].reason();
+}
 
 // Cache keys used to name only the library's version: a measurement
 // outlived a change of our own kernels for that backend.

@@ -18,12 +18,19 @@ namespace {
 Cost answer(const Graph& model, const std::unordered_map<std::string, NodeId>& node_by_name,
             InProcessMeasurer& measurer, const BackendLookup& lookup, const std::string& line) {
   MeasureRequest request = decode_measure_request(line);
+  // A request this worker cannot serve says nothing of the candidate, whose
+  // measurement is cached under its structure for every model that has it:
+  // transient, so that a later run measures it.
   const Backend* backend = lookup(request.backend);
-  if (backend == nullptr) return Cost::invalid("unknown backend '" + request.backend + "'");
+  if (backend == nullptr) {
+    return Cost::transient_invalid("unknown backend '" + request.backend + "'");
+  }
   std::vector<NodeId> nodes;
   for (const std::string& name : request.nodes) {
     auto it = node_by_name.find(name);
-    if (it == node_by_name.end()) return Cost::invalid("the model has no node '" + name + "'");
+    if (it == node_by_name.end()) {
+      return Cost::transient_invalid("the model has no node '" + name + "'");
+    }
     nodes.push_back(it->second);
   }
   return request.screen ? measurer.screen(model, nodes, *backend)

@@ -4,7 +4,8 @@
 // serve_measurements() with the model they loaded; it reads one request per
 // line, measures it in this process and writes one reply line, until the
 // input ends. A request that cannot be served (unknown backend or node) gets
-// an invalid reply, never an exception out of the loop.
+// a transient invalid reply (retried by a later run, not cached as the
+// candidate's), never an exception out of the loop.
 #pragma once
 
 #include <cstdint>

@@ -364,7 +364,11 @@ MeasureRequest decode_measure_request(const std::string& line) {
 }
 
 std::string encode_measure_reply(const Cost& cost) {
-  if (!cost.is_valid()) return json{{"valid", false}, {"reason", cost.reason()}}.dump();
+  if (!cost.is_valid()) {
+    json reply = {{"valid", false}, {"reason", cost.reason()}};
+    if (cost.is_transient()) reply["transient"] = true;
+    return reply.dump();
+  }
   return json{{"valid", true},
               {"seconds", cost.seconds()},
               {"p90_seconds", cost.p90_seconds()},
@@ -376,7 +380,9 @@ Cost decode_measure_reply(const std::string& line) {
   try {
     json document = json::parse(line);
     if (!document.at("valid").get<bool>()) {
-      return Cost::invalid(document.value("reason", std::string("invalid")));
+      std::string reason = document.value("reason", std::string("invalid"));
+      return document.value("transient", false) ? Cost::transient_invalid(std::move(reason))
+                                                : Cost::invalid(std::move(reason));
     }
     return Cost::measured(document.at("seconds").get<double>(),
                           document.at("p90_seconds").get<double>(),
