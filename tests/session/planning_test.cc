@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <filesystem>
 #include <string>
 
 #include "collage/backends/registry.h"
@@ -54,6 +55,18 @@ TEST(WorkerExecutableTest, COLLAGE_WORKERNamesTheWorker) {
 TEST(WorkerExecutableTest, WithoutTheVariableThisBuildsCollageIsFound) {
   ::unsetenv("COLLAGE_WORKER");
   EXPECT_NE(worker_executable().find("collage"), std::string::npos);
+}
+
+// The command-line tool says it serves measurements: a copy of it under
+// another name (this test binary stands in for one) measures with itself.
+TEST(WorkerExecutableTest, AProcessThatServesMeasurementsIsItsOwnWorkerWhateverItsName) {
+  ::unsetenv("COLLAGE_WORKER");
+  const std::string self = std::filesystem::canonical("/proc/self/exe").string();
+  EXPECT_NE(worker_executable(), self);
+  serve_measurements_here();
+  EXPECT_EQ(worker_executable(), self);
+  serve_measurements_here(false);
+  EXPECT_NE(worker_executable(), self);
 }
 
 }  // namespace

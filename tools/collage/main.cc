@@ -5,9 +5,12 @@
 #include <exception>
 
 #include "collage/ir/error.h"
+#include "collage/session/worker_location.h"
 #include "commands.h"
 
 int main(int argc, char** argv) {
+  // Candidates are measured by this executable, whatever its file's name.
+  collage::serve_measurements_here();
   CLI::App app{"collage: find the fastest partitioning of an ONNX model across backends"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "collage 0.1.0");
