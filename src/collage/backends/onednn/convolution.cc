@@ -370,9 +370,7 @@ std::size_t emit_convolution(ProgramBuilder& builder, const ConvolutionSpec& spe
       {DNNL_ARG_SRC, builder.read(spec.input, pd.src_desc(0))},
       {DNNL_ARG_WEIGHTS, builder.read_view(spec.weights, weights_view, pd.weights_desc(0))}};
   if (spec.bias != kNoValue) args[DNNL_ARG_BIAS] = builder.read_plain(spec.bias, bias_dims);
-  const std::vector<ValueId> post_op_values(
-      chain.outputs.begin(), chain.outputs.begin() + static_cast<std::ptrdiff_t>(fused));
-  memory dst = post_ops.destination(builder, output, pd.dst_desc(0), post_op_values);
+  memory dst = post_ops.destination(builder, output, pd.dst_desc(0), chain, fused);
   args[DNNL_ARG_DST] = dst;
   post_ops.bind(builder, args, dst);
   builder.add(dnnl::primitive(pd), std::move(args));

@@ -35,19 +35,15 @@ void emit(ProgramBuilder& builder, const FusedOp& op) {
   const std::size_t fused = emit_anchor(builder, op);
   const Graph& graph = builder.graph();
   std::string label;
+  std::vector<NodeId> emitted;
   auto add = [&](const Unit& unit) {
     for (NodeId node : unit.nodes) label += (label.empty() ? "" : "+") + graph.node(node).op_type;
+    emitted.insert(emitted.end(), unit.nodes.begin(), unit.nodes.end());
   };
   add(op.anchor);
   if (op.bias_add) add(*op.bias_add);
   for (std::size_t i = 0; i < fused; ++i) add(op.post[i].unit);
   builder.label_steps(first, label, graph.node(op.anchor.nodes.front()).name);
-  std::vector<NodeId> emitted = op.anchor.nodes;
-  if (op.bias_add)
-    emitted.insert(emitted.end(), op.bias_add->nodes.begin(), op.bias_add->nodes.end());
-  for (std::size_t i = 0; i < fused; ++i) {
-    emitted.insert(emitted.end(), op.post[i].unit.nodes.begin(), op.post[i].unit.nodes.end());
-  }
   builder.note_emitted(emitted);
   for (std::size_t i = fused; i < op.post.size(); ++i) {
     emit(builder, FusedOp{op.post[i].unit, std::nullopt, kNoValue, {}});

@@ -213,9 +213,7 @@ std::size_t emit_matmul(ProgramBuilder& builder, const MatMulSpec& input_spec,
       {DNNL_ARG_WEIGHTS, constant_b ? builder.read_view(spec.b, b_view, pd.weights_desc())
                                     : builder.reinterpret(spec.b, b_view)}};
   if (spec.bias != kNoValue) args[DNNL_ARG_BIAS] = builder.read_plain(spec.bias, bias_dims);
-  const std::vector<ValueId> post_op_values(
-      chain.outputs.begin(), chain.outputs.begin() + static_cast<std::ptrdiff_t>(fused));
-  memory dst = post_ops.destination(builder, output, pd.dst_desc(), post_op_values);
+  memory dst = post_ops.destination(builder, output, pd.dst_desc(), chain, fused);
   args[DNNL_ARG_DST] = dst;
   post_ops.bind(builder, args, dst);
   builder.add(dnnl::matmul(pd), std::move(args));

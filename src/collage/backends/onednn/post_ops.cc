@@ -59,8 +59,10 @@ PostOpAttr::PostOpAttr(ProgramBuilder& builder, const std::vector<PostOp>& ops,
 }
 
 memory PostOpAttr::destination(ProgramBuilder& builder, ValueId output, const memory::desc& desc,
-                               const std::vector<ValueId>& post_op_values) {
+                               const PostOpChain& chain, std::size_t fused) {
   if (sum_operand_ != kNoValue) {
+    const std::vector<ValueId> post_op_values(
+        chain.outputs.begin(), chain.outputs.begin() + static_cast<std::ptrdiff_t>(fused));
     if (std::optional<memory> reused =
             builder.buffer_to_overwrite(sum_operand_, output, desc, post_op_values)) {
       sum_in_place_ = true;

@@ -40,6 +40,8 @@ struct PostOp {
   float scale = 1.f;
 };
 
+struct PostOpChain;  // below
+
 class PostOpAttr {
  public:
   // `dst_dims` are the dims of the primitive's destination; binary operands
@@ -53,11 +55,12 @@ class PostOpAttr {
 
   // The memory the primitive writes `output` (in layout `desc`) into: a sum
   // operand's own buffer where nothing else reads it from this step on
-  // (ProgramBuilder::buffer_to_overwrite; `post_op_values` are the values
-  // the fused post-ops define), so the sum accumulates in place instead of
-  // after a copy, else a buffer of builder.output_memory.
+  // (ProgramBuilder::buffer_to_overwrite, given the values of the first
+  // `fused` groups of `chain`, the post-ops the primitive takes), so the sum
+  // accumulates in place instead of after a copy, else a buffer of
+  // builder.output_memory.
   memory destination(ProgramBuilder& builder, ValueId output, const memory::desc& desc,
-                     const std::vector<ValueId>& post_op_values);
+                     const PostOpChain& chain, std::size_t fused);
 
   // Adds the operand memories to `args`, and the copy of a sum operand into
   // `dst` unless destination() handed out its buffer; call right before
