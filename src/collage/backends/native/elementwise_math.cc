@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <type_traits>
 
 #include "collage/backends/native/vector_math.h"
 
@@ -39,6 +38,7 @@ struct Sigmoid {
   ScalarParams p;
   float operator()(float x) const { return sigmoid(x); }
   __m256 operator()(__m256 x) const { return sigmoid8(x); }
+  COLLAGE_AVX512 __m512 operator()(__m512 x) const { return sigmoid16(x); }
 };
 // x * sigmoid(alpha * x).
 struct Swish {
@@ -46,6 +46,9 @@ struct Swish {
   float operator()(float x) const { return x * sigmoid(p.alpha * x); }
   __m256 operator()(__m256 x) const {
     return _mm256_mul_ps(x, sigmoid8(_mm256_mul_ps(_mm256_set1_ps(p.alpha), x)));
+  }
+  COLLAGE_AVX512 __m512 operator()(__m512 x) const {
+    return _mm512_mul_ps(x, sigmoid16(_mm512_mul_ps(_mm512_set1_ps(p.alpha), x)));
   }
 };
 // x * Phi(x) = x / 2 * (1 + erf(x / sqrt(2))), with 1 + erf(t) written as
@@ -74,6 +77,12 @@ struct GeluTanh {
                                    _mm256_add_ps(cubic, _mm256_set1_ps(1.0f)));
     return _mm256_mul_ps(x, sigmoid8(u));
   }
+  COLLAGE_AVX512 __m512 operator()(__m512 x) const {
+    const __m512 cubic = _mm512_mul_ps(_mm512_mul_ps(x, x), _mm512_set1_ps(0.044715f));
+    const __m512 u = _mm512_mul_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.5957691216057308f)),
+                                   _mm512_add_ps(cubic, _mm512_set1_ps(1.0f)));
+    return _mm512_mul_ps(x, sigmoid16(u));
+  }
 };
 struct HardSigmoid {
   ScalarParams p;
@@ -97,6 +106,7 @@ struct Tanh {
   ScalarParams p;
   float operator()(float x) const { return std::tanh(x); }
   __m256 operator()(__m256 x) const { return tanh8(x); }
+  COLLAGE_AVX512 __m512 operator()(__m512 x) const { return tanh16(x); }
 };
 struct Erf {
   ScalarParams p;
@@ -227,9 +237,33 @@ struct Identity {
   float operator()(float x) const { return x; }
 };
 
+// Whether an op has an eight-lane and a sixteen-lane form.
+template <typename Op>
+constexpr bool kHasLanes8 = requires(const Op& op, __m256 v) {
+  op(v);
+};
+template <typename Op>
+constexpr bool kHasLanes16 = requires(const Op& op, __m512 v) {
+  op(v);
+};
+
+// The sixteen-lane form of an op that has one, on a processor with AVX-512:
+// y = op(x) for the whole vectors, the tail left to the caller.
+template <typename Op>
+COLLAGE_AVX512 std::int64_t unary_lanes16(const Op& op, const float* x, float* y, std::int64_t n) {
+  std::int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(x + i);
+    const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    _mm512_storeu_ps(y + i, _mm512_mask_blend_ps(nan, op(v), v));
+  }
+  return i;
+}
+
 // An op with a vector form (vector_math.h: activations whose libm call
-// keeps GCC's loop scalar) runs eight lanes at a time through it and the
-// tail through its scalar form; a NaN passes through, as libm passes it.
+// keeps GCC's loop scalar) runs sixteen lanes at a time through it where
+// the processor has AVX-512, else eight, and the tail through its scalar
+// form; a NaN passes through, as libm passes it.
 template <typename Op>
 void unary_kernel(const float* x, std::int64_t x_stride, float* y, std::int64_t n,
                   ScalarParams params) {
@@ -238,8 +272,11 @@ void unary_kernel(const float* x, std::int64_t x_stride, float* y, std::int64_t 
     std::fill(y, y + n, op(x[0]));
     return;
   }
-  if constexpr (std::is_invocable_r_v<__m256, Op, __m256>) {
+  if constexpr (kHasLanes8<Op>) {
     std::int64_t i = 0;
+    if constexpr (kHasLanes16<Op>) {
+      if (has_avx512()) i = unary_lanes16(op, x, y, n);
+    }
     for (; i + 8 <= n; i += 8) {
       const __m256 v = _mm256_loadu_ps(x + i);
       const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
