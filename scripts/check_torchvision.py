@@ -6,7 +6,9 @@
 Usage: /usr/bin/python3 scripts/check_torchvision.py [--collage build/collage]
            [--opset 13] [--work DIR] MODEL...
 MODEL is a torchvision.models constructor name (efficientnet_b0, swin_t,
-convnext_tiny, mobilenet_v3_small, shufflenet_v2_x1_0, ...). Prints, per model
+convnext_tiny, mobilenet_v3_small, shufflenet_v2_x1_0, ...), or one of its
+video or segmentation modules' (video.r3d_18,
+segmentation.lraspp_mobilenet_v3_large). Prints, per model
 and level, the node count, the native median latency and the largest error
 relative to the output's largest magnitude; exits 1 if one exceeds 1e-4.
 """
@@ -24,16 +26,42 @@ import torchvision
 TOLERANCE = 1e-4
 
 
+# Models outside torchvision.models' own namespace go by their module:
+# video.r3d_18, segmentation.lraspp_mobilenet_v3_large.
+def construct(name):
+    module = torchvision.models
+    *modules, function = name.split('.')
+    for part in modules:
+        module = getattr(module, part)
+    if modules == ['segmentation']:
+        # No pretrained backbone: its weights would be downloaded.
+        return getattr(module, function)(weights_backbone=None)
+    return getattr(module, function)()
+
+
+class FirstOutput(torch.nn.Module):
+    """A segmentation model's 'out' tensor, not its dict of outputs."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        y = self.model(x)
+        return y['out'] if isinstance(y, dict) else y
+
+
 def export(name, opset, work):
     torch.manual_seed(0)
-    model = getattr(torchvision.models, name)().eval()
+    model = FirstOutput(construct(name)).eval()
     # Parameters initialized to zeros (ViT's classifier, many biases) would
     # make whatever feeds them unchecked: they get small random values.
     with torch.no_grad():
         for parameter in model.parameters():
             if not parameter.any():
                 parameter.normal_(0.0, 0.02)
-    x = torch.rand(1, 3, 224, 224)
+    # Video models take 8 frames of 112x112.
+    x = torch.rand(1, 3, 8, 112, 112) if name.startswith('video.') else torch.rand(1, 3, 224, 224)
     with torch.no_grad():
         y = model(x)
     path = os.path.join(work, name + '.onnx')
