@@ -26,6 +26,17 @@ import torchvision
 TOLERANCE = 1e-4
 
 
+class SegmentationOutput(torch.nn.Module):
+    """A segmentation model's 'out' tensor, not its dict of outputs."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)['out']
+
+
 # Models outside torchvision.models' own namespace go by their module:
 # video.r3d_18, segmentation.lraspp_mobilenet_v3_large.
 def construct(name):
@@ -35,25 +46,13 @@ def construct(name):
         module = getattr(module, part)
     if modules == ['segmentation']:
         # No pretrained backbone: its weights would be downloaded.
-        return getattr(module, function)(weights_backbone=None)
+        return SegmentationOutput(getattr(module, function)(weights_backbone=None))
     return getattr(module, function)()
-
-
-class FirstOutput(torch.nn.Module):
-    """A segmentation model's 'out' tensor, not its dict of outputs."""
-
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, x):
-        y = self.model(x)
-        return y['out'] if isinstance(y, dict) else y
 
 
 def export(name, opset, work):
     torch.manual_seed(0)
-    model = FirstOutput(construct(name)).eval()
+    model = construct(name).eval()
     # Parameters initialized to zeros (ViT's classifier, many biases) would
     # make whatever feeds them unchecked: they get small random values.
     with torch.no_grad():

@@ -72,9 +72,9 @@ inline __m256 tanh8(__m256 x) {
 bool has_avx512();
 
 // exp8 in sixteen lanes, step for step. (The zero-masking forms of min,
-// max, roundscale, the conversion and the shift, with every lane set, are the plain instructions;
-// GCC 12 warns that the plain intrinsics' undefined pass-through operand may be used
-// uninitialized.)
+// max, roundscale, the conversion and the shift, with every lane set, are
+// the plain instructions; GCC 12 warns that the plain intrinsics' undefined
+// pass-through operand may be used uninitialized.)
 COLLAGE_AVX512 inline __m512 exp16(__m512 x) {
   constexpr __mmask16 kAll = 0xFFFF;
   x = _mm512_maskz_min_ps(kAll, x, _mm512_set1_ps(88.7228f));
