@@ -29,13 +29,17 @@ class Detector(nn.Module):
                                   nn.Conv2d(16, 16, 3, stride=2, padding=1), nn.ReLU(),
                                   nn.Conv2d(16, 5, 1))
 
-    def forward(self, x):
+    def predict(self, x):
+        """A box and a score for each of the 1024 positions."""
         head = self.body(x).flatten(2)[0].t()  # [positions, 5]
         spread = (head - head.mean(0)) / head.std(0)
         centers = torch.sigmoid(spread[:, :2] * 2) * 64
         sizes = torch.sigmoid(spread[:, 2:4]) * 16
         boxes = torch.cat([centers - sizes / 2, centers + sizes / 2], 1)
-        scores = torch.sigmoid(spread[:, 4] * 2)
+        return boxes, torch.sigmoid(spread[:, 4] * 2)
+
+    def forward(self, x):
+        boxes, scores = self.predict(x)
         keep = scores > 0.5
         boxes, scores = boxes[keep], scores[keep]
         kept = torch._shape_as_tensor(scores)[:1]
@@ -47,13 +51,47 @@ class Detector(nn.Module):
         return boxes, scores, torch.cat([boxes, scores[:, None]], 1).reshape(-1)
 
 
+# How far an image's decisions are from a tie, below which another
+# backend's rounding of the head (a few ulps) could change the detections:
+# a score against the threshold, two kept scores against each other (their
+# order is the outputs' order, and decides which of two overlapping boxes NMS
+# keeps), an overlap against NMS's IoU threshold.
+SCORE_MARGIN = 2e-5
+IOU_MARGIN = 2e-4
+
+
+def clear_of_ties(module, image):
+    with torch.no_grad():
+        boxes, scores = module.predict(image)
+    if (scores - 0.5).abs().min() < SCORE_MARGIN:
+        return False
+    kept = scores[scores > 0.5].sort(descending=True).values
+    ranked = kept[:101]
+    if (ranked[:-1] - ranked[1:]).min() < SCORE_MARGIN:
+        return False
+    best = boxes[scores > 0.5][scores[scores > 0.5].topk(min(100, kept.numel())).indices]
+    overlaps = torchvision.ops.box_iou(best, best)
+    overlaps.fill_diagonal_(0)
+    return bool((overlaps - 0.3).abs().min() >= IOU_MARGIN)
+
+
+def draw_image(module, scale):
+    """The first uniform image (times SCALE) whose detections are clear of
+    ties, so that every backend must find exactly PyTorch's boxes."""
+    for _ in range(200):
+        image = torch.rand(1, 3, 64, 64) * scale
+        if clear_of_ties(module, image):
+            return image
+    sys.exit(f'no image clear of ties at scale {scale}')
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     out = sys.argv[1]
     torch.manual_seed(0)
     module = Detector().eval()
-    images = [torch.rand(1, 3, 64, 64), torch.rand(1, 3, 64, 64) * 0.5]
+    images = [draw_image(module, 1.0), draw_image(module, 0.5)]
     torch.onnx.export(module, images[0], f'{out}/detector.onnx', opset_version=13,
                       input_names=['image'], output_names=['boxes', 'scores', 'flat'])
     for i, image in enumerate(images):
