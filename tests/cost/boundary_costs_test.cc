@@ -256,6 +256,78 @@ TEST_F(LayoutBoundaryCostsTest, APartitionThatFollowsLayoutsConvertsNothingOnEit
   EXPECT_TRUE(conversions_.changes.empty());
 }
 
+// a (producer) -> b (follower) -> c: b computes in the layout a hands it.
+class FollowerBetweenTest : public LayoutBoundaryCostsTest {
+ protected:
+  // The charge at b's boundary with c, a's and c's backends given: b
+  // follows, with a, b and c placed.
+  BoundaryCharge into_c(const std::string& a_backend, const std::string& c_backend) {
+    place(a_backend, c_backend);
+    return boundaries_.charge(dfg_, index("b"), "following", &b_, &c_, c_backend, &placement_);
+  }
+  // The charge at a's boundary with b.
+  BoundaryCharge into_b(const std::string& a_backend, const std::string& c_backend) {
+    place(a_backend, c_backend);
+    return boundaries_.charge(dfg_, index("a"), a_backend, &a_, &b_, "following", &placement_);
+  }
+
+ private:
+  void place(const std::string& a_backend, const std::string& c_backend) {
+    placement_ = [this, a_backend, c_backend](PostDfsIndex i) -> std::optional<PlacedPartition> {
+      if (a_.contains(i)) return PlacedPartition{a_backend, &a_};
+      if (b_.contains(i)) return PlacedPartition{"following", &b_};
+      if (c_.contains(i)) return PlacedPartition{c_backend, &c_};
+      return std::nullopt;
+    };
+  }
+
+  IndexSet a_ = set_of("a");
+  IndexSet b_ = set_of("b");
+  IndexSet c_ = set_of("c");
+  PlacedOperators placement_;
+};
+
+TEST_F(FollowerBetweenTest, AFollowerBetweenTwoLayoutFamiliesPaysTheConversions) {
+  // b computes in a's nChw16c, which nhwc does not take: b hands over plain
+  // (its conversion), and nhwc converts to NHWC.
+  const BoundaryCharge charge = into_c("blocked", "nhwc");
+  EXPECT_DOUBLE_EQ(charge.producer_seconds, kOne);
+  EXPECT_DOUBLE_EQ(charge.consumer_seconds, kOne);
+  ASSERT_EQ(conversions_.changes.size(), 2u);
+  EXPECT_EQ(conversions_.changes[0].layout, EdgeLayout::kBlocked16);
+  EXPECT_TRUE(conversions_.changes[0].to_plain);
+  EXPECT_EQ(conversions_.changes[0].backend, &following_);
+  EXPECT_EQ(conversions_.changes[1].layout, EdgeLayout::kChannelsLast);
+  EXPECT_FALSE(conversions_.changes[1].to_plain);
+  EXPECT_EQ(conversions_.changes[1].backend, &nhwc_);
+  // Into b, from the layout it computes in: nothing.
+  EXPECT_EQ(into_b("blocked", "nhwc").total(), 0.0);
+}
+
+TEST_F(FollowerBetweenTest, AFollowerWithinOneFamilyOrFedPlainPaysWhatItsLayoutNeeds) {
+  EXPECT_EQ(into_c("nhwc", "nhwc").total(), 0.0);
+  EXPECT_EQ(into_c("blocked", "blocked").total(), 0.0);
+  // blocked takes NHWC, so b hands it over as it computed it; blocked
+  // converts to its own layout.
+  const BoundaryCharge to_blocked = into_c("nhwc", "blocked");
+  EXPECT_EQ(to_blocked.producer_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(to_blocked.consumer_seconds, kOne);
+  // Fed plain, b computes plain: the reader in NHWC converts.
+  const BoundaryCharge from_plain = into_c("plain", "nhwc");
+  EXPECT_EQ(from_plain.producer_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(from_plain.consumer_seconds, kOne);
+}
+
+TEST_F(LayoutBoundaryCostsTest, AFollowerWhosePlaceIsUnknownIsChargedNothing) {
+  IndexSet b = set_of("b");
+  IndexSet c = set_of("c");
+  // Nothing placed feeds b yet.
+  const PlacedOperators nothing = [](PostDfsIndex) { return std::optional<PlacedPartition>(); };
+  EXPECT_EQ(boundaries_.charge(dfg_, index("b"), "following", &b, &c, "nhwc", &nothing).total(),
+            0.0);
+  EXPECT_TRUE(conversions_.changes.empty());
+}
+
 TEST_F(LayoutBoundaryCostsTest, EachSideConvertsItsOwnWayAndDirection) {
   between("nhwc", "plain");
   ASSERT_EQ(conversions_.changes.size(), 1u);

@@ -314,7 +314,8 @@ class FixedBoundaryCosts : public BoundaryCosts {
  public:
   explicit FixedBoundaryCosts(double seconds) : seconds_(seconds) {}
   BoundaryCharge charge(const DataflowGraph&, PostDfsIndex, const std::string& from,
-                        const IndexSet*, const IndexSet* to_nodes, const std::string& to) override {
+                        const IndexSet*, const IndexSet* to_nodes, const std::string& to,
+                        const PlacedOperators*) override {
     ++calls;
     if (from.empty() || to_nodes == nullptr || from == to) return {};
     return {.producer_seconds = seconds_};
@@ -363,6 +364,47 @@ TEST(ShortestPathTest, CheapBoundariesStillLetTheChainSwitchBackends) {
   EXPECT_DOUBLE_EQ(result.partitions[1].cost.seconds(), 2.5);
   EXPECT_DOUBLE_EQ(result.partitions[2].cost.seconds(), 1.0);
   EXPECT_DOUBLE_EQ(total_cost(result.partitions).seconds(), 5.0);
+}
+
+// Checks that each charge comes with the placement of both sides: the
+// path so far (the candidate placed included), or the cover.
+class PlacementCheckingBoundaryCosts : public BoundaryCosts {
+ public:
+  BoundaryCharge charge(const DataflowGraph&, PostDfsIndex, const std::string& from,
+                        const IndexSet* from_nodes, const IndexSet* to_nodes, const std::string& to,
+                        const PlacedOperators* placement) override {
+    ++calls;
+    if (placement == nullptr) {
+      ++mismatches;
+      return {};
+    }
+    auto check = [&](const IndexSet* nodes, const std::string& backend) {
+      if (nodes == nullptr) return;
+      for (PostDfsIndex i : *nodes) {
+        const std::optional<PlacedPartition> placed = (*placement)(i);
+        if (!placed || placed->backend != backend || placed->nodes == nullptr ||
+            !placed->nodes->contains(i)) {
+          ++mismatches;
+        }
+      }
+    };
+    check(from_nodes, from);
+    check(to_nodes, to);
+    return {};
+  }
+  int calls = 0;
+  int mismatches = 0;
+};
+
+TEST(ShortestPathTest, BoundariesAreChargedWithWhereBothSidesArePlaced) {
+  SearchFixture f = chain_with_byoc_ends();
+  PlacementCheckingBoundaryCosts boundaries;
+  SearchResult result = f.search(false, &boundaries);
+  EXPECT_GT(boundaries.calls, 0);
+  const int searched = boundaries.calls;
+  charge_boundaries(f.dfg(), result.partitions, boundaries);
+  EXPECT_GT(boundaries.calls, searched);
+  EXPECT_EQ(boundaries.mismatches, 0);
 }
 
 // Twelve Relus of one input, summed one after another: the Relus are

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -81,9 +82,61 @@ bool LayoutBoundaryCosts::follows(const Backend* backend, const DataflowGraph& d
          follows_layouts(*backend, dfg.graph(), dfg.node_ids(*nodes));
 }
 
+std::optional<EdgeLayout> LayoutBoundaryCosts::followed_layout(const DataflowGraph& dfg,
+                                                               const Backend& backend,
+                                                               const IndexSet& nodes,
+                                                               const PlacedOperators& placement,
+                                                               int depth) const {
+  // Followers feeding followers: a chain longer than this is taken as
+  // unplaced (it is charged nothing, as without a placement).
+  constexpr int kMostFollowersInARow = 16;
+  if (depth > kMostFollowersInARow) return std::nullopt;
+  const Graph& graph = dfg.graph();
+  const std::vector<NodeId> ids = dfg.node_ids(nodes);
+  bool placed = false;
+  for (PostDfsIndex i : nodes) {
+    if (!dfg.is_operator(i)) continue;
+    for (PostDfsIndex j : dfg.inputs(i)) {
+      if (nodes.contains(j)) continue;
+      if (dfg.is_host(j)) {
+        // A graph input comes plain; a constant tells nothing.
+        placed |= dfg.role(j) == DataflowGraph::Role::kInput;
+        continue;
+      }
+      const std::optional<PlacedPartition> feeding = placement(j);
+      const Backend* feeder = feeding ? find(feeding->backend) : nullptr;
+      if (feeder == nullptr || feeding->nodes == nullptr) continue;
+      std::optional<EdgeLayout> fed;
+      if (follows(feeder, dfg, feeding->nodes)) {
+        fed = followed_layout(dfg, *feeder, *feeding->nodes, placement, depth + 1);
+        if (!fed) continue;
+      }
+      placed = true;
+      for (ValueId value : dfg.node(j).outputs) {
+        if (value == kNoValue) continue;
+        const std::vector<ValueId>& read = dfg.node(i).inputs;
+        if (std::find(read.begin(), read.end(), value) == read.end()) continue;
+        const TensorType& type = graph.type(value);
+        // A feeder that does not follow hands over in its first layout that
+        // fits (the follower takes any it runs in); a follower in its own.
+        const EdgeLayout layout =
+            fed ? (edge_layout_fits(*fed, type) && !edge_layout_free(type) ? *fed
+                                                                           : EdgeLayout::kPlain)
+                : timed_edge_layout(*feeder, type);
+        if (layout != EdgeLayout::kPlain && nodes_run_in_layout(backend, graph, ids, layout)) {
+          return layout;
+        }
+      }
+    }
+  }
+  if (!placed) return std::nullopt;
+  return EdgeLayout::kPlain;
+}
+
 BoundaryCharge LayoutBoundaryCosts::charge(const DataflowGraph& dfg, PostDfsIndex producer,
                                            const std::string& from, const IndexSet* from_nodes,
-                                           const IndexSet* to_nodes, const std::string& to) {
+                                           const IndexSet* to_nodes, const std::string& to,
+                                           const PlacedOperators* placement) {
   const Graph& graph = dfg.graph();
   std::vector<ValueId> values;
   if (dfg.is_host(producer)) {
@@ -102,21 +155,61 @@ BoundaryCharge LayoutBoundaryCosts::charge(const DataflowGraph& dfg, PostDfsInde
   const Backend* producing = from.empty() ? nullptr : find(from);
   const Backend* reading = to_nodes == nullptr ? nullptr : find(to);
   BoundaryCharge charge;
-  if (follows(producing, dfg, from_nodes) || follows(reading, dfg, to_nodes)) return charge;
+  // The layout each side that follows layouts computes in; without it, the
+  // boundary is charged nothing.
+  std::optional<EdgeLayout> from_follows;
+  std::optional<EdgeLayout> to_follows;
+  if (follows(producing, dfg, from_nodes)) {
+    if (placement) from_follows = followed_layout(dfg, *producing, *from_nodes, *placement, 0);
+    if (!from_follows) return charge;
+  }
+  if (follows(reading, dfg, to_nodes)) {
+    if (placement) to_follows = followed_layout(dfg, *reading, *to_nodes, *placement, 0);
+    if (!to_follows) return charge;
+  }
+  auto in_layout_of = [&](EdgeLayout layout, const TensorType& type) {
+    return edge_layout_fits(layout, type) ? layout : EdgeLayout::kPlain;
+  };
+  // Whether the reading side takes a value in `layout`: a follower when
+  // its nodes run in it, another backend when it accepts it.
+  auto reader_takes = [&](EdgeLayout layout) {
+    return to_follows ? nodes_run_in_layout(*reading, graph, dfg.node_ids(*to_nodes), layout)
+                      : reading->accepts_edge_layout(layout);
+  };
   for (ValueId value : values) {
     const TensorType& type = graph.type(value);
     if (edge_layout_free(type)) continue;
+    const bool output = graph.is_output(value);
     // How each side was timed, and what the plan will hand over. A graph
     // output is timed plain by its producer, a graph input by its readers
-    // (Graph::model_edges, preferred_edges).
-    const EdgeLayout timed_out = producing && !graph.is_output(value)
-                                     ? timed_edge_layout(*producing, type)
-                                     : EdgeLayout::kPlain;
-    const EdgeLayout timed_in =
-        reading && !dfg.is_host(producer) ? timed_edge_layout(*reading, type) : EdgeLayout::kPlain;
-    const EdgeLayout agreed = producing && reading && !graph.is_output(value)
-                                  ? agreed_edge_layout(*producing, {reading}, type)
-                                  : EdgeLayout::kPlain;
+    // (Graph::model_edges, preferred_edges). A follower is charged as if
+    // timed in the layout it computes in.
+    EdgeLayout timed_out = EdgeLayout::kPlain;
+    if (producing && !output) {
+      timed_out =
+          from_follows ? in_layout_of(*from_follows, type) : timed_edge_layout(*producing, type);
+    }
+    EdgeLayout timed_in = EdgeLayout::kPlain;
+    if (reading && !dfg.is_host(producer)) {
+      timed_in = to_follows ? in_layout_of(*to_follows, type) : timed_edge_layout(*reading, type);
+    }
+    EdgeLayout agreed = EdgeLayout::kPlain;
+    if (producing && reading && !output) {
+      if (from_follows) {
+        // A follower offers the layout it computes in, or plain.
+        if (timed_out != EdgeLayout::kPlain && reader_takes(timed_out)) agreed = timed_out;
+      } else if (to_follows) {
+        for (EdgeLayout layout : producing->edge_layouts()) {
+          if (layout == EdgeLayout::kPlain || !edge_layout_fits(layout, type)) continue;
+          if (reader_takes(layout)) {
+            agreed = layout;
+            break;
+          }
+        }
+      } else {
+        agreed = agreed_edge_layout(*producing, {reading}, type);
+      }
+    }
     // Each side converts between the layout it was timed in and the agreed
     // one, its own way. A conversion between two non-plain layouts is taken
     // to cost one conversion from or to plain.

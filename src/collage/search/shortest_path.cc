@@ -286,17 +286,25 @@ class Search {
     const CandidatePartition& candidate = candidates_[c];
     const IndexSet& inside = candidate.sub_graph.inside();
     const std::string& name = candidate.spec_name();
+    // The path so far, with `c` on it.
+    const PlacedOperators placement = [&](PostDfsIndex i) -> std::optional<PlacedPartition> {
+      const std::ptrdiff_t owner = inside.contains(i) ? static_cast<std::ptrdiff_t>(c) : owner_[i];
+      if (owner < 0) return std::nullopt;
+      const CandidatePartition& placed = candidates_[static_cast<std::size_t>(owner)];
+      return PlacedPartition{placed.spec_name(), &placed.sub_graph.inside()};
+    };
     double total = 0;
     for (const Crossing& crossing : crossings(dfg_, inside, owner_)) {
       const CandidatePartition* other =
           crossing.other < 0 ? nullptr : &candidates_[static_cast<std::size_t>(crossing.other)];
       const std::string other_name = other ? other->spec_name() : std::string();
       const BoundaryCharge charge =
-          crossing.into
-              ? boundaries_->charge(dfg_, crossing.producer, other_name,
-                                    other ? &other->sub_graph.inside() : nullptr, &inside, name)
-              : boundaries_->charge(dfg_, crossing.producer, name, &inside,
-                                    other ? &other->sub_graph.inside() : nullptr, other_name);
+          crossing.into ? boundaries_->charge(dfg_, crossing.producer, other_name,
+                                              other ? &other->sub_graph.inside() : nullptr, &inside,
+                                              name, &placement)
+                        : boundaries_->charge(dfg_, crossing.producer, name, &inside,
+                                              other ? &other->sub_graph.inside() : nullptr,
+                                              other_name, &placement);
       total += charge.total();
     }
     return total;
@@ -474,6 +482,11 @@ void charge_boundaries(const DataflowGraph& dfg, std::vector<ChosenPartition>& p
       owner[i] = static_cast<std::ptrdiff_t>(p);
     }
   }
+  const PlacedOperators placement = [&](PostDfsIndex i) -> std::optional<PlacedPartition> {
+    if (owner[i] < 0) return std::nullopt;
+    const CandidatePartition& placed = partitions[static_cast<std::size_t>(owner[i])].candidate;
+    return PlacedPartition{placed.spec_name(), &placed.sub_graph.inside()};
+  };
   std::vector<double> extra(partitions.size(), 0.0);
   for (std::size_t p = 0; p < partitions.size(); ++p) {
     const CandidatePartition& partition = partitions[p].candidate;
@@ -482,9 +495,10 @@ void charge_boundaries(const DataflowGraph& dfg, std::vector<ChosenPartition>& p
       if (!crossing.into) {
         // Into another partition: counted there, as that one's input.
         if (crossing.other >= 0) continue;
-        extra[p] +=
-            boundaries.charge(dfg, crossing.producer, partition.spec_name(), &inside, nullptr, "")
-                .producer_seconds;
+        extra[p] += boundaries
+                        .charge(dfg, crossing.producer, partition.spec_name(), &inside, nullptr, "",
+                                &placement)
+                        .producer_seconds;
         continue;
       }
       const auto from = static_cast<std::size_t>(crossing.other);
@@ -493,7 +507,7 @@ void charge_boundaries(const DataflowGraph& dfg, std::vector<ChosenPartition>& p
       BoundaryCharge charge = boundaries.charge(
           dfg, crossing.producer, from_name,
           crossing.other < 0 ? nullptr : &partitions[from].candidate.sub_graph.inside(), &inside,
-          partition.spec_name());
+          partition.spec_name(), &placement);
       extra[p] += charge.consumer_seconds;
       if (crossing.other >= 0) extra[from] += charge.producer_seconds;
     }
