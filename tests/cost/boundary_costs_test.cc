@@ -265,6 +265,11 @@ class FollowerBetweenTest : public LayoutBoundaryCostsTest {
     place(a_backend, c_backend);
     return boundaries_.charge(dfg_, index("b"), "following", &b_, &c_, c_backend, &placement_);
   }
+  // b's edge class, as placed by the last charge.
+  std::uint32_t edge_class_of_b() {
+    return boundaries_.edge_class(dfg_, "following", b_, placement_);
+  }
+  const PlacedOperators& placement() const { return placement_; }
   // The charge at a's boundary with b.
   BoundaryCharge into_b(const std::string& a_backend, const std::string& c_backend) {
     place(a_backend, c_backend);
@@ -318,6 +323,22 @@ TEST_F(FollowerBetweenTest, AFollowerWithinOneFamilyOrFedPlainPaysWhatItsLayoutN
   EXPECT_DOUBLE_EQ(from_plain.consumer_seconds, kOne);
 }
 
+TEST_F(FollowerBetweenTest, AFollowersEdgeClassIsTheLayoutItComputesIn) {
+  // Two routes to one covered set, b fed by blocked or by nhwc, meet c
+  // differently: a search keeps them apart by this number.
+  into_c("blocked", "nhwc");
+  const std::uint32_t blocked = edge_class_of_b();
+  into_c("nhwc", "nhwc");
+  const std::uint32_t nhwc = edge_class_of_b();
+  into_c("plain", "nhwc");
+  const std::uint32_t plain = edge_class_of_b();
+  EXPECT_EQ(blocked, 1 + static_cast<std::uint32_t>(EdgeLayout::kBlocked16));
+  EXPECT_EQ(nhwc, 1 + static_cast<std::uint32_t>(EdgeLayout::kChannelsLast));
+  EXPECT_EQ(plain, 1 + static_cast<std::uint32_t>(EdgeLayout::kPlain));
+  // A partition that does not follow has one class.
+  EXPECT_EQ(boundaries_.edge_class(dfg_, "nhwc", set_of("c"), placement()), 0u);
+}
+
 TEST_F(LayoutBoundaryCostsTest, AFollowerWhosePlaceIsUnknownIsChargedNothing) {
   IndexSet b = set_of("b");
   IndexSet c = set_of("c");
@@ -325,6 +346,7 @@ TEST_F(LayoutBoundaryCostsTest, AFollowerWhosePlaceIsUnknownIsChargedNothing) {
   const PlacedOperators nothing = [](PostDfsIndex) { return std::optional<PlacedPartition>(); };
   EXPECT_EQ(boundaries_.charge(dfg_, index("b"), "following", &b, &c, "nhwc", &nothing).total(),
             0.0);
+  EXPECT_EQ(boundaries_.edge_class(dfg_, "following", b, nothing), 0u);
   EXPECT_TRUE(conversions_.changes.empty());
 }
 

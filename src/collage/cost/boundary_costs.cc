@@ -133,6 +133,15 @@ std::optional<EdgeLayout> LayoutBoundaryCosts::followed_layout(const DataflowGra
   return EdgeLayout::kPlain;
 }
 
+std::uint32_t LayoutBoundaryCosts::edge_class(const DataflowGraph& dfg, const std::string& backend,
+                                              const IndexSet& nodes,
+                                              const PlacedOperators& placement) {
+  const Backend* found = find(backend);
+  if (!follows(found, dfg, &nodes)) return 0;
+  const std::optional<EdgeLayout> layout = followed_layout(dfg, *found, nodes, placement, 0);
+  return layout ? 1 + static_cast<std::uint32_t>(*layout) : 0;
+}
+
 BoundaryCharge LayoutBoundaryCosts::charge(const DataflowGraph& dfg, PostDfsIndex producer,
                                            const std::string& from, const IndexSet* from_nodes,
                                            const IndexSet* to_nodes, const std::string& to,

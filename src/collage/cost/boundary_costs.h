@@ -18,6 +18,7 @@
 // measurement.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -96,6 +97,17 @@ class BoundaryCosts {
                                 const std::string& from, const IndexSet* from_nodes,
                                 const IndexSet* to_nodes, const std::string& to,
                                 const PlacedOperators* placement = nullptr) = 0;
+
+  // A number for how the partition `nodes` of `backend`, placed as
+  // `placement` says, meets the partitions still to be placed: two routes of
+  // a search whose partitions at the edge of the covered set are on the
+  // same backends, with the same numbers, are charged alike from there on.
+  // 0 unless a subclass tells partitions of one backend apart.
+  virtual std::uint32_t edge_class(const DataflowGraph& /*dfg*/, const std::string& /*backend*/,
+                                   const IndexSet& /*nodes*/,
+                                   const PlacedOperators& /*placement*/) {
+    return 0;
+  }
 };
 
 // Charges what edge-layout negotiation leaves to convert, with each side
@@ -120,6 +132,10 @@ class LayoutBoundaryCosts : public BoundaryCosts {
   BoundaryCharge charge(const DataflowGraph& dfg, PostDfsIndex producer, const std::string& from,
                         const IndexSet* from_nodes, const IndexSet* to_nodes, const std::string& to,
                         const PlacedOperators* placement = nullptr) override;
+  // A follower's: 1 + the layout it computes in (0 while unknown); 0 for
+  // any other partition.
+  std::uint32_t edge_class(const DataflowGraph& dfg, const std::string& backend,
+                           const IndexSet& nodes, const PlacedOperators& placement) override;
 
  private:
   const Backend* find(const std::string& name) const;

@@ -16,11 +16,16 @@ namespace {
 
 // The step that covers one graph input or constant for free.
 constexpr std::ptrdiff_t kHostStep = -1;
+// A frontier entry's owner number: the spec's number in the low bits, the
+// owner's edge class above them.
+constexpr int kEdgeClassShift = 20;
+constexpr std::uint32_t kSpecMask = (1u << kEdgeClassShift) - 1;
 constexpr std::size_t kNoParent = static_cast<std::size_t>(-1);
 
 // What a state is: the covered set; when boundaries are charged, which
 // backend covers each covered operator next to an uncovered one (as pairs
-// of index and spec number); and the partitions on the route that join
+// of index and spec number, with the edge class of the partition that
+// covers it: the layout a follower computes in); and the partitions on the route that join
 // nodes the graph does not connect (`joins`, see joins_unrelated()). Later
 // charges and cycle tests depend on nothing else, so two routes to one
 // covered set that could differ later stay apart.
@@ -230,12 +235,28 @@ class Search {
 
   // The frontier of a state covering `covered`, reached from the expanded
   // state (owner_) by `step`: each covered operator with an uncovered
-  // producer or user, with the number of its owner's spec.
+  // producer or user, with the number of its owner's spec and its owner's
+  // edge class (BoundaryCosts::edge_class: a follower's layout).
   std::vector<std::uint32_t> frontier_of(const IndexSet& covered, std::ptrdiff_t step) {
     std::vector<std::uint32_t> frontier;
     const IndexSet* added = step == kHostStep
                                 ? nullptr
                                 : &candidates_[static_cast<std::size_t>(step)].sub_graph.inside();
+    const PlacedOperators placement = path_with(step);
+    // Each owner's number, worked out once per frontier.
+    std::vector<std::pair<std::ptrdiff_t, std::uint32_t>> numbers;
+    auto number_of = [&](std::ptrdiff_t owner) {
+      for (const auto& [known, number] : numbers) {
+        if (known == owner) return number;
+      }
+      const CandidatePartition& candidate = candidates_[static_cast<std::size_t>(owner)];
+      const std::uint32_t edge_class = boundaries_->edge_class(
+          dfg_, candidate.spec_name(), candidate.sub_graph.inside(), placement);
+      const std::uint32_t number =
+          spec_number(static_cast<std::size_t>(owner)) | edge_class << kEdgeClassShift;
+      numbers.emplace_back(owner, number);
+      return number;
+    };
     for (PostDfsIndex i : covered) {
       if (!dfg_.is_operator(i)) continue;
       bool borders = false;
@@ -244,9 +265,24 @@ class Search {
       if (!borders) continue;
       const std::ptrdiff_t owner = added && added->contains(i) ? step : owner_[i];
       frontier.push_back(static_cast<std::uint32_t>(i));
-      frontier.push_back(owner < 0 ? 0u : spec_number(static_cast<std::size_t>(owner)));
+      frontier.push_back(owner < 0 ? 0u : number_of(owner));
     }
     return frontier;
+  }
+
+  // Where the path to the expanded state (owner_) places each operator,
+  // with candidate `step` placed too (kHostStep: none).
+  PlacedOperators path_with(std::ptrdiff_t step) const {
+    return [this, step](PostDfsIndex i) -> std::optional<PlacedPartition> {
+      std::ptrdiff_t owner = owner_[i];
+      if (step != kHostStep &&
+          candidates_[static_cast<std::size_t>(step)].sub_graph.inside().contains(i)) {
+        owner = step;
+      }
+      if (owner < 0) return std::nullopt;
+      const CandidatePartition& placed = candidates_[static_cast<std::size_t>(owner)];
+      return PlacedPartition{placed.spec_name(), &placed.sub_graph.inside()};
+    };
   }
 
   // Whether every operator of `frontier` is on one backend. A covered set
@@ -256,7 +292,7 @@ class Search {
   // far can be the ones whose boundaries are still to be paid).
   static bool on_one_backend(const std::vector<std::uint32_t>& frontier) {
     for (std::size_t k = 3; k < frontier.size(); k += 2) {
-      if (frontier[k] != frontier[1]) return false;
+      if ((frontier[k] & kSpecMask) != (frontier[1] & kSpecMask)) return false;
     }
     return true;
   }
@@ -286,13 +322,7 @@ class Search {
     const CandidatePartition& candidate = candidates_[c];
     const IndexSet& inside = candidate.sub_graph.inside();
     const std::string& name = candidate.spec_name();
-    // The path so far, with `c` on it.
-    const PlacedOperators placement = [&](PostDfsIndex i) -> std::optional<PlacedPartition> {
-      const std::ptrdiff_t owner = inside.contains(i) ? static_cast<std::ptrdiff_t>(c) : owner_[i];
-      if (owner < 0) return std::nullopt;
-      const CandidatePartition& placed = candidates_[static_cast<std::size_t>(owner)];
-      return PlacedPartition{placed.spec_name(), &placed.sub_graph.inside()};
-    };
+    const PlacedOperators placement = path_with(static_cast<std::ptrdiff_t>(c));
     double total = 0;
     for (const Crossing& crossing : crossings(dfg_, inside, owner_)) {
       const CandidatePartition* other =
