@@ -413,5 +413,32 @@ TEST(LayoutBoundaryCostsOutputTest, AGraphOutputReadOnIsChargedToItsReaderOnly) 
   EXPECT_FALSE(conversions.changes[0].to_plain);
 }
 
+// A graph output is handed over plain, so a follower that reads one
+// computes plain, whatever its producer computes in.
+TEST(LayoutBoundaryCostsOutputTest, AFollowerFedAGraphOutputComputesPlain) {
+  Graph graph = relu_chain();
+  graph.add_output(*graph.find_value("a"));
+  const DataflowGraph dfg(graph);
+  const LayoutBackend blocked("blocked", {EdgeLayout::kBlocked16, EdgeLayout::kPlain});
+  const FollowingBackend following("following", {EdgeLayout::kPlain});
+  CountingConversions conversions(nullptr, "machine", 1);
+  LayoutBoundaryCosts boundaries({&blocked, &following}, conversions);
+  IndexSet a = dfg.empty_set();
+  IndexSet b = dfg.empty_set();
+  for (std::size_t i = 0; i < dfg.size(); ++i) {
+    const auto index = static_cast<PostDfsIndex>(i);
+    if (!dfg.is_operator(index)) continue;
+    if (dfg.node(index).name == "a") a.add(index);
+    if (dfg.node(index).name == "b") b.add(index);
+  }
+  const PlacedOperators placement = [&](PostDfsIndex i) -> std::optional<PlacedPartition> {
+    if (a.contains(i)) return PlacedPartition{"blocked", &a};
+    if (b.contains(i)) return PlacedPartition{"following", &b};
+    return std::nullopt;
+  };
+  EXPECT_EQ(boundaries.edge_class(dfg, "following", b, placement),
+            1 + static_cast<std::uint32_t>(EdgeLayout::kPlain));
+}
+
 }  // namespace
 }  // namespace collage

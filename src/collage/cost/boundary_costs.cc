@@ -118,11 +118,16 @@ std::optional<EdgeLayout> LayoutBoundaryCosts::followed_layout(const DataflowGra
         if (std::find(read.begin(), read.end(), value) == read.end()) continue;
         const TensorType& type = graph.type(value);
         // A feeder that does not follow hands over in its first layout that
-        // fits (the follower takes any it runs in); a follower in its own.
-        const EdgeLayout layout =
-            fed ? (edge_layout_fits(*fed, type) && !edge_layout_free(type) ? *fed
-                                                                           : EdgeLayout::kPlain)
-                : timed_edge_layout(*feeder, type);
+        // fits (the follower takes any it runs in); a follower in its own;
+        // either hands a graph output over plain.
+        EdgeLayout layout = EdgeLayout::kPlain;
+        if (graph.is_output(value) || edge_layout_free(type)) {
+          layout = EdgeLayout::kPlain;
+        } else if (fed) {
+          layout = edge_layout_fits(*fed, type) ? *fed : EdgeLayout::kPlain;
+        } else {
+          layout = timed_edge_layout(*feeder, type);
+        }
         if (layout != EdgeLayout::kPlain && nodes_run_in_layout(backend, graph, ids, layout)) {
           return layout;
         }
