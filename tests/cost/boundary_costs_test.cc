@@ -332,9 +332,9 @@ TEST_F(FollowerBetweenTest, AFollowersEdgeClassIsTheLayoutItComputesIn) {
   const std::uint32_t nhwc = edge_class_of_b();
   into_c("plain", "nhwc");
   const std::uint32_t plain = edge_class_of_b();
-  EXPECT_EQ(blocked, 1 + static_cast<std::uint32_t>(EdgeLayout::kBlocked16));
-  EXPECT_EQ(nhwc, 1 + static_cast<std::uint32_t>(EdgeLayout::kChannelsLast));
-  EXPECT_EQ(plain, 1 + static_cast<std::uint32_t>(EdgeLayout::kPlain));
+  EXPECT_EQ(blocked, 2 + static_cast<std::uint32_t>(EdgeLayout::kBlocked16));
+  EXPECT_EQ(nhwc, 2 + static_cast<std::uint32_t>(EdgeLayout::kChannelsLast));
+  EXPECT_EQ(plain, 2 + static_cast<std::uint32_t>(EdgeLayout::kPlain));
   // A partition that does not follow has one class.
   EXPECT_EQ(boundaries_.edge_class(dfg_, "nhwc", set_of("c"), placement()), 0u);
 }
@@ -346,7 +346,9 @@ TEST_F(LayoutBoundaryCostsTest, AFollowerWhosePlaceIsUnknownIsChargedNothing) {
   const PlacedOperators nothing = [](PostDfsIndex) { return std::optional<PlacedPartition>(); };
   EXPECT_EQ(boundaries_.charge(dfg_, index("b"), "following", &b, &c, "nhwc", &nothing).total(),
             0.0);
-  EXPECT_EQ(boundaries_.edge_class(dfg_, "following", b, nothing), 0u);
+  // A follower still unknown is told apart from a partition that does not
+  // follow.
+  EXPECT_EQ(boundaries_.edge_class(dfg_, "following", b, nothing), 1u);
   EXPECT_TRUE(conversions_.changes.empty());
 }
 
@@ -413,6 +415,54 @@ TEST(LayoutBoundaryCostsOutputTest, AGraphOutputReadOnIsChargedToItsReaderOnly) 
   EXPECT_FALSE(conversions.changes[0].to_plain);
 }
 
+// A follower whose nodes do not run in nChw16c, as native's Concat of a
+// channel count the block does not divide.
+class NhwcFollowingBackend : public LayoutBackend {
+ public:
+  using LayoutBackend::LayoutBackend;
+  bool runs_in_layout(const Graph&, const Node& node, EdgeLayout layout) const override {
+    return node.op_type == "Relu" && layout != EdgeLayout::kBlocked16;
+  }
+};
+
+// The feeder hands the follower the first of its layouts that the follower
+// runs in, as a plan negotiates it: here NHWC, not its nChw16c.
+TEST(LayoutBoundaryCostsFollowerTest, AFollowerTakesTheFeedersFirstLayoutItRunsIn) {
+  const Graph graph = relu_chain();
+  const DataflowGraph dfg(graph);
+  const LayoutBackend blocked(
+      "blocked", {EdgeLayout::kBlocked16, EdgeLayout::kChannelsLast, EdgeLayout::kPlain});
+  const LayoutBackend nhwc("nhwc", {EdgeLayout::kChannelsLast, EdgeLayout::kPlain});
+  const NhwcFollowingBackend following("following", {EdgeLayout::kPlain});
+  CountingConversions conversions(nullptr, "machine", 1);
+  LayoutBoundaryCosts boundaries({&blocked, &nhwc, &following}, conversions);
+  IndexSet a = dfg.empty_set();
+  IndexSet b = dfg.empty_set();
+  IndexSet c = dfg.empty_set();
+  PostDfsIndex b_index = 0;
+  for (std::size_t i = 0; i < dfg.size(); ++i) {
+    const auto index = static_cast<PostDfsIndex>(i);
+    if (!dfg.is_operator(index)) continue;
+    if (dfg.node(index).name == "a") a.add(index);
+    if (dfg.node(index).name == "b") {
+      b.add(index);
+      b_index = index;
+    }
+    if (dfg.node(index).name == "c") c.add(index);
+  }
+  const PlacedOperators placement = [&](PostDfsIndex i) -> std::optional<PlacedPartition> {
+    if (a.contains(i)) return PlacedPartition{"blocked", &a};
+    if (b.contains(i)) return PlacedPartition{"following", &b};
+    if (c.contains(i)) return PlacedPartition{"nhwc", &c};
+    return std::nullopt;
+  };
+  EXPECT_EQ(boundaries.edge_class(dfg, "following", b, placement),
+            2 + static_cast<std::uint32_t>(EdgeLayout::kChannelsLast));
+  // b computes in NHWC and hands nhwc its own layout: nothing to convert.
+  EXPECT_EQ(boundaries.charge(dfg, b_index, "following", &b, &c, "nhwc", &placement).total(), 0.0);
+  EXPECT_TRUE(conversions.changes.empty());
+}
+
 // A graph output is handed over plain, so a follower that reads one
 // computes plain, whatever its producer computes in.
 TEST(LayoutBoundaryCostsOutputTest, AFollowerFedAGraphOutputComputesPlain) {
@@ -437,7 +487,7 @@ TEST(LayoutBoundaryCostsOutputTest, AFollowerFedAGraphOutputComputesPlain) {
     return std::nullopt;
   };
   EXPECT_EQ(boundaries.edge_class(dfg, "following", b, placement),
-            1 + static_cast<std::uint32_t>(EdgeLayout::kPlain));
+            2 + static_cast<std::uint32_t>(EdgeLayout::kPlain));
 }
 
 }  // namespace

@@ -86,18 +86,22 @@ std::optional<EdgeLayout> LayoutBoundaryCosts::followed_layout(const DataflowGra
                                                                const Backend& backend,
                                                                const IndexSet& nodes,
                                                                const PlacedOperators& placement,
-                                                               int depth) const {
-  // Followers feeding followers: a chain longer than this is taken as
-  // unplaced (it is charged nothing, as without a placement).
-  constexpr int kMostFollowersInARow = 16;
-  if (depth > kMostFollowersInARow) return std::nullopt;
+                                                               SettledFollowers& known) const {
+  if (auto settled = known.find(&nodes); settled != known.end()) return settled->second;
+  // Unknown while it is being settled: partitions form no cycle, so only a
+  // malformed placement would come back to it.
+  known.emplace(&nodes, std::nullopt);
   const Graph& graph = dfg.graph();
   const std::vector<NodeId> ids = dfg.node_ids(nodes);
+  auto runs_in = [&](EdgeLayout layout) {
+    return nodes_run_in_layout(backend, graph, ids, layout);
+  };
   bool placed = false;
+  std::optional<EdgeLayout> result;
   for (PostDfsIndex i : nodes) {
-    if (!dfg.is_operator(i)) continue;
+    if (result || !dfg.is_operator(i)) continue;
     for (PostDfsIndex j : dfg.inputs(i)) {
-      if (nodes.contains(j)) continue;
+      if (result || nodes.contains(j)) continue;
       if (dfg.is_host(j)) {
         // A graph input comes plain; a constant tells nothing.
         placed |= dfg.role(j) == DataflowGraph::Role::kInput;
@@ -108,34 +112,38 @@ std::optional<EdgeLayout> LayoutBoundaryCosts::followed_layout(const DataflowGra
       if (feeder == nullptr || feeding->nodes == nullptr) continue;
       std::optional<EdgeLayout> fed;
       if (follows(feeder, dfg, feeding->nodes)) {
-        fed = followed_layout(dfg, *feeder, *feeding->nodes, placement, depth + 1);
+        fed = followed_layout(dfg, *feeder, *feeding->nodes, placement, known);
         if (!fed) continue;
       }
       placed = true;
       for (ValueId value : dfg.node(j).outputs) {
-        if (value == kNoValue) continue;
+        if (result || value == kNoValue) continue;
         const std::vector<ValueId>& read = dfg.node(i).inputs;
         if (std::find(read.begin(), read.end(), value) == read.end()) continue;
         const TensorType& type = graph.type(value);
-        // A feeder that does not follow hands over in its first layout that
-        // fits (the follower takes any it runs in); a follower in its own;
-        // either hands a graph output over plain.
-        EdgeLayout layout = EdgeLayout::kPlain;
-        if (graph.is_output(value) || edge_layout_free(type)) {
-          layout = EdgeLayout::kPlain;
-        } else if (fed) {
-          layout = edge_layout_fits(*fed, type) ? *fed : EdgeLayout::kPlain;
-        } else {
-          layout = timed_edge_layout(*feeder, type);
+        // A graph output is handed over plain. A follower hands over in the
+        // layout it computes in; another feeder in the first of its layouts
+        // that fits and that this follower runs in (negotiate_edge_layouts).
+        if (graph.is_output(value) || edge_layout_free(type)) continue;
+        if (fed) {
+          if (*fed != EdgeLayout::kPlain && edge_layout_fits(*fed, type) && runs_in(*fed)) {
+            result = *fed;
+          }
+          continue;
         }
-        if (layout != EdgeLayout::kPlain && nodes_run_in_layout(backend, graph, ids, layout)) {
-          return layout;
+        for (EdgeLayout layout : feeder->edge_layouts()) {
+          if (layout == EdgeLayout::kPlain || !edge_layout_fits(layout, type)) continue;
+          if (runs_in(layout)) {
+            result = layout;
+            break;
+          }
         }
       }
     }
   }
-  if (!placed) return std::nullopt;
-  return EdgeLayout::kPlain;
+  if (!result && placed) result = EdgeLayout::kPlain;
+  known[&nodes] = result;
+  return result;
 }
 
 std::uint32_t LayoutBoundaryCosts::edge_class(const DataflowGraph& dfg, const std::string& backend,
@@ -143,8 +151,8 @@ std::uint32_t LayoutBoundaryCosts::edge_class(const DataflowGraph& dfg, const st
                                               const PlacedOperators& placement) {
   const Backend* found = find(backend);
   if (!follows(found, dfg, &nodes)) return 0;
-  const std::optional<EdgeLayout> layout = followed_layout(dfg, *found, nodes, placement, 0);
-  return layout ? 1 + static_cast<std::uint32_t>(*layout) : 0;
+  const std::optional<EdgeLayout> layout = followed_layout(dfg, *found, nodes, placement);
+  return layout ? 2 + static_cast<std::uint32_t>(*layout) : 1;
 }
 
 BoundaryCharge LayoutBoundaryCosts::charge(const DataflowGraph& dfg, PostDfsIndex producer,
@@ -174,11 +182,11 @@ BoundaryCharge LayoutBoundaryCosts::charge(const DataflowGraph& dfg, PostDfsInde
   std::optional<EdgeLayout> from_follows;
   std::optional<EdgeLayout> to_follows;
   if (follows(producing, dfg, from_nodes)) {
-    if (placement) from_follows = followed_layout(dfg, *producing, *from_nodes, *placement, 0);
+    if (placement) from_follows = followed_layout(dfg, *producing, *from_nodes, *placement);
     if (!from_follows) return charge;
   }
   if (follows(reading, dfg, to_nodes)) {
-    if (placement) to_follows = followed_layout(dfg, *reading, *to_nodes, *placement, 0);
+    if (placement) to_follows = followed_layout(dfg, *reading, *to_nodes, *placement);
     if (!to_follows) return charge;
   }
   auto in_layout_of = [&](EdgeLayout layout, const TensorType& type) {

@@ -101,8 +101,9 @@ class BoundaryCosts {
   // A number for how the partition `nodes` of `backend`, placed as
   // `placement` says, meets the partitions still to be placed: two routes of
   // a search whose partitions at the edge of the covered set are on the
-  // same backends, with the same numbers, are charged alike from there on.
-  // 0 unless a subclass tells partitions of one backend apart.
+  // same backends, with the same numbers, are charged alike at the
+  // boundaries still to come. 0 unless a subclass tells partitions of one
+  // backend apart; below 4096 (a search keeps it in 12 bits).
   virtual std::uint32_t edge_class(const DataflowGraph& /*dfg*/, const std::string& /*backend*/,
                                    const IndexSet& /*nodes*/,
                                    const PlacedOperators& /*placement*/) {
@@ -132,8 +133,8 @@ class LayoutBoundaryCosts : public BoundaryCosts {
   BoundaryCharge charge(const DataflowGraph& dfg, PostDfsIndex producer, const std::string& from,
                         const IndexSet* from_nodes, const IndexSet* to_nodes, const std::string& to,
                         const PlacedOperators* placement = nullptr) override;
-  // A follower's: 1 + the layout it computes in (0 while unknown); 0 for
-  // any other partition.
+  // 0 for a partition that does not follow layouts; for a follower, 1 while
+  // its layout is unknown, else 2 + the layout it computes in.
   std::uint32_t edge_class(const DataflowGraph& dfg, const std::string& backend,
                            const IndexSet& nodes, const PlacedOperators& placement) override;
 
@@ -143,10 +144,18 @@ class LayoutBoundaryCosts : public BoundaryCosts {
   static bool follows(const Backend* backend, const DataflowGraph& dfg, const IndexSet* nodes);
   // The layout the follower `nodes` of `backend` computes in, given where
   // its producers are placed; nothing when none of them is placed and it
-  // reads no graph input.
+  // reads no graph input. `known`: the followers settled so far in this
+  // call (a follower fed by followers that share feeders is settled once).
+  using SettledFollowers = std::map<const IndexSet*, std::optional<EdgeLayout>>;
   std::optional<EdgeLayout> followed_layout(const DataflowGraph& dfg, const Backend& backend,
                                             const IndexSet& nodes, const PlacedOperators& placement,
-                                            int depth) const;
+                                            SettledFollowers& known) const;
+  std::optional<EdgeLayout> followed_layout(const DataflowGraph& dfg, const Backend& backend,
+                                            const IndexSet& nodes,
+                                            const PlacedOperators& placement) const {
+    SettledFollowers known;
+    return followed_layout(dfg, backend, nodes, placement, known);
+  }
 
   std::vector<const Backend*> backends_;
   ConversionCosts& conversions_;

@@ -16,8 +16,8 @@ namespace {
 
 // The step that covers one graph input or constant for free.
 constexpr std::ptrdiff_t kHostStep = -1;
-// A frontier entry's owner number: the spec's number in the low bits, the
-// owner's edge class above them.
+// A frontier entry's owner number: the spec's number in the low 20 bits,
+// the owner's edge class above them.
 constexpr int kEdgeClassShift = 20;
 constexpr std::uint32_t kSpecMask = (1u << kEdgeClassShift) - 1;
 constexpr std::size_t kNoParent = static_cast<std::size_t>(-1);
@@ -252,8 +252,9 @@ class Search {
       const CandidatePartition& candidate = candidates_[static_cast<std::size_t>(owner)];
       const std::uint32_t edge_class = boundaries_->edge_class(
           dfg_, candidate.spec_name(), candidate.sub_graph.inside(), placement);
-      const std::uint32_t number =
-          spec_number(static_cast<std::size_t>(owner)) | edge_class << kEdgeClassShift;
+      const std::uint32_t spec = spec_number(static_cast<std::size_t>(owner));
+      assert(spec <= kSpecMask && edge_class < (1u << (32 - kEdgeClassShift)));
+      const std::uint32_t number = spec | edge_class << kEdgeClassShift;
       numbers.emplace_back(owner, number);
       return number;
     };
@@ -285,14 +286,17 @@ class Search {
     };
   }
 
-  // Whether every operator of `frontier` is on one backend. A covered set
-  // fixes which operators its frontier holds, so it has at most one such
-  // frontier per backend: these routes, which pay no boundary later if the
-  // rest stays on their backend, are never capped (the cheapest routes so
-  // far can be the ones whose boundaries are still to be paid).
+  // Whether every operator of `frontier` is on one backend, its partitions
+  // all of one edge class. A covered set fixes which operators its frontier
+  // holds, so it has at most one such frontier per backend and class: these
+  // routes, which pay little or nothing later if the rest stays on their
+  // backend, are never capped (the cheapest routes so far can be the ones
+  // whose boundaries are still to be paid). Frontiers of one backend in
+  // mixed classes (followers in several layouts) are capped like any other:
+  // exempt, k branches could make 2^k of them.
   static bool on_one_backend(const std::vector<std::uint32_t>& frontier) {
     for (std::size_t k = 3; k < frontier.size(); k += 2) {
-      if ((frontier[k] & kSpecMask) != (frontier[1] & kSpecMask)) return false;
+      if (frontier[k] != frontier[1]) return false;
     }
     return true;
   }
