@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "collage/backends/backend.h"
+#include "collage/cost/boundary_costs.h"
 #include "collage/ir/error.h"
 #include "search/search_fixture.h"
 
@@ -405,6 +407,79 @@ TEST(ShortestPathTest, BoundariesAreChargedWithWhereBothSidesArePlaced) {
   charge_boundaries(f.dfg(), result.partitions, boundaries);
   EXPECT_GT(boundaries.calls, searched);
   EXPECT_EQ(boundaries.mismatches, 0);
+}
+
+// A backend that answers only what boundary charges ask: the layouts it
+// exchanges values in and, for a follower, that its `follows` ops run in
+// any layout.
+class LayoutOnlyBackend : public Backend {
+ public:
+  LayoutOnlyBackend(std::string name, std::vector<EdgeLayout> layouts, std::string follows = "")
+      : name_(std::move(name)), layouts_(std::move(layouts)), follows_(std::move(follows)) {}
+  std::string name() const override { return name_; }
+  std::string version() const override { return "test"; }
+  BackendStyle style() const override { return BackendStyle::kGraph; }
+  bool supports(const Graph&, const Node&) const override { return true; }
+  std::string describe_support() const override { return "everything"; }
+  std::vector<EdgeLayout> edge_layouts() const override { return layouts_; }
+  bool runs_in_layout(const Graph&, const Node& node, EdgeLayout layout) const override {
+    return layout == EdgeLayout::kPlain || node.op_type == follows_;
+  }
+  Result<std::unique_ptr<Kernel>> compile(const Graph&, const CompileOptions&) const override {
+    return Failure{"not a real backend"};
+  }
+
+ private:
+  std::string name_;
+  std::vector<EdgeLayout> layouts_;
+  std::string follows_;
+};
+
+// Every conversion takes 1 ms.
+class FixedConversions : public ConversionCosts {
+ public:
+  FixedConversions() : ConversionCosts(nullptr, "machine", 1) {}
+
+ protected:
+  double measure(const TensorType&, const LayoutChange&) override { return 1e-3; }
+};
+
+// x[1,16,8,8] -> a Relu -> b Abs -> c Neg, each a partition of its own: a
+// on "blocked" (nChw16c, 1.0 ms) or "nhwc" (1.2 ms), b on a follower
+// (1.0 ms), c on "nhwc" alone (1.0 ms).
+TEST(ShortestPathTest, RoutesWhoseFollowersComputeInDifferentLayoutsStayApart) {
+  Graph graph;
+  graph.opset = 13;
+  const TensorType type{DType::kFloat32, {1, 16, 8, 8}};
+  ValueId x = graph.add_input("x", type);
+  ValueId a = graph.add_value("a", type);
+  graph.add_node("Relu", {x}, {a}, {}, "a");
+  ValueId b = graph.add_value("b", type);
+  graph.add_node("Abs", {a}, {b}, {}, "b");
+  ValueId c = graph.add_value("c", type);
+  graph.add_node("Neg", {b}, {c}, {}, "c");
+  graph.add_output(c);
+  SearchFixture f(std::move(graph));
+  f.graph_backend("blocked", {"Relu"}, {.max_depth = 1})
+      .graph_backend("nhwc", {"Relu", "Neg"}, {.max_depth = 1})
+      .graph_backend("following", {"Abs"}, {.max_depth = 1});
+  f.costs()
+      .set_op_cost("blocked", "Relu", 1.0e-3)
+      .set_op_cost("nhwc", "Relu", 1.2e-3)
+      .set_op_cost("nhwc", "Neg", 1.0e-3)
+      .set_op_cost("following", "Abs", 1.0e-3);
+  const LayoutOnlyBackend blocked("blocked", {EdgeLayout::kBlocked16, EdgeLayout::kPlain});
+  const LayoutOnlyBackend nhwc("nhwc", {EdgeLayout::kChannelsLast, EdgeLayout::kPlain});
+  const LayoutOnlyBackend following("following", {EdgeLayout::kPlain}, "Abs");
+  FixedConversions conversions;
+  LayoutBoundaryCosts boundaries({&blocked, &nhwc, &following}, conversions);
+  SearchResult result = f.search(false, &boundaries);
+  // After a on blocked, b computes in nChw16c and c converts twice (5 ms);
+  // after a on nhwc, b computes in NHWC and nothing converts (3.2 ms). The
+  // first is cheaper up to b: kept as one state, the second was lost.
+  EXPECT_EQ(f.describe(result), (Lines{"nhwc:a", "following:b", "nhwc:c"}));
+  charge_boundaries(f.dfg(), result.partitions, boundaries);
+  EXPECT_NEAR(total_cost(result.partitions).seconds(), 3.2e-3, 1e-9);
 }
 
 // Twelve Relus of one input, summed one after another: the Relus are
