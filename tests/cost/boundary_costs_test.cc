@@ -7,31 +7,14 @@
 #include <vector>
 
 #include "collage/ir/error.h"
+#include "cost/layout_backend.h"
 
 namespace collage {
 namespace {
 
 TensorType f32(Shape shape) { return TensorType{DType::kFloat32, std::move(shape)}; }
 
-// A backend that only answers the questions layout negotiation asks.
-class LayoutBackend : public Backend {
- public:
-  LayoutBackend(std::string name, std::vector<EdgeLayout> layouts)
-      : name_(std::move(name)), layouts_(std::move(layouts)) {}
-  std::string name() const override { return name_; }
-  std::string version() const override { return "test"; }
-  BackendStyle style() const override { return BackendStyle::kGraph; }
-  bool supports(const Graph&, const Node&) const override { return true; }
-  std::string describe_support() const override { return "everything"; }
-  std::vector<EdgeLayout> edge_layouts() const override { return layouts_; }
-  Result<std::unique_ptr<Kernel>> compile(const Graph&, const CompileOptions&) const override {
-    return Failure{"not a real backend"};
-  }
-
- private:
-  std::string name_;
-  std::vector<EdgeLayout> layouts_;
-};
+using testing::LayoutBackend;
 
 // A plain backend whose Relus run in any layout (Backend::runs_in_layout),
 // as native's do.

@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include "collage/backends/backend.h"
 #include "collage/cost/boundary_costs.h"
 #include "collage/ir/error.h"
+#include "cost/layout_backend.h"
 #include "search/search_fixture.h"
 
 namespace collage {
@@ -409,29 +409,17 @@ TEST(ShortestPathTest, BoundariesAreChargedWithWhereBothSidesArePlaced) {
   EXPECT_EQ(boundaries.mismatches, 0);
 }
 
-// A backend that answers only what boundary charges ask: the layouts it
-// exchanges values in and, for a follower, that its `follows` ops run in
-// any layout.
-class LayoutOnlyBackend : public Backend {
+// A backend whose `follows` ops run in any layout, as native's elementwise
+// ops do; its other ops run plain.
+class FollowingOps : public testing::LayoutBackend {
  public:
-  LayoutOnlyBackend(std::string name, std::vector<EdgeLayout> layouts, std::string follows = "")
-      : name_(std::move(name)), layouts_(std::move(layouts)), follows_(std::move(follows)) {}
-  std::string name() const override { return name_; }
-  std::string version() const override { return "test"; }
-  BackendStyle style() const override { return BackendStyle::kGraph; }
-  bool supports(const Graph&, const Node&) const override { return true; }
-  std::string describe_support() const override { return "everything"; }
-  std::vector<EdgeLayout> edge_layouts() const override { return layouts_; }
+  FollowingOps(std::string name, std::vector<EdgeLayout> layouts, std::string follows = "")
+      : LayoutBackend(std::move(name), std::move(layouts)), follows_(std::move(follows)) {}
   bool runs_in_layout(const Graph&, const Node& node, EdgeLayout layout) const override {
     return layout == EdgeLayout::kPlain || node.op_type == follows_;
   }
-  Result<std::unique_ptr<Kernel>> compile(const Graph&, const CompileOptions&) const override {
-    return Failure{"not a real backend"};
-  }
 
  private:
-  std::string name_;
-  std::vector<EdgeLayout> layouts_;
   std::string follows_;
 };
 
@@ -468,9 +456,9 @@ TEST(ShortestPathTest, RoutesWhoseFollowersComputeInDifferentLayoutsStayApart) {
       .set_op_cost("nhwc", "Relu", 1.2e-3)
       .set_op_cost("nhwc", "Neg", 1.0e-3)
       .set_op_cost("following", "Abs", 1.0e-3);
-  const LayoutOnlyBackend blocked("blocked", {EdgeLayout::kBlocked16, EdgeLayout::kPlain});
-  const LayoutOnlyBackend nhwc("nhwc", {EdgeLayout::kChannelsLast, EdgeLayout::kPlain});
-  const LayoutOnlyBackend following("following", {EdgeLayout::kPlain}, "Abs");
+  const FollowingOps blocked("blocked", {EdgeLayout::kBlocked16, EdgeLayout::kPlain});
+  const FollowingOps nhwc("nhwc", {EdgeLayout::kChannelsLast, EdgeLayout::kPlain});
+  const FollowingOps following("following", {EdgeLayout::kPlain}, "Abs");
   FixedConversions conversions;
   LayoutBoundaryCosts boundaries({&blocked, &nhwc, &following}, conversions);
   SearchResult result = f.search(false, &boundaries);
