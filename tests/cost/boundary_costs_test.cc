@@ -172,6 +172,32 @@ Graph relu_chain() {
   return g;
 }
 
+// The dfg index of the operator named `node`.
+PostDfsIndex node_index(const DataflowGraph& dfg, const std::string& node) {
+  for (std::size_t i = 0; i < dfg.size(); ++i) {
+    const auto index = static_cast<PostDfsIndex>(i);
+    if (dfg.is_operator(index) && dfg.node(index).name == node) return index;
+  }
+  throw Error("no node " + node);
+}
+
+// The partition of the one operator named `node`.
+IndexSet node_set(const DataflowGraph& dfg, const std::string& node) {
+  IndexSet set = dfg.empty_set();
+  set.add(node_index(dfg, node));
+  return set;
+}
+
+// A placement of these partitions (backend, nodes), nothing else placed.
+PlacedOperators placed_as(std::vector<PlacedPartition> partitions) {
+  return [partitions = std::move(partitions)](PostDfsIndex i) -> std::optional<PlacedPartition> {
+    for (const PlacedPartition& partition : partitions) {
+      if (partition.nodes->contains(i)) return partition;
+    }
+    return std::nullopt;
+  };
+}
+
 class LayoutBoundaryCostsTest : public ::testing::Test {
  protected:
   LayoutBoundaryCostsTest()
@@ -180,18 +206,8 @@ class LayoutBoundaryCostsTest : public ::testing::Test {
         conversions_(nullptr, "machine", 1),
         boundaries_({&plain_, &nhwc_, &blocked_, &following_}, conversions_) {}
 
-  PostDfsIndex index(const std::string& node) const {
-    for (std::size_t i = 0; i < dfg_.size(); ++i) {
-      const auto index = static_cast<PostDfsIndex>(i);
-      if (dfg_.is_operator(index) && dfg_.node(index).name == node) return index;
-    }
-    throw Error("no node " + node);
-  }
-  IndexSet set_of(const std::string& node) const {
-    IndexSet set = dfg_.empty_set();
-    set.add(index(node));
-    return set;
-  }
+  PostDfsIndex index(const std::string& node) const { return node_index(dfg_, node); }
+  IndexSet set_of(const std::string& node) const { return node_set(dfg_, node); }
   BoundaryCharge between(const std::string& from, const std::string& to) {
     IndexSet writer = set_of("a");
     IndexSet reader = set_of("b");
@@ -261,12 +277,7 @@ class FollowerBetweenTest : public LayoutBoundaryCostsTest {
 
  private:
   void place(const std::string& a_backend, const std::string& c_backend) {
-    placement_ = [this, a_backend, c_backend](PostDfsIndex i) -> std::optional<PlacedPartition> {
-      if (a_.contains(i)) return PlacedPartition{a_backend, &a_};
-      if (b_.contains(i)) return PlacedPartition{"following", &b_};
-      if (c_.contains(i)) return PlacedPartition{c_backend, &c_};
-      return std::nullopt;
-    };
+    placement_ = placed_as({{a_backend, &a_}, {"following", &b_}, {c_backend, &c_}});
   }
 
   IndexSet a_ = set_of("a");
@@ -326,7 +337,7 @@ TEST_F(LayoutBoundaryCostsTest, AFollowerWhosePlaceIsUnknownIsChargedNothing) {
   IndexSet b = set_of("b");
   IndexSet c = set_of("c");
   // Nothing placed feeds b yet.
-  const PlacedOperators nothing = [](PostDfsIndex) { return std::optional<PlacedPartition>(); };
+  const PlacedOperators nothing = placed_as({});
   EXPECT_EQ(boundaries_.charge(dfg_, index("b"), "following", &b, &c, "nhwc", &nothing).total(),
             0.0);
   // A follower still unknown is told apart from a partition that does not
@@ -378,19 +389,10 @@ TEST(LayoutBoundaryCostsOutputTest, AGraphOutputReadOnIsChargedToItsReaderOnly) 
   const LayoutBackend blocked("blocked", {EdgeLayout::kBlocked16, EdgeLayout::kPlain});
   CountingConversions conversions(nullptr, "machine", 1);
   LayoutBoundaryCosts boundaries({&blocked}, conversions);
-  IndexSet writer = dfg.empty_set();
-  IndexSet reader = dfg.empty_set();
-  PostDfsIndex a = 0;
-  for (std::size_t i = 0; i < dfg.size(); ++i) {
-    const auto index = static_cast<PostDfsIndex>(i);
-    if (!dfg.is_operator(index)) continue;
-    if (dfg.node(index).name == "a") {
-      writer.add(index);
-      a = index;
-    }
-    if (dfg.node(index).name == "b") reader.add(index);
-  }
-  const BoundaryCharge charge = boundaries.charge(dfg, a, "blocked", &writer, &reader, "blocked");
+  const IndexSet writer = node_set(dfg, "a");
+  const IndexSet reader = node_set(dfg, "b");
+  const BoundaryCharge charge =
+      boundaries.charge(dfg, node_index(dfg, "a"), "blocked", &writer, &reader, "blocked");
   EXPECT_EQ(charge.producer_seconds, 0.0);
   EXPECT_GT(charge.consumer_seconds, 0.0);
   ASSERT_EQ(conversions.changes.size(), 1u);
@@ -419,30 +421,16 @@ TEST(LayoutBoundaryCostsFollowerTest, AFollowerTakesTheFeedersFirstLayoutItRunsI
   const NhwcFollowingBackend following("following", {EdgeLayout::kPlain});
   CountingConversions conversions(nullptr, "machine", 1);
   LayoutBoundaryCosts boundaries({&blocked, &nhwc, &following}, conversions);
-  IndexSet a = dfg.empty_set();
-  IndexSet b = dfg.empty_set();
-  IndexSet c = dfg.empty_set();
-  PostDfsIndex b_index = 0;
-  for (std::size_t i = 0; i < dfg.size(); ++i) {
-    const auto index = static_cast<PostDfsIndex>(i);
-    if (!dfg.is_operator(index)) continue;
-    if (dfg.node(index).name == "a") a.add(index);
-    if (dfg.node(index).name == "b") {
-      b.add(index);
-      b_index = index;
-    }
-    if (dfg.node(index).name == "c") c.add(index);
-  }
-  const PlacedOperators placement = [&](PostDfsIndex i) -> std::optional<PlacedPartition> {
-    if (a.contains(i)) return PlacedPartition{"blocked", &a};
-    if (b.contains(i)) return PlacedPartition{"following", &b};
-    if (c.contains(i)) return PlacedPartition{"nhwc", &c};
-    return std::nullopt;
-  };
+  const IndexSet a = node_set(dfg, "a");
+  const IndexSet b = node_set(dfg, "b");
+  const IndexSet c = node_set(dfg, "c");
+  const PlacedOperators placement = placed_as({{"blocked", &a}, {"following", &b}, {"nhwc", &c}});
   EXPECT_EQ(boundaries.edge_class(dfg, "following", b, placement),
             2 + static_cast<std::uint32_t>(EdgeLayout::kChannelsLast));
   // b computes in NHWC and hands nhwc its own layout: nothing to convert.
-  EXPECT_EQ(boundaries.charge(dfg, b_index, "following", &b, &c, "nhwc", &placement).total(), 0.0);
+  EXPECT_EQ(
+      boundaries.charge(dfg, node_index(dfg, "b"), "following", &b, &c, "nhwc", &placement).total(),
+      0.0);
   EXPECT_TRUE(conversions.changes.empty());
 }
 
@@ -456,19 +444,9 @@ TEST(LayoutBoundaryCostsOutputTest, AFollowerFedAGraphOutputComputesPlain) {
   const FollowingBackend following("following", {EdgeLayout::kPlain});
   CountingConversions conversions(nullptr, "machine", 1);
   LayoutBoundaryCosts boundaries({&blocked, &following}, conversions);
-  IndexSet a = dfg.empty_set();
-  IndexSet b = dfg.empty_set();
-  for (std::size_t i = 0; i < dfg.size(); ++i) {
-    const auto index = static_cast<PostDfsIndex>(i);
-    if (!dfg.is_operator(index)) continue;
-    if (dfg.node(index).name == "a") a.add(index);
-    if (dfg.node(index).name == "b") b.add(index);
-  }
-  const PlacedOperators placement = [&](PostDfsIndex i) -> std::optional<PlacedPartition> {
-    if (a.contains(i)) return PlacedPartition{"blocked", &a};
-    if (b.contains(i)) return PlacedPartition{"following", &b};
-    return std::nullopt;
-  };
+  const IndexSet a = node_set(dfg, "a");
+  const IndexSet b = node_set(dfg, "b");
+  const PlacedOperators placement = placed_as({{"blocked", &a}, {"following", &b}});
   EXPECT_EQ(boundaries.edge_class(dfg, "following", b, placement),
             2 + static_cast<std::uint32_t>(EdgeLayout::kPlain));
 }

@@ -15,6 +15,19 @@
 namespace collage {
 namespace {
 
+// The first of `producer`'s laid-out layouts that fits `type` and that
+// `takes` accepts, as negotiate_edge_layouts offers them to a reader that
+// follows layouts; plain when there is none.
+template <typename Takes>
+EdgeLayout first_layout_taken(const Backend& producer, const TensorType& type, Takes takes) {
+  for (EdgeLayout layout : producer.edge_layouts()) {
+    if (layout != EdgeLayout::kPlain && edge_layout_fits(layout, type) && takes(layout)) {
+      return layout;
+    }
+  }
+  return EdgeLayout::kPlain;
+}
+
 // Who converts, as the cache key names it.
 std::string converter_name(const Backend* backend) {
   if (backend == nullptr) return "tiled";
@@ -131,13 +144,8 @@ std::optional<EdgeLayout> LayoutBoundaryCosts::followed_layout(const DataflowGra
           }
           continue;
         }
-        for (EdgeLayout layout : feeder->edge_layouts()) {
-          if (layout == EdgeLayout::kPlain || !edge_layout_fits(layout, type)) continue;
-          if (runs_in(layout)) {
-            result = layout;
-            break;
-          }
-        }
+        const EdgeLayout handed = first_layout_taken(*feeder, type, runs_in);
+        if (handed != EdgeLayout::kPlain) result = handed;
       }
     }
   }
@@ -194,8 +202,10 @@ BoundaryCharge LayoutBoundaryCosts::charge(const DataflowGraph& dfg, PostDfsInde
   };
   // Whether the reading side takes a value in `layout`: a follower when
   // its nodes run in it, another backend when it accepts it.
+  const std::vector<NodeId> reader_ids =
+      to_follows ? dfg.node_ids(*to_nodes) : std::vector<NodeId>{};
   auto reader_takes = [&](EdgeLayout layout) {
-    return to_follows ? nodes_run_in_layout(*reading, graph, dfg.node_ids(*to_nodes), layout)
+    return to_follows ? nodes_run_in_layout(*reading, graph, reader_ids, layout)
                       : reading->accepts_edge_layout(layout);
   };
   for (ValueId value : values) {
@@ -221,13 +231,7 @@ BoundaryCharge LayoutBoundaryCosts::charge(const DataflowGraph& dfg, PostDfsInde
         // A follower offers the layout it computes in, or plain.
         if (timed_out != EdgeLayout::kPlain && reader_takes(timed_out)) agreed = timed_out;
       } else if (to_follows) {
-        for (EdgeLayout layout : producing->edge_layouts()) {
-          if (layout == EdgeLayout::kPlain || !edge_layout_fits(layout, type)) continue;
-          if (reader_takes(layout)) {
-            agreed = layout;
-            break;
-          }
-        }
+        agreed = first_layout_taken(*producing, type, reader_takes);
       } else {
         agreed = agreed_edge_layout(*producing, {reading}, type);
       }

@@ -25,10 +25,11 @@ constexpr std::size_t kNoParent = static_cast<std::size_t>(-1);
 // What a state is: the covered set; when boundaries are charged, which
 // backend covers each covered operator next to an uncovered one (as pairs
 // of index and spec number, with the edge class of the partition that
-// covers it: the layout a follower computes in); and the partitions on the route that join
-// nodes the graph does not connect (`joins`, see joins_unrelated()). Later
-// charges and cycle tests depend on nothing else, so two routes to one
-// covered set that could differ later stay apart.
+// covers it: the layout a follower computes in); and the partitions on the
+// route that join nodes the graph does not connect (`joins`, see
+// joins_unrelated()). Later charges and cycle tests depend on nothing
+// else, so two routes to one covered set that could differ later stay
+// apart.
 struct StateKey {
   IndexSet covered;
   std::vector<std::uint32_t> frontier;
