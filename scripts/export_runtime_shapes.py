@@ -67,13 +67,14 @@ def clear_of_ties(module, image):
         boxes, scores = module.predict(image)
     if (scores - 0.5).abs().min() < SCORE_MARGIN:
         return False
-    kept = scores[scores > 0.5].sort(descending=True).values
-    if kept.numel() <= 10:
+    keep = scores > 0.5
+    ranked, order = scores[keep].sort(descending=True)
+    if ranked.numel() <= 10:
         return False
-    ranked = kept[:101]
-    if (ranked[:-1] - ranked[1:]).min() < SCORE_MARGIN:
+    top = ranked[:101]
+    if (top[:-1] - top[1:]).min() < SCORE_MARGIN:
         return False
-    best = boxes[scores > 0.5][scores[scores > 0.5].topk(min(100, kept.numel())).indices]
+    best = boxes[keep][order[:100]]
     overlaps = torchvision.ops.box_iou(best, best)
     overlaps.fill_diagonal_(0)
     return bool((overlaps - 0.3).abs().min() >= IOU_MARGIN)
@@ -88,13 +89,11 @@ def draw_image(module, scale, unlike=None):
     """The first uniform image (times SCALE) whose detections are clear of
     ties, so that every backend must find exactly PyTorch's boxes, and
     whose number of detections is not UNLIKE's."""
+    taken = None if unlike is None else detections(module, unlike)
     for _ in range(200):
         image = torch.rand(1, 3, 64, 64) * scale
-        if not clear_of_ties(module, image):
-            continue
-        if unlike is not None and detections(module, image) == detections(module, unlike):
-            continue
-        return image
+        if clear_of_ties(module, image) and detections(module, image) != taken:
+            return image
     sys.exit(f'no image clear of ties at scale {scale}')
 
 
