@@ -11,17 +11,18 @@
 #include <fmt/format.h>
 #include <omp.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <dnnl.hpp>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collage/backends/native/elementwise_math.h"
 #include "collage/backends/native/vector_math.h"
+#include "collage/runtime/timing.h"
 
 namespace {
 
@@ -102,8 +103,7 @@ class Convolution {
 };
 
 double median_ms(std::vector<double> samples) {
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
+  return collage::percentile(std::move(samples), 0.5);
 }
 
 double time_once(const std::function<void()>& body) {
