@@ -202,6 +202,85 @@ TEST(NativeLayoutTest, GroupNormalizationRunsInEveryLayoutWhateverTheGroupSize) 
   }
 }
 
+// x [2,C,H,W] -> depthwise Conv (k x k, `attributes`, bias or not) -> Swish.
+Graph depthwise(std::int64_t c, std::int64_t h, std::int64_t w, std::int64_t k, Shape out,
+                Attributes attributes, bool with_bias) {
+  Graph g;
+  g.opset = 13;
+  ValueId x = g.add_input("x", f32({2, c, h, w}));
+  ValueId weights = g.add_constant("w", random_tensor(f32({c, 1, k, k}), 6));
+  std::vector<ValueId> inputs = {x, weights};
+  if (with_bias) inputs.push_back(g.add_constant("b", random_tensor(f32({c}), 8)));
+  attributes.set("group", c);
+  attributes.set("kernel_shape", std::vector<std::int64_t>{k, k});
+  ValueId y = g.add_value("y", f32(out));
+  g.add_node("Conv", inputs, {y}, std::move(attributes));
+  ValueId s = g.add_value("s", f32(out));
+  Attributes alpha;
+  alpha.set("alpha", 1.0f);
+  g.add_node("Swish", {y}, {s}, alpha);
+  g.add_output(s);
+  return g;
+}
+
+TEST(NativeLayoutTest, DepthwiseConvolutionsRunInEveryLayoutTheirChannelsFit) {
+  Attributes same = ints("pads", {1, 1, 1, 1});
+  Attributes strided = ints("pads", {1, 1, 1, 1});
+  strided.set("strides", std::vector<std::int64_t>{2, 2});
+  Attributes uneven = ints("pads", {2, 0, 1, 2});  // 5x5, padded unevenly, stride 2
+  uneven.set("strides", std::vector<std::int64_t>{2, 2});
+  Attributes dilated = ints("pads", {2, 2, 2, 2});
+  dilated.set("dilations", std::vector<std::int64_t>{2, 2});
+  // 48 channels: three blocks of 16, six of 8, runs of 32 + 16 in
+  // channels-last; 40: 32 + 8; 12: a tail of 4 lanes.
+  for (std::int64_t c : {48, 40, 12}) {
+    std::vector<Graph> graphs = {
+        depthwise(c, 9, 13, 3, {2, c, 9, 13}, same, true),
+        depthwise(c, 9, 13, 3, {2, c, 5, 7}, strided, false),
+        depthwise(c, 12, 11, 5, {2, c, 6, 5}, uneven, true),
+        depthwise(c, 10, 10, 3, {2, c, 10, 10}, dilated, true),
+        // Narrower than the window: no pixel has every tap inside.
+        depthwise(c, 2, 3, 5, {2, c, 2, 3}, ints("pads", {2, 2, 2, 2}), true),
+    };
+    for (const Graph& graph : graphs) {
+      for (EdgeLayout layout : kLaidOut) {
+        const bool fits = edge_layout_fits(layout, graph.type(graph.inputs()[0]));
+        EXPECT_EQ(native::runs_in_layout(graph, graph.node(0), layout), fits)
+            << c << " " << edge_layout_name(layout);
+        if (fits) expect_matches_plain(graph, layout, layout);
+      }
+    }
+  }
+}
+
+TEST(NativeLayoutTest, ADepthwiseConvolutionsOutputReadElsewhereIsStoredWithoutTheActivation) {
+  // The convolution's output is also a graph output, and a second chain
+  // (Relu, Sigmoid) reads it: neither can run in its store.
+  Graph g = depthwise(32, 9, 9, 3, {2, 32, 9, 9}, ints("pads", {1, 1, 1, 1}), true);
+  const ValueId conv_out = g.node(0).outputs[0];
+  ValueId r = g.add_value("r", f32({2, 32, 9, 9}));
+  g.add_node("Relu", {conv_out}, {r});
+  ValueId s = g.add_value("s2", f32({2, 32, 9, 9}));
+  g.add_node("Sigmoid", {r}, {s});
+  g.add_output(s);
+  g.add_output(conv_out);
+  for (EdgeLayout layout : kLaidOut) expect_matches_plain(g, layout, layout);
+}
+
+TEST(NativeLayoutTest, OnlyDepthwiseConvolutionsRunInALayout) {
+  Graph g;
+  g.opset = 13;
+  ValueId x = g.add_input("x", f32({1, 16, 6, 6}));
+  ValueId w = g.add_constant("w", random_tensor(f32({16, 2, 3, 3}), 5));
+  ValueId y = g.add_value("y", f32({1, 16, 4, 4}));
+  Attributes grouped;
+  grouped.set("group", std::int64_t{8});
+  g.add_node("Conv", {x, w}, {y}, grouped);
+  g.add_output(y);
+  EXPECT_FALSE(native::runs_in_layout(g, g.node(0), EdgeLayout::kBlocked16));
+  EXPECT_FALSE(native::runs_in_layout(g, g.node(0), EdgeLayout::kChannelsLast));
+}
+
 TEST(NativeLayoutTest, EdgesInAnotherLayoutThanTheKernelComputesInAreConverted) {
   Graph graph = elementwise_chain(16);
   expect_matches_plain(graph, EdgeLayout::kChannelsLast, EdgeLayout::kPlain);

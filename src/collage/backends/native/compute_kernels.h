@@ -9,12 +9,14 @@
 // plane copies of direct convolution and pooling, and vectorized row loops.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "collage/backends/native/elementwise_math.h"
 #include "collage/backends/native/op_registry.h"
 #include "collage/ir/graph.h"
 #include "collage/ir/window.h"
@@ -123,6 +125,34 @@ void pool_in_lanes(const Node& node, const Tensor& x, Tensor& y, std::int64_t la
 // lanes = C; blocked: lanes = the block), into `y` stored likewise.
 void group_norm_in_lanes(const Node& node, std::span<const Tensor> inputs, Tensor& y,
                          std::int64_t lanes, int threads);
+
+// The taps of a window axis that meet the input at output position `o`:
+// [first, end).
+struct TapRange {
+  std::int64_t first;
+  std::int64_t end;
+};
+inline TapRange taps_inside(const WindowAxis& axis, std::int64_t o) {
+  const std::int64_t start = o * axis.stride - axis.pad_begin;
+  std::int64_t first = 0;
+  if (start < 0) first = (-start + axis.dilation - 1) / axis.dilation;
+  std::int64_t end = axis.kernel;
+  const std::int64_t last_position = start + (axis.kernel - 1) * axis.dilation;
+  if (last_position >= axis.input) end = (axis.input - 1 - start) / axis.dilation + 1;
+  return {first, std::max(first, std::min(end, axis.kernel))};
+}
+
+// A depthwise Conv (2-D, one output channel per input channel, optional
+// bias; depthwise_in_lanes_fits) of a float32 tensor stored as [N * C /
+// lanes, H, W, lanes] (channels-last: lanes = C; blocked: lanes = the
+// block), into `y` stored likewise. The weights and bias are plain. The
+// unary ops of `epilogue` are applied in order to each output row while it
+// is in cache (a fused activation).
+void depthwise_conv_in_lanes(const Node& node, std::span<const Tensor> inputs, Tensor& y,
+                             std::int64_t lanes, int threads,
+                             std::span<const ElementwiseFn> epilogue = {});
+// Whether depthwise_conv_in_lanes runs `node`.
+bool depthwise_in_lanes_fits(const Graph& graph, const Node& node);
 
 // The threads a loop of `units` independent pieces of about `work_per_unit`
 // elementary operations should use: 1 for small loops, at most `threads`.

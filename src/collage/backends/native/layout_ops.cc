@@ -121,11 +121,17 @@ bool runs_in_layout(const Graph& graph, const Node& node, EdgeLayout layout) {
   if (float_elementwise_fn(graph, node)) return graph.type(node.outputs[0]).rank() == 4;
   if (is_pool(node)) return pool_in_layout(graph, node);
   if (node.op_type == "GroupNormalization") return graph.type(node.input(0)).rank() == 4;
+  if (node.op_type == "Conv") return depthwise_in_lanes_fits(graph, node);
   return concat_of_channels(graph, node);
 }
 
 void run_in_layout(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                   std::span<Tensor> outputs, EdgeLayout layout, int threads) {
+                   std::span<Tensor> outputs, EdgeLayout layout, int threads,
+                   std::span<const ElementwiseFn> epilogue) {
+  if (!epilogue.empty() && node.op_type != "Conv") {
+    throw Error(fmt::format("{} takes no activation in its store", node.op_type),
+                {.node = node.name});
+  }
   if (is_pool(node)) {
     const Tensor& x = inputs[0];
     return pool_in_lanes(node, x, outputs[0], layout_lanes(layout, x.shape()[1]), threads);
@@ -133,6 +139,10 @@ void run_in_layout(const Graph& graph, const Node& node, std::span<const Tensor>
   if (node.op_type == "GroupNormalization") {
     return group_norm_in_lanes(node, inputs, outputs[0], layout_lanes(layout, inputs[0].shape()[1]),
                                threads);
+  }
+  if (node.op_type == "Conv") {
+    return depthwise_conv_in_lanes(node, inputs, outputs[0],
+                                   layout_lanes(layout, inputs[0].shape()[1]), threads, epilogue);
   }
   if (concat_of_channels(graph, node)) {
     return concat_in_layout(inputs, outputs[0], layout, threads);

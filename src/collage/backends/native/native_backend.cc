@@ -150,7 +150,7 @@ class NativeKernel final : public Kernel {
             });
       } else if (step.in_layout) {
         native::run_in_layout(graph_, graph_.node(step.node), step.input_tensors,
-                              step.output_tensors, layout_, threads_);
+                              step.output_tensors, layout_, threads_, step.epilogue);
       } else {
         step.op->run(graph_, graph_.node(step.node), step.input_tensors, step.output_tensors,
                      threads_);
@@ -179,6 +179,9 @@ class NativeKernel final : public Kernel {
     std::vector<std::shared_ptr<Kernel>> bodies;
     // The node reads or writes values laid out in the kernel's layout.
     bool in_layout = false;
+    // Unary ops applied to the node's output as it is stored (a depthwise
+    // convolution's activation, convolution_before).
+    std::vector<native::ElementwiseFn> epilogue;
     std::vector<ValueId> inputs;
     std::vector<ValueId> outputs;
     // Reused on every run to hand tensors to the kernel without allocating.
@@ -195,6 +198,17 @@ class NativeKernel final : public Kernel {
     for (const native::FusionGroup& group : groups) {
       for (NodeId id : group.nodes) in_group[static_cast<std::size_t>(id)] = true;
       root_group[static_cast<std::size_t>(group.nodes.back())] = &group;
+    }
+    // A chain of unary ops that alone reads a depthwise convolution's output
+    // in a layout runs in the convolution's store: the group's step goes.
+    std::vector<const native::FusionGroup*> epilogue_of(graph_.num_nodes(), nullptr);
+    const std::vector<std::vector<NodeId>> consumers =
+        groups.empty() ? std::vector<std::vector<NodeId>>{} : graph_.consumers();
+    for (const native::FusionGroup& group : groups) {
+      if (const std::optional<NodeId> conv = convolution_before(group, consumers)) {
+        epilogue_of[static_cast<std::size_t>(*conv)] = &group;
+        root_group[static_cast<std::size_t>(group.nodes.back())] = nullptr;
+      }
     }
     for (std::size_t id = 0; id < graph_.num_nodes(); ++id) {
       const Node& node = graph_.node(static_cast<NodeId>(id));
@@ -230,11 +244,44 @@ class NativeKernel final : public Kernel {
         }
         step.inputs = node.inputs;
         step.outputs = node.outputs;
+        if (const native::FusionGroup* group = epilogue_of[id]) {
+          for (NodeId member : group->nodes) {
+            step.epilogue.push_back(*native::float_elementwise_fn(graph_, graph_.node(member)));
+          }
+          step.outputs = {group->output};
+        }
       }
       step.input_tensors.resize(step.inputs.size());
       step.output_tensors.resize(step.outputs.size());
       steps_.push_back(std::move(step));
     }
+  }
+
+  // The depthwise convolution whose output `group` alone reads, when the
+  // group is a chain of unary ops and the convolution runs in the kernel's
+  // layout (native::depthwise_conv_in_lanes applies them as it stores).
+  std::optional<NodeId> convolution_before(
+      const native::FusionGroup& group, const std::vector<std::vector<NodeId>>& consumers) const {
+    if (layout_ == EdgeLayout::kPlain || group.leaves.size() != 1) return std::nullopt;
+    for (NodeId member : group.nodes) {
+      const std::optional<native::ElementwiseFn> fn =
+          native::float_elementwise_fn(graph_, graph_.node(member));
+      if (!fn || fn->unary == nullptr || fn->operands != 1 || fn->scale != 1.0f) {
+        return std::nullopt;
+      }
+    }
+    const ValueId conv_output = group.leaves[0];
+    const NodeId producer = graph_.value(conv_output).producer;
+    if (producer == kNoNode || graph_.is_output(conv_output) ||
+        consumers[static_cast<std::size_t>(conv_output)].size() != 1) {
+      return std::nullopt;
+    }
+    const Node& conv = graph_.node(producer);
+    if (conv.op_type != "Conv" || !has_laid_out_value(conv) ||
+        !native::runs_in_layout(graph_, conv, layout_)) {
+      return std::nullopt;
+    }
+    return producer;
   }
 
   bool has_laid_out_value(const Node& node) const {

@@ -245,22 +245,6 @@ void max_pool_with_indices(const Node& node, const Tensor& x, Tensor& y, Tensor&
 
 // --- Pools of a tensor stored as [groups, H, W, lanes] (pool_in_lanes).
 
-// The taps of a window axis that meet the input at output position `o`:
-// [first, end).
-struct TapRange {
-  std::int64_t first;
-  std::int64_t end;
-};
-TapRange taps_inside(const WindowAxis& axis, std::int64_t o) {
-  const std::int64_t start = o * axis.stride - axis.pad_begin;
-  std::int64_t first = 0;
-  if (start < 0) first = (-start + axis.dilation - 1) / axis.dilation;
-  std::int64_t end = axis.kernel;
-  const std::int64_t last_position = start + (axis.kernel - 1) * axis.dilation;
-  if (last_position >= axis.input) end = (axis.input - 1 - start) / axis.dilation + 1;
-  return {first, std::max(first, std::min(end, axis.kernel))};
-}
-
 // Every output position of row `oh`, for kGroups groups at once (`in_group`
 // and `out_group` floats apart) of kPerGroup x 8 lanes each: each tap's
 // values combine into registers, and a window that meets no input holds the

@@ -1,0 +1,186 @@
+// Depthwise convolution of a tensor stored in runs of channels
+// (channels-last or oneDNN's blocked layouts, layout_ops.h).
+//
+// Every lane of a run is its own channel with its own filter, so one vector
+// of lanes takes one FMA per tap, with no shuffles: the filters are repacked
+// tap-major ([taps][C]) so that one tap's weights for consecutive lanes are
+// one load. An output row is computed four pixels at a time where every tap
+// of the row's windows lies inside the input, for the common windows (3x3,
+// 5x5, 7x7 at stride 1 or 2) from input vectors loaded once per kernel row
+// (depthwise_row.inc), and pixel by pixel, taps clipped, elsewhere.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "collage/backends/native/compute_kernels.h"
+#include "collage/backends/native/vector_math.h"
+#include "collage/ir/error.h"
+
+namespace collage::native {
+namespace {
+
+// One output row of one run of lanes, and where its operands lie.
+struct DepthwiseRow {
+  // The run's input image [H, W, lanes], at the first lane of the chunk.
+  const float* in;
+  // The output row [OW, lanes], at the first lane of the chunk.
+  float* out;
+  // Tap t's weight for the chunk's first lane is weights[t * tap_stride].
+  const float* weights;
+  std::int64_t tap_stride;
+  // Per lane, from the chunk's first.
+  const float* bias;
+  // Floats from one output pixel to the next, and one input pixel.
+  std::int64_t lanes;
+  std::int64_t in_step;
+  const WindowAxis* ah;
+  const WindowAxis* aw;
+  std::int64_t oh;
+};
+
+// The output columns whose every tap lies inside the input: [first, end).
+TapRange inner_columns(const WindowAxis& aw) {
+  const std::int64_t first = std::min(aw.output, (aw.pad_begin + aw.stride - 1) / aw.stride);
+  const std::int64_t last_start = aw.input - aw.extent();
+  std::int64_t end =
+      last_start + aw.pad_begin < 0 ? 0 : (last_start + aw.pad_begin) / aw.stride + 1;
+  end = std::clamp(end, first, aw.output);
+  return {first, end};
+}
+
+}  // namespace
+}  // namespace collage::native
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+namespace collage::native::wide {
+#include "collage/backends/native/depthwise_row.inc"
+
+struct Lanes16 {
+  using V = __m512;
+  static constexpr int kPixels = 8;
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static V zero() { return _mm512_setzero_ps(); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+};
+void depthwise_row16(const DepthwiseRow& r, std::vector<float>& scratch) {
+  depthwise_row<Lanes16>(r, scratch);
+}
+}  // namespace collage::native::wide
+#pragma GCC pop_options
+
+namespace collage::native::narrow {
+#include "collage/backends/native/depthwise_row.inc"
+
+struct Lanes8 {
+  using V = __m256;
+  static constexpr int kPixels = 4;
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static V zero() { return _mm256_setzero_ps(); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+};
+struct Lanes1 {
+  using V = float;
+  static constexpr int kPixels = 4;
+  static V load(const float* p) { return *p; }
+  static void store(float* p, V v) { *p = v; }
+  static V zero() { return 0.0f; }
+  static V add(V a, V b) { return a + b; }
+  static V fma(V a, V b, V c) { return a * b + c; }
+};
+void depthwise_row8(const DepthwiseRow& r, std::vector<float>& scratch) {
+  depthwise_row<Lanes8>(r, scratch);
+}
+void depthwise_row1(const DepthwiseRow& r, std::vector<float>& scratch) {
+  depthwise_row<Lanes1>(r, scratch);
+}
+}  // namespace collage::native::narrow
+
+namespace collage::native {
+
+bool depthwise_in_lanes_fits(const Graph& graph, const Node& node) {
+  if (node.op_type != "Conv" || !check_conv(graph, node)) return false;
+  const TensorType& x = graph.type(node.input(0));
+  const TensorType& w = graph.type(node.input(1));
+  if (x.rank() != 4 || w.rank() != 4) return false;
+  const std::int64_t channels = x.shape[1];
+  return node.attributes.get_int("group", 1) == channels && w.shape[0] == channels &&
+         w.shape[1] == 1 && graph.type(node.outputs[0]).shape[1] == channels;
+}
+
+void depthwise_conv_in_lanes(const Node& node, std::span<const Tensor> inputs, Tensor& y,
+                             std::int64_t lanes, int threads,
+                             std::span<const ElementwiseFn> epilogue) {
+  const ConvShape shape = conv_shape(node, inputs, y);
+  if (shape.groups != shape.channels || shape.out_channels != shape.channels ||
+      shape.window[0].kernel != 1 || shape.window[0].input != 1) {
+    throw Error("a convolution in a channels-last or blocked layout must be 2-D and depthwise",
+                {.node = node.name});
+  }
+  if (y.numel() == 0) return;
+  const WindowAxis& ah = shape.window[1];
+  const WindowAxis& aw = shape.window[2];
+  const std::int64_t channels = shape.channels;
+  const std::int64_t taps = ah.kernel * aw.kernel;
+  // Filters tap-major, and a bias of zeros where the node has none.
+  std::vector<float> packed(static_cast<std::size_t>(taps * channels));
+  const float* w = inputs[1].data<float>();
+  for (std::int64_t c = 0; c < channels; ++c) {
+    for (std::int64_t t = 0; t < taps; ++t) packed[t * channels + c] = w[c * taps + t];
+  }
+  const Tensor* bias = optional_input(inputs, 2);
+  std::vector<float> zeros;
+  if (bias == nullptr) zeros.assign(static_cast<std::size_t>(channels), 0.0f);
+  const float* bias_data = bias != nullptr ? bias->data<float>() : zeros.data();
+
+  const std::int64_t runs_per_image = channels / lanes;
+  const std::int64_t runs = shape.batch * runs_per_image;
+  const std::int64_t in_run = ah.input * aw.input * lanes;
+  const std::int64_t out_run = ah.output * aw.output * lanes;
+  const std::int64_t rows = runs * ah.output;
+  const bool wide = has_avx512();
+  const float* xd = inputs[0].data<float>();
+  float* yd = y.data<float>();
+#pragma omp parallel for num_threads(loop_threads(rows, aw.output* taps* lanes, threads)) \
+    schedule(static)
+  for (std::int64_t row = 0; row < rows; ++row) {
+    const std::int64_t run = row / ah.output;
+    const std::int64_t first_channel = run % runs_per_image * lanes;
+    DepthwiseRow r{.in = xd + run * in_run,
+                   .out = yd + run * out_run + row % ah.output * aw.output * lanes,
+                   .weights = packed.data() + first_channel,
+                   .tap_stride = channels,
+                   .bias = bias_data + first_channel,
+                   .lanes = lanes,
+                   .in_step = lanes,
+                   .ah = &ah,
+                   .aw = &aw,
+                   .oh = row % ah.output};
+    std::int64_t lane = 0;
+    auto advance = [&r](std::int64_t by) {
+      r.in += by;
+      r.out += by;
+      r.weights += by;
+      r.bias += by;
+    };
+    // Zero-padded copies of the kernel rows (depthwise_padded_row).
+    thread_local std::vector<float> scratch;
+    if (wide) {
+      for (; lane + 16 <= lanes; lane += 16, advance(16)) wide::depthwise_row16(r, scratch);
+    }
+    for (; lane + 8 <= lanes; lane += 8, advance(8)) narrow::depthwise_row8(r, scratch);
+    for (; lane < lanes; ++lane, advance(1)) narrow::depthwise_row1(r, scratch);
+    // The row, every lane of it, is one run of floats in both layouts.
+    float* out_row = yd + run * out_run + r.oh * aw.output * lanes;
+    for (const ElementwiseFn& fn : epilogue) {
+      fn.unary(out_row, 1, out_row, aw.output * lanes, fn.params);
+    }
+  }
+}
+
+}  // namespace collage::native
