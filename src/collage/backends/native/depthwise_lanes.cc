@@ -52,26 +52,26 @@ TapRange inner_columns(const WindowAxis& aw) {
 }  // namespace
 }  // namespace collage::native
 
-#pragma GCC push_options
-#pragma GCC target("avx512f")
+#define COLLAGE_DEPTHWISE_TARGET COLLAGE_AVX512
 namespace collage::native::wide {
 #include "collage/backends/native/depthwise_row.inc"
 
 struct Lanes16 {
   using V = __m512;
   static constexpr int kPixels = 8;
-  static V load(const float* p) { return _mm512_loadu_ps(p); }
-  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
-  static V zero() { return _mm512_setzero_ps(); }
-  static V add(V a, V b) { return _mm512_add_ps(a, b); }
-  static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  COLLAGE_AVX512 static V load(const float* p) { return _mm512_loadu_ps(p); }
+  COLLAGE_AVX512 static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  COLLAGE_AVX512 static V zero() { return _mm512_setzero_ps(); }
+  COLLAGE_AVX512 static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  COLLAGE_AVX512 static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
 };
-void depthwise_row16(const DepthwiseRow& r, std::vector<float>& scratch) {
+COLLAGE_AVX512 void depthwise_row16(const DepthwiseRow& r, std::vector<float>& scratch) {
   depthwise_row<Lanes16>(r, scratch);
 }
 }  // namespace collage::native::wide
-#pragma GCC pop_options
+#undef COLLAGE_DEPTHWISE_TARGET
 
+#define COLLAGE_DEPTHWISE_TARGET
 namespace collage::native::narrow {
 #include "collage/backends/native/depthwise_row.inc"
 
@@ -100,6 +100,7 @@ void depthwise_row1(const DepthwiseRow& r, std::vector<float>& scratch) {
   depthwise_row<Lanes1>(r, scratch);
 }
 }  // namespace collage::native::narrow
+#undef COLLAGE_DEPTHWISE_TARGET
 
 namespace collage::native {
 
