@@ -267,20 +267,6 @@ TEST(NativeLayoutTest, ADepthwiseConvolutionsOutputReadElsewhereIsStoredWithoutT
   for (EdgeLayout layout : kLaidOut) expect_matches_plain(g, layout, layout);
 }
 
-TEST(NativeLayoutTest, OnlyDepthwiseConvolutionsRunInALayout) {
-  Graph g;
-  g.opset = 13;
-  ValueId x = g.add_input("x", f32({1, 16, 6, 6}));
-  ValueId w = g.add_constant("w", random_tensor(f32({16, 2, 3, 3}), 5));
-  ValueId y = g.add_value("y", f32({1, 16, 4, 4}));
-  Attributes grouped;
-  grouped.set("group", std::int64_t{8});
-  g.add_node("Conv", {x, w}, {y}, grouped);
-  g.add_output(y);
-  EXPECT_FALSE(native::runs_in_layout(g, g.node(0), EdgeLayout::kBlocked16));
-  EXPECT_FALSE(native::runs_in_layout(g, g.node(0), EdgeLayout::kChannelsLast));
-}
-
 TEST(NativeLayoutTest, EdgesInAnotherLayoutThanTheKernelComputesInAreConverted) {
   Graph graph = elementwise_chain(16);
   expect_matches_plain(graph, EdgeLayout::kChannelsLast, EdgeLayout::kPlain);
@@ -288,19 +274,31 @@ TEST(NativeLayoutTest, EdgesInAnotherLayoutThanTheKernelComputesInAreConverted) 
   expect_matches_plain(graph, EdgeLayout::kBlocked8, EdgeLayout::kChannelsLast);
 }
 
-TEST(NativeLayoutTest, APartitionWithAnOpThatDoesNotRunInALayoutConvertsItsEdges) {
+// x [1,16,6,6] -> Conv (3x3 weights of `weights_in` channels, `group`) -> Relu.
+Graph conv_relu(std::int64_t weights_in, std::int64_t group) {
   Graph g;
   g.opset = 13;
   ValueId x = g.add_input("x", f32({1, 16, 6, 6}));
-  ValueId w = g.add_constant("w", random_tensor(f32({16, 16, 1, 1}), 5));
-  ValueId c = g.add_value("c", f32({1, 16, 6, 6}));
-  g.add_node("Conv", {x, w}, {c});
-  ValueId r = g.add_value("r", f32({1, 16, 6, 6}));
+  ValueId w = g.add_constant("w", random_tensor(f32({16, weights_in, 3, 3}), 5));
+  ValueId c = g.add_value("c", f32({1, 16, 4, 4}));
+  Attributes grouped;
+  grouped.set("group", group);
+  g.add_node("Conv", {x, w}, {c}, grouped);
+  ValueId r = g.add_value("r", f32({1, 16, 4, 4}));
   g.add_node("Relu", {c}, {r});
   g.add_output(r);
-  EXPECT_FALSE(native::runs_in_layout(g, g.node(0), EdgeLayout::kChannelsLast));
-  EXPECT_FALSE(follows_layouts(*make_native_backend(), g));
-  for (EdgeLayout layout : kLaidOut) expect_matches_plain(g, layout, layout);
+  return g;
+}
+
+TEST(NativeLayoutTest, APartitionWithAnOpThatDoesNotRunInALayoutConvertsItsEdges) {
+  // A dense convolution, and one of groups of two channels: only depthwise
+  // convolutions run in a layout.
+  for (Graph g : {conv_relu(16, 1), conv_relu(2, 8)}) {
+    EXPECT_FALSE(native::runs_in_layout(g, g.node(0), EdgeLayout::kChannelsLast));
+    EXPECT_FALSE(native::runs_in_layout(g, g.node(0), EdgeLayout::kBlocked16));
+    EXPECT_FALSE(follows_layouts(*make_native_backend(), g));
+    for (EdgeLayout layout : kLaidOut) expect_matches_plain(g, layout, layout);
+  }
 }
 
 TEST(NativeLayoutTest, NodesWithoutLaidOutValuesRunInAnyLayout) {
