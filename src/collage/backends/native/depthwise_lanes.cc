@@ -4,10 +4,16 @@
 // Every lane of a run is its own channel with its own filter, so one vector
 // of lanes takes one FMA per tap, with no shuffles: the filters are repacked
 // tap-major ([taps][C]) so that one tap's weights for consecutive lanes are
-// one load. An output row is computed four pixels at a time where every tap
-// of the row's windows lies inside the input, for the common windows (3x3,
-// 5x5, 7x7 at stride 1 or 2) from input vectors loaded once per kernel row
-// (depthwise_row.inc), and pixel by pixel, taps clipped, elsewhere.
+// one load. For the common windows (3x3, 5x5, 7x7 at stride 1 or 2) an
+// output row goes in blocks of pixels (8 with AVX-512, 4 with AVX2) whose
+// input vectors are loaded once per kernel row, its border pixels too once
+// the row's kernel rows are copied with zero padding where borders are many
+// (depthwise_row.inc); other windows and the remaining border pixels go
+// pixel by pixel, taps clipped. Threads take contiguous shares of the rows
+// of (image, channel block, output row), channel block outermost: split the
+// other way, the shares a thread reads and writes lie in the other core's
+// cache after a oneDNN convolution, and a plan of them ran 9 % slower
+// (bench/results/2026-12-05n-depthwise-lanes.md).
 #include <immintrin.h>
 
 #include <algorithm>
