@@ -142,15 +142,27 @@ inline TapRange taps_inside(const WindowAxis& axis, std::int64_t o) {
   return {first, std::max(first, std::min(end, axis.kernel))};
 }
 
+// What a compiled kernel prepares once for a depthwise Conv it runs in a
+// layout: the filters tap-major (depthwise_filters_by_tap; empty when they
+// are no constant, so each run packs them), and the unary ops applied in
+// order to each output row while it is in cache (a fused activation).
+struct DepthwiseOperands {
+  std::vector<float> filters_by_tap;
+  std::vector<ElementwiseFn> epilogue;
+};
+
+// Depthwise filters [C, 1, kh, kw] as [kh * kw][C], so that one tap's
+// weights for consecutive channels are one vector load.
+std::vector<float> depthwise_filters_by_tap(const Tensor& weights);
+
 // A depthwise Conv (2-D, one output channel per input channel, optional
 // bias; depthwise_in_lanes_fits) of a float32 tensor stored as [N * C /
 // lanes, H, W, lanes] (channels-last: lanes = C; blocked: lanes = the
-// block), into `y` stored likewise. The weights and bias are plain. The
-// unary ops of `epilogue` are applied in order to each output row while it
-// is in cache (a fused activation).
+// block), into `y` stored likewise. The weights and bias are plain;
+// `prepared` (may be null) gives their repacked form and the epilogue.
 void depthwise_conv_in_lanes(const Node& node, std::span<const Tensor> inputs, Tensor& y,
                              std::int64_t lanes, int threads,
-                             std::span<const ElementwiseFn> epilogue = {});
+                             const DepthwiseOperands* prepared = nullptr);
 // Whether depthwise_conv_in_lanes runs `node`.
 bool depthwise_in_lanes_fits(const Graph& graph, const Node& node);
 

@@ -120,9 +120,19 @@ bool depthwise_in_lanes_fits(const Graph& graph, const Node& node) {
          w.shape[1] == 1 && graph.type(node.outputs[0]).shape[1] == channels;
 }
 
+std::vector<float> depthwise_filters_by_tap(const Tensor& weights) {
+  const std::int64_t channels = weights.shape()[0];
+  const std::int64_t taps = weights.numel() / std::max<std::int64_t>(1, channels);
+  std::vector<float> packed(static_cast<std::size_t>(weights.numel()));
+  const float* w = weights.data<float>();
+  for (std::int64_t c = 0; c < channels; ++c) {
+    for (std::int64_t t = 0; t < taps; ++t) packed[t * channels + c] = w[c * taps + t];
+  }
+  return packed;
+}
+
 void depthwise_conv_in_lanes(const Node& node, std::span<const Tensor> inputs, Tensor& y,
-                             std::int64_t lanes, int threads,
-                             std::span<const ElementwiseFn> epilogue) {
+                             std::int64_t lanes, int threads, const DepthwiseOperands* prepared) {
   const ConvShape shape = conv_shape(node, inputs, y);
   if (shape.groups != shape.channels || shape.out_channels != shape.channels ||
       shape.window[0].kernel != 1 || shape.window[0].input != 1) {
@@ -134,12 +144,16 @@ void depthwise_conv_in_lanes(const Node& node, std::span<const Tensor> inputs, T
   const WindowAxis& aw = shape.window[2];
   const std::int64_t channels = shape.channels;
   const std::int64_t taps = ah.kernel * aw.kernel;
-  // Filters tap-major, and a bias of zeros where the node has none.
-  std::vector<float> packed(static_cast<std::size_t>(taps * channels));
-  const float* w = inputs[1].data<float>();
-  for (std::int64_t c = 0; c < channels; ++c) {
-    for (std::int64_t t = 0; t < taps; ++t) packed[t * channels + c] = w[c * taps + t];
+  // Filters tap-major (packed here when the kernel could not prepare
+  // them), and a bias of zeros where the node has none.
+  std::vector<float> packed;
+  if (prepared == nullptr || prepared->filters_by_tap.empty()) {
+    packed = depthwise_filters_by_tap(inputs[1]);
   }
+  const float* filters = packed.empty() ? prepared->filters_by_tap.data() : packed.data();
+  const std::span<const ElementwiseFn> epilogue =
+      prepared != nullptr ? std::span<const ElementwiseFn>(prepared->epilogue)
+                          : std::span<const ElementwiseFn>();
   const Tensor* bias = optional_input(inputs, 2);
   std::vector<float> zeros;
   if (bias == nullptr) zeros.assign(static_cast<std::size_t>(channels), 0.0f);
@@ -158,9 +172,11 @@ void depthwise_conv_in_lanes(const Node& node, std::span<const Tensor> inputs, T
   for (std::int64_t row = 0; row < rows; ++row) {
     const std::int64_t run = row / ah.output;
     const std::int64_t first_channel = run % runs_per_image * lanes;
+    // The row, every lane of it, is one run of floats in both layouts.
+    float* out_row = yd + run * out_run + row % ah.output * aw.output * lanes;
     DepthwiseRow r{.in = xd + run * in_run,
-                   .out = yd + run * out_run + row % ah.output * aw.output * lanes,
-                   .weights = packed.data() + first_channel,
+                   .out = out_row,
+                   .weights = filters + first_channel,
                    .tap_stride = channels,
                    .bias = bias_data + first_channel,
                    .lanes = lanes,
@@ -182,8 +198,6 @@ void depthwise_conv_in_lanes(const Node& node, std::span<const Tensor> inputs, T
     }
     for (; lane + 8 <= lanes; lane += 8, advance(8)) narrow::depthwise_row8(r, scratch);
     for (; lane < lanes; ++lane, advance(1)) narrow::depthwise_row1(r, scratch);
-    // The row, every lane of it, is one run of floats in both layouts.
-    float* out_row = yd + run * out_run + r.oh * aw.output * lanes;
     for (const ElementwiseFn& fn : epilogue) {
       fn.unary(out_row, 1, out_row, aw.output * lanes, fn.params);
     }

@@ -127,9 +127,9 @@ bool runs_in_layout(const Graph& graph, const Node& node, EdgeLayout layout) {
 
 void run_in_layout(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                    std::span<Tensor> outputs, EdgeLayout layout, int threads,
-                   std::span<const ElementwiseFn> epilogue) {
-  if (!epilogue.empty() && node.op_type != "Conv") {
-    throw Error(fmt::format("{} takes no activation in its store", node.op_type),
+                   const DepthwiseOperands* depthwise) {
+  if (depthwise != nullptr && node.op_type != "Conv") {
+    throw Error(fmt::format("{} takes no prepared convolution operands", node.op_type),
                 {.node = node.name});
   }
   if (is_pool(node)) {
@@ -142,7 +142,7 @@ void run_in_layout(const Graph& graph, const Node& node, std::span<const Tensor>
   }
   if (node.op_type == "Conv") {
     return depthwise_conv_in_lanes(node, inputs, outputs[0],
-                                   layout_lanes(layout, inputs[0].shape()[1]), threads, epilogue);
+                                   layout_lanes(layout, inputs[0].shape()[1]), threads, depthwise);
   }
   if (concat_of_channels(graph, node)) {
     return concat_in_layout(inputs, outputs[0], layout, threads);

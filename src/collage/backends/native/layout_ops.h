@@ -15,7 +15,7 @@
 #include <span>
 
 #include "collage/backends/backend.h"
-#include "collage/backends/native/elementwise_math.h"
+#include "collage/backends/native/compute_kernels.h"
 
 namespace collage::native {
 
@@ -42,10 +42,11 @@ bool runs_in_layout(const Graph& graph, const Node& node, EdgeLayout layout);
 
 // Runs a pool, Concat, GroupNormalization or depthwise Conv `node` that
 // runs_in_layout, its laid-out inputs and outputs stored in `layout`. A
-// depthwise Conv applies the unary `epilogue` (in order) to its output as it
-// stores it; other nodes take none.
+// depthwise Conv takes what the kernel prepared for it (`depthwise`, may be
+// null: its filters repacked, the activation of its store); other nodes
+// take none.
 void run_in_layout(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                    std::span<Tensor> outputs, EdgeLayout layout, int threads,
-                   std::span<const ElementwiseFn> epilogue = {});
+                   const DepthwiseOperands* depthwise = nullptr);
 
 }  // namespace collage::native

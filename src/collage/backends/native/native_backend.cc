@@ -150,7 +150,8 @@ class NativeKernel final : public Kernel {
             });
       } else if (step.in_layout) {
         native::run_in_layout(graph_, graph_.node(step.node), step.input_tensors,
-                              step.output_tensors, layout_, threads_, step.epilogue);
+                              step.output_tensors, layout_, threads_,
+                              step.depthwise ? &*step.depthwise : nullptr);
       } else {
         step.op->run(graph_, graph_.node(step.node), step.input_tensors, step.output_tensors,
                      threads_);
@@ -179,9 +180,10 @@ class NativeKernel final : public Kernel {
     std::vector<std::shared_ptr<Kernel>> bodies;
     // The node reads or writes values laid out in the kernel's layout.
     bool in_layout = false;
-    // Unary ops applied to the node's output as it is stored (a depthwise
-    // convolution's activation, convolution_before).
-    std::vector<native::ElementwiseFn> epilogue;
+    // For a depthwise convolution in the layout: its filters repacked once,
+    // and the unary ops applied to its output as it is stored
+    // (convolution_before).
+    std::optional<native::DepthwiseOperands> depthwise;
     std::vector<ValueId> inputs;
     std::vector<ValueId> outputs;
     // Reused on every run to hand tensors to the kernel without allocating.
@@ -244,9 +246,17 @@ class NativeKernel final : public Kernel {
         }
         step.inputs = node.inputs;
         step.outputs = node.outputs;
+        if (step.in_layout && node.op_type == "Conv") {
+          step.depthwise.emplace();
+          const Value& weights = graph_.value(node.input(1));
+          if (weights.is_constant()) {
+            step.depthwise->filters_by_tap = native::depthwise_filters_by_tap(*weights.constant);
+          }
+        }
         if (const native::FusionGroup* group = epilogue_of[id]) {
           for (NodeId member : group->nodes) {
-            step.epilogue.push_back(*native::float_elementwise_fn(graph_, graph_.node(member)));
+            step.depthwise->epilogue.push_back(
+                *native::float_elementwise_fn(graph_, graph_.node(member)));
           }
           step.outputs = {group->output};
         }
