@@ -221,9 +221,12 @@ TEST(MeasurerTest, InASearchLayoutCandidatesAreTimedInItAndNamedForIt) {
   EXPECT_EQ(onednn_in.edge_layouts().front(), other);
   EXPECT_EQ(onednn_in.edge_layouts().size(), onednn->edge_layouts().size());
   EXPECT_EQ(timed_edge_layout(onednn_in, TensorType{DType::kFloat32, {1, 16, 6, 6}}), other);
-  // A block that does not divide the channels: the backend's own layout.
-  EXPECT_EQ(timed_edge_layout(onednn_in, TensorType{DType::kFloat32, {1, 3, 6, 6}}),
-            onednn->edge_layouts().front());
+  // Where the search's layout is a block that does not divide the channels
+  // (nChw16c on AVX-512; nhwc on AVX2 fits any): the backend's own layouts,
+  // in its order.
+  const TensorType three{DType::kFloat32, {1, 3, 6, 6}};
+  EXPECT_EQ(timed_edge_layout(onednn_in, three),
+            edge_layout_fits(other, three) ? other : timed_edge_layout(*onednn, three));
   Cost in_layout = measurer.measure_partition(relu_graph(false), onednn_in);
   EXPECT_TRUE(in_layout.is_valid()) << in_layout.reason();
   // XNNPACK computes in one layout only: a search does not wrap it.

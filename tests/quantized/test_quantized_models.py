@@ -31,7 +31,13 @@ with its Casts and computed zero points):
     them to the step: ONNX Runtime's output, measured on these models,
     correlates with PyTorch's as closely as native's (0.9996, 0.9885,
     0.9965 against native's 0.9996, 0.9893, 0.9965), with a mean error of
-    0.7, 4.4 and 2.4 output steps.
+    0.7, 4.4 and 2.4 output steps. That is on CPUs with VNNI. Without it
+    (AVX2 only) PyTorch's and ONNX Runtime's int8 kernels add the products
+    in pairs of 16 bits, which saturate, and the three engines part alike:
+    on an AMD EPYC with AVX2, MobileNet-V2 and GoogLeNet correlate 0.953
+    and 0.955 between native and PyTorch, 0.954 and 0.980 between native
+    and ONNX Runtime, 0.979 and 0.957 between ONNX Runtime and PyTorch
+    (ResNet-18 still 0.9994); the bound there is 0.93.
 Skipped when the zoo (scripts/export_zoo.py) lacks the model.
 """
 import json
@@ -179,7 +185,8 @@ def test_pytorch_quantized_export(name):
     xnnpack_ops = backend_ops(sessions["single:xnnpack"], "xnnpack")
     assert xnnpack_ops.count("QLinearConv") == convolutions, xnnpack_ops
     correlation = float(np.corrcoef(want.ravel(), expected.ravel())[0, 1])
-    assert correlation >= 0.98, f"{name}: native's output correlates {correlation} with PyTorch's"
+    bound = 0.98 if has_vnni() else 0.93
+    assert correlation >= bound, f"{name}: native's output correlates {correlation} with PyTorch's"
     if has_vnni():
         plan = json.loads(sessions["single:onednn"].plan)
         ops = [op for p in plan["partitions"] if p["backend"] == "onednn" for op in p["ops"]]
