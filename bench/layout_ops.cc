@@ -1,10 +1,11 @@
-// The ops that sit between heavy kernels (MaxPool, GlobalAveragePool), one
-// op per partition, on every backend that runs them, with the edges in each
-// layout the backend takes: native plain, and native and oneDNN in
-// channels-last and in blocked-16 (docs/native_compute_kernels.md, "In
-// oneDNN's layouts"). Each case is compiled once and checked against the
-// reference executor; then only Kernel::run is timed, alternating the
-// cases, and the median per case is printed in ms.
+// The ops that sit between heavy kernels (MaxPool, GlobalAveragePool,
+// depthwise Conv), one op per partition, on every backend that runs them,
+// with the edges in each layout the backend takes: native plain, and
+// native and oneDNN in channels-last, blocked-8 and blocked-16
+// (docs/native_compute_kernels.md, "In oneDNN's layouts"). Each case is
+// compiled once and checked against the reference executor; then only
+// Kernel::run is timed, alternating the cases, and the median per case is
+// printed in ms.
 //
 //   bench_layout_ops [THREADS] [ROUNDS]
 #include <fmt/format.h>
@@ -121,15 +122,19 @@ int run(int threads, int rounds) {
                               depthwise_conv(240, 28, 5, 1, true),
                               depthwise_conv(672, 14, 5, 1, false),
                               depthwise_conv(672, 14, 5, 1, true),
+                              depthwise_conv(480, 14, 3, 1, true),
+                              depthwise_conv(1152, 7, 5, 1, false),
+                              depthwise_conv(1152, 7, 5, 1, true),
                               depthwise_conv(32, 112, 3, 1, false)};
   struct Column {
     std::string backend;
     EdgeLayout layout;
   };
   const std::vector<Column> columns = {
-      {"native", EdgeLayout::kPlain},        {"native", EdgeLayout::kChannelsLast},
-      {"native", EdgeLayout::kBlocked16},    {"xnnpack", EdgeLayout::kChannelsLast},
-      {"onednn", EdgeLayout::kChannelsLast}, {"onednn", EdgeLayout::kBlocked16}};
+      {"native", EdgeLayout::kPlain},         {"native", EdgeLayout::kChannelsLast},
+      {"native", EdgeLayout::kBlocked8},      {"native", EdgeLayout::kBlocked16},
+      {"xnnpack", EdgeLayout::kChannelsLast}, {"onednn", EdgeLayout::kChannelsLast},
+      {"onednn", EdgeLayout::kBlocked8},      {"onednn", EdgeLayout::kBlocked16}};
   std::string header = "| op |";
   std::string rule = "|---|";
   for (const Column& column : columns) {

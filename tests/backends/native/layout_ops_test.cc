@@ -241,6 +241,11 @@ TEST(NativeLayoutTest, DepthwiseConvolutionsRunInEveryLayoutTheirChannelsFit) {
         depthwise(c, 10, 10, 3, {2, c, 10, 10}, dilated, true),
         // Narrower than the window: no pixel has every tap inside.
         depthwise(c, 2, 3, 5, {2, c, 2, 3}, ints("pads", {2, 2, 2, 2}), true),
+        // Mostly border (copied with padding, eight output rows a copy) and
+        // rows of 7, 20 and 28 inner pixels, in blocks of even sizes.
+        depthwise(c, 7, 7, 5, {2, c, 7, 7}, ints("pads", {2, 2, 2, 2}), true),
+        depthwise(c, 19, 20, 5, {2, c, 19, 20}, ints("pads", {2, 2, 2, 2}), false),
+        depthwise(c, 4, 30, 3, {2, c, 4, 30}, same, true),
     };
     for (const Graph& graph : graphs) {
       for (EdgeLayout layout : kLaidOut) {
