@@ -231,6 +231,10 @@ TEST(NativeLayoutTest, DepthwiseConvolutionsRunInEveryLayoutTheirChannelsFit) {
   uneven.set("strides", std::vector<std::int64_t>{2, 2});
   Attributes dilated = ints("pads", {2, 2, 2, 2});
   dilated.set("dilations", std::vector<std::int64_t>{2, 2});
+  // Dilated down the rows only: the columns still go in blocks, from a
+  // padded copy on a narrow image.
+  Attributes rows_dilated = ints("pads", {2, 1, 2, 1});
+  rows_dilated.set("dilations", std::vector<std::int64_t>{2, 1});
   // 48 channels: three blocks of 16, six of 8, runs of 32 + 16 in
   // channels-last; 40: 32 + 8; 12: a tail of 4 lanes.
   for (std::int64_t c : {48, 40, 12}) {
@@ -246,6 +250,7 @@ TEST(NativeLayoutTest, DepthwiseConvolutionsRunInEveryLayoutTheirChannelsFit) {
         depthwise(c, 7, 7, 5, {2, c, 7, 7}, ints("pads", {2, 2, 2, 2}), true),
         depthwise(c, 19, 20, 5, {2, c, 19, 20}, ints("pads", {2, 2, 2, 2}), false),
         depthwise(c, 4, 30, 3, {2, c, 4, 30}, same, true),
+        depthwise(c, 9, 7, 3, {2, c, 9, 7}, rows_dilated, true),
     };
     for (const Graph& graph : graphs) {
       for (EdgeLayout layout : kLaidOut) {

@@ -4,17 +4,17 @@
 // Every lane of a run is its own channel with its own filter, so one vector
 // of lanes takes one FMA per tap, with no shuffles: the filters are repacked
 // tap-major ([taps][C]) so that one tap's weights for consecutive lanes are
-// one load. For the common windows (3x3, 5x5, 7x7 at stride 1 or 2) an
-// output row goes in blocks of pixels (up to 8 with AVX-512, 4 with AVX2,
-// of sizes as even as they come) whose input vectors are loaded once per
-// kernel row (depthwise_row.inc); other windows and border pixels go pixel
-// by pixel, taps clipped. Where border pixels are many (small images), the
-// input rows of up to eight output rows are first copied with zero padding,
-// so that every pixel takes the blocks. Threads take contiguous shares of the rows
-// of (image, channel block, output row), channel block outermost: split the
-// other way, the shares a thread reads and writes lie in the other core's
-// cache after a oneDNN convolution, and a plan of them ran 9 % slower
-// (bench/results/2026-12-05n-depthwise-lanes.md).
+// one load. For the common windows (3x3, 5x5, 7x7 at stride 1 or 2) an output
+// row goes in blocks of up to 8 pixels, of sizes as even as they come, whose
+// input vectors are loaded once per kernel row with AVX-512 (32 registers)
+// and by each FMA with AVX2 (depthwise_row.inc); other windows and border
+// pixels go pixel by pixel, taps clipped. Where border pixels are many (small
+// images), the input rows of up to eight output rows are first copied with
+// zero padding, so that every pixel takes the blocks. Threads take contiguous
+// shares of the rows of (image, channel block, output row), channel block
+// outermost: split the other way, the shares a thread reads and writes lie in
+// the other core's cache after a oneDNN convolution, and a plan of them ran
+// 9 % slower (bench/results/2026-12-05n-depthwise-lanes.md).
 #include <immintrin.h>
 #include <omp.h>
 
