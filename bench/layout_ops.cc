@@ -1,11 +1,9 @@
 // The ops that sit between heavy kernels (MaxPool, GlobalAveragePool,
-// depthwise Conv), one op per partition, on every backend that runs them,
-// with the edges in each layout the backend takes: native plain, and
-// native and oneDNN in channels-last, blocked-8 and blocked-16
-// (docs/native_compute_kernels.md, "In oneDNN's layouts"). Each case is
-// compiled once and checked against the reference executor; then only
-// Kernel::run is timed, alternating the cases, and the median per case is
-// printed in ms.
+// depthwise Conv, a channel shuffle's Gather), one op per partition, on every backend that runs
+// them, with the edges in each layout the backend takes: native plain, and native and oneDNN in
+// channels-last, blocked-8 and blocked-16 (docs/native_compute_kernels.md, "In oneDNN's layouts").
+// Each case is compiled once and checked against the reference executor; then only Kernel::run is
+// timed, alternating the cases, and the median per case is printed in ms.
 //
 //   bench_layout_ops [THREADS] [ROUNDS]
 #include <fmt/format.h>
@@ -93,6 +91,23 @@ OpGraph depthwise_conv(std::int64_t c, std::int64_t hw, std::int64_t k, std::int
       std::move(graph)};
 }
 
+// One half of ShuffleNet's channel shuffle of `c` channels: the Gather of
+// c / 2 channels that canonicalize makes of it, interleaving the first
+// quarter of the channels with the third.
+OpGraph channel_shuffle_half(std::int64_t c, std::int64_t hw) {
+  Graph graph;
+  ValueId x = graph.add_input("x", f32({1, c, hw, hw}));
+  std::vector<std::int64_t> indices;
+  for (std::int64_t j = 0; j < c / 2; ++j) indices.push_back(j % 2 * (c / 2) + j / 2);
+  ValueId index = graph.add_constant("indices", Tensor::from_vector(indices, {c / 2}));
+  ValueId y = graph.add_value("y", f32({1, c / 2, hw, hw}));
+  Attributes attributes;
+  attributes.set("axis", std::int64_t{1});
+  graph.add_node("Gather", {x, index}, {y}, attributes);
+  graph.add_output(y);
+  return {fmt::format("shuffle half, Gather {} of {}x{}x{}", c / 2, c, hw, hw), std::move(graph)};
+}
+
 struct Case {
   std::string column;
   std::unique_ptr<Kernel> kernel;
@@ -125,7 +140,10 @@ int run(int threads, int rounds) {
                               depthwise_conv(480, 14, 3, 1, true),
                               depthwise_conv(1152, 7, 5, 1, false),
                               depthwise_conv(1152, 7, 5, 1, true),
-                              depthwise_conv(32, 112, 3, 1, false)};
+                              depthwise_conv(32, 112, 3, 1, false),
+                              channel_shuffle_half(116, 28),
+                              channel_shuffle_half(232, 14),
+                              channel_shuffle_half(464, 7)};
   struct Column {
     std::string backend;
     EdgeLayout layout;

@@ -165,6 +165,54 @@ TEST(NativeLayoutTest, ChannelConcatsRunInEveryLayout) {
   }
 }
 
+// The halves of ShuffleNet's channel shuffle of a [2,32,5,5] Concat, as
+// canonicalize leaves them: two Gathers of channels, 16 each; `selection`
+// adds a Gather of 3 channels (one from each of three blocks of 8), a
+// negative index among them, and one of a single channel.
+Graph shuffled_halves(bool selection) {
+  Graph g;
+  g.opset = 13;
+  ValueId a = g.add_input("a", f32({2, 16, 5, 5}));
+  ValueId b = g.add_input("b", f32({2, 16, 5, 5}));
+  ValueId cat = g.add_value("cat", f32({2, 32, 5, 5}));
+  Attributes axis;
+  axis.set("axis", std::int64_t{1});
+  g.add_node("Concat", {a, b}, {cat}, axis);
+  std::vector<std::int64_t> first, second;
+  for (std::int64_t j = 0; j < 32; ++j) (j < 16 ? first : second).push_back(j % 2 * 16 + j / 2);
+  auto gather = [&](const std::string& name, const std::vector<std::int64_t>& indices) {
+    const auto count = static_cast<std::int64_t>(indices.size());
+    ValueId index = g.add_constant(name + "/indices", Tensor::from_vector(indices, {count}));
+    ValueId y = g.add_value(name, f32({2, count, 5, 5}));
+    g.add_node("Gather", {cat, index}, {y}, axis);
+    g.add_output(y);
+  };
+  gather("x1", first);
+  gather("x2", second);
+  if (selection) {
+    gather("picked", {5, 30, -15});
+    gather("one", {9});
+  }
+  return g;
+}
+
+TEST(NativeLayoutTest, ChannelGathersRunInEveryLayout) {
+  for (bool selection : {false, true}) {
+    Graph g = shuffled_halves(selection);
+    for (EdgeLayout layout : kLaidOut) {
+      for (const Node& node : g.nodes()) {
+        // 3 gathered channels are no whole block; one channel is stored as plain.
+        const bool fits = edge_layout_fits(layout, g.type(node.outputs[0])) ||
+                          edge_layout_free(g.type(node.outputs[0]));
+        EXPECT_EQ(native::runs_in_layout(g, node, layout),
+                  fits && edge_layout_fits(layout, g.type(node.input(0))))
+            << node.op_type << " " << edge_layout_name(layout);
+      }
+      expect_matches_plain(g, layout, layout);
+    }
+  }
+}
+
 // x [2,C,5,5] -> GroupNormalization (`groups`, scale and bias per channel) -> Relu.
 // GroupNormalization with scale and bias per channel (opset 21), or per
 // group (opsets 18 to 20) with `per_group`.

@@ -3,9 +3,9 @@
 // Between two oneDNN convolutions a tensor is stored as oneDNN computes it
 // (NHWC, nChw16c or nChw8c). The ops that sit between heavy kernels
 // (elementwise chains and their broadcasts, pools, global pools, channel
-// Concat, GroupNormalization, depthwise convolutions) can run on it as it is, so that a native
-// partition there costs no conversion: a native kernel whose every node runs_in_layout computes in
-// the layout its edges arrive in (NativeBackend::compile).
+// Concat and Gather, GroupNormalization, depthwise convolutions) can run on it as it is, so that a
+// native partition there costs no conversion: a native kernel whose every node runs_in_layout
+// computes in the layout its edges arrive in (NativeBackend::compile).
 //
 // Both layouts are runs of channels: a 4-D [N, C, H, W] tensor is
 // [N * C / lanes, H, W, lanes] floats, lanes = C for channels-last and the
@@ -35,12 +35,12 @@ Shape laid_out_dims(const Shape& shape, EdgeLayout layout);
 
 // Whether `node` runs on its values stored in `layout`: it is a float32
 // elementwise op, a 2-D MaxPool (without Indices) or AveragePool, a global
-// pool, a Concat of channels, a 4-D GroupNormalization or a 2-D depthwise
+// pool, a Concat or Gather of channels, a 4-D GroupNormalization or a 2-D depthwise
 // Conv, or none of its values is laid_out; and each
 // of its laid-out values fits the layout (edge_layout_fits).
 bool runs_in_layout(const Graph& graph, const Node& node, EdgeLayout layout);
 
-// Runs a pool, Concat, GroupNormalization or depthwise Conv `node` that
+// Runs a pool, Concat, Gather, GroupNormalization or depthwise Conv `node` that
 // runs_in_layout, its laid-out inputs and outputs stored in `layout`. A
 // depthwise Conv takes what the kernel prepared for it (`depthwise`, may be
 // null: its filters repacked, the activation of its store); other nodes

@@ -8,6 +8,7 @@
 #include "collage/ir/passes/collapse_reshapes.h"
 #include "collage/ir/passes/constant_nodes.h"
 #include "collage/ir/passes/fold_channel_affine.h"
+#include "collage/ir/passes/fold_channel_shuffles.h"
 #include "collage/ir/passes/fold_pads.h"
 #include "collage/ir/passes/fuse_activations.h"
 #include "collage/ir/passes/fuse_group_norm.h"
@@ -77,6 +78,9 @@ void optimize_round(Graph& graph, GraphOptLevel level, RewriteLog& log) {
   log.add("remove Cast to the same type", remove_no_op_casts(graph));
   log.add("cancel Transpose pairs", cancel_transposes(graph));
   log.add("collapse Reshape chains", collapse_reshapes(graph));
+  const ChannelShuffleFolds shuffles = fold_channel_shuffles(graph);
+  log.add("Reshape + Transpose + Reshape channel shuffle -> Gather", shuffles.shuffles);
+  log.add("Slice of a constant Gather -> Gather", shuffles.slices);
   ChannelAffineFolds folds = fold_channel_affine(graph);
   log.add("fold BatchNormalization into weights", folds.batch_norms);
   log.add("fold per-channel Mul/Div into weights", folds.scales);
