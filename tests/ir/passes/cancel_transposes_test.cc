@@ -11,12 +11,7 @@ namespace {
 
 using testing::f32;
 using testing::node_writing;
-
-Attributes perm(std::vector<std::int64_t> axes) {
-  Attributes attributes;
-  attributes.set("perm", std::move(axes));
-  return attributes;
-}
+using testing::perm;
 
 TEST(CancelTransposesTest, TwoTransposesBecomeOneByTheComposedPermutation) {
   Graph g;

@@ -14,12 +14,7 @@ using testing::f32;
 using testing::i64_constant;
 using testing::ints;
 using testing::node_writing;
-
-Attributes perm(std::vector<std::int64_t> axes) {
-  Attributes attributes;
-  attributes.set("perm", std::move(axes));
-  return attributes;
-}
+using testing::perm;
 
 // x [1, 6, 2, 2] -> Reshape [1, groups, 6 / groups, 2, 2] -> Transpose
 // `order` -> Reshape [1, 6, 2, 2] = y, an output when `y_out`.

@@ -36,6 +36,13 @@ inline std::vector<float> floats(const Tensor& tensor) {
   return std::vector<float>(tensor.data<float>(), tensor.data<float>() + tensor.numel());
 }
 
+// A Transpose's attributes: its permutation `axes`.
+inline Attributes perm(std::vector<std::int64_t> axes) {
+  Attributes attributes;
+  attributes.set("perm", std::move(axes));
+  return attributes;
+}
+
 // The node defining the value named `name`; the value must exist and have one.
 inline const Node& node_writing(const Graph& g, const std::string& name) {
   return g.node(g.value(*g.find_value(name)).producer);
