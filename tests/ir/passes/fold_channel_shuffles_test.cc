@@ -66,6 +66,13 @@ TEST(FoldChannelShufflesTest, ATransposeOfOtherAxesStays) {
   EXPECT_EQ(g.num_nodes(), 3u);
 }
 
+TEST(FoldChannelShufflesTest, ATransposeWhosePermIsNoPermutationStays) {
+  Graph g = shuffle(2, {0, 1, 2, 3, 4});
+  g.node(1).attributes = perm({0, 0, 1, 3, 4});
+  EXPECT_EQ(fold_channel_shuffles(g).shuffles, 0);
+  EXPECT_EQ(g.num_nodes(), 3u);
+}
+
 TEST(FoldChannelShufflesTest, AShuffleWhoseMiddleIsReadElsewhereStays) {
   Graph g = shuffle(2, {0, 2, 1, 3, 4});
   g.add_output(*g.find_value("t"));

@@ -63,6 +63,7 @@ std::optional<AxisGather> shuffle_gather(const Graph& graph, const ValueUsers& u
   const TensorType& out = graph.type(merge.outputs[0]);
   if (!is_static(in) || !is_static(parts) || out.shape != in.shape) return std::nullopt;
   const std::vector<std::int64_t> perm = transpose_permutation(graph, *transpose);
+  if (perm.size() != parts.shape.size()) return std::nullopt;
   for (std::size_t k = 0; k < in.shape.size(); ++k) {
     if (!splits_axis(in.shape, parts.shape, k) || !swaps_neighbours(perm, k)) continue;
     // parts[.., i, m, ..] = in[.., i * c + m, ..]; swapped and merged,
@@ -80,23 +81,11 @@ std::optional<AxisGather> shuffle_gather(const Graph& graph, const ValueUsers& u
   return std::nullopt;
 }
 
-// The integers of a constant of one axis, or nullopt.
-std::optional<std::vector<std::int64_t>> constant_ints(const Graph& graph, ValueId value) {
-  if (value == kNoValue) return std::nullopt;
-  const Value& v = graph.value(value);
-  if (!v.is_constant() || v.constant->rank() != 1) return std::nullopt;
-  const DType dtype = v.constant->dtype();
-  if (dtype != DType::kInt64 && dtype != DType::kInt32) return std::nullopt;
-  std::vector<std::int64_t> values;
-  for (std::int64_t i = 0; i < v.constant->numel(); ++i) values.push_back(v.constant->int_at(i));
-  return values;
-}
-
 // A Gather of constant 1-D indices that `value` is the output of.
 std::optional<AxisGather> gather_of_constant_indices(const Graph& graph, ValueId value) {
   const Node* gather = made_by(graph, value, "Gather");
   if (gather == nullptr || gather->inputs.size() != 2) return std::nullopt;
-  std::optional<std::vector<std::int64_t>> indices = constant_ints(graph, gather->inputs[1]);
+  std::optional<std::vector<std::int64_t>> indices = int_constant(graph, gather->inputs[1]);
   const TensorType& data = graph.type(gather->inputs[0]);
   if (!indices || !is_static(data)) return std::nullopt;
   const auto rank = static_cast<std::int64_t>(data.rank());
@@ -120,15 +109,15 @@ std::optional<std::vector<std::int64_t>> sliced_indices(const Graph& graph, cons
   }
   const Shape& shape = graph.type(slice.inputs[0]).shape;
   const auto rank = static_cast<std::int64_t>(shape.size());
-  std::optional<std::vector<std::int64_t>> starts = constant_ints(graph, slice.inputs[1]);
-  std::optional<std::vector<std::int64_t>> ends = constant_ints(graph, slice.inputs[2]);
+  std::optional<std::vector<std::int64_t>> starts = int_constant(graph, slice.inputs[1]);
+  std::optional<std::vector<std::int64_t>> ends = int_constant(graph, slice.inputs[2]);
   std::optional<std::vector<std::int64_t>> axes, steps;
   if (slice.inputs.size() > 3 && slice.inputs[3] != kNoValue) {
-    axes = constant_ints(graph, slice.inputs[3]);
+    axes = int_constant(graph, slice.inputs[3]);
     if (!axes) return std::nullopt;
   }
   if (slice.inputs.size() > 4 && slice.inputs[4] != kNoValue) {
-    steps = constant_ints(graph, slice.inputs[4]);
+    steps = int_constant(graph, slice.inputs[4]);
     if (!steps) return std::nullopt;
   }
   if (!starts || !ends || ends->size() != starts->size()) return std::nullopt;

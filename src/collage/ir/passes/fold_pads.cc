@@ -23,10 +23,9 @@ std::optional<std::vector<std::int64_t>> zero_spatial_pads(const Graph& graph, c
     all = pad.attributes.get_ints("pads");
     if (pad.attributes.get_float("value", 0.0f) != 0.0f) return std::nullopt;
   } else {
-    const ValueId pads = pad.input(1);
-    if (pads == kNoValue || !graph.value(pads).is_constant()) return std::nullopt;
-    const Tensor& tensor = *graph.value(pads).constant;
-    for (std::int64_t i = 0; i < tensor.numel(); ++i) all.push_back(tensor.int_at(i));
+    std::optional<std::vector<std::int64_t>> pads = int_constant(graph, pad.input(1));
+    if (!pads) return std::nullopt;
+    all = std::move(*pads);
     const ValueId value = pad.input(2);
     if (value != kNoValue && !is_scalar_constant(graph, value, 0.0, 0.0)) return std::nullopt;
   }

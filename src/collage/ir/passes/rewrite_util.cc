@@ -51,6 +51,17 @@ const Tensor* float_constant(const Graph& graph, ValueId value) {
   return &*v.constant;
 }
 
+std::optional<std::vector<std::int64_t>> int_constant(const Graph& graph, ValueId value) {
+  if (value == kNoValue) return std::nullopt;
+  const Value& v = graph.value(value);
+  if (!v.is_constant() || v.constant->rank() != 1) return std::nullopt;
+  const DType dtype = v.constant->dtype();
+  if (dtype != DType::kInt64 && dtype != DType::kInt32) return std::nullopt;
+  std::vector<std::int64_t> values;
+  for (std::int64_t i = 0; i < v.constant->numel(); ++i) values.push_back(v.constant->int_at(i));
+  return values;
+}
+
 std::optional<std::vector<double>> per_channel_values(const Tensor* c, int rank, int axis,
                                                       std::int64_t channels) {
   if (c == nullptr) return std::nullopt;

@@ -51,6 +51,9 @@ bool is_scalar_constant(const Graph& graph, ValueId value, double expected,
                         double tolerance = 1e-6);
 // The float32 constant behind `value`, or nullptr.
 const Tensor* float_constant(const Graph& graph, ValueId value);
+// The integers of an int32 or int64 constant of one axis (a Slice's starts,
+// a Gather's indices, a Pad's pads), or nullopt.
+std::optional<std::vector<std::int64_t>> int_constant(const Graph& graph, ValueId value);
 
 // A constant operand of an elementwise op, as one value per channel: every
 // dimension of `c` is 1 except, possibly, the one that broadcasts (right-
