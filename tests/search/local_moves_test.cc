@@ -11,8 +11,11 @@ namespace collage {
 namespace {
 
 using testing::chain3;
+using testing::FixedBoundaryCosts;
 using testing::GraphBuilder;
+using testing::names_of;
 using testing::SearchFixture;
+using testing::set_of;
 using Lines = std::vector<std::string>;
 
 // Native runs each op alone at 10; "lib" and "other" have candidates of up
@@ -132,6 +135,88 @@ TEST(LocalMovesTest, AMoveToAPartitionThatCannotRunFailsWithTheReason) {
   EXPECT_FALSE(apply_local_move(f.dfg(), cover, reassign, f.costs(), why));
   EXPECT_NE(why.find("partial"), std::string::npos);
   EXPECT_NE(why.find("invalid"), std::string::npos);
+}
+
+// One partition of `spec` over every operator of chain3, as a baseline's
+// region is.
+ChosenPartition whole_chain(SearchFixture& f, const std::string& spec) {
+  CandidatePartition region{SubGraph(f.dfg(), set_of(f.dfg(), {"a", "b", "c"})), f.spec(spec),
+                            "region"};
+  Cost cost = f.costs().estimate(f.dfg(), region);
+  return ChosenPartition{std::move(region), std::move(cost)};
+}
+
+TEST(LocalMovesTest, CarvePiecesAreWhatPrecedesAndWhatFollowsTheCarvedOperators) {
+  // p feeds q and r, which both feed s; q is carved.
+  GraphBuilder b;
+  ValueId p = b.op("Relu", {b.input("x")}, "p");
+  ValueId q = b.op("Abs", {p}, "q");
+  ValueId r = b.op("Neg", {p}, "r");
+  b.output(b.op("Add", {q, r}, "s"));
+  Graph graph = std::move(b.graph());
+  DataflowGraph dfg(graph);
+  IndexSet all = set_of(dfg, {"p", "q", "r", "s"});
+  std::vector<IndexSet> pieces = carve_pieces(dfg, all, set_of(dfg, {"q"}));
+  ASSERT_EQ(pieces.size(), 2u);
+  EXPECT_EQ(names_of(dfg, pieces[0]), (Lines{"p", "r"}));
+  EXPECT_EQ(names_of(dfg, pieces[1]), (Lines{"s"}));
+  // Carving the first operator leaves nothing before it.
+  pieces = carve_pieces(dfg, all, set_of(dfg, {"p"}));
+  EXPECT_TRUE(pieces[0].empty());
+  EXPECT_EQ(names_of(dfg, pieces[1]), (Lines{"q", "r", "s"}));
+}
+
+TEST(LocalMovesTest, AnOperatorAnotherBackendRunsFasterIsCarvedOutOfARegion) {
+  SearchFixture f = two_libraries();
+  // "other" runs b four times as fast as "lib", alone.
+  f.costs().set_op_cost("other", "Abs", 0.25);
+  std::vector<ChosenPartition> cover = {whole_chain(f, "lib")};
+  std::vector<LocalMove> moves = propose_local_moves(f.dfg(), cover, estimated(f), {});
+  // b alone, and b with a or with c (other's 1.25 against lib's 2), each
+  // saving 0.75; nothing else is faster than lib alone.
+  ASSERT_EQ(moves.size(), 3u);
+  for (const LocalMove& move : moves) {
+    EXPECT_EQ(move.kind, LocalMove::Kind::kCarve);
+    EXPECT_DOUBLE_EQ(move.predicted_seconds, -0.75);
+  }
+  std::vector<Lines> covers = covers_after(f, cover, moves);
+  std::sort(covers.begin(), covers.end());
+  EXPECT_EQ(covers,
+            (std::vector<Lines>{
+                {"lib:a", "other:b", "lib:c"}, {"lib:a", "other:b,c"}, {"other:a,b", "lib:c"}}));
+  EXPECT_EQ(describe_move(cover, moves[0]).rfind("carve other:", 0), 0u);
+
+  // The pieces are predicted at the region's time in the plan less lib's
+  // time for what is carved: a region slow in context does not make a
+  // carve look better.
+  for (const LocalMove& move : propose_local_moves(f.dfg(), cover, estimated(f), {5.0})) {
+    EXPECT_DOUBLE_EQ(move.predicted_seconds, -0.75);
+  }
+}
+
+TEST(LocalMovesTest, ACarvesNewBoundariesArePredictedWithTheirConversions) {
+  SearchFixture f = two_libraries();
+  f.costs().set_op_cost("other", "Abs", 0.25);
+  std::vector<ChosenPartition> cover = {whole_chain(f, "lib")};
+  // 0.25 per value handed between two backends: b alone crosses two
+  // boundaries (0.75 - 0.5 saved), b with a or with c one (0.75 - 0.25).
+  FixedBoundaryCosts boundaries(0.25);
+  std::vector<LocalMove> moves = propose_local_moves(f.dfg(), cover, estimated(f), {}, &boundaries);
+  ASSERT_EQ(moves.size(), 3u);
+  EXPECT_DOUBLE_EQ(moves[0].predicted_seconds, -0.5);
+  EXPECT_DOUBLE_EQ(moves[1].predicted_seconds, -0.5);
+  EXPECT_DOUBLE_EQ(moves[2].predicted_seconds, -0.25);
+  EXPECT_EQ(covers_after(f, cover, {moves[2]}),
+            (std::vector<Lines>{{"lib:a", "other:b", "lib:c"}}));
+  // At 0.5 a value, b alone saves nothing and is not proposed.
+  FixedBoundaryCosts dear(0.5);
+  EXPECT_EQ(propose_local_moves(f.dfg(), cover, estimated(f), {}, &dear).size(), 2u);
+}
+
+TEST(LocalMovesTest, NothingIsCarvedWhereTheRegionsBackendIsAsFast) {
+  SearchFixture f = two_libraries();
+  std::vector<ChosenPartition> cover = {whole_chain(f, "lib")};
+  EXPECT_TRUE(propose_local_moves(f.dfg(), cover, estimated(f), {}).empty());
 }
 
 TEST(LocalMovesTest, ACoverSurvivesItsTextAndBadTextIsRefused) {

@@ -50,6 +50,24 @@ inline NodePredicate ops_of_type(std::set<std::string> types) {
   };
 }
 
+// Charges `seconds` on every boundary between partitions of two different
+// backends, to the producer; nothing at graph inputs and outputs.
+class FixedBoundaryCosts : public BoundaryCosts {
+ public:
+  explicit FixedBoundaryCosts(double seconds) : seconds_(seconds) {}
+  BoundaryCharge charge(const DataflowGraph&, PostDfsIndex, const std::string& from,
+                        const IndexSet*, const IndexSet* to_nodes, const std::string& to,
+                        const PlacedOperators*) override {
+    ++calls;
+    if (from.empty() || to_nodes == nullptr || from == to) return {};
+    return {.producer_seconds = seconds_};
+  }
+  int calls = 0;
+
+ private:
+  double seconds_;
+};
+
 class NoKernel : public Kernel {
  public:
   void run(std::span<const Tensor>, std::span<Tensor>) override {}

@@ -11,6 +11,7 @@ namespace collage {
 namespace {
 
 using testing::chain3;
+using testing::FixedBoundaryCosts;
 using testing::FixedRule;
 using testing::GraphBuilder;
 using testing::SearchFixture;
@@ -309,24 +310,6 @@ TEST(ShortestPathTest, ReportsSearchStatistics) {
   EXPECT_EQ(result.stats.states_reached, 5u);
   EXPECT_EQ(result.stats.states_expanded, 5u);
 }
-
-// Charges `seconds` on every boundary between partitions of two different
-// backends, to the producer; nothing at graph inputs and outputs.
-class FixedBoundaryCosts : public BoundaryCosts {
- public:
-  explicit FixedBoundaryCosts(double seconds) : seconds_(seconds) {}
-  BoundaryCharge charge(const DataflowGraph&, PostDfsIndex, const std::string& from,
-                        const IndexSet*, const IndexSet* to_nodes, const std::string& to,
-                        const PlacedOperators*) override {
-    ++calls;
-    if (from.empty() || to_nodes == nullptr || from == to) return {};
-    return {.producer_seconds = seconds_};
-  }
-  int calls = 0;
-
- private:
-  double seconds_;
-};
 
 // chain3 with byoc running the Relu and the Neg for 1 each, native 2 each.
 SearchFixture chain_with_byoc_ends() {

@@ -196,7 +196,8 @@ void add_search_flags(CLI::App& command, SearchSettings& settings) {
       ->capture_default_str();
   command.add_flag("!--no-local-moves", settings.local_moves,
                    "keep the searched plan as it is, without trying local moves (merge "
-                   "neighbours, move a boundary, the runner-up backend) measured end to end");
+                   "neighbours, move a boundary, the runner-up backend, carve an operator out "
+                   "to a faster backend) measured end to end");
   command.add_flag("--screen,!--no-screen", settings.screen,
                    "screen candidates with a short timing and time in full only those that can "
                    "still enter the cheapest cover, the default: about a quarter of the "

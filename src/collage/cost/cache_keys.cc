@@ -16,9 +16,10 @@ constexpr const char* kOverheadLearningRule =
     "inputs and outputs timed plain";
 
 // The version of local moves (session/move_refinement.h) whose covers are
-// kept: "4", moves that may start from a single-backend cover or the
-// greedy one, a tie going to the single-backend cover.
-constexpr int kLocalMovesVersion = 4;
+// kept: "5", moves that may start from a single-backend cover or the
+// greedy one, a tie going to the single-backend cover, and may carve
+// operators out of a partition.
+constexpr int kLocalMovesVersion = 5;
 
 // The version of how layout conversions are timed (cost/boundary_costs.h).
 constexpr int kConversionTimingVersion = 2;

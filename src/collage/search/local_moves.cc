@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "collage/partition/partition_order.h"
 #include "collage/partition/partition_spec.h"
+#include "collage/search/regions.h"
 #include "collage/search/strategy.h"
 
 namespace collage {
@@ -29,6 +32,11 @@ class CandidateIndex {
       if (e.fidelity == Fidelity::kExact) by_ops_[ops].push_back(&e);
       auto [it, fresh] = supported_.try_emplace(e.candidate.spec_name(), dfg.empty_set());
       it->second |= ops;
+      // The cost of the most trusted timing of these operators alone on
+      // this backend (a bound is a floor: the backend takes no less).
+      auto [alone, added] =
+          alone_.try_emplace({e.candidate.spec_name(), ops}, Alone{e.cost, e.fidelity});
+      if (!added && alone->second.fidelity < e.fidelity) alone->second = Alone{e.cost, e.fidelity};
     }
   }
 
@@ -53,6 +61,24 @@ class CandidateIndex {
     return it != supported_.end() && ops.is_subset(it->second);
   }
 
+  // The cost (seconds) of backend `spec` for exactly the operators `ops`
+  // alone, at the best fidelity it was estimated; none without a valid
+  // candidate.
+  std::optional<double> alone_seconds(const std::string& spec, const IndexSet& ops) const {
+    auto it = alone_.find({spec, ops});
+    if (it == alone_.end()) return std::nullopt;
+    return it->second.cost.seconds();
+  }
+
+  // Every candidate timed in full whose operators lie strictly inside `ops`.
+  std::vector<const EstimatedCandidate*> inside(const IndexSet& ops) const {
+    std::vector<const EstimatedCandidate*> found;
+    for (const auto& [set, list] : by_ops_) {
+      if (set.is_strict_subset(ops)) found.insert(found.end(), list.begin(), list.end());
+    }
+    return found;
+  }
+
   // Every valid candidate of backend `spec` whose operators hold `ops`
   // strictly and lie within `limit`.
   std::vector<const EstimatedCandidate*> growing(const std::string& spec, const IndexSet& ops,
@@ -70,9 +96,25 @@ class CandidateIndex {
  private:
   std::map<IndexSet, std::vector<const EstimatedCandidate*>> by_ops_;
   std::map<std::string, IndexSet> supported_;
+  struct Alone {
+    Cost cost;
+    Fidelity fidelity;
+  };
+  std::map<std::pair<std::string, IndexSet>, Alone> alone_;
 };
 
 double seconds_of(const Cost& cost) { return cost.is_valid() ? cost.seconds() : 0.0; }
+
+// The conversions `cover` pays at its boundaries (seconds), its
+// partitions' own costs left out.
+double conversion_seconds(const DataflowGraph& dfg, std::vector<ChosenPartition> cover,
+                          BoundaryCosts& boundaries) {
+  for (ChosenPartition& p : cover) p.cost = Cost::zero();
+  charge_boundaries(dfg, cover, boundaries);
+  double total = 0;
+  for (const ChosenPartition& p : cover) total += seconds_of(p.cost);
+  return total;
+}
 
 }  // namespace
 
@@ -84,11 +126,29 @@ const char* to_string(LocalMove::Kind kind) {
       return "merge";
     case LocalMove::Kind::kShift:
       return "shift";
+    case LocalMove::Kind::kCarve:
+      return "carve";
   }
   return "?";
 }
 
+std::vector<IndexSet> carve_pieces(const DataflowGraph& dfg, const IndexSet& inside,
+                                   const IndexSet& carved) {
+  IndexSet after_carved = dfg.empty_set();
+  for (PostDfsIndex index : carved) after_carved |= dfg.downstream_of(index);
+  IndexSet rest = inside - carved - dfg.host_set();
+  IndexSet later = rest & after_carved;
+  return {rest - later, later};
+}
+
 std::string describe_move(const std::vector<ChosenPartition>& partitions, const LocalMove& move) {
+  if (move.kind == LocalMove::Kind::kCarve) {
+    // The pieces left are the partition less the carved operators.
+    const CandidatePartition& from = partitions[move.replaced.front()].candidate;
+    return fmt::format("carve {} out of {}:{} ({} nodes, {} pieces left)",
+                       move.added.front().to_string(), from.spec_name(), from.rule_name,
+                       from.sub_graph.size(), move.added.size() - 1);
+  }
   std::vector<std::string> before;
   for (std::size_t index : move.replaced) before.push_back(partitions[index].candidate.to_string());
   std::vector<std::string> after;
@@ -100,7 +160,8 @@ std::string describe_move(const std::vector<ChosenPartition>& partitions, const 
 std::vector<LocalMove> propose_local_moves(const DataflowGraph& dfg,
                                            const std::vector<ChosenPartition>& partitions,
                                            const std::vector<EstimatedCandidate>& candidates,
-                                           const std::vector<double>& in_context_seconds) {
+                                           const std::vector<double>& in_context_seconds,
+                                           BoundaryCosts* boundaries) {
   CandidateIndex index(dfg, candidates);
   std::vector<IndexSet> ops;
   ops.reserve(partitions.size());
@@ -163,6 +224,42 @@ std::vector<LocalMove> propose_local_moves(const DataflowGraph& dfg,
               grown->cost.seconds() + kept->cost.seconds());
         }
       }
+    }
+  }
+  const double conversions_before =
+      boundaries ? conversion_seconds(dfg, partitions, *boundaries) : 0.0;
+  for (std::size_t i = 0; i < partitions.size(); ++i) {
+    const PartitionSpecPtr& spec = partitions[i].candidate.spec;
+    const SubGraphConfig config = region_config(*spec);
+    for (const EstimatedCandidate* carved : index.inside(ops[i])) {
+      if (carved->candidate.spec_name() == spec->name) continue;
+      IndexSet carved_ops = operator_set(dfg, carved->candidate.sub_graph);
+      std::optional<double> own = index.alone_seconds(spec->name, carved_ops);
+      if (!own || !(carved->cost.seconds() < *own)) continue;
+      std::vector<CandidatePartition> added = {carved->candidate};
+      bool valid = true;
+      for (IndexSet& piece :
+           carve_pieces(dfg, partitions[i].candidate.sub_graph.inside(), carved_ops)) {
+        if (piece.empty()) continue;
+        SubGraph kept(dfg, std::move(piece));
+        if (!kept.is_valid(dfg, config)) {
+          valid = false;
+          break;
+        }
+        added.push_back(CandidatePartition{std::move(kept), spec, "carve"});
+      }
+      if (!valid) continue;
+      double conversions = 0;
+      if (boundaries) {
+        std::vector<ChosenPartition> after;
+        for (std::size_t p = 0; p < partitions.size(); ++p) {
+          if (p != i) after.push_back(partitions[p]);
+        }
+        for (const CandidatePartition& c : added) after.push_back({c, Cost::zero()});
+        conversions = conversion_seconds(dfg, std::move(after), *boundaries) - conversions_before;
+      }
+      offer(LocalMove{LocalMove::Kind::kCarve, {i}, std::move(added), 0},
+            in_context(i) - *own + carved->cost.seconds() + conversions);
     }
   }
   std::stable_sort(moves.begin(), moves.end(), [](const LocalMove& a, const LocalMove& b) {

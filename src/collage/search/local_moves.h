@@ -12,14 +12,25 @@
 //             candidate for every operator of it;
 //   shift     the boundary between two touching partitions moved: one takes
 //             a candidate of its own backend that grows into the other, the
-//             other keeps the rest as a candidate of its own backend.
+//             other keeps the rest as a candidate of its own backend;
+//   carve     operators inside a partition given to another backend's
+//             candidate that ran them faster alone than the partition's
+//             backend did, the partition keeping the rest as up to two
+//             regions of its backend: what does not depend on the carved
+//             operators, and what does (carve_pieces). A plan that is one
+//             library's region from end to end (single:onednn's) has no
+//             neighbours to merge or shift with; a carve gives one of its
+//             slow kernels (oneDNN's max pooling on AVX2, 5 to 8 times
+//             native's) to another backend.
 //
 // Moves are proposed in the order of their predicted change: the estimates
 // of what they add minus the in-context times of what they replace (a
 // merge's union, not yet estimated, is predicted at the sum of its parts'
 // estimates, so its predicted gain is the excess its parts showed in
-// context). Whether a move pays is for a measurement of the whole plan to
-// say (session/move_refinement.h).
+// context; a carve's pieces are predicted at the partition's time less
+// what its backend took for the carved operators alone). Whether a move
+// pays is for a measurement of the whole plan to say
+// (session/move_refinement.h).
 #pragma once
 
 #include <cstddef>
@@ -36,18 +47,28 @@
 namespace collage {
 
 struct LocalMove {
-  enum class Kind { kReassign, kMerge, kShift };
+  enum class Kind { kReassign, kMerge, kShift, kCarve };
   Kind kind = Kind::kReassign;
   // Indices into the current partitions that the move replaces.
   std::vector<std::size_t> replaced;
-  // What replaces them; a merge's union has no estimate yet.
+  // What replaces them; a merge's union and a carve's pieces have no
+  // estimate yet.
   std::vector<CandidatePartition> added;
   // Predicted change of the plan's time in seconds (negative: faster).
   double predicted_seconds = 0;
 };
 
-// "reassign", "merge", "shift".
+// "reassign", "merge", "shift", "carve".
 const char* to_string(LocalMove::Kind kind);
+
+// The operators of `inside` less `carved` (a convex set of them), as the
+// convex pieces that stay when `carved` is taken out: those that do not
+// depend on `carved`, then those that do (either may be empty). Neither
+// piece feeds the other against the carved operators' way: the first
+// feeds only the carved ones and the second, the carved ones only the
+// second.
+std::vector<IndexSet> carve_pieces(const DataflowGraph& dfg, const IndexSet& inside,
+                                   const IndexSet& carved);
 
 // "merge onednn:Conv{3} + xnnpack:Relu{4} -> onednn:Conv+Relu{3,4}".
 std::string describe_move(const std::vector<ChosenPartition>& partitions, const LocalMove& move);
@@ -56,11 +77,14 @@ std::string describe_move(const std::vector<ChosenPartition>& partitions, const 
 // charges) whose predicted change is at most 0, most promising first.
 // `candidates` are the search's estimated candidates; `in_context_seconds`
 // holds each partition's measured time in the plan (same order), or is
-// empty to predict from the estimates alone.
+// empty to predict from the estimates alone. With `boundaries`, a carve's
+// prediction includes the conversions its new boundaries need (a kernel
+// that computes in another layout than its neighbours pays them twice).
 std::vector<LocalMove> propose_local_moves(const DataflowGraph& dfg,
                                            const std::vector<ChosenPartition>& partitions,
                                            const std::vector<EstimatedCandidate>& candidates,
-                                           const std::vector<double>& in_context_seconds);
+                                           const std::vector<double>& in_context_seconds,
+                                           BoundaryCosts* boundaries = nullptr);
 
 // A cover after a move.
 struct MovedCover {

@@ -15,13 +15,6 @@
 namespace collage {
 namespace {
 
-// The shape a region of `spec` may take: any convex one for a backend that
-// compiles regions, the spec's merge_config for the others.
-SubGraphConfig region_config(const PartitionSpec& spec) {
-  if (spec.backend == nullptr || !spec.backend->compiles_regions()) return spec.merge_config;
-  return SubGraphConfig{.allow_taps = true};
-}
-
 // Partitions of one spec grown into one region: the indices of its members
 // in the cover, in execution order, and their union.
 struct Region {
@@ -133,6 +126,11 @@ void add_compiled(const DataflowGraph& dfg, const std::vector<ChosenPartition>& 
 }
 
 }  // namespace
+
+SubGraphConfig region_config(const PartitionSpec& spec) {
+  if (spec.backend == nullptr || !spec.backend->compiles_regions()) return spec.merge_config;
+  return SubGraphConfig{.allow_taps = true};
+}
 
 std::vector<ChosenPartition> merge_into_regions(const DataflowGraph& dfg,
                                                 const std::vector<ChosenPartition>& partitions) {

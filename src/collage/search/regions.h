@@ -15,9 +15,14 @@
 #include <vector>
 
 #include "collage/partition/dataflow_graph.h"
+#include "collage/partition/partition_spec.h"
 #include "collage/search/shortest_path.h"
 
 namespace collage {
+
+// The shape a region of `spec` may take: any convex one for a backend that
+// compiles regions, the spec's merge_config for the others.
+SubGraphConfig region_config(const PartitionSpec& spec);
 
 // `partitions` (a cover in execution order, as greedy_cover returns it) with
 // touching partitions of one spec merged into regions, in an execution

@@ -197,7 +197,7 @@ MoveRefinement refine_by_moves(
   for (bool improved = true; improved && !out_of_time();) {
     improved = false;
     std::vector<LocalMove> moves =
-        propose_local_moves(dfg, partitions, candidates, in_context_seconds);
+        propose_local_moves(dfg, partitions, candidates, in_context_seconds, boundaries);
     for (const LocalMove& move : moves) {
       if (out_of_time()) break;
       std::string why;
