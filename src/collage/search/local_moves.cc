@@ -70,11 +70,13 @@ class CandidateIndex {
     return it->second.cost.seconds();
   }
 
-  // Every candidate timed in full whose operators lie strictly inside `ops`.
+  // Every candidate timed in full whose operators (at least one) lie
+  // strictly inside `ops`.
   std::vector<const EstimatedCandidate*> inside(const IndexSet& ops) const {
     std::vector<const EstimatedCandidate*> found;
     for (const auto& [set, list] : by_ops_) {
-      if (set.is_strict_subset(ops)) found.insert(found.end(), list.begin(), list.end());
+      if (!set.empty() && set.is_strict_subset(ops))
+        found.insert(found.end(), list.begin(), list.end());
     }
     return found;
   }
@@ -111,9 +113,7 @@ double conversion_seconds(const DataflowGraph& dfg, std::vector<ChosenPartition>
                           BoundaryCosts& boundaries) {
   for (ChosenPartition& p : cover) p.cost = Cost::zero();
   charge_boundaries(dfg, cover, boundaries);
-  double total = 0;
-  for (const ChosenPartition& p : cover) total += seconds_of(p.cost);
-  return total;
+  return total_cost(cover).seconds();
 }
 
 }  // namespace
