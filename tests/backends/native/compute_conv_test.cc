@@ -109,7 +109,7 @@ std::vector<float> naive_conv(const ConvProblem& p, const Tensor& x, const Tenso
   return y;
 }
 
-void expect_conv_matches_naive(const ConvProblem& p) {
+void expect_conv_matches_naive(const ConvProblem& p, float tolerance = 1e-4f) {
   SCOPED_TRACE(::testing::Message()
                << "C=" << p.channels << " M=" << p.out_channels << " group=" << p.group
                << " input=" << shape_to_string(p.input) << " kernel=" << shape_to_string(p.kernel)
@@ -127,7 +127,7 @@ void expect_conv_matches_naive(const ConvProblem& p) {
                 p.attributes()};
   if (p.bias) c.inputs.push_back(b);
   c.threads = p.threads;
-  expect_close(c.run_one(), naive_conv(p, x, w, p.bias ? &b : nullptr), 1e-4f);
+  expect_close(c.run_one(), naive_conv(p, x, w, p.bias ? &b : nullptr), tolerance);
 }
 
 TEST(ConvTest, TwoDimensionalGridMatchesDirectLoops) {
@@ -269,6 +269,44 @@ TEST(ConvTest, DeepInputSpansSeveralGemmBlocksInParallel) {
   p.pads = {1, 1, 1, 1};
   p.threads = 2;
   expect_conv_matches_naive(p);
+}
+
+TEST(ConvTest, WinogradTilesMatchDirectLoops) {
+  // 3x3 convolutions of stride 1 with 16 channels or more run on Winograd
+  // F(4x4, 3x3): outputs that end inside a tile, rows of eight whole tiles
+  // (stored together) and not, asymmetric padding, batches, no bias.
+  const Ints pad_choices[] = {{0, 0, 0, 0}, {1, 1, 1, 1}, {2, 0, 1, 2}};
+  const Ints inputs[] = {{17, 23}, {16, 16}, {36, 41}};
+  for (const Ints& pads : pad_choices) {
+    for (const Ints& input : inputs) {
+      for (int threads : {1, 2}) {
+        ConvProblem p;
+        p.batch = 2;
+        p.channels = 16;
+        p.out_channels = 20;
+        p.input = input;
+        p.kernel = {3, 3};
+        p.pads = pads;
+        p.bias = threads == 1;
+        p.threads = threads;
+        expect_conv_matches_naive(p);
+      }
+    }
+  }
+}
+
+TEST(ConvTest, WinogradOverSeveralChunksOfTilesMatchesDirectLoops) {
+  // 25 x 25 tiles, more than one chunk holds; channels past a GEMM block.
+  // Winograd's rounding error grows with the channels summed (about 5e-6
+  // of the output's range here, 1e-4 of an output of 1).
+  ConvProblem p;
+  p.channels = 24;
+  p.out_channels = 300;
+  p.input = {100, 100};
+  p.kernel = {3, 3};
+  p.pads = {1, 1, 1, 1};
+  p.threads = 2;
+  expect_conv_matches_naive(p, 3e-4f);
 }
 
 TEST(ConvTest, PointwiseConvWithoutBiasMatchesDirectLoops) {

@@ -35,7 +35,8 @@ Attributes ints(const std::string& name, std::vector<std::int64_t> values) {
 // Compiles `graph` on native with every input in `in` and every output in
 // `out`, runs it on random inputs (converted into `in`) and expects, once
 // converted back, the reference executor's outputs on the plain inputs.
-void expect_matches_plain(const Graph& graph, EdgeLayout in, EdgeLayout out) {
+void expect_matches_plain(const Graph& graph, EdgeLayout in, EdgeLayout out,
+                          double tolerance = 1e-5) {
   CompileOptions options{2};
   std::vector<Tensor> plain_inputs;
   std::vector<Tensor> laid_inputs;
@@ -63,7 +64,7 @@ void expect_matches_plain(const Graph& graph, EdgeLayout in, EdgeLayout out) {
       const Tensor plain = converted(actual[k], options.output_layouts[k], EdgeLayout::kPlain);
       for (std::int64_t i = 0; i < plain.numel(); ++i) {
         if (plain.data<float>()[i] == expected[k].data<float>()[i]) continue;  // infinities too
-        ASSERT_NEAR(plain.data<float>()[i], expected[k].data<float>()[i], 1e-5)
+        ASSERT_NEAR(plain.data<float>()[i], expected[k].data<float>()[i], tolerance)
             << "output " << k << " element " << i << " in " << edge_layout_name(in) << " out "
             << edge_layout_name(out);
       }
@@ -325,6 +326,46 @@ TEST(NativeLayoutTest, ADepthwiseConvolutionsOutputReadElsewhereIsStoredWithoutT
   for (EdgeLayout layout : kLaidOut) expect_matches_plain(g, layout, layout);
 }
 
+// x [2,C,H,W] -> Conv 3x3 to K channels (pads 1 or `pads`) -> Relu.
+Graph winograd_conv(std::int64_t c, std::int64_t k, std::int64_t h, std::int64_t w,
+                    std::vector<std::int64_t> pads, bool with_bias) {
+  Graph g;
+  g.opset = 13;
+  ValueId x = g.add_input("x", f32({2, c, h, w}));
+  std::vector<ValueId> inputs = {x, g.add_constant("w", random_tensor(f32({k, c, 3, 3}), 6))};
+  if (with_bias) inputs.push_back(g.add_constant("b", random_tensor(f32({k}), 8)));
+  const Shape out = {2, k, h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2};
+  ValueId y = g.add_value("y", f32(out));
+  g.add_node("Conv", inputs, {y}, ints("pads", std::move(pads)));
+  ValueId r = g.add_value("r", f32(out));
+  g.add_node("Relu", {y}, {r});
+  g.add_output(r);
+  return g;
+}
+
+TEST(NativeLayoutTest, WinogradConvolutionsRunInEveryLayoutTheirChannelsFit) {
+  // Eight channels to a vector: 24 channels fit channels-last and blocks of
+  // 8, not of 16; 20 fit no layout. The Relu runs in the convolution's
+  // store. 25 x 25 tiles take two chunks.
+  const std::vector<Graph> graphs = {
+      winograd_conv(16, 32, 17, 23, {1, 1, 1, 1}, true),
+      winograd_conv(24, 40, 18, 19, {2, 0, 1, 2}, false),
+      winograd_conv(16, 16, 100, 100, {1, 1, 1, 1}, true),
+      winograd_conv(20, 16, 17, 17, {1, 1, 1, 1}, true),
+  };
+  for (const Graph& graph : graphs) {
+    const std::int64_t c = graph.type(graph.inputs()[0]).shape[1];
+    for (EdgeLayout layout : kLaidOut) {
+      const bool fits = edge_layout_fits(layout, graph.type(graph.inputs()[0])) && c % 8 == 0;
+      EXPECT_EQ(native::runs_in_layout(graph, graph.node(0), layout), fits)
+          << c << " " << edge_layout_name(layout);
+      // Winograd's rounding, summed in another order than the plain
+      // kernel's: a few units in the sixth digit of outputs up to about 10.
+      if (fits) expect_matches_plain(graph, layout, layout, 1e-4);
+    }
+  }
+}
+
 TEST(NativeLayoutTest, EdgesInAnotherLayoutThanTheKernelComputesInAreConverted) {
   Graph graph = elementwise_chain(16);
   expect_matches_plain(graph, EdgeLayout::kChannelsLast, EdgeLayout::kPlain);
@@ -349,8 +390,8 @@ Graph conv_relu(std::int64_t weights_in, std::int64_t group) {
 }
 
 TEST(NativeLayoutTest, APartitionWithAnOpThatDoesNotRunInALayoutConvertsItsEdges) {
-  // A dense convolution, and one of groups of two channels: only depthwise
-  // convolutions run in a layout.
+  // A dense convolution with too few tiles for Winograd, and one of groups
+  // of two channels: neither runs in a layout.
   for (Graph g : {conv_relu(16, 1), conv_relu(2, 8)}) {
     EXPECT_FALSE(native::runs_in_layout(g, g.node(0), EdgeLayout::kChannelsLast));
     EXPECT_FALSE(native::runs_in_layout(g, g.node(0), EdgeLayout::kBlocked16));

@@ -6,6 +6,7 @@
 #include <functional>
 #include <random>
 
+#include "collage/backends/native/conv_winograd.h"
 #include "collage/backends/native/elementwise_fusion.h"
 #include "collage/ir/error.h"
 
@@ -257,6 +258,40 @@ TEST(NativeBackendTest, ReferenceKernelReusesBuffersAndStaysCorrectAcrossRuns) {
     // Transposed: 0 3 1 4 2 5; sliced: 3 1 4 2.
     const std::vector<float> expected = {3, 1, 4, 2, 3, 1, 4, 2};
     EXPECT_EQ(std::vector<float>(out[0].data<float>(), out[0].data<float>() + 8), expected);
+  }
+}
+
+TEST(NativeBackendTest, WinogradConvWithConstantWeightsMatchesTheSameWeightsAsAnInput) {
+  // With constant weights the kernel transforms them once when it is
+  // compiled; given as an input, each run transforms them. Both sum the
+  // same products, so the outputs agree exactly, run after run.
+  std::mt19937 rng(7);
+  const Tensor weights = random_tensor(f32({24, 16, 3, 3}), rng);
+  const Tensor bias = random_tensor(f32({24}), rng);
+  Attributes pads;
+  pads.set("pads", std::vector<std::int64_t>{1, 1, 1, 1});
+  GraphBuilder constant;
+  ValueId x = constant.input("x", {1, 16, 21, 19});
+  constant.output(constant.op("Conv", {x, constant.constant(weights), constant.constant(bias)},
+                              f32({1, 24, 21, 19}), pads));
+  GraphBuilder given;
+  ValueId gx = given.input("x", {1, 16, 21, 19});
+  ValueId gw = given.input("w", {24, 16, 3, 3});
+  given.output(given.op("Conv", {gx, gw, given.constant(bias)}, f32({1, 24, 21, 19}), pads));
+  const Graph& prepared_graph = constant.graph();
+  const Graph& given_graph = given.graph();
+  ASSERT_TRUE(native::winograd_fits(prepared_graph, prepared_graph.node(0)));
+  std::unique_ptr<Kernel> prepared = compile_reference(prepared_graph, 2);
+  std::unique_ptr<Kernel> per_run = compile_reference(given_graph, 2);
+  for (int run = 0; run < 2; ++run) {
+    const Tensor input = random_tensor(f32({1, 16, 21, 19}), rng);
+    const std::vector<Tensor> inputs = {input, weights};
+    const std::vector<Tensor> a = run_kernel(*prepared, prepared_graph, std::span(&input, 1));
+    const std::vector<Tensor> b = run_kernel(*per_run, given_graph, inputs);
+    ASSERT_EQ(a[0].numel(), b[0].numel());
+    for (std::int64_t i = 0; i < a[0].numel(); ++i) {
+      ASSERT_EQ(a[0].data<float>()[i], b[0].data<float>()[i]) << "run " << run << " element " << i;
+    }
   }
 }
 

@@ -142,12 +142,15 @@ inline TapRange taps_inside(const WindowAxis& axis, std::int64_t o) {
   return {first, std::max(first, std::min(end, axis.kernel))};
 }
 
-// What a compiled kernel prepares once for a depthwise Conv it runs in a
-// layout: the filters tap-major (depthwise_filters_by_tap; empty when they
-// are no constant, so each run packs them), and the unary ops applied in
-// order to each output row while it is in cache (a fused activation).
-struct DepthwiseOperands {
+// What a compiled kernel prepares once for a Conv: for a depthwise one it
+// runs in a layout, the filters tap-major (depthwise_filters_by_tap); for
+// one on Winograd, the weights transformed (winograd_weights); each empty
+// when the weights are no constant, so each run prepares them. And the
+// unary ops applied in order to its output (a fused activation; for a
+// depthwise one, to each output row while it is in cache).
+struct ConvOperands {
   std::vector<float> filters_by_tap;
+  std::vector<float> winograd;
   std::vector<ElementwiseFn> epilogue;
 };
 
@@ -162,7 +165,7 @@ std::vector<float> depthwise_filters_by_tap(const Tensor& weights);
 // `prepared` (may be null) gives their repacked form and the epilogue.
 void depthwise_conv_in_lanes(const Node& node, std::span<const Tensor> inputs, Tensor& y,
                              std::int64_t lanes, int threads,
-                             const DepthwiseOperands* prepared = nullptr);
+                             const ConvOperands* prepared = nullptr);
 // Whether depthwise_conv_in_lanes runs `node`.
 bool depthwise_in_lanes_fits(const Graph& graph, const Node& node);
 

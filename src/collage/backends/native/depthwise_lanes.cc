@@ -181,7 +181,7 @@ std::vector<float> depthwise_filters_by_tap(const Tensor& weights) {
 }
 
 void depthwise_conv_in_lanes(const Node& node, std::span<const Tensor> inputs, Tensor& y,
-                             std::int64_t lanes, int threads, const DepthwiseOperands* prepared) {
+                             std::int64_t lanes, int threads, const ConvOperands* prepared) {
   const ConvShape shape = conv_shape(node, inputs, y);
   if (shape.groups != shape.channels || shape.out_channels != shape.channels ||
       shape.window[0].kernel != 1 || shape.window[0].input != 1) {

@@ -13,6 +13,7 @@
 #endif
 
 #include "collage/backends/native/compute_kernels.h"
+#include "collage/backends/native/conv_winograd.h"
 #include "collage/backends/native/elementwise_math.h"
 #include "collage/backends/native/op_registry.h"
 #include "collage/ir/error.h"
@@ -275,13 +276,15 @@ bool runs_in_layout(const Graph& graph, const Node& node, EdgeLayout layout) {
   if (float_elementwise_fn(graph, node)) return graph.type(node.outputs[0]).rank() == 4;
   if (is_pool(node)) return pool_in_layout(graph, node);
   if (node.op_type == "GroupNormalization") return graph.type(node.input(0)).rank() == 4;
-  if (node.op_type == "Conv") return depthwise_in_lanes_fits(graph, node);
+  if (node.op_type == "Conv") {
+    return depthwise_in_lanes_fits(graph, node) || winograd_in_layout_fits(graph, node, layout);
+  }
   return concat_of_channels(graph, node) || gather_of_channels(graph, node);
 }
 
 void run_in_layout(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                    std::span<Tensor> outputs, EdgeLayout layout, int threads,
-                   const DepthwiseOperands* depthwise) {
+                   const ConvOperands* depthwise) {
   if (depthwise != nullptr && node.op_type != "Conv") {
     throw Error(fmt::format("{} takes no prepared convolution operands", node.op_type),
                 {.node = node.name});
@@ -295,8 +298,20 @@ void run_in_layout(const Graph& graph, const Node& node, std::span<const Tensor>
                                threads);
   }
   if (node.op_type == "Conv") {
-    return depthwise_conv_in_lanes(node, inputs, outputs[0],
-                                   layout_lanes(layout, inputs[0].shape()[1]), threads, depthwise);
+    const std::int64_t lanes = layout_lanes(layout, inputs[0].shape()[1]);
+    const ConvShape shape = conv_shape(node, inputs, outputs[0]);
+    const std::int64_t out_lanes = layout_lanes(layout, shape.out_channels);
+    if (winograd_in_lanes_fits(shape, lanes, out_lanes)) {
+      const Tensor* bias = optional_input(inputs, 2);
+      const bool prepared = depthwise != nullptr && !depthwise->winograd.empty();
+      return run_winograd_in_lanes(
+          shape, inputs[0].data<float>(), lanes, inputs[1].data<float>(),
+          bias != nullptr ? bias->data<float>() : nullptr, outputs[0].data<float>(), out_lanes,
+          threads, prepared ? depthwise->winograd.data() : nullptr,
+          depthwise != nullptr ? std::span<const ElementwiseFn>(depthwise->epilogue)
+                               : std::span<const ElementwiseFn>());
+    }
+    return depthwise_conv_in_lanes(node, inputs, outputs[0], lanes, threads, depthwise);
   }
   if (concat_of_channels(graph, node)) {
     return concat_in_layout(inputs, outputs[0], layout, threads);

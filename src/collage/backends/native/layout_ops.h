@@ -47,6 +47,6 @@ bool runs_in_layout(const Graph& graph, const Node& node, EdgeLayout layout);
 // take none.
 void run_in_layout(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                    std::span<Tensor> outputs, EdgeLayout layout, int threads,
-                   const DepthwiseOperands* depthwise = nullptr);
+                   const ConvOperands* depthwise = nullptr);
 
 }  // namespace collage::native

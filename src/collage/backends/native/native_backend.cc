@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "code_version.h"
+#include "collage/backends/native/conv_winograd.h"
 #include "collage/backends/native/elementwise_fusion.h"
 #include "collage/backends/native/layout_ops.h"
 #include "collage/backends/native/op_registry.h"
@@ -151,7 +152,9 @@ class NativeKernel final : public Kernel {
       } else if (step.in_layout) {
         native::run_in_layout(graph_, graph_.node(step.node), step.input_tensors,
                               step.output_tensors, layout_, threads_,
-                              step.depthwise ? &*step.depthwise : nullptr);
+                              step.conv ? &*step.conv : nullptr);
+      } else if (step.conv) {
+        run_prepared_conv(step);
       } else {
         step.op->run(graph_, graph_.node(step.node), step.input_tensors, step.output_tensors,
                      threads_);
@@ -180,10 +183,9 @@ class NativeKernel final : public Kernel {
     std::vector<std::shared_ptr<Kernel>> bodies;
     // The node reads or writes values laid out in the kernel's layout.
     bool in_layout = false;
-    // For a depthwise convolution in the layout: its filters repacked once,
-    // and the unary ops applied to its output as it is stored
-    // (convolution_before).
-    std::optional<native::DepthwiseOperands> depthwise;
+    // For a convolution in the layout or on Winograd: its weights prepared
+    // once, and the unary ops applied to its output (convolution_before).
+    std::optional<native::ConvOperands> conv;
     std::vector<ValueId> inputs;
     std::vector<ValueId> outputs;
     // Reused on every run to hand tensors to the kernel without allocating.
@@ -201,8 +203,8 @@ class NativeKernel final : public Kernel {
       for (NodeId id : group.nodes) in_group[static_cast<std::size_t>(id)] = true;
       root_group[static_cast<std::size_t>(group.nodes.back())] = &group;
     }
-    // A chain of unary ops that alone reads a depthwise convolution's output
-    // in a layout runs in the convolution's store: the group's step goes.
+    // A chain of unary ops that alone reads a convolution's output in a
+    // layout runs in the convolution's store: the group's step goes.
     std::vector<const native::FusionGroup*> epilogue_of(graph_.num_nodes(), nullptr);
     const std::vector<std::vector<NodeId>> consumers =
         groups.empty() ? std::vector<std::vector<NodeId>>{} : graph_.consumers();
@@ -246,16 +248,19 @@ class NativeKernel final : public Kernel {
         }
         step.inputs = node.inputs;
         step.outputs = node.outputs;
-        if (step.in_layout && node.op_type == "Conv") {
-          step.depthwise.emplace();
+        const bool winograd = native::winograd_fits(graph_, node);
+        if (node.op_type == "Conv" && (step.in_layout || winograd)) {
+          step.conv.emplace();
           const Value& weights = graph_.value(node.input(1));
-          if (weights.is_constant()) {
-            step.depthwise->filters_by_tap = native::depthwise_filters_by_tap(*weights.constant);
+          if (weights.is_constant() && winograd) {
+            step.conv->winograd = native::winograd_weights(*weights.constant, threads_);
+          } else if (weights.is_constant()) {
+            step.conv->filters_by_tap = native::depthwise_filters_by_tap(*weights.constant);
           }
         }
         if (const native::FusionGroup* group = epilogue_of[id]) {
           for (NodeId member : group->nodes) {
-            step.depthwise->epilogue.push_back(
+            step.conv->epilogue.push_back(
                 *native::float_elementwise_fn(graph_, graph_.node(member)));
           }
           step.outputs = {group->output};
@@ -267,9 +272,26 @@ class NativeKernel final : public Kernel {
     }
   }
 
-  // The depthwise convolution whose output `group` alone reads, when the
-  // group is a chain of unary ops and the convolution runs in the kernel's
-  // layout (native::depthwise_conv_in_lanes applies them as it stores).
+  // Runs a Conv step with its Winograd weights prepared, or by its op entry
+  // when the shapes it runs on leave Winograd.
+  void run_prepared_conv(Step& step) {
+    const Node& node = graph_.node(step.node);
+    Tensor& y = step.output_tensors[0];
+    const native::ConvShape shape = native::conv_shape(node, step.input_tensors, y);
+    if (!native::winograd_fits(shape) || y.numel() == 0) {
+      step.op->run(graph_, node, step.input_tensors, step.output_tensors, threads_);
+      return;
+    }
+    const Tensor* bias = native::optional_input(step.input_tensors, 2);
+    native::run_winograd(shape, step.input_tensors[0].data<float>(),
+                         step.input_tensors[1].data<float>(),
+                         bias != nullptr ? bias->data<float>() : nullptr, y.data<float>(), threads_,
+                         step.conv->winograd.empty() ? nullptr : step.conv->winograd.data());
+  }
+
+  // The convolution whose output `group` alone reads, when the group is a
+  // chain of unary ops and the convolution runs in the kernel's layout
+  // (native::depthwise_conv_in_lanes and run_winograd_in_lanes apply them).
   std::optional<NodeId> convolution_before(
       const native::FusionGroup& group, const std::vector<std::vector<NodeId>>& consumers) const {
     if (layout_ == EdgeLayout::kPlain || group.leaves.size() != 1) return std::nullopt;

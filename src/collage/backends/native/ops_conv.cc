@@ -1,7 +1,9 @@
 // Conv (ONNX opsets 1-22 share these semantics): 1-D, 2-D and 3-D, groups,
 // strides, dilations, explicit and automatic padding, optional bias.
 //
-// Three strategies, picked per node:
+// Four strategies, picked per node:
+//  - Winograd F(4x4, 3x3) for 3x3 kernels of stride 1 with enough channels
+//    and tiles (conv_winograd.h);
 //  - pointwise (1x1, stride 1, no padding): the image already is the
 //    column matrix, so each group is one GEMM over it;
 //  - direct (1-D/2-D with few channels per group: depthwise, ResNeXt): a
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "collage/backends/native/compute_kernels.h"
+#include "collage/backends/native/conv_winograd.h"
 #include "collage/backends/native/sgemm.h"
 
 namespace collage::native {
@@ -327,6 +330,10 @@ void run_conv(const Graph& graph, const Node& node, std::span<const Tensor> inpu
   const float* w = inputs[1].data<float>();
   const Tensor* bias = optional_input(inputs, 2);
   const float* bias_data = bias != nullptr ? bias->data<float>() : nullptr;
+  if (winograd_fits(shape)) {
+    run_winograd(shape, x, w, bias_data, y.data<float>(), threads);
+    return;
+  }
   // With few channels per group on either side (depthwise, ResNeXt), a GEMM
   // would have a tiny m and spend its time packing B for it.
   const bool direct =

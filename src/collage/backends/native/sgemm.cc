@@ -45,29 +45,6 @@ std::int64_t ceil_div(std::int64_t value, std::int64_t divisor) {
   return (value + divisor - 1) / divisor;
 }
 
-// A grow-only, 64-byte aligned buffer, one per thread and purpose, so that
-// packing space is reused across calls instead of mapped and faulted in
-// each time.
-class ScratchBuffer {
- public:
-  float* get(std::int64_t count) {
-    if (count > capacity_) {
-      std::size_t bytes = static_cast<std::size_t>(round_up(count * 4, 64));
-      data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-      if (!data_) throw std::bad_alloc();
-      capacity_ = count;
-    }
-    return data_.get();
-  }
-
- private:
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
-  };
-  std::unique_ptr<float, Free> data_;
-  std::int64_t capacity_ = 0;
-};
-
 thread_local ScratchBuffer packed_a_buffer;
 thread_local ScratchBuffer packed_b_buffer;
 thread_local ScratchBuffer gemv_buffer;

@@ -14,8 +14,34 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
 
 namespace collage::native {
+
+// A grow-only, 64-byte aligned buffer, one per thread and purpose, so that
+// scratch space (packed panels, transformed tiles) is reused across calls
+// instead of mapped and faulted in each time. Its contents start undefined.
+class ScratchBuffer {
+ public:
+  float* get(std::int64_t count) {
+    if (count > capacity_) {
+      std::size_t bytes = static_cast<std::size_t>((count * 4 + 63) / 64 * 64);
+      data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+      if (!data_) throw std::bad_alloc();
+      capacity_ = count;
+    }
+    return data_.get();
+  }
+
+ private:
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float, Free> data_;
+  std::int64_t capacity_ = 0;
+};
 
 // Rows of op(A) and columns of op(B) that one micro-kernel call covers.
 inline constexpr int kSgemmMr = 6;
