@@ -284,8 +284,8 @@ bool runs_in_layout(const Graph& graph, const Node& node, EdgeLayout layout) {
 
 void run_in_layout(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                    std::span<Tensor> outputs, EdgeLayout layout, int threads,
-                   const ConvOperands* depthwise) {
-  if (depthwise != nullptr && node.op_type != "Conv") {
+                   const ConvOperands* conv) {
+  if (conv != nullptr && node.op_type != "Conv") {
     throw Error(fmt::format("{} takes no prepared convolution operands", node.op_type),
                 {.node = node.name});
   }
@@ -303,15 +303,15 @@ void run_in_layout(const Graph& graph, const Node& node, std::span<const Tensor>
     const std::int64_t out_lanes = layout_lanes(layout, shape.out_channels);
     if (winograd_in_lanes_fits(shape, lanes, out_lanes)) {
       const Tensor* bias = optional_input(inputs, 2);
-      const bool prepared = depthwise != nullptr && !depthwise->winograd.empty();
-      return run_winograd_in_lanes(
-          shape, inputs[0].data<float>(), lanes, inputs[1].data<float>(),
-          bias != nullptr ? bias->data<float>() : nullptr, outputs[0].data<float>(), out_lanes,
-          threads, prepared ? depthwise->winograd.data() : nullptr,
-          depthwise != nullptr ? std::span<const ElementwiseFn>(depthwise->epilogue)
-                               : std::span<const ElementwiseFn>());
+      const bool prepared = conv != nullptr && !conv->winograd.empty();
+      return run_winograd_in_lanes(shape, inputs[0].data<float>(), lanes, inputs[1].data<float>(),
+                                   bias != nullptr ? bias->data<float>() : nullptr,
+                                   outputs[0].data<float>(), out_lanes, threads,
+                                   prepared ? conv->winograd.data() : nullptr,
+                                   conv != nullptr ? std::span<const ElementwiseFn>(conv->epilogue)
+                                                   : std::span<const ElementwiseFn>());
     }
-    return depthwise_conv_in_lanes(node, inputs, outputs[0], lanes, threads, depthwise);
+    return depthwise_conv_in_lanes(node, inputs, outputs[0], lanes, threads, conv);
   }
   if (concat_of_channels(graph, node)) {
     return concat_in_layout(inputs, outputs[0], layout, threads);

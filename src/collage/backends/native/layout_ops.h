@@ -3,9 +3,9 @@
 // Between two oneDNN convolutions a tensor is stored as oneDNN computes it
 // (NHWC, nChw16c or nChw8c). The ops that sit between heavy kernels
 // (elementwise chains and their broadcasts, pools, global pools, channel
-// Concat and Gather, GroupNormalization, depthwise convolutions) can run on it as it is, so that a
-// native partition there costs no conversion: a native kernel whose every node runs_in_layout
-// computes in the layout its edges arrive in (NativeBackend::compile).
+// Concat and Gather, GroupNormalization, depthwise and Winograd convolutions) can run on it as it
+// is, so that a native partition there costs no conversion: a native kernel whose every node
+// runs_in_layout computes in the layout its edges arrive in (NativeBackend::compile).
 //
 // Both layouts are runs of channels: a 4-D [N, C, H, W] tensor is
 // [N * C / lanes, H, W, lanes] floats, lanes = C for channels-last and the
@@ -35,18 +35,17 @@ Shape laid_out_dims(const Shape& shape, EdgeLayout layout);
 
 // Whether `node` runs on its values stored in `layout`: it is a float32
 // elementwise op, a 2-D MaxPool (without Indices) or AveragePool, a global
-// pool, a Concat or Gather of channels, a 4-D GroupNormalization or a 2-D depthwise
-// Conv, or none of its values is laid_out; and each
+// pool, a Concat or Gather of channels, a 4-D GroupNormalization, a 2-D depthwise
+// Conv or a Conv on Winograd (winograd_in_layout_fits), or none of its values is laid_out; and each
 // of its laid-out values fits the layout (edge_layout_fits).
 bool runs_in_layout(const Graph& graph, const Node& node, EdgeLayout layout);
 
-// Runs a pool, Concat, Gather, GroupNormalization or depthwise Conv `node` that
+// Runs a pool, Concat, Gather, GroupNormalization or Conv `node` that
 // runs_in_layout, its laid-out inputs and outputs stored in `layout`. A
-// depthwise Conv takes what the kernel prepared for it (`depthwise`, may be
-// null: its filters repacked, the activation of its store); other nodes
-// take none.
+// Conv takes what the kernel prepared for it (`conv`, may be null: its
+// weights repacked, the activation of its store); other nodes take none.
 void run_in_layout(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                    std::span<Tensor> outputs, EdgeLayout layout, int threads,
-                   const ConvOperands* depthwise = nullptr);
+                   const ConvOperands* conv = nullptr);
 
 }  // namespace collage::native
