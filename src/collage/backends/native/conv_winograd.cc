@@ -86,6 +86,32 @@ inline void output_1d(const __m256 m[kIn], __m256 r[kOut]) {
   r[3] = _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8.0f), diff34, diff12), m[5]);
 }
 
+// The column pass of the input transform over rows[i] = B^T of input row
+// i, stored v[p * position_stride] for each position p = i * 6 + m.
+inline void store_input_columns(__m256 rows[kIn][kIn], float* v, std::int64_t position_stride) {
+  for (std::int64_t m = 0; m < kIn; ++m) {
+    __m256 column[kIn];
+    __m256 r[kIn];
+    for (std::int64_t i = 0; i < kIn; ++i) column[i] = rows[i][m];
+    input_1d(column, r);
+    for (std::int64_t i = 0; i < kIn; ++i) {
+      _mm256_storeu_ps(v + (i * kIn + m) * position_stride, r[i]);
+    }
+  }
+}
+
+// The row pass of the output transform: rows[i] = A^T of the products
+// m[p * position_stride] of positions p = i * 6 + j.
+inline void load_output_rows(const float* m, std::int64_t position_stride, __m256 rows[kIn][kOut]) {
+  for (std::int64_t i = 0; i < kIn; ++i) {
+    __m256 products[kIn];
+    for (std::int64_t j = 0; j < kIn; ++j) {
+      products[j] = _mm256_loadu_ps(m + (i * kIn + j) * position_stride);
+    }
+    output_1d(products, rows[i]);
+  }
+}
+
 // The rows of G x for a column x = (x0, x1, x2) of weights (the weight
 // transform's matrix), for floats and for vectors of eight channels alike.
 template <typename T, typename Add, typename Sub, typename Mul>
@@ -222,15 +248,7 @@ void transform_input(const Tiling& t, const Chunk& chunk, const float* plane, st
       d[5] = next[1];
       input_1d(d, rows[i]);
     }
-    for (std::int64_t m = 0; m < kIn; ++m) {
-      __m256 column[kIn];
-      __m256 r[kIn];
-      for (std::int64_t i = 0; i < kIn; ++i) column[i] = rows[i][m];
-      input_1d(column, r);
-      for (std::int64_t i = 0; i < kIn; ++i) {
-        _mm256_storeu_ps(v + ((i * kIn + m) * channels + c) * chunk.stride + index, r[i]);
-      }
-    }
+    store_input_columns(rows, v + c * chunk.stride + index, channels * chunk.stride);
   });
 }
 
@@ -258,14 +276,7 @@ void transform_output(const Tiling& t, const Chunk& chunk, const float* m, std::
   const __m256 b = _mm256_set1_ps(bias);
   for_each_run(t, chunk, [&](std::int64_t index, std::int64_t ty, std::int64_t tx, std::int64_t n) {
     __m256 rows[kIn][kOut];
-    for (std::int64_t i = 0; i < kIn; ++i) {
-      __m256 products[kIn];
-      for (std::int64_t j = 0; j < kIn; ++j) {
-        products[j] =
-            _mm256_loadu_ps(m + ((i * kIn + j) * out_channels + k) * chunk.stride + index);
-      }
-      output_1d(products, rows[i]);
-    }
+    load_output_rows(m + k * chunk.stride + index, out_channels * chunk.stride, rows);
     const std::int64_t height = std::min(kOut, t.out_h - ty * kOut);
     const std::int64_t columns = std::min(n * kOut, t.out_w - tx * kOut);
     __m256 out[kOut][kOut];  // [row][column], a lane per tile
@@ -317,15 +328,7 @@ void transform_input_lanes(const Tiling& t, const Lanes& in, const float* x, std
     }
     input_1d(d, rows[i]);
   }
-  for (std::int64_t m = 0; m < kIn; ++m) {
-    __m256 column[kIn];
-    __m256 r[kIn];
-    for (std::int64_t i = 0; i < kIn; ++i) column[i] = rows[i][m];
-    input_1d(column, r);
-    for (std::int64_t i = 0; i < kIn; ++i) {
-      _mm256_storeu_ps(v + (i * kIn + m) * position_stride, r[i]);
-    }
-  }
+  store_input_columns(rows, v, position_stride);
 }
 
 // y's eight channels [k, k + 8) of one tile = A^T m A + bias, from the
@@ -334,13 +337,7 @@ void transform_output_lanes(const Tiling& t, const Lanes& out, const float* m,
                             std::int64_t position_stride, const float* bias, std::int64_t n,
                             std::int64_t ty, std::int64_t tx, std::int64_t k, float* y) {
   __m256 rows[kIn][kOut];
-  for (std::int64_t i = 0; i < kIn; ++i) {
-    __m256 products[kIn];
-    for (std::int64_t j = 0; j < kIn; ++j) {
-      products[j] = _mm256_loadu_ps(m + (i * kIn + j) * position_stride);
-    }
-    output_1d(products, rows[i]);
-  }
+  load_output_rows(m, position_stride, rows);
   const __m256 b = bias != nullptr ? _mm256_loadu_ps(bias + k) : _mm256_setzero_ps();
   for (std::int64_t col = 0; col < kOut; ++col) {
     const std::int64_t xx = tx * kOut + col;
