@@ -154,6 +154,12 @@ struct ConvOperands {
   std::vector<ElementwiseFn> epilogue;
 };
 
+// Runs a Conv as its op entry does, given its weights transformed for
+// Winograd (winograd_weights; null: each call transforms them when the
+// shapes it runs on take Winograd).
+void run_conv_prepared(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                       std::span<Tensor> outputs, int threads, const float* winograd);
+
 // Depthwise filters [C, 1, kh, kw] as [kh * kw][C], so that one tap's
 // weights for consecutive channels are one vector load.
 std::vector<float> depthwise_filters_by_tap(const Tensor& weights);

@@ -164,6 +164,26 @@ void transform_weights(const float* w, std::int64_t k, std::int64_t channels,
   }
 }
 
+// u = every output channel's weights transformed ([36][K][C]).
+void transform_all_weights(const float* w, std::int64_t channels, std::int64_t out_channels,
+                           float* u, int threads) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::int64_t k = 0; k < out_channels; ++k) {
+    transform_weights(w, k, channels, out_channels, u);
+  }
+}
+
+// The weights as the products take them: `transformed` when the kernel
+// prepared them, else w transformed into this thread's scratch.
+const float* weights_for(const float* w, std::int64_t channels, std::int64_t out_channels,
+                         const float* transformed, int threads) {
+  if (transformed != nullptr) return transformed;
+  static thread_local ScratchBuffer buffer;
+  float* const u = buffer.get(kPositions * out_channels * channels);
+  transform_all_weights(w, channels, out_channels, u, threads);
+  return u;
+}
+
 // One chunk of tiles, [first, first + count) of one image.
 struct Chunk {
   std::int64_t first = 0;
@@ -415,11 +435,7 @@ std::vector<float> winograd_weights(const Tensor& weights, int threads) {
   const std::int64_t out_channels = weights.shape()[0];
   const std::int64_t channels = weights.shape()[1];
   std::vector<float> u(static_cast<std::size_t>(kPositions * out_channels * channels));
-  const float* w = weights.data<float>();
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::int64_t k = 0; k < out_channels; ++k) {
-    transform_weights(w, k, channels, out_channels, u.data());
-  }
+  transform_all_weights(weights.data<float>(), channels, out_channels, u.data(), threads);
   return u;
 }
 
@@ -433,22 +449,14 @@ void run_winograd(const ConvShape& shape, const float* x, const float* w, const 
   const std::int64_t stride = capacity + kLanes;
   const std::int64_t width = t.plane_width();
   const std::int64_t max_plane_rows = ((capacity + t.cols - 1) / t.cols + 1) * kOut + 2;
-  static thread_local ScratchBuffer u_buffer, v_buffer, m_buffer;
-  float* const u =
-      transformed != nullptr ? nullptr : u_buffer.get(kPositions * out_channels * channels);
-  const float* const weights = transformed != nullptr ? transformed : u;
+  const float* const weights = weights_for(w, channels, out_channels, transformed, threads);
+  static thread_local ScratchBuffer v_buffer, m_buffer;
   float* const v = v_buffer.get(kPositions * channels * stride);
   float* const m = m_buffer.get(kPositions * out_channels * stride);
 #pragma omp parallel num_threads(threads)
   {
     static thread_local ScratchBuffer plane_buffer;
     float* const plane = plane_buffer.get(max_plane_rows * width);
-    if (u != nullptr) {
-#pragma omp for schedule(static)
-      for (std::int64_t k = 0; k < out_channels; ++k) {
-        transform_weights(w, k, channels, out_channels, u);
-      }
-    }
     for (std::int64_t n = 0; n < shape.batch; ++n) {
       const float* image = x + n * channels * t.in_h * t.in_w;
       float* out = y + n * out_channels * t.out_h * t.out_w;
@@ -498,10 +506,8 @@ void run_winograd_in_lanes(const ConvShape& shape, const float* x, std::int64_t 
   const Lanes out{out_channels, out_lanes, t.out_h, t.out_w};
   const std::int64_t tiles = t.count();
   const std::int64_t capacity = chunk_tiles(channels, out_channels, tiles);
-  static thread_local ScratchBuffer u_buffer, v_buffer, m_buffer;
-  float* const u =
-      transformed != nullptr ? nullptr : u_buffer.get(kPositions * out_channels * channels);
-  const float* const weights = transformed != nullptr ? transformed : u;
+  const float* const weights = weights_for(w, channels, out_channels, transformed, threads);
+  static thread_local ScratchBuffer v_buffer, m_buffer;
   // Per position, a [tiles x channels] matrix of transformed inputs and a
   // [tiles x out_channels] one of products.
   float* const v = v_buffer.get(kPositions * capacity * channels);
@@ -509,12 +515,6 @@ void run_winograd_in_lanes(const ConvShape& shape, const float* x, std::int64_t 
   const std::int64_t output_size = shape.batch * out_channels * t.out_h * t.out_w;
 #pragma omp parallel num_threads(threads)
   {
-    if (u != nullptr) {
-#pragma omp for schedule(static)
-      for (std::int64_t k = 0; k < out_channels; ++k) {
-        transform_weights(w, k, channels, out_channels, u);
-      }
-    }
     for (std::int64_t n = 0; n < shape.batch; ++n) {
       for (std::int64_t first = 0; first < tiles; first += capacity) {
         const std::int64_t count = std::min(capacity, tiles - first);

@@ -9,8 +9,8 @@
 // products become 36 matrix products [K x C] x [C x tiles], which run on
 // the backend's sgemm; the transforms cost a pass over the input and one
 // over the output. The transforms' constants (1/4, 1/6, 1/24 and powers
-// of two up to 8) lose a few bits against the direct sum: about 1e-6 of
-// the output's range.
+// of two up to 8) lose a few bits against the direct sum: about 5e-6 of
+// the output's range for 24 to 256 channels.
 #pragma once
 
 #include <span>

@@ -154,7 +154,9 @@ class NativeKernel final : public Kernel {
                               step.output_tensors, layout_, threads_,
                               step.conv ? &*step.conv : nullptr);
       } else if (step.conv) {
-        run_prepared_conv(step);
+        native::run_conv_prepared(
+            graph_, graph_.node(step.node), step.input_tensors, step.output_tensors, threads_,
+            step.conv->winograd.empty() ? nullptr : step.conv->winograd.data());
       } else {
         step.op->run(graph_, graph_.node(step.node), step.input_tensors, step.output_tensors,
                      threads_);
@@ -270,23 +272,6 @@ class NativeKernel final : public Kernel {
       step.output_tensors.resize(step.outputs.size());
       steps_.push_back(std::move(step));
     }
-  }
-
-  // Runs a Conv step with its Winograd weights prepared, or by its op entry
-  // when the shapes it runs on leave Winograd.
-  void run_prepared_conv(Step& step) {
-    const Node& node = graph_.node(step.node);
-    Tensor& y = step.output_tensors[0];
-    const native::ConvShape shape = native::conv_shape(node, step.input_tensors, y);
-    if (!native::winograd_fits(shape) || y.numel() == 0) {
-      step.op->run(graph_, node, step.input_tensors, step.output_tensors, threads_);
-      return;
-    }
-    const Tensor* bias = native::optional_input(step.input_tensors, 2);
-    native::run_winograd(shape, step.input_tensors[0].data<float>(),
-                         step.input_tensors[1].data<float>(),
-                         bias != nullptr ? bias->data<float>() : nullptr, y.data<float>(), threads_,
-                         step.conv->winograd.empty() ? nullptr : step.conv->winograd.data());
   }
 
   // The convolution whose output `group` alone reads, when the group is a

@@ -321,8 +321,10 @@ void run_gemm_conv(const ConvShape& shape, const float* x, const float* w, const
   for (std::int64_t unit = 0; unit < units; ++unit) one_group(unit, threads);
 }
 
-void run_conv(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-              std::span<Tensor> outputs, int threads) {
+}  // namespace
+
+void run_conv_prepared(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                       std::span<Tensor> outputs, int threads, const float* winograd) {
   Tensor& y = outputs[0];
   const ConvShape shape = conv_shape(node, inputs, y);
   if (y.numel() == 0) return;
@@ -331,7 +333,7 @@ void run_conv(const Graph& graph, const Node& node, std::span<const Tensor> inpu
   const Tensor* bias = optional_input(inputs, 2);
   const float* bias_data = bias != nullptr ? bias->data<float>() : nullptr;
   if (winograd_fits(shape)) {
-    run_winograd(shape, x, w, bias_data, y.data<float>(), threads);
+    run_winograd(shape, x, w, bias_data, y.data<float>(), threads, winograd);
     return;
   }
   // With few channels per group on either side (depthwise, ResNeXt), a GEMM
@@ -344,6 +346,13 @@ void run_conv(const Graph& graph, const Node& node, std::span<const Tensor> inpu
     return;
   }
   run_gemm_conv(shape, x, w, bias_data, y.data<float>(), threads);
+}
+
+namespace {
+
+void run_conv(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+              std::span<Tensor> outputs, int threads) {
+  run_conv_prepared(graph, node, inputs, outputs, threads, nullptr);
 }
 
 }  // namespace
