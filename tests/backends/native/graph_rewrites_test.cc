@@ -19,6 +19,7 @@
 #include "collage/ir/passes/fuse_matmul_add.h"
 #include "collage/ir/passes/merge_common_subexpressions.h"
 #include "collage/ir/passes/remove_identity.h"
+#include "collage/ir/passes/trim_conv_taps.h"
 #include "collage/runtime/random_inputs.h"
 
 namespace collage {
@@ -633,6 +634,90 @@ TEST(FoldPadsTest, LeavesPoolsWhosePaddingMeansSomethingElse) {
     ValueId y = p.b.op("MaxPool", {p.padded}, {1, 3, 7, 7}, pool_attributes({3, 3}, {1, 1}));
     rewritten(p.b.finish({y}), fold_pads, 0);
   }
+}
+
+// x[1,C,H,W] -> Conv (3x3 kernel, `dilation`, pads `pads`) -> y.
+struct DilatedConv {
+  Builder b;
+  Graph graph;
+
+  DilatedConv(Shape x_shape, std::int64_t dilation, std::vector<std::int64_t> pads,
+              std::int64_t group = 1, std::vector<std::int64_t> strides = {1, 1}) {
+    ValueId x = b.input("x", x_shape);
+    const std::int64_t out_channels = 4 * group;
+    Attributes attributes;
+    attributes.set("dilations", std::vector<std::int64_t>{dilation, dilation});
+    attributes.set("pads", pads);
+    attributes.set("strides", strides);
+    attributes.set("group", group);
+    attributes.set("kernel_shape", std::vector<std::int64_t>{3, 3});
+    const std::int64_t span = 2 * dilation + 1;
+    Shape y_shape = {x_shape[0], out_channels,
+                     (x_shape[2] + pads[0] + pads[2] - span) / strides[0] + 1,
+                     (x_shape[3] + pads[1] + pads[3] - span) / strides[1] + 1};
+    ValueId y = b.op(
+        "Conv", {x, b.random({out_channels, x_shape[1] / group, 3, 3}), b.random({out_channels})},
+        y_shape, attributes);
+    graph = b.finish({y});
+  }
+};
+
+TEST(TrimConvTapsTest, MakesAnAsppConvWhoseOffCentreTapsReadOnlyPaddingOneByOne) {
+  // DeepLab v3's ASPP: dilation 24, "same" padding, on a 14x14 map.
+  DilatedConv c({1, 6, 14, 14}, 24, {24, 24, 24, 24});
+  Graph graph = rewritten(c.graph, trim_conv_taps, 1);
+  const Node& conv = only(graph, "Conv");
+  EXPECT_EQ(graph.type(conv.inputs[1]).shape, (Shape{4, 6, 1, 1}));
+  EXPECT_EQ(conv.attributes.get_ints("kernel_shape"), (std::vector<std::int64_t>{1, 1}));
+  EXPECT_EQ(conv.attributes.get_ints("pads"), (std::vector<std::int64_t>{0, 0, 0, 0}));
+  EXPECT_EQ(conv.attributes.get_ints("dilations"), (std::vector<std::int64_t>{1, 1}));
+  // The weight that was cut is gone.
+  EXPECT_EQ(graph.num_values(), 4u);
+}
+
+TEST(TrimConvTapsTest, TrimsEachAxisOnItsOwnAndKeepsTapsThatReadSomeInput) {
+  // 14 rows (the rows above and below the centre at 12 reach two of them),
+  // 5 columns (only the centre column reaches any).
+  DilatedConv c({1, 3, 14, 5}, 12, {12, 12, 12, 12});
+  Graph graph = rewritten(c.graph, trim_conv_taps, 1);
+  const Node& conv = only(graph, "Conv");
+  EXPECT_EQ(graph.type(conv.inputs[1]).shape, (Shape{4, 3, 3, 1}));
+  EXPECT_EQ(conv.attributes.get_ints("pads"), (std::vector<std::int64_t>{12, 0, 12, 0}));
+  EXPECT_EQ(conv.attributes.get_ints("dilations"), (std::vector<std::int64_t>{12, 1}));
+}
+
+TEST(TrimConvTapsTest, TrimsUnevenPadsAndStridesAndGroups) {
+  // Padded 20 before and 2 after, stride 3, two groups: of the three
+  // outputs per axis (rows 0, 3 and 6 of the input), only the last tap
+  // reaches the input.
+  {
+    DilatedConv c({1, 4, 7, 7}, 10, {20, 20, 2, 2}, 2, {3, 3});
+    Graph graph = rewritten(c.graph, trim_conv_taps, 1);
+    EXPECT_EQ(graph.type(only(graph, "Conv").inputs[1]).shape, (Shape{8, 2, 1, 1}));
+    EXPECT_EQ(only(graph, "Conv").attributes.get_ints("pads"),
+              (std::vector<std::int64_t>{0, 0, 2, 2}));
+  }
+  // Only the middle tap reads the input, but cutting the last would take
+  // the end pad (4, under the dilation) below zero: it stays.
+  DilatedConv c({1, 2, 6, 6}, 8, {8, 8, 4, 4});
+  Graph graph = rewritten(c.graph, trim_conv_taps, 1);
+  EXPECT_EQ(graph.type(only(graph, "Conv").inputs[1]).shape, (Shape{4, 2, 2, 2}));
+  EXPECT_EQ(only(graph, "Conv").attributes.get_ints("pads"),
+            (std::vector<std::int64_t>{0, 0, 4, 4}));
+}
+
+TEST(TrimConvTapsTest, LeavesConvsWhoseTapsAllReadTheInput) {
+  rewritten(DilatedConv({1, 2, 14, 14}, 1, {1, 1, 1, 1}).graph, trim_conv_taps, 0);
+  rewritten(DilatedConv({1, 2, 28, 28}, 12, {12, 12, 12, 12}).graph, trim_conv_taps, 0);
+  // A weight that is not a constant cannot be cut.
+  Builder b;
+  ValueId x = b.input("x", {1, 2, 6, 6});
+  ValueId w = b.input("w", {4, 2, 3, 3});
+  Attributes attributes;
+  attributes.set("dilations", std::vector<std::int64_t>{8, 8});
+  attributes.set("pads", std::vector<std::int64_t>{8, 8, 8, 8});
+  ValueId y = b.op("Conv", {x, w}, {1, 4, 6, 6}, attributes);
+  rewritten(b.finish({y}), trim_conv_taps, 0);
 }
 
 TEST(CanonicalizeTest, AppliesOnlyTheRewritesOfItsLevel) {

@@ -19,6 +19,7 @@
 #include "collage/ir/passes/merge_common_subexpressions.h"
 #include "collage/ir/passes/quantized_units.h"
 #include "collage/ir/passes/remove_identity.h"
+#include "collage/ir/passes/trim_conv_taps.h"
 
 namespace collage {
 namespace {
@@ -86,6 +87,7 @@ void optimize_round(Graph& graph, GraphOptLevel level, RewriteLog& log) {
   log.add("fold per-channel Mul/Div into weights", folds.scales);
   log.add("fold per-channel Add/Sub into bias", folds.shifts);
   log.add("fold zero Pad into Conv/AveragePool", fold_pads(graph));
+  log.add("trim Conv taps that read only padding", trim_conv_taps(graph));
   log.add("MatMul + Add -> Gemm", fuse_matmul_add(graph));
   if (level != GraphOptLevel::kAll) return;
   log.add("LayerNorm chain -> LayerNormalization", fuse_layer_norm(graph));
