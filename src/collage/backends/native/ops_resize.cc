@@ -72,6 +72,8 @@ struct AxisTaps {
   std::vector<std::int64_t> index;
   std::vector<float> weight;
   std::vector<bool> outside;
+  // Whether any position is outside (tf_crop_and_resize's extrapolation).
+  bool any_outside = false;
 
   // Whether every output position takes its whole weight from the same
   // input position, so the pass would copy.
@@ -154,6 +156,7 @@ AxisTaps axis_taps(const ResizeOptions& options, std::int64_t in, std::int64_t o
     float* weight = taps.weight.data() + i * taps.width;
     if (crop && (x < 0.0 || x > static_cast<double>(in - 1))) {
       taps.outside[static_cast<std::size_t>(i)] = true;
+      taps.any_outside = true;
       continue;
     }
     if (options.mode == Mode::kNearest) {
@@ -190,6 +193,18 @@ AxisTaps axis_taps(const ResizeOptions& options, std::int64_t in, std::int64_t o
   return taps;
 }
 
+// One row of the innermost pass with kWidth taps per element (unrolled:
+// with the width known only at run time the tap loop stays a loop).
+template <int kWidth>
+void resample_row(const float* base, float* row, std::int64_t out, const std::int64_t* index,
+                  const float* weight) {
+  for (std::int64_t i = 0; i < out; ++i) {
+    float sum = weight[i * kWidth] * base[index[i * kWidth]];
+    for (int t = 1; t < kWidth; ++t) sum += weight[i * kWidth + t] * base[index[i * kWidth + t]];
+    row[i] = sum;
+  }
+}
+
 // Resamples the innermost axis: one output row per unit, each element a sum
 // over its taps. Looping over whole rows keeps the per-element work to the
 // taps themselves, without a loop unit (and its index arithmetic) per
@@ -197,17 +212,20 @@ AxisTaps axis_taps(const ResizeOptions& options, std::int64_t in, std::int64_t o
 void resample_innermost(const float* src, float* dst, std::int64_t rows, std::int64_t in,
                         std::int64_t out, const AxisTaps& taps, float extrapolation, int threads) {
   const int width = taps.width;
+  const std::int64_t* index = taps.index.data();
+  const float* weight = taps.weight.data();
 #pragma omp parallel for num_threads(loop_threads(rows, out* width, threads)) schedule(static)
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* base = src + r * in;
     float* row = dst + r * out;
-    for (std::int64_t i = 0; i < out; ++i) {
-      const std::int64_t* index = taps.index.data() + i * width;
-      const float* weight = taps.weight.data() + i * width;
-      float sum = 0.0f;
-      for (int t = 0; t < width; ++t) sum += weight[t] * base[index[t]];
-      row[i] = sum;
+    if (width == 2) {
+      resample_row<2>(base, row, out, index, weight);
+    } else if (width == 4) {
+      resample_row<4>(base, row, out, index, weight);
+    } else {
+      resample_row<1>(base, row, out, index, weight);
     }
+    if (!taps.any_outside) continue;
     for (std::int64_t i = 0; i < out; ++i) {
       if (taps.outside[static_cast<std::size_t>(i)]) row[i] = extrapolation;
     }
@@ -315,10 +333,20 @@ void resize(const Tensor& x, Tensor& y, const std::vector<AxisScale>& scales,
     resize_nearest(x, y, taps, options.extrapolation, threads);
     return;
   }
-  // Shrinking axes first: every later pass then reads and writes less.
-  std::stable_sort(axes.begin(), axes.end(), [&](std::size_t a, std::size_t b) {
-    return y.shape()[a] * x.shape()[b] < y.shape()[b] * x.shape()[a];
-  });
+  // Shrinking axes first: every later pass then reads and writes less. Of
+  // the others, the innermost axis first: its pass gathers element by
+  // element where the others blend whole rows with vector instructions, so
+  // it should run on the tensor before the others grow it. (Upsampling
+  // 1x21x14x14 to 224x224 bilinearly, the innermost pass last took 2.6 ms
+  // at 2 threads.)
+  const std::size_t innermost = rank - 1;
+  auto growth = [&](std::size_t axis) {
+    const double ratio =
+        static_cast<double>(y.shape()[axis]) / static_cast<double>(x.shape()[axis]);
+    return axis == innermost ? std::min(ratio, 1.0) : ratio;
+  };
+  std::stable_sort(axes.begin(), axes.end(),
+                   [&](std::size_t a, std::size_t b) { return growth(a) < growth(b); });
   Shape dims = x.shape();
   std::vector<float> buffers[2];
   const float* src = x.data<float>();
