@@ -7,11 +7,14 @@
 #include <vector>
 
 #include "backends/native/compute_op_harness.h"
+#include "collage/backends/native/conv_taps.h"
 
 namespace collage::native_test {
 namespace {
 
 using Ints = std::vector<std::int64_t>;
+using native::conv_by_taps_fits;
+using native::ConvShape;
 
 // A convolution problem with up to 3 spatial axes.
 struct ConvProblem : WindowProblem {
@@ -307,6 +310,73 @@ TEST(ConvTest, WinogradOverSeveralChunksOfTilesMatchesDirectLoops) {
   p.pads = {1, 1, 1, 1};
   p.threads = 2;
   expect_conv_matches_naive(p, 3e-4f);
+}
+
+TEST(ConvTest, DilatedConvsWhoseTapsMostlyReadPaddingRunByTapsAndMatchDirectLoops) {
+  // ASPP-like: dilation 6 on 7x7 with "same" padding, where the off-centre
+  // taps reach the input for one row or column of outputs (the centre tap
+  // reads the whole image in place), and strided, uneven and asymmetric
+  // cases whose boxes are neither whole rows nor whole images; batches,
+  // one and two threads, with and without a bias.
+  struct Case {
+    Ints input, pads, strides, dilations;
+  };
+  const Case cases[] = {
+      {{7, 7}, {6, 6, 6, 6}, {1, 1}, {6, 6}},
+      {{7, 9}, {6, 8, 6, 8}, {1, 1}, {6, 8}},
+      {{9, 8}, {10, 3, 4, 9}, {2, 3}, {5, 6}},
+      {{5, 11}, {4, 0, 4, 0}, {1, 1}, {4, 1}},
+  };
+  for (const Case& c : cases) {
+    for (int threads : {1, 2}) {
+      ConvProblem p;
+      p.batch = 2;
+      p.channels = 19;
+      p.out_channels = 13;
+      p.input = c.input;
+      p.kernel = {3, 3};
+      p.pads = c.pads;
+      p.strides = c.strides;
+      p.dilations = c.dilations;
+      p.bias = threads == 1;
+      p.threads = threads;
+      ConvShape shape;
+      shape.batch = p.batch;
+      shape.channels = p.channels;
+      shape.out_channels = p.out_channels;
+      for (std::size_t a = 0; a < 2; ++a) {
+        WindowAxis& axis = shape.window[a + 1];
+        axis.input = p.input[a];
+        axis.output = p.output(a);
+        axis.kernel = 3;
+        axis.stride = p.stride(a);
+        axis.dilation = p.dilations[a];
+        axis.pad_begin = p.pads[a];
+        axis.pad_end = p.pads[a + 2];
+      }
+      ASSERT_TRUE(conv_by_taps_fits(shape)) << "case " << (&c - cases);
+      expect_conv_matches_naive(p);
+    }
+  }
+}
+
+TEST(ConvTest, ConvsWhoseTapsMostlyReadTheInputDoNotRunByTaps) {
+  ConvShape shape;
+  shape.batch = 1;
+  shape.channels = 8;
+  shape.out_channels = 8;
+  for (std::size_t a = 1; a < 3; ++a) {
+    shape.window[a] = WindowAxis{14, 14, 3, 1, 1, 1, 1};
+  }
+  EXPECT_FALSE(conv_by_taps_fits(shape));
+  // Dilation 2 on 14x14 still reads the input through every tap for most outputs.
+  for (std::size_t a = 1; a < 3; ++a) shape.window[a] = WindowAxis{14, 14, 3, 1, 2, 2, 2};
+  EXPECT_FALSE(conv_by_taps_fits(shape));
+  // Grouped convolutions keep their own strategies.
+  for (std::size_t a = 1; a < 3; ++a) shape.window[a] = WindowAxis{7, 7, 3, 1, 6, 6, 6};
+  EXPECT_TRUE(conv_by_taps_fits(shape));
+  shape.groups = 2;
+  EXPECT_FALSE(conv_by_taps_fits(shape));
 }
 
 TEST(ConvTest, PointwiseConvWithoutBiasMatchesDirectLoops) {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <random>
 
+#include "collage/backends/native/conv_taps.h"
 #include "collage/backends/native/conv_winograd.h"
 #include "collage/backends/native/elementwise_fusion.h"
 #include "collage/ir/error.h"
@@ -261,30 +262,33 @@ TEST(NativeBackendTest, ReferenceKernelReusesBuffersAndStaysCorrectAcrossRuns) {
   }
 }
 
-TEST(NativeBackendTest, WinogradConvWithConstantWeightsMatchesTheSameWeightsAsAnInput) {
-  // With constant weights the kernel transforms them once when it is
-  // compiled; given as an input, each run transforms them. Both sum the
-  // same products, so the outputs agree exactly, run after run.
+// A Conv of `x_shape` by weights of `w_shape` (pads and the like in
+// `attributes`) with constant weights, which the kernel transforms once when
+// it is compiled, against the same Conv given the weights as an input,
+// which each run transforms. Both sum the same products, so the outputs
+// agree exactly, run after run. `fits` says the shapes take the strategy
+// under test.
+void expect_prepared_weights_match_given(const Shape& x_shape, const Shape& w_shape,
+                                         const Shape& y_shape, const Attributes& attributes,
+                                         bool (*fits)(const Graph&, const Node&)) {
   std::mt19937 rng(7);
-  const Tensor weights = random_tensor(f32({24, 16, 3, 3}), rng);
-  const Tensor bias = random_tensor(f32({24}), rng);
-  Attributes pads;
-  pads.set("pads", std::vector<std::int64_t>{1, 1, 1, 1});
+  const Tensor weights = random_tensor(f32(w_shape), rng);
+  const Tensor bias = random_tensor(f32({w_shape[0]}), rng);
   GraphBuilder constant;
-  ValueId x = constant.input("x", {1, 16, 21, 19});
+  ValueId x = constant.input("x", x_shape);
   constant.output(constant.op("Conv", {x, constant.constant(weights), constant.constant(bias)},
-                              f32({1, 24, 21, 19}), pads));
+                              f32(y_shape), attributes));
   GraphBuilder given;
-  ValueId gx = given.input("x", {1, 16, 21, 19});
-  ValueId gw = given.input("w", {24, 16, 3, 3});
-  given.output(given.op("Conv", {gx, gw, given.constant(bias)}, f32({1, 24, 21, 19}), pads));
+  ValueId gx = given.input("x", x_shape);
+  ValueId gw = given.input("w", w_shape);
+  given.output(given.op("Conv", {gx, gw, given.constant(bias)}, f32(y_shape), attributes));
   const Graph& prepared_graph = constant.graph();
   const Graph& given_graph = given.graph();
-  ASSERT_TRUE(native::winograd_fits(prepared_graph, prepared_graph.node(0)));
+  ASSERT_TRUE(fits(prepared_graph, prepared_graph.node(0)));
   std::unique_ptr<Kernel> prepared = compile_reference(prepared_graph, 2);
   std::unique_ptr<Kernel> per_run = compile_reference(given_graph, 2);
   for (int run = 0; run < 2; ++run) {
-    const Tensor input = random_tensor(f32({1, 16, 21, 19}), rng);
+    const Tensor input = random_tensor(f32(x_shape), rng);
     const std::vector<Tensor> inputs = {input, weights};
     const std::vector<Tensor> a = run_kernel(*prepared, prepared_graph, std::span(&input, 1));
     const std::vector<Tensor> b = run_kernel(*per_run, given_graph, inputs);
@@ -293,6 +297,22 @@ TEST(NativeBackendTest, WinogradConvWithConstantWeightsMatchesTheSameWeightsAsAn
       ASSERT_EQ(a[0].data<float>()[i], b[0].data<float>()[i]) << "run " << run << " element " << i;
     }
   }
+}
+
+TEST(NativeBackendTest, WinogradConvWithConstantWeightsMatchesTheSameWeightsAsAnInput) {
+  Attributes pads;
+  pads.set("pads", std::vector<std::int64_t>{1, 1, 1, 1});
+  expect_prepared_weights_match_given({1, 16, 21, 19}, {24, 16, 3, 3}, {1, 24, 21, 19}, pads,
+                                      native::winograd_fits);
+}
+
+TEST(NativeBackendTest, ConvByTapsWithConstantWeightsMatchesTheSameWeightsAsAnInput) {
+  // ASPP-like: dilation 5 on 6x6, "same" padding.
+  Attributes attributes;
+  attributes.set("pads", std::vector<std::int64_t>{5, 5, 5, 5});
+  attributes.set("dilations", std::vector<std::int64_t>{5, 5});
+  expect_prepared_weights_match_given({2, 12, 6, 6}, {10, 12, 3, 3}, {2, 10, 6, 6}, attributes,
+                                      native::conv_by_taps_fits);
 }
 
 TEST(NativeBackendTest, KernelCopiesOutputsThatAreInputsOrConstants) {

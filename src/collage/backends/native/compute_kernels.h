@@ -151,14 +151,16 @@ inline TapRange taps_inside(const WindowAxis& axis, std::int64_t o) {
 struct ConvOperands {
   std::vector<float> filters_by_tap;
   std::vector<float> winograd;
+  // A plain Conv run by taps (conv_taps.h): weights_by_tap.
+  std::vector<float> by_tap;
   std::vector<ElementwiseFn> epilogue;
 };
 
-// Runs a Conv as its op entry does, given its weights transformed for
-// Winograd (winograd_weights; null: each call transforms them when the
-// shapes it runs on take Winograd).
+// Runs a Conv as its op entry does, given its weights transformed for the
+// strategy its shapes take (Winograd: `prepared->winograd`, by taps:
+// `prepared->by_tap`; null or empty: each call transforms them).
 void run_conv_prepared(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                       std::span<Tensor> outputs, int threads, const float* winograd);
+                       std::span<Tensor> outputs, int threads, const ConvOperands* prepared);
 
 // Depthwise filters [C, 1, kh, kw] as [kh * kw][C], so that one tap's
 // weights for consecutive channels are one vector load.

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "code_version.h"
+#include "collage/backends/native/conv_taps.h"
 #include "collage/backends/native/conv_winograd.h"
 #include "collage/backends/native/elementwise_fusion.h"
 #include "collage/backends/native/layout_ops.h"
@@ -154,9 +155,8 @@ class NativeKernel final : public Kernel {
                               step.output_tensors, layout_, threads_,
                               step.conv ? &*step.conv : nullptr);
       } else if (step.conv) {
-        native::run_conv_prepared(
-            graph_, graph_.node(step.node), step.input_tensors, step.output_tensors, threads_,
-            step.conv->winograd.empty() ? nullptr : step.conv->winograd.data());
+        native::run_conv_prepared(graph_, graph_.node(step.node), step.input_tensors,
+                                  step.output_tensors, threads_, &*step.conv);
       } else {
         step.op->run(graph_, graph_.node(step.node), step.input_tensors, step.output_tensors,
                      threads_);
@@ -251,10 +251,13 @@ class NativeKernel final : public Kernel {
         step.inputs = node.inputs;
         step.outputs = node.outputs;
         const bool winograd = native::winograd_fits(graph_, node);
-        if (node.op_type == "Conv" && (step.in_layout || winograd)) {
+        const bool by_taps = !step.in_layout && native::conv_by_taps_fits(graph_, node);
+        if (node.op_type == "Conv" && (step.in_layout || winograd || by_taps)) {
           step.conv.emplace();
           const Value& weights = graph_.value(node.input(1));
-          if (weights.is_constant() && winograd) {
+          if (weights.is_constant() && by_taps) {
+            step.conv->by_tap = native::weights_by_tap(*weights.constant);
+          } else if (weights.is_constant() && winograd) {
             step.conv->winograd = native::winograd_weights(*weights.constant, threads_);
           } else if (weights.is_constant()) {
             step.conv->filters_by_tap = native::depthwise_filters_by_tap(*weights.constant);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "collage/backends/native/compute_kernels.h"
+#include "collage/backends/native/conv_taps.h"
 #include "collage/backends/native/conv_winograd.h"
 #include "collage/backends/native/sgemm.h"
 
@@ -324,7 +325,7 @@ void run_gemm_conv(const ConvShape& shape, const float* x, const float* w, const
 }  // namespace
 
 void run_conv_prepared(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                       std::span<Tensor> outputs, int threads, const float* winograd) {
+                       std::span<Tensor> outputs, int threads, const ConvOperands* prepared) {
   Tensor& y = outputs[0];
   const ConvShape shape = conv_shape(node, inputs, y);
   if (y.numel() == 0) return;
@@ -332,8 +333,18 @@ void run_conv_prepared(const Graph& graph, const Node& node, std::span<const Ten
   const float* w = inputs[1].data<float>();
   const Tensor* bias = optional_input(inputs, 2);
   const float* bias_data = bias != nullptr ? bias->data<float>() : nullptr;
+  auto prepared_weights = [&](const std::vector<float> ConvOperands::*member) -> const float* {
+    return prepared != nullptr && !(prepared->*member).empty() ? (prepared->*member).data()
+                                                               : nullptr;
+  };
+  if (conv_by_taps_fits(shape)) {
+    run_conv_by_taps(shape, x, w, prepared_weights(&ConvOperands::by_tap), bias_data,
+                     y.data<float>(), threads);
+    return;
+  }
   if (winograd_fits(shape)) {
-    run_winograd(shape, x, w, bias_data, y.data<float>(), threads, winograd);
+    run_winograd(shape, x, w, bias_data, y.data<float>(), threads,
+                 prepared_weights(&ConvOperands::winograd));
     return;
   }
   // With few channels per group on either side (depthwise, ResNeXt), a GEMM
