@@ -2,7 +2,9 @@
 // convolution alone and the native Swish loop over its output.
 //
 // EfficientNet-B0's convolutions (1x1 expansions and depthwise 3x3), in
-// oneDNN's nChw16c layout as its plans run them: each convolution with no
+// oneDNN's blocked layout as its plans run them (nChw16c where the processor
+// has AVX-512, nChw8c where it has AVX2 only: oneDNN's AVX2 kernels take
+// blocks of 8 and run nChw16c on its reference kernel): each convolution with no
 // post-op and with eltwise_swish, then native's Swish (the 8- and 16-lane
 // loops, as the native backend runs it over the same number of floats).
 // Medians of alternated runs, 2 threads by default.
@@ -44,7 +46,7 @@ constexpr Shape kShapes[] = {
 
 class Convolution {
  public:
-  Convolution(dnnl::engine& engine, const Shape& s, bool swish) {
+  Convolution(dnnl::engine& engine, const Shape& s, Tag layout, bool swish) {
     const int out = (s.size + 2 * (s.kernel / 2) - s.kernel) / s.stride + 1;
     const memory::dims src{1, s.in_channels, s.size, s.size};
     const memory::dims dst{1, s.out_channels, out, out};
@@ -52,8 +54,8 @@ class Convolution {
         s.groups > 1 ? memory::dims{s.groups, s.out_channels / s.groups, s.in_channels / s.groups,
                                     s.kernel, s.kernel}
                      : memory::dims{s.out_channels, s.in_channels, s.kernel, s.kernel};
-    const memory::desc src_desc(src, memory::data_type::f32, Tag::nChw16c);
-    const memory::desc dst_desc(dst, memory::data_type::f32, Tag::nChw16c);
+    const memory::desc src_desc(src, memory::data_type::f32, layout);
+    const memory::desc dst_desc(dst, memory::data_type::f32, layout);
     const memory::desc weights_desc(weights, memory::data_type::f32, Tag::any);
     const memory::desc bias_desc({s.out_channels}, memory::data_type::f32, Tag::a);
     const memory::dims strides{s.stride, s.stride};
@@ -132,13 +134,16 @@ int main(int argc, char** argv) {
   const collage::native::UnaryBlock swish = collage::native::unary_block("Swish");
   fmt::print("threads {}, {} alternated rounds, AVX-512 for native: {}\n", threads, rounds,
              collage::native::has_avx512() ? "yes" : "no");
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  const Tag layout = avx512 ? Tag::nChw16c : Tag::nChw8c;
   fmt::print(
-      "| convolution (nChw16c) | oneDNN kernel | alone ms | with Swish ms | "
-      "Swish's share ns/float | native Swish ms | native ns/float | oneDNN eltwise ns/float |\n");
+      "| convolution ({}) | oneDNN kernel | alone ms | with Swish ms | "
+      "Swish's share ns/float | native Swish ms | native ns/float | oneDNN eltwise ns/float |\n",
+      avx512 ? "nChw16c" : "nChw8c");
   fmt::print("|---|---|---|---|---|---|---|---|\n");
   for (const Shape& shape : kShapes) {
-    Convolution plain(engine, shape, false);
-    Convolution fused(engine, shape, true);
+    Convolution plain(engine, shape, layout, false);
+    Convolution fused(engine, shape, layout, true);
     const std::size_t n = plain.output_floats();
     std::vector<float> out(n);
     // Native's Swish as its kernels run it: threads over contiguous shares.
