@@ -74,5 +74,25 @@ TEST(ChooseStartTest, AOneBackendFirstStartIsReplacedOnlyByTheMargin) {
   EXPECT_EQ(choose_start({1.0, 0.97}, {true, false}, kMargin), 1u);
 }
 
+TEST(CarvesToTryFirstTest, KeepsTheCarvesThatWouldBeatTheGapLargestGainFirst) {
+  auto move = [](LocalMove::Kind kind, double predicted) {
+    LocalMove m;
+    m.kind = kind;
+    m.predicted_seconds = predicted;
+    return m;
+  };
+  const std::vector<LocalMove> moves = {
+      move(LocalMove::Kind::kCarve, -0.002), move(LocalMove::Kind::kMerge, -0.009),
+      move(LocalMove::Kind::kCarve, -0.008), move(LocalMove::Kind::kCarve, -0.0005),
+      move(LocalMove::Kind::kCarve, -0.004), move(LocalMove::Kind::kReassign, -0.007)};
+  // The one-backend start ran 1 ms slower: only carves predicted to gain
+  // more than that, and at most two of them.
+  const std::vector<LocalMove> kept = carves_to_try_first(moves, 0.001);
+  ASSERT_EQ(kept.size(), kRegionCarves);
+  EXPECT_EQ(kept[0].predicted_seconds, -0.008);
+  EXPECT_EQ(kept[1].predicted_seconds, -0.004);
+  EXPECT_TRUE(carves_to_try_first(moves, 0.01).empty());
+}
+
 }  // namespace
 }  // namespace collage

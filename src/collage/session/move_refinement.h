@@ -10,7 +10,12 @@
 // against the current plan's outputs, and timed beside it (A B A B ...,
 // each timed run settled). A move that is faster by more than the noise
 // margin in two such timings in a row becomes the plan; the moves are then
-// proposed again around it. At the end the plan is timed against its start
+// proposed again around it. When the start is a mixed cover and a
+// one-backend cover was among the starts, its carves (an operator of its
+// region given to the backend that ran it faster alone) are tried first,
+// the two predicted to gain the most, if they are predicted to beat the
+// start's lead: from a mixed start they cannot be proposed, the region being
+// cut up already. At the end the plan is timed against its start
 // once more, and the start returned if the moves together did not make it
 // faster. Anytime: it stops when no proposed move is left or the budget runs out,
 // and the plan it returns was measured no slower than the covers it
@@ -30,6 +35,7 @@
 #include "collage/partition/dataflow_graph.h"
 #include "collage/plan/plan.h"
 #include "collage/search/collage_partitioner.h"
+#include "collage/search/local_moves.h"
 #include "collage/search/shortest_path.h"
 
 namespace collage {
@@ -99,6 +105,16 @@ inline constexpr double kMaxStartEstimateRatio = 2.0;
 // times the first's; returns what each removed one was estimated at (ms).
 std::vector<std::pair<std::string, double>> drop_implausible_starts(std::vector<MoveStart>& starts,
                                                                     double max_ratio);
+
+// How many carves of a one-backend start refine_by_moves() tries before
+// the moves of a mixed start that ran faster.
+inline constexpr std::size_t kRegionCarves = 2;
+
+// Of `moves` (proposed on a one-backend start that ran `gap_seconds`
+// slower than the mixed start the moves begin from), the carves predicted
+// to gain more than that gap, at most kRegionCarves, the largest predicted
+// gain first.
+std::vector<LocalMove> carves_to_try_first(std::vector<LocalMove> moves, double gap_seconds);
 
 // Refines the start that choose_start() picks from `starts` (covers of
 // `dfg`, timed side by side; the first is the reference whose outputs the
