@@ -220,6 +220,19 @@ std::int64_t WindowAxis::end_padding_reached() const {
   return (output - 1) * stride + extent() - input - pad_begin;
 }
 
+WindowAxis::Run WindowAxis::outputs_reading_tap(std::int64_t k) const {
+  Run run;
+  bool found = false;
+  for (std::int64_t o = 0; o < output; ++o) {
+    const std::int64_t at = o * stride + k * dilation - pad_begin;
+    if (at < 0 || at >= input) continue;
+    if (!found) run.first = o;
+    found = true;
+    run.last = o + 1;
+  }
+  return run;
+}
+
 Shape Window::output_shape() const {
   Shape shape;
   for (const WindowAxis& axis : axes) shape.push_back(axis.output);

@@ -54,6 +54,16 @@ struct WindowAxis {
   // when the output size rounds down; a ceil_mode window may read beyond
   // pad_end; negative when the last window ends inside the input.
   std::int64_t end_padding_reached() const;
+  // Forward windows: the outputs [first, last) whose window reads the input
+  // (not the padding) through tap `k`, one run along the axis (the
+  // position a tap reads moves monotonically with the output); empty
+  // (first == last) when the tap reads only padding.
+  struct Run {
+    std::int64_t first = 0;
+    std::int64_t last = 0;
+    std::int64_t size() const { return last - first; }
+  };
+  Run outputs_reading_tap(std::int64_t k) const;
 };
 
 // A window over one or more spatial axes, in the order of the tensor's

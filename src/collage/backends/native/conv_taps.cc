@@ -12,26 +12,6 @@
 namespace collage::native {
 namespace {
 
-// The run [begin, end) of outputs along `axis` whose window reads the input
-// through tap `k` (empty: begin == end).
-struct Run {
-  std::int64_t begin = 0;
-  std::int64_t end = 0;
-  std::int64_t size() const { return end - begin; }
-};
-
-Run reading_outputs(const WindowAxis& axis, std::int64_t k) {
-  Run run{axis.output, axis.output};
-  for (std::int64_t o = 0; o < axis.output; ++o) {
-    const std::int64_t at = o * axis.stride + k * axis.dilation - axis.pad_begin;
-    if (at < 0 || at >= axis.input) continue;
-    if (run.begin == axis.output) run.begin = o;
-    run.end = o + 1;
-  }
-  if (run.begin == axis.output) run.begin = run.end = 0;
-  return run;
-}
-
 // The input position output `o` reads through tap `k`.
 std::int64_t input_at(const WindowAxis& axis, std::int64_t o, std::int64_t k) {
   return o * axis.stride + k * axis.dilation - axis.pad_begin;
@@ -49,9 +29,9 @@ bool conv_by_taps_fits(const ConvShape& shape) {
   const WindowAxis& aw = shape.window[2];
   std::int64_t reading = 0;
   for (std::int64_t kh = 0; kh < ah.kernel; ++kh) {
-    const std::int64_t rows = reading_outputs(ah, kh).size();
+    const std::int64_t rows = ah.outputs_reading_tap(kh).size();
     for (std::int64_t kw = 0; kw < aw.kernel; ++kw)
-      reading += rows * reading_outputs(aw, kw).size();
+      reading += rows * aw.outputs_reading_tap(kw).size();
   }
   const std::int64_t pairs = ah.kernel * aw.kernel * ah.output * aw.output;
   return pairs > 0 && 2 * reading <= pairs;
@@ -120,9 +100,9 @@ void run_conv_by_taps(const ConvShape& shape, const float* x, const float* w, co
       std::fill(out + m * out_plane, out + (m + 1) * out_plane, bias != nullptr ? bias[m] : 0.0f);
     }
     for (std::int64_t kh = 0; kh < ah.kernel; ++kh) {
-      const Run rows = reading_outputs(ah, kh);
+      const WindowAxis::Run rows = ah.outputs_reading_tap(kh);
       for (std::int64_t kw = 0; kw < aw.kernel; ++kw) {
-        const Run cols = reading_outputs(aw, kw);
+        const WindowAxis::Run cols = aw.outputs_reading_tap(kw);
         const std::int64_t box = rows.size() * cols.size();
         if (box == 0) continue;
         const SgemmMatrix weights{by_tap + (kh * aw.kernel + kw) * out_channels * channels,
@@ -145,15 +125,15 @@ void run_conv_by_taps(const ConvShape& shape, const float* x, const float* w, co
         for (std::int64_t c = 0; c < channels; ++c) {
           const float* plane = image + c * in_plane;
           float* to = gathered + c * box;
-          for (std::int64_t oh = rows.begin; oh < rows.end; ++oh) {
+          for (std::int64_t oh = rows.first; oh < rows.last; ++oh) {
             const float* row = plane + input_at(ah, oh, kh) * aw.input;
-            for (std::int64_t ow = cols.begin; ow < cols.end; ++ow)
+            for (std::int64_t ow = cols.first; ow < cols.last; ++ow)
               *to++ = row[input_at(aw, ow, kw)];
           }
         }
         if (whole_rows) {
           sgemm(out_channels, box, channels, weights, SgemmMatrix{gathered, box, false},
-                SgemmOutput{out + rows.begin * aw.output, out_plane, 1.0f, 1.0f, nullptr, nullptr},
+                SgemmOutput{out + rows.first * aw.output, out_plane, 1.0f, 1.0f, nullptr, nullptr},
                 threads);
           continue;
         }
@@ -164,8 +144,8 @@ void run_conv_by_taps(const ConvShape& shape, const float* x, const float* w, co
         for (std::int64_t m = 0; m < out_channels; ++m) {
           const float* from = product + m * box;
           float* plane = out + m * out_plane;
-          for (std::int64_t oh = rows.begin; oh < rows.end; ++oh) {
-            float* row = plane + oh * aw.output + cols.begin;
+          for (std::int64_t oh = rows.first; oh < rows.last; ++oh) {
+            float* row = plane + oh * aw.output + cols.first;
             for (std::int64_t i = 0; i < cols.size(); ++i) row[i] += *from++;
           }
         }

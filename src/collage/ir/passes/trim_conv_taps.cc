@@ -8,20 +8,10 @@
 #include <vector>
 
 #include "collage/ir/passes/rewrite_util.h"
+#include "collage/ir/window.h"
 
 namespace collage {
 namespace {
-
-// One spatial axis of a Conv, as its attributes and static shapes give it.
-struct Axis {
-  std::int64_t input = 0;
-  std::int64_t output = 0;
-  std::int64_t kernel = 0;
-  std::int64_t stride = 1;
-  std::int64_t dilation = 1;
-  std::int64_t pad_begin = 0;
-  std::int64_t pad_end = 0;
-};
 
 // The taps [first, last] of an axis that the trimmed Conv keeps.
 struct TapRun {
@@ -29,25 +19,17 @@ struct TapRun {
   std::int64_t last = 0;
 };
 
-// Whether tap `k` of `axis` reads the input at some output position.
-bool reads_input(const Axis& axis, std::int64_t k) {
-  for (std::int64_t i = 0; i < axis.output; ++i) {
-    const std::int64_t at = i * axis.stride + k * axis.dilation - axis.pad_begin;
-    if (at >= 0 && at < axis.input) return true;
-  }
-  return false;
-}
-
 // The run of taps of `axis` to keep: those that read the input (they form
 // one run: the positions a tap reads move monotonically with it), widened
 // where cutting a tap would take a pad below zero. None when no tap reads
 // the input (the output is the bias alone; left as it is).
-std::optional<TapRun> live_taps(const Axis& axis) {
+std::optional<TapRun> live_taps(const WindowAxis& axis) {
+  auto reads_input = [&](std::int64_t k) { return axis.outputs_reading_tap(k).size() > 0; };
   std::int64_t first = 0;
-  while (first < axis.kernel && !reads_input(axis, first)) ++first;
+  while (first < axis.kernel && !reads_input(first)) ++first;
   if (first == axis.kernel) return std::nullopt;
   std::int64_t last = axis.kernel - 1;
-  while (!reads_input(axis, last)) --last;
+  while (!reads_input(last)) --last;
   first = std::min(first, axis.pad_begin / axis.dilation);
   last = std::max(last, axis.kernel - 1 - axis.pad_end / axis.dilation);
   return TapRun{first, last};
@@ -55,7 +37,7 @@ std::optional<TapRun> live_taps(const Axis& axis) {
 
 // The spatial axes of a Conv node whose taps can be trimmed, or none when
 // the node is not such a Conv (see trim_conv_taps()).
-std::optional<std::vector<Axis>> conv_axes(const Graph& graph, const Node& node) {
+std::optional<std::vector<WindowAxis>> conv_axes(const Graph& graph, const Node& node) {
   if (!is_onnx_op(node, "Conv") || node.inputs.size() < 2 || node.outputs.size() != 1) return {};
   if (node.attributes.get_string("auto_pad", "NOTSET") != "NOTSET") return {};
   const Tensor* weight = float_constant(graph, node.inputs[1]);
@@ -64,33 +46,11 @@ std::optional<std::vector<Axis>> conv_axes(const Graph& graph, const Node& node)
   const Shape& y = graph.type(node.outputs[0]).shape;
   const Shape& w = weight->shape();
   if (x.size() < 3 || w.size() != x.size() || y.size() != x.size()) return {};
-  const std::size_t spatial = x.size() - 2;
-  const std::vector<std::int64_t> ones(spatial, 1);
-  const std::vector<std::int64_t> strides = node.attributes.get_ints("strides", ones);
-  const std::vector<std::int64_t> dilations = node.attributes.get_ints("dilations", ones);
-  const std::vector<std::int64_t> pads =
-      node.attributes.get_ints("pads", std::vector<std::int64_t>(2 * spatial, 0));
-  if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial) {
-    return {};
-  }
-  if (node.attributes.has("kernel_shape") &&
-      node.attributes.get_ints("kernel_shape") != Shape(w.begin() + 2, w.end())) {
-    return {};
-  }
-  std::vector<Axis> axes;
-  for (std::size_t a = 0; a < spatial; ++a) {
-    Axis axis{x[a + 2], y[a + 2], w[a + 2], strides[a], dilations[a], pads[a], pads[a + spatial]};
-    if (axis.input < 1 || axis.kernel < 1 || axis.stride < 1 || axis.dilation < 1 ||
-        axis.pad_begin < 0 || axis.pad_end < 0) {
-      return {};
-    }
-    // Only a graph whose output shape is the Conv's own.
-    const std::int64_t span = (axis.kernel - 1) * axis.dilation + 1;
-    const std::int64_t padded = axis.input + axis.pad_begin + axis.pad_end;
-    if (padded < span || (padded - span) / axis.stride + 1 != axis.output) return {};
-    axes.push_back(axis);
-  }
-  return axes;
+  const Result<Window> window =
+      forward_window(node, Shape(x.begin() + 2, x.end()), Shape(w.begin() + 2, w.end()));
+  // Only a graph whose output shape is the Conv's own.
+  if (!window.ok() || window.value().output_shape() != Shape(y.begin() + 2, y.end())) return {};
+  return window.value().axes;
 }
 
 // The taps `runs` of `weight` ([M, C/group, k...]), as a weight of its own.
@@ -126,11 +86,11 @@ int trim_conv_taps(Graph& graph) {
   int trimmed = 0;
   for (std::size_t n = 0; n < graph.num_nodes(); ++n) {
     const Node& node = graph.node(static_cast<NodeId>(n));
-    std::optional<std::vector<Axis>> axes = conv_axes(graph, node);
+    std::optional<std::vector<WindowAxis>> axes = conv_axes(graph, node);
     if (!axes) continue;
     std::vector<TapRun> runs;
     bool cuts = false;
-    for (const Axis& axis : *axes) {
+    for (const WindowAxis& axis : *axes) {
       std::optional<TapRun> run = live_taps(axis);
       if (!run) break;
       cuts = cuts || run->first > 0 || run->last < axis.kernel - 1;
@@ -141,7 +101,7 @@ int trim_conv_taps(Graph& graph) {
     const std::size_t spatial = axes->size();
     std::vector<std::int64_t> kernel(spatial), dilations(spatial), pads(2 * spatial);
     for (std::size_t a = 0; a < spatial; ++a) {
-      const Axis& axis = (*axes)[a];
+      const WindowAxis& axis = (*axes)[a];
       kernel[a] = runs[a].last - runs[a].first + 1;
       // A lone tap has no spacing; dilation 1 says so to the backends'
       // pattern rules (a 1x1 convolution).
