@@ -318,5 +318,38 @@ TEST(TransposedWindowTest, OutputShapeMayListTheWholeShape) {
   EXPECT_EQ(window->axes[1].output_padding, 0);
 }
 
+TEST(WindowAxisTest, TheOutputsATapReadsTheInputForAreTheOnesItReaches) {
+  // Against every output checked one by one, over strides, dilations and
+  // pads that put taps wholly in the padding, partly, or not at all.
+  for (std::int64_t input : {1, 5, 14}) {
+    for (std::int64_t stride : {1, 2, 3}) {
+      for (std::int64_t dilation : {1, 4, 12}) {
+        for (std::int64_t pad : {0, 1, 12, 24}) {
+          WindowAxis axis{input, 0, 3, stride, dilation, pad, pad};
+          const std::int64_t padded = input + 2 * pad;
+          if (padded < axis.extent()) continue;
+          axis.output = (padded - axis.extent()) / stride + 1;
+          for (std::int64_t k = 0; k < 3; ++k) {
+            std::int64_t first = -1, last = -1;
+            for (std::int64_t o = 0; o < axis.output; ++o) {
+              const std::int64_t at = o * stride + k * dilation - pad;
+              if (at < 0 || at >= input) continue;
+              if (first < 0) first = o;
+              last = o + 1;
+            }
+            const WindowAxis::Run run = axis.outputs_reading_tap(k);
+            if (first < 0) {
+              EXPECT_EQ(run.size(), 0) << input << " " << stride << " " << dilation << " " << pad;
+            } else {
+              EXPECT_EQ(run.first, first);
+              EXPECT_EQ(run.last, last);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace collage

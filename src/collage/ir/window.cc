@@ -221,16 +221,17 @@ std::int64_t WindowAxis::end_padding_reached() const {
 }
 
 WindowAxis::Run WindowAxis::outputs_reading_tap(std::int64_t k) const {
-  Run run;
-  bool found = false;
-  for (std::int64_t o = 0; o < output; ++o) {
-    const std::int64_t at = o * stride + k * dilation - pad_begin;
-    if (at < 0 || at >= input) continue;
-    if (!found) run.first = o;
-    found = true;
-    run.last = o + 1;
-  }
-  return run;
+  // Output o reads input o * stride + offset through tap k; it is inside
+  // the input for -offset <= o * stride <= input - 1 - offset.
+  const std::int64_t offset = k * dilation - pad_begin;
+  auto floor_div = [](std::int64_t a, std::int64_t b) {
+    return a / b - ((a % b != 0 && a < 0) ? 1 : 0);
+  };
+  auto ceil_div = [&](std::int64_t a, std::int64_t b) { return -floor_div(-a, b); };
+  const std::int64_t first = std::max<std::int64_t>(0, ceil_div(-offset, stride));
+  const std::int64_t last = std::min(output, floor_div(input - 1 - offset, stride) + 1);
+  if (last <= first) return Run{};
+  return Run{first, last};
 }
 
 Shape Window::output_shape() const {
