@@ -223,7 +223,7 @@ std::int64_t WindowAxis::end_padding_reached() const {
 WindowAxis::Run WindowAxis::outputs_reading_tap(std::int64_t k) const {
   // Output o reads input o * stride + offset through tap k; it is inside
   // the input for -offset <= o * stride <= input - 1 - offset.
-  const std::int64_t offset = k * dilation - pad_begin;
+  const std::int64_t offset = input_at(0, k);
   auto floor_div = [](std::int64_t a, std::int64_t b) {
     return a / b - ((a % b != 0 && a < 0) ? 1 : 0);
   };

@@ -54,6 +54,11 @@ struct WindowAxis {
   // when the output size rounds down; a ceil_mode window may read beyond
   // pad_end; negative when the last window ends inside the input.
   std::int64_t end_padding_reached() const;
+  // Forward windows: the input position output `o` reads through tap `k`
+  // (negative or past the input: padding).
+  std::int64_t input_at(std::int64_t o, std::int64_t k) const {
+    return o * stride + k * dilation - pad_begin;
+  }
   // Forward windows: the outputs [first, last) whose window reads the input
   // (not the padding) through tap `k`, one run along the axis (the
   // position a tap reads moves monotonically with the output); empty

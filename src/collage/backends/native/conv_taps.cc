@@ -1,21 +1,13 @@
 #include "collage/backends/native/conv_taps.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 
 #include "collage/backends/native/sgemm.h"
 #include "collage/ir/window.h"
 
 namespace collage::native {
 namespace {
-
-// The input position output `o` reads through tap `k`.
-std::int64_t input_at(const WindowAxis& axis, std::int64_t o, std::int64_t k) {
-  return o * axis.stride + k * axis.dilation - axis.pad_begin;
-}
 
 thread_local ScratchBuffer gathered_buffer;
 thread_local ScratchBuffer product_buffer;
@@ -111,7 +103,7 @@ void run_conv_by_taps(const ConvShape& shape, const float* x, const float* w, co
         // order: the image itself is the right-hand operand and the sums
         // add into the output where it lies.
         const bool whole = box == out_plane && box == in_plane && ah.stride == 1 &&
-                           aw.stride == 1 && input_at(ah, 0, kh) == 0 && input_at(aw, 0, kw) == 0;
+                           aw.stride == 1 && ah.input_at(0, kh) == 0 && aw.input_at(0, kw) == 0;
         if (whole) {
           sgemm(out_channels, box, channels, weights, SgemmMatrix{image, in_plane, false},
                 SgemmOutput{out, out_plane, 1.0f, 1.0f, nullptr, nullptr}, threads);
@@ -126,9 +118,9 @@ void run_conv_by_taps(const ConvShape& shape, const float* x, const float* w, co
           const float* plane = image + c * in_plane;
           float* to = gathered + c * box;
           for (std::int64_t oh = rows.first; oh < rows.last; ++oh) {
-            const float* row = plane + input_at(ah, oh, kh) * aw.input;
+            const float* row = plane + ah.input_at(oh, kh) * aw.input;
             for (std::int64_t ow = cols.first; ow < cols.last; ++ow)
-              *to++ = row[input_at(aw, ow, kw)];
+              *to++ = row[aw.input_at(ow, kw)];
           }
         }
         if (whole_rows) {

@@ -67,7 +67,7 @@ std::vector<float> tap_counts(const WindowAxis& axis, bool include_pad) {
   for (std::int64_t o = 0; o < axis.output; ++o) {
     std::int64_t count = 0;
     for (std::int64_t t = 0; t < axis.kernel; ++t) {
-      const std::int64_t position = o * axis.stride - axis.pad_begin + t * axis.dilation;
+      const std::int64_t position = axis.input_at(o, t);
       if (position >= lo && position < hi) ++count;
     }
     counts[static_cast<std::size_t>(o)] = static_cast<float>(count);
