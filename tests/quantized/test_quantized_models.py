@@ -55,7 +55,7 @@ ZOO = os.environ.get("COLLAGE_ZOO_DIR") or os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "collage", "zoo")
 BINARY = os.environ.get("COLLAGE_BINARY", os.path.join(ROOT, "build", "collage"))
 MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1"]
-SAMPLES = 200
+SAMPLES = 100
 
 
 def float_model(name):
