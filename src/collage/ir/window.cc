@@ -21,13 +21,15 @@ std::int64_t ceil_div(std::int64_t value, std::int64_t divisor) {
   return (value + divisor - 1) / divisor;
 }
 
-// value / 2 rounded toward negative infinity.
-std::int64_t floor_half(std::int64_t value) { return value >= 0 ? value / 2 : -((1 - value) / 2); }
+// value / divisor rounded toward negative infinity (divisor > 0).
+std::int64_t floor_div(std::int64_t value, std::int64_t divisor) {
+  return value / divisor - (value % divisor < 0 ? 1 : 0);
+}
 
 // Splits `total` padding between the two ends of `axis`: the odd element at
 // the end for SAME_UPPER, at the start for every other mode.
 void split_padding(std::int64_t total, AutoPad mode, WindowAxis& axis) {
-  const std::int64_t half = floor_half(total);
+  const std::int64_t half = floor_div(total, 2);
   axis.pad_begin = mode == AutoPad::kSameUpper ? half : total - half;
   axis.pad_end = total - axis.pad_begin;
 }
@@ -224,11 +226,7 @@ WindowAxis::Run WindowAxis::outputs_reading_tap(std::int64_t k) const {
   // Output o reads input o * stride + offset through tap k; it is inside
   // the input for -offset <= o * stride <= input - 1 - offset.
   const std::int64_t offset = input_at(0, k);
-  auto floor_div = [](std::int64_t a, std::int64_t b) {
-    return a / b - ((a % b != 0 && a < 0) ? 1 : 0);
-  };
-  auto ceil_div = [&](std::int64_t a, std::int64_t b) { return -floor_div(-a, b); };
-  const std::int64_t first = std::max<std::int64_t>(0, ceil_div(-offset, stride));
+  const std::int64_t first = std::max<std::int64_t>(0, -floor_div(offset, stride));
   const std::int64_t last = std::min(output, floor_div(input - 1 - offset, stride) + 1);
   if (last <= first) return Run{};
   return Run{first, last};
