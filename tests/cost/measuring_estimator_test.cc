@@ -6,33 +6,13 @@
 
 #include "collage/backends/registry.h"
 #include "cost/estimator_fixture.h"
+#include "cost/scripted_measurer.h"
 #include "onnx/temp_dir.h"
 
 namespace collage {
 namespace {
 
-// Answers each measurement with the next of the given seconds, and each
-// screen with the next of the screens'.
-class ScriptedMeasurer : public Measurer {
- public:
-  explicit ScriptedMeasurer(std::deque<double> seconds, std::deque<double> screens = {})
-      : seconds_(std::move(seconds)), screens_(std::move(screens)) {}
-  Cost measure(const Graph&, const std::vector<NodeId>&, const Backend&) override {
-    const double next = seconds_.front();
-    seconds_.pop_front();
-    return Cost::measured(next, next, 5);
-  }
-  Cost screen(const Graph&, const std::vector<NodeId>&, const Backend&) override {
-    const double next = screens_.front();
-    screens_.pop_front();
-    return Cost::measured(next, next, 3);
-  }
-  std::string screen_context() const override { return "scripted"; }
-
- private:
-  std::deque<double> seconds_;
-  std::deque<double> screens_;
-};
+using testing::ScriptedMeasurer;
 
 // A native Relu measured by a ScriptedMeasurer into a cache file, and
 // what a later run finds for it in that file.

@@ -75,13 +75,21 @@ constexpr double kMinContradictionMs = 0.005;
 int retime_contradicted(const DataflowGraph& dfg, const std::vector<ChosenPartition>& chosen,
                         const PlanProfile& profile, MeasuringEstimator& estimator);
 
+// How many times retime_parts_kept() times each part, a pass over the plan
+// apart.
+constexpr int kPartTimings = 2;
+
 // Retimes each part of `cover`, the plan of a model tuned before, keeping
 // the new measurements in place of those of the earlier run, so that the
 // plan's estimate describes the machine as it runs now: the cache held
 // resnet50's parts from a slow spell, 25% over what the plan ran at hours
-// later, and resnet18's from a fast one, 12% under. The plan stays as
-// found. A measurement that fails leaves the one before; the failure is
-// reported to `progress`.
+// later, and resnet18's from a fast one, 12% under. Each part is timed
+// kPartTimings times, a pass over the whole plan apart, and keeps the
+// faster: a slow spell of a few seconds holds one of its timings, not all
+// (one timing each put yolo_tiny's estimate 31% over its runs, and its
+// parts timed again between those runs within 2%), and interference only
+// adds time. The plan stays as found. A measurement that fails leaves the
+// one before; the failure is reported to `progress`.
 void retime_parts_kept(const DataflowGraph& dfg, const std::vector<ChosenPartition>& cover,
                        MeasuringEstimator& estimator, const ProgressCallback& progress);
 
