@@ -108,22 +108,22 @@ void retime_parts_kept(const DataflowGraph& dfg, const std::vector<ChosenPartiti
   // backend's, or either measurement not valid).
   std::vector<std::optional<std::pair<double, double>>> times(cover.size());
   try {
-    for (int pass = 0; pass < kPartTimings; ++pass) {
+    // The first pass replaces the tuned measurement; the later ones keep
+    // the faster of theirs and the one kept so far.
+    for (std::size_t i = 0; i < cover.size(); ++i) {
+      const CandidatePartition& candidate = cover[i].candidate;
+      if (candidate.spec->backend == nullptr) continue;
+      const Cost before = estimator.estimate(dfg, candidate);
+      const Cost after = estimator.retime(dfg, candidate, MeasuringEstimator::Keep::kNewer);
+      if (!before.is_valid() || !after.is_valid()) continue;
+      times[i] = std::pair{before.seconds() * 1e3, after.seconds() * 1e3};
+    }
+    for (int pass = 1; pass < kPartTimings; ++pass) {
       for (std::size_t i = 0; i < cover.size(); ++i) {
-        const CandidatePartition& candidate = cover[i].candidate;
-        if (candidate.spec->backend == nullptr) continue;
-        if (pass > 0 && !times[i]) continue;
-        const Cost before = estimator.estimate(dfg, candidate);
-        const Cost after = estimator.retime(
-            dfg, candidate,
-            pass == 0 ? MeasuringEstimator::Keep::kNewer : MeasuringEstimator::Keep::kFaster);
-        if (!before.is_valid() || !after.is_valid()) continue;
-        const double after_ms = after.seconds() * 1e3;
-        if (pass == 0) {
-          times[i] = std::pair{before.seconds() * 1e3, after_ms};
-        } else {
-          times[i]->second = after_ms;
-        }
+        if (!times[i]) continue;
+        const Cost kept =
+            estimator.retime(dfg, cover[i].candidate, MeasuringEstimator::Keep::kFaster);
+        times[i]->second = kept.seconds() * 1e3;
       }
     }
   } catch (const Error& e) {
