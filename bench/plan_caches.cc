@@ -3,7 +3,7 @@
 //
 // For a saved plan, this profiles the plan in context (its partitions'
 // medians as the executor calls them), then times every partition alone
-// three ways, alternating, in each round: back to back (its weights stay in
+// four ways, alternating, in each round: back to back (its weights stay in
 // cache); after streaming through the caches what `collage tune` streams
 // (eviction_bytes(): a few times the cores' private caches when the model
 // fits in half the last level, else what the rest of the model touches, up
@@ -11,11 +11,12 @@
 // its data not: MeasureOptions::twin_before) and a read of its inputs and
 // outputs (MeasureOptions::Edges::kRead); and the same with its inputs
 // written instead, as their producer writes them (Edges::kInputsWritten,
-// what tune does). A row per partition: its constant bytes, what the rest
-// of the model touches, the eviction, the in-context median and the
-// isolated medians (median over rounds); then the sums, and the seconds the
-// measurements of each way took. The isolated times use the layouts each
-// backend computes in (preferred_edges), as the search's measurements do.
+// what tune does); and that once more without the twin (its code cold
+// too, unless the rest of the plan leaves it warm). A row per partition: its constant bytes, what
+// the rest of the model touches, the eviction, the in-context median and the isolated medians
+// (median over rounds); then the sums, and the seconds the measurements of each way took. The
+// isolated times use the layouts each backend computes in (preferred_edges), as the search's
+// measurements do.
 //
 //   bench_plan_caches [--threads N] [--rounds R] [--input-shape NAME=D,...] MODEL.onnx PLAN.json
 #include <fmt/format.h>
@@ -81,6 +82,9 @@ int run(int argc, char** argv) {
   options.threads = threads;
   options.edges = MeasureOptions::Edges::kInputsWritten;
   InProcessMeasurer measurer(registry.native(), options);
+  options.twin_before = false;
+  InProcessMeasurer untwinned(registry.native(), options);
+  options.twin_before = true;
   options.edges = MeasureOptions::Edges::kRead;
   InProcessMeasurer reading(registry.native(), options);
   const std::map<std::string, Tensor> inputs = random_inputs(model);
@@ -90,7 +94,7 @@ int run(int argc, char** argv) {
     const Backend* backend;
     std::size_t evict_whole, evict;
     std::string ops;
-    std::vector<double> context, hot, read, written;
+    std::vector<double> context, hot, read, written, no_twin;
   };
   std::vector<Row> rows;
   for (const PlanPartition& partition : plan.partitions) {
@@ -105,11 +109,12 @@ int run(int argc, char** argv) {
                        eviction_bytes(model, nodes, threads)});
   }
   // Each round profiles the plan in context, then times every partition
-  // the three ways, so that a slow phase of the machine falls on all four.
+  // the four ways, so that a slow phase of the machine falls on all five.
   std::vector<double> run_medians;
   double seconds_hot = 0;
   double seconds_read = 0;
   double seconds_written = 0;
+  double seconds_no_twin = 0;
   // Times one measurement (ms), adding the seconds it took to `spent`.
   auto timed = [&](InProcessMeasurer& by, const Row& row, std::size_t evict, double& spent) {
     const auto start = std::chrono::steady_clock::now();
@@ -127,6 +132,7 @@ int run(int argc, char** argv) {
       row.hot.push_back(timed(measurer, row, 0, seconds_hot));
       row.read.push_back(timed(reading, row, row.evict, seconds_read));
       row.written.push_back(timed(measurer, row, row.evict, seconds_written));
+      row.no_twin.push_back(timed(untwinned, row, row.evict, seconds_no_twin));
     }
   }
 
@@ -134,12 +140,14 @@ int run(int argc, char** argv) {
              files[0], plan.partitions.size(), threads, rounds, percentile(run_medians, 0.5));
   fmt::print(
       "| # | backend | ops | constants MiB | rest MiB | evicted MiB | in context ms "
-      "| back to back ms | evicted, twin, edges read ms | evicted, twin, inputs written ms |\n"
-      "|---|---|---|---|---|---|---|---|---|---|\n");
+      "| back to back ms | evicted, twin, edges read ms | evicted, twin, inputs written ms "
+      "| evicted, no twin, inputs written ms |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n");
   double sum_context = 0;
   double sum_hot = 0;
   double sum_read = 0;
   double sum_written = 0;
+  double sum_no_twin = 0;
   for (std::size_t p = 0; p < rows.size(); ++p) {
     const Row& row = rows[p];
     const double context = percentile(row.context, 0.5);
@@ -147,21 +155,25 @@ int run(int argc, char** argv) {
     sum_hot += percentile(row.hot, 0.5);
     sum_read += percentile(row.read, 0.5);
     sum_written += percentile(row.written, 0.5);
-    fmt::print("| {} | {} | {} | {:.2f} | {:.0f} | {:.0f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} |\n",
-               p, row.backend->name(), row.ops, megabytes(constant_bytes(row.graph)),
-               megabytes(row.evict_whole), megabytes(row.evict), context, percentile(row.hot, 0.5),
-               percentile(row.read, 0.5), percentile(row.written, 0.5));
+    sum_no_twin += percentile(row.no_twin, 0.5);
+    fmt::print(
+        "| {} | {} | {} | {:.2f} | {:.0f} | {:.0f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} "
+        "|\n",
+        p, row.backend->name(), row.ops, megabytes(constant_bytes(row.graph)),
+        megabytes(row.evict_whole), megabytes(row.evict), context, percentile(row.hot, 0.5),
+        percentile(row.read, 0.5), percentile(row.written, 0.5), percentile(row.no_twin, 0.5));
   }
   auto off = [&](double sum) { return (sum / sum_context - 1) * 100; };
   fmt::print(
       "\nsums: in context {:.3f} ms, back to back {:.3f} ms ({:+.1f}%), edges read "
-      "{:.3f} ms ({:+.1f}%), inputs written {:.3f} ms ({:+.1f}%)\n",
-      sum_context, sum_hot, off(sum_hot), sum_read, off(sum_read), sum_written, off(sum_written));
+      "{:.3f} ms ({:+.1f}%), inputs written {:.3f} ms ({:+.1f}%), no twin {:.3f} ms ({:+.1f}%)\n",
+      sum_context, sum_hot, off(sum_hot), sum_read, off(sum_read), sum_written, off(sum_written),
+      sum_no_twin, off(sum_no_twin));
   fmt::print(
-      "seconds measuring: back to back {:.1f}, edges read {:.1f}, inputs written {:.1f} "
-      "(caches: {:.1f} MiB private per core, {:.0f} MiB last level)\n",
-      seconds_hot, seconds_read, seconds_written, megabytes(machine_caches().per_core),
-      megabytes(machine_caches().last_level));
+      "seconds measuring: back to back {:.1f}, edges read {:.1f}, inputs written {:.1f}, "
+      "no twin {:.1f} (caches: {:.1f} MiB private per core, {:.0f} MiB last level)\n",
+      seconds_hot, seconds_read, seconds_written, seconds_no_twin,
+      megabytes(machine_caches().per_core), megabytes(machine_caches().last_level));
   return 0;
 }
 

@@ -325,6 +325,25 @@ TEST(MeasurerTest, InAPlansCachesEachTimedCallFollowsARunOfATwinOnItsOwnBuffers)
   EXPECT_NE(measurement_context("m", options), measurement_context("m", alone));
 }
 
+TEST(MeasurerTest, APartitionTouchingAsMuchAsIsEvictedIsTimedWithoutATwin) {
+  const Backend& native = *BackendRegistry::global().find("native");
+  MeasureOptions options;
+  options.timing.max_samples = 6;
+  const Graph relu = relu_graph(false);
+  // x and r, 576 floats each.
+  ASSERT_EQ(bytes_touched(relu), std::size_t{2 * 576 * 4});
+  EXPECT_TRUE(twin_runs_before(relu, bytes_touched(relu) + 1));
+  EXPECT_FALSE(twin_runs_before(relu, bytes_touched(relu)));
+
+  // Evicting less than the partition touches: compiled for the check and
+  // the timing only, every call the timed kernel's.
+  LoggingBackend backend(native);
+  InProcessMeasurer measurer(native, options);
+  ASSERT_TRUE(measurer.measure_partition(relu, backend, bytes_touched(relu) / 2).is_valid());
+  EXPECT_EQ(backend.compiled(), 1);
+  for (const LoggingBackend::Call& call : backend.calls()) EXPECT_EQ(call.kernel, 0);
+}
+
 TEST(MeasurerTest, InfinitiesMustMatchExactlyAndDoNotWidenTheTolerance) {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();

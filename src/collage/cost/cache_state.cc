@@ -99,6 +99,16 @@ std::size_t bytes_touched_outside(const Graph& model, const std::vector<NodeId>&
   return bytes;
 }
 
+std::size_t bytes_touched(const Graph& partition) {
+  std::size_t bytes = 0;
+  for (const Value& value : partition.values()) bytes += value.type.byte_size();
+  return bytes;
+}
+
+bool twin_runs_before(const Graph& partition, std::size_t evict_bytes) {
+  return bytes_touched(partition) < evict_bytes;
+}
+
 const CacheSizes& machine_caches() {
   static const CacheSizes caches = read_machine_caches();
   return caches;

@@ -64,6 +64,18 @@ inline constexpr std::size_t kPrivateCacheMultiple = 4;
 std::size_t eviction_bytes(const Graph& model, const std::vector<NodeId>& nodes, int threads,
                            const CacheSizes& caches = machine_caches());
 
+// The bytes a partition reads or writes in one run: its inputs, its
+// constants and every value it computes.
+std::size_t bytes_touched(const Graph& partition);
+
+// Whether a twin of `partition` runs before each of its timed calls, after
+// `evict_bytes` are streamed (MeasureOptions::twin_before): only where the
+// partition touches fewer bytes than that. The twin stands for the
+// partition before it in a plan, which leaves the code warm; its data add
+// to what the eviction pushes out, and a partition as large as the rest of
+// its model would find its own data evicted by more than a plan evicts.
+bool twin_runs_before(const Graph& partition, std::size_t evict_bytes);
+
 // Streams a buffer through the caches, on the OpenMP threads the kernels
 // use (so that the pool stays awake, as in a plan). One evictor serves
 // every candidate of a measurer: its buffer is allocated (and its pages

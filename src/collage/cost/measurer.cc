@@ -53,7 +53,7 @@ struct Twin {
 std::string caches_protocol(const MeasureOptions& options) {
   if (!options.plan_caches) return "";
   std::string protocol = " caches=plan";
-  if (options.twin_before) protocol += "-after-twin";
+  if (options.twin_before) protocol += "-after-smaller-twin";
   if (options.edges == MeasureOptions::Edges::kInputsWritten) protocol += "-inputs-written";
   return protocol;
 }
@@ -286,7 +286,7 @@ Cost InProcessMeasurer::measure_partition(const Graph& partition, const Backend&
     std::function<void()> as_in_a_plan;
     if (evict_bytes > 0) {
       Twin twin;
-      if (options_.twin_before) {
+      if (options_.twin_before && twin_runs_before(partition, evict_bytes)) {
         auto again = backend.compile(partition, timed_options);
         if (!again) return Cost::invalid(backend.name() + ": " + again.error());
         twin = Twin::of(std::move(again.value()), inputs, outputs);
