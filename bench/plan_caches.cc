@@ -1,22 +1,21 @@
 // Whether timing candidates in the caches a plan leaves makes their sum
 // hold in context (cost/cache_state.h).
 //
-// For a saved plan, this profiles the plan in context (its partitions'
-// medians as the executor calls them), then times every partition alone
-// four ways, alternating, in each round: back to back (its weights stay in
-// cache); after streaming through the caches what `collage tune` streams
-// (eviction_bytes(): a few times the cores' private caches when the model
-// fits in half the last level, else what the rest of the model touches, up
-// to kMaxEvictionBytes), a run of a twin of the partition (its code warm,
-// its data not: MeasureOptions::twin_before) and a read of its inputs and
-// outputs (MeasureOptions::Edges::kRead); and the same with its inputs
-// written instead, as their producer writes them (Edges::kInputsWritten,
-// what tune does); and that once more without the twin (its code cold
-// too, unless the rest of the plan leaves it warm). A row per partition: its constant bytes, what
-// the rest of the model touches, the eviction, the in-context median and the isolated medians
-// (median over rounds); then the sums, and the seconds the measurements of each way took. The
-// isolated times use the layouts each backend computes in (preferred_edges), as the search's
-// measurements do.
+// For a saved plan, this profiles the plan in context (its partitions' medians
+// as the executor calls them), then times every partition alone four ways,
+// alternating, in each round: back to back (its weights stay in cache); after
+// streaming through the caches what `collage tune` streams (eviction_bytes():
+// a few times the cores' private caches when the model fits in half the last
+// level, else what the rest of the model touches, up to kMaxEvictionBytes), a
+// run of a twin of the partition where twin_runs_before() (its code warm, its
+// data not: MeasureOptions::twin_before) and a read of its inputs and outputs
+// (MeasureOptions::Edges::kRead); the same with its inputs written instead, as
+// their producer writes them (Edges::kInputsWritten, what tune does); and that
+// once more without any twin. A row per partition: its constant bytes, what
+// the rest of the model touches, the eviction, the in-context median and the
+// isolated medians (median over rounds); then the sums, and the seconds the
+// measurements of each way took. The isolated times use the layouts each
+// backend computes in (preferred_edges), as the search's measurements do.
 //
 //   bench_plan_caches [--threads N] [--rounds R] [--input-shape NAME=D,...] MODEL.onnx PLAN.json
 #include <fmt/format.h>

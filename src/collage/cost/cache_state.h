@@ -13,11 +13,12 @@
 // call, a buffer as large as what the rest of the model touches in a run
 // (or, where the last-level cache holds the model, enough to clear the
 // cores' private caches: eviction_bytes()) is streamed through the caches
-// (CacheEvictor), a twin of the candidate runs (the code warm again, as the
-// partition before leaves it in a plan; the measurer's
-// MeasureOptions::twin_before), then the candidate's inputs are written
-// again (rewrite), as their producer has just written them in a plan
-// (MeasureOptions::Edges; docs/partitioning.md, "Measurement").
+// (CacheEvictor), a twin of the candidate runs where the candidate touches
+// less than that (the code warm again, as the partition before leaves it in
+// a plan; the measurer's MeasureOptions::twin_before, twin_runs_before()),
+// then the candidate's inputs are written again (rewrite), as their
+// producer has just written them in a plan (MeasureOptions::Edges;
+// docs/partitioning.md, "Measurement").
 #pragma once
 
 #include <cstddef>
