@@ -1,9 +1,9 @@
 // The ops that sit between heavy kernels (MaxPool, GlobalAveragePool,
-// depthwise Conv, a channel shuffle's Gather), one op per partition, on every backend that runs
-// them, with the edges in each layout the backend takes: native plain, and native and oneDNN in
-// channels-last, blocked-8 and blocked-16 (docs/native_compute_kernels.md, "In oneDNN's layouts").
-// Each case is compiled once and checked against the reference executor; then only Kernel::run is
-// timed, alternating the cases, and the median per case is printed in ms.
+// depthwise Conv, a per-channel Mul, a channel shuffle's Gather), one op per partition, on every
+// backend that runs them, with the edges in each layout the backend takes: native plain, and native
+// and oneDNN in channels-last, blocked-8 and blocked-16 (docs/native_compute_kernels.md, "In
+// oneDNN's layouts"). Each case is compiled once and checked against the reference executor; then
+// only Kernel::run is timed, alternating the cases, and the median per case is printed in ms.
 //
 //   bench_layout_ops [THREADS] [ROUNDS]
 #include <fmt/format.h>
@@ -52,6 +52,20 @@ OpGraph global_average_pool(std::int64_t c, std::int64_t hw) {
   graph.add_node("GlobalAveragePool", {x}, {y});
   graph.add_output(y);
   return {fmt::format("GlobalAveragePool {}x{}x{}", c, hw, hw), std::move(graph)};
+}
+
+// x * a per-channel scale [1, C, 1, 1], as a squeeze-and-excitation block
+// ends (its gate a constant here).
+OpGraph channel_scale(std::int64_t c, std::int64_t hw) {
+  Graph graph;
+  ValueId x = graph.add_input("x", f32({1, c, hw, hw}));
+  Tensor scale = Tensor::allocate(f32({1, c, 1, 1}));
+  for (std::int64_t i = 0; i < c; ++i) scale.data<float>()[i] = static_cast<float>(i % 7) * 0.2f;
+  ValueId s = graph.add_constant("scale", std::move(scale));
+  ValueId y = graph.add_value("y", f32({1, c, hw, hw}));
+  graph.add_node("Mul", {x, s}, {y});
+  graph.add_output(y);
+  return {fmt::format("Mul by channel {}x{}x{}", c, hw, hw), std::move(graph)};
 }
 
 // A depthwise Conv (k x k, pads k/2) with its bias, then SiLU when `silu`,
@@ -141,6 +155,9 @@ int run(int threads, int rounds) {
                               depthwise_conv(1152, 7, 5, 1, false),
                               depthwise_conv(1152, 7, 5, 1, true),
                               depthwise_conv(32, 112, 3, 1, false),
+                              channel_scale(32, 112),
+                              channel_scale(144, 56),
+                              channel_scale(1152, 7),
                               channel_shuffle_half(116, 28),
                               channel_shuffle_half(232, 14),
                               channel_shuffle_half(464, 7)};

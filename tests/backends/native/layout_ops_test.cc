@@ -105,6 +105,33 @@ TEST(NativeLayoutTest, ElementwiseChainsWithBroadcastsRunInEveryLayout) {
   }
 }
 
+// x [1,C,H,W] * gate [1,C,1,1] + bias [C,1,1], as a squeeze-and-excitation
+// block scales its input: per-channel operands, which repeat every block of
+// lanes (every pixel, channels-last) where the output is laid out.
+Graph per_channel_scale(std::int64_t c, std::int64_t h) {
+  Graph g;
+  g.opset = 13;
+  ValueId x = g.add_input("x", f32({1, c, h, h}));
+  ValueId gate = g.add_input("gate", f32({1, c, 1, 1}));
+  ValueId bias = g.add_constant("bias", random_tensor(f32({c, 1, 1}), 5));
+  ValueId m = g.add_value("m", f32({1, c, h, h}));
+  g.add_node("Mul", {x, gate}, {m});
+  ValueId y = g.add_value("y", f32({1, c, h, h}));
+  g.add_node("Add", {m, bias}, {y});
+  g.add_output(y);
+  return g;
+}
+
+// Large enough for several threads and blocks of the fused loop, at phases
+// of the channels' period that differ from block to block (24 channels
+// channels-last do not divide a block).
+TEST(NativeLayoutTest, PerChannelOperandsOfLargeOutputsRunInEveryLayout) {
+  for (std::int64_t c : {24, 48}) {
+    Graph graph = per_channel_scale(c, 45);
+    for (EdgeLayout layout : kLaidOut) expect_matches_plain(graph, layout, layout);
+  }
+}
+
 // x [1,C,H,W] -> `op_type` with `attributes` -> y.
 Graph pool(const std::string& op_type, std::int64_t c, std::int64_t h, Shape out,
            Attributes attributes) {

@@ -14,6 +14,46 @@ namespace {
 // size stay in L1.
 constexpr std::int64_t kBlock = 512;
 
+// Inner runs shorter than this are merged with the dim around them
+// (merge_periodic): a call per run of a few lanes costs more than the run.
+constexpr std::int64_t kShortRun = kBlock;
+
+// Merges the plan's last two dims, [rows, inner] with inner < kShortRun, into
+// one, where every leaf walks them as (inner, 1) (contiguous), (0, 0) (a
+// constant) or (0, 1): the inner floats repeat along the merged dim, as a
+// per-channel operand does over an output stored in blocks of channels. The
+// last become `periodic`, with stride 0 in the merged plan (their offset at a
+// run's start is that of its first period). Returns false, leaving `plan`
+// as it is, where a leaf walks them otherwise or the runs are long.
+bool merge_periodic(BroadcastPlan& plan, std::vector<bool>& periodic) {
+  const std::size_t rank = plan.dims.size();
+  if (rank < 2 || plan.inner() >= kShortRun) return false;
+  const std::int64_t inner = plan.inner();
+  std::vector<bool> flags(plan.strides.size(), false);
+  for (std::size_t k = 0; k < plan.strides.size(); ++k) {
+    const std::int64_t outer = plan.strides[k][rank - 2];
+    const std::int64_t step = plan.strides[k][rank - 1];
+    if (step == 1 && outer == inner) continue;
+    if (step == 0 && outer == 0) continue;
+    if (step == 1 && outer == 0) {
+      flags[k] = true;
+      continue;
+    }
+    return false;
+  }
+  plan.dims[rank - 2] *= inner;
+  plan.dims.pop_back();
+  for (auto& strides : plan.strides) {
+    strides[rank - 2] = strides[rank - 1];
+    strides.pop_back();
+  }
+  for (std::size_t k = 0; k < flags.size(); ++k) {
+    if (flags[k]) plan.strides[k].back() = 0;
+  }
+  periodic = std::move(flags);
+  return true;
+}
+
 // The operand inputs of `node` (Clip's bounds are parameters, not operands).
 std::span<const ValueId> operand_inputs(const Node& node, const ElementwiseFn& fn) {
   return std::span<const ValueId>(node.inputs).first(static_cast<std::size_t>(fn.operands));
@@ -85,6 +125,8 @@ ElementwiseProgram::ElementwiseProgram(Shape output_shape, std::vector<Shape> le
       steps_(std::move(steps)),
       plan_(plan_broadcast(output_shape_, leaf_shapes_)) {
   assert(!steps_.empty() && "ElementwiseProgram: no steps");
+  const std::int64_t inner = plan_.inner();
+  if (merge_periodic(plan_, periodic_)) period_ = inner;
 #ifndef NDEBUG
   for (std::size_t s = 0; s < steps_.size(); ++s) {
     for (const Operand& operand : steps_[s].operands) {
@@ -148,15 +190,39 @@ void ElementwiseProgram::run(std::span<const Tensor> leaves, Tensor& output, int
   std::size_t max_operands = 0;
   for (const Step& step : steps_) max_operands = std::max(max_operands, step.operands.size());
 
+  // A periodic leaf is read through a copy of its period repeated to cover a
+  // block from any phase, so that the block functions see it contiguous.
+  const std::int64_t tile_size = period_ > 0 ? kBlock + period_ : 0;
+
   for_each_run(
       plan_, threads, [&](std::int64_t out_offset, const std::int64_t* in_offsets, std::int64_t n) {
         // Per-thread scratch, kept across calls so that short runs do not allocate.
         thread_local std::vector<float> scratch;
         thread_local std::vector<const float*> pointers;
         thread_local std::vector<std::int64_t> strides;
+        thread_local std::vector<float> tiles;
         scratch.resize(std::max(scratch.size(), steps_.size() * kBlock));
         pointers.resize(std::max(pointers.size(), max_operands));
         strides.resize(std::max(strides.size(), max_operands));
+        // The run's first element sits at this phase of every period.
+        const std::int64_t phase = period_ > 0 ? out_offset % period_ : 0;
+        if (period_ > 0) {
+          // Enough for the run's longest block from any phase.
+          const std::int64_t fill = std::min(kBlock, n) + period_;
+          tiles.resize(
+              std::max(tiles.size(), periodic_.size() * static_cast<std::size_t>(tile_size)));
+          for (std::size_t l = 0; l < periodic_.size(); ++l) {
+            if (!periodic_[l]) continue;
+            const float* period = bases[l] + in_offsets[l];
+            float* tile = tiles.data() + l * static_cast<std::size_t>(tile_size);
+            // The period from the phase on, then doubled until it covers `fill`.
+            std::copy(period + phase, period + period_, tile);
+            std::copy(period, period + phase, tile + (period_ - phase));
+            for (std::int64_t have = period_; have < fill; have *= 2) {
+              std::copy_n(tile, std::min(have, fill - have), tile + have);
+            }
+          }
+        }
         for (std::int64_t begin = 0; begin < n; begin += kBlock) {
           const std::int64_t count = std::min(kBlock, n - begin);
           for (std::size_t s = 0; s < steps_.size(); ++s) {
@@ -164,7 +230,11 @@ void ElementwiseProgram::run(std::span<const Tensor> leaves, Tensor& output, int
             for (std::size_t k = 0; k < step.operands.size(); ++k) {
               const Operand operand = step.operands[k];
               const auto index = static_cast<std::size_t>(operand.index);
-              if (operand.is_leaf) {
+              if (operand.is_leaf && period_ > 0 && periodic_[index]) {
+                strides[k] = 1;
+                pointers[k] =
+                    tiles.data() + index * static_cast<std::size_t>(tile_size) + begin % period_;
+              } else if (operand.is_leaf) {
                 strides[k] = plan_.inner_stride(index);
                 pointers[k] = bases[index] + in_offsets[index] + begin * strides[k];
               } else {

@@ -74,6 +74,13 @@ class ElementwiseProgram {
   std::vector<Shape> leaf_shapes_;
   std::vector<Step> steps_;
   BroadcastPlan plan_;
+  // Where the plan's inner runs are short (a per-channel operand over a
+  // blocked or channels-last output: runs of one block of lanes), the last
+  // two dims merged into one, each leaf walking it contiguously, as a
+  // constant, or periodically: period_ floats that repeat (merge_periodic).
+  // Empty leaf flags when the runs are long enough as they are.
+  std::vector<bool> periodic_;
+  std::int64_t period_ = 0;
 };
 
 }  // namespace collage::native
