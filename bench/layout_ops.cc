@@ -1,9 +1,10 @@
 // The ops that sit between heavy kernels (MaxPool, GlobalAveragePool,
-// depthwise Conv, a per-channel Mul, a channel shuffle's Gather), one op per partition, on every
-// backend that runs them, with the edges in each layout the backend takes: native plain, and native
-// and oneDNN in channels-last, blocked-8 and blocked-16 (docs/native_compute_kernels.md, "In
-// oneDNN's layouts"). Each case is compiled once and checked against the reference executor; then
-// only Kernel::run is timed, alternating the cases, and the median per case is printed in ms.
+// depthwise Conv, GroupNormalization, a per-channel Mul, a channel shuffle's Gather), one op per
+// partition, on every backend that runs them, with the edges in each layout the backend takes:
+// native plain, and native and oneDNN in channels-last, blocked-8 and blocked-16
+// (docs/native_compute_kernels.md, "In oneDNN's layouts"). Each case is compiled once and checked
+// against the reference executor; then only Kernel::run is timed, alternating the cases, and the
+// median per case is printed in ms.
 //
 //   bench_layout_ops [THREADS] [ROUNDS]
 #include <fmt/format.h>
@@ -66,6 +67,38 @@ OpGraph channel_scale(std::int64_t c, std::int64_t hw) {
   graph.add_node("Mul", {x, s}, {y});
   graph.add_output(y);
   return {fmt::format("Mul by channel {}x{}x{}", c, hw, hw), std::move(graph)};
+}
+
+// GroupNormalization of `groups` groups (scale and bias per channel, as
+// fuse_group_norm makes PyTorch's export), then SiLU when `silu`, as a U-Net
+// block has them.
+OpGraph group_norm(std::int64_t c, std::int64_t hw, std::int64_t groups, bool silu) {
+  Graph graph;
+  ValueId x = graph.add_input("x", f32({1, c, hw, hw}));
+  Tensor scale = Tensor::allocate(f32({c}));
+  Tensor bias = Tensor::allocate(f32({c}));
+  for (std::int64_t i = 0; i < c; ++i) {
+    scale.data<float>()[i] = 0.5f + static_cast<float>(i % 3) * 0.25f;
+    bias.data<float>()[i] = static_cast<float>(i % 5) * 0.1f - 0.2f;
+  }
+  ValueId s = graph.add_constant("scale", std::move(scale));
+  ValueId b = graph.add_constant("bias", std::move(bias));
+  ValueId y = graph.add_value("y", f32({1, c, hw, hw}));
+  Attributes attributes;
+  attributes.set("num_groups", groups);
+  attributes.set("epsilon", 1e-5f);
+  graph.add_node("GroupNormalization", {x, s, b}, {y}, attributes);
+  if (silu) {
+    ValueId z = graph.add_value("z", f32({1, c, hw, hw}));
+    Attributes alpha;
+    alpha.set("alpha", 1.0f);
+    graph.add_node("Swish", {y}, {z}, alpha);
+    graph.add_output(z);
+  } else {
+    graph.add_output(y);
+  }
+  return {fmt::format("GroupNorm {} groups {}x{}x{}{}", groups, c, hw, hw, silu ? " + SiLU" : ""),
+          std::move(graph)};
 }
 
 // A depthwise Conv (k x k, pads k/2) with its bias, then SiLU when `silu`,
@@ -155,6 +188,10 @@ int run(int threads, int rounds) {
                               depthwise_conv(1152, 7, 5, 1, false),
                               depthwise_conv(1152, 7, 5, 1, true),
                               depthwise_conv(32, 112, 3, 1, false),
+                              group_norm(32, 128, 8, false),
+                              group_norm(32, 128, 8, true),
+                              group_norm(64, 64, 8, true),
+                              group_norm(128, 16, 8, true),
                               channel_scale(32, 112),
                               channel_scale(144, 56),
                               channel_scale(1152, 7),

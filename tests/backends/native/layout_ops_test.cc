@@ -244,22 +244,35 @@ TEST(NativeLayoutTest, ChannelGathersRunInEveryLayout) {
 // x [2,C,5,5] -> GroupNormalization (`groups`, scale and bias per channel) -> Relu.
 // GroupNormalization with scale and bias per channel (opset 21), or per
 // group (opsets 18 to 20) with `per_group`.
-Graph group_norm(std::int64_t c, std::int64_t groups, bool per_group = false) {
+Graph group_norm(std::int64_t c, std::int64_t groups, bool per_group = false,
+                 std::int64_t size = 5) {
   Graph g;
   g.opset = 13;
-  ValueId x = g.add_input("x", f32({2, c, 5, 5}));
+  ValueId x = g.add_input("x", f32({2, c, size, size}));
   const std::int64_t affine = per_group ? groups : c;
   ValueId scale = g.add_constant("scale", random_tensor(f32({affine}), 4));
   ValueId bias = g.add_constant("bias", random_tensor(f32({affine}), 5));
-  ValueId n = g.add_value("n", f32({2, c, 5, 5}));
+  ValueId n = g.add_value("n", f32({2, c, size, size}));
   Attributes attributes;
   attributes.set("num_groups", groups);
   attributes.set("epsilon", 1e-5f);
   g.add_node("GroupNormalization", {x, scale, bias}, {n}, attributes);
-  ValueId y = g.add_value("y", f32({2, c, 5, 5}));
+  ValueId y = g.add_value("y", f32({2, c, size, size}));
   g.add_node("Relu", {n}, {y});
   g.add_output(y);
   return g;
+}
+
+// Images of more pixels than a task sums in float at a time, and channels
+// that channels-last takes sixteen, eight and one lane at a time (28).
+TEST(NativeLayoutTest, GroupNormalizationOfLargerImagesRunsInEveryLayout) {
+  expect_matches_plain(group_norm(48, 4, false, 23), EdgeLayout::kBlocked16,
+                       EdgeLayout::kBlocked16);
+  expect_matches_plain(group_norm(48, 4, false, 23), EdgeLayout::kBlocked8, EdgeLayout::kBlocked8);
+  for (std::int64_t channels : {48, 28}) {
+    expect_matches_plain(group_norm(channels, 2, false, 23), EdgeLayout::kChannelsLast,
+                         EdgeLayout::kChannelsLast);
+  }
 }
 
 TEST(NativeLayoutTest, GroupNormalizationRunsInEveryLayoutWhateverTheGroupSize) {

@@ -532,6 +532,87 @@ constexpr OpEntry kNormOps[] = {
 
 std::span<const OpEntry> norm_ops() { return kNormOps; }
 
+namespace {
+
+// Pixels whose values are summed in float before the sum joins a lane's
+// double accumulator: few enough that float's rounding stays far below the
+// tolerance, many enough that the lanes' sums stay in registers.
+constexpr std::int64_t kFloatChunk = 64;
+
+// Adds to acc[l], for each of L lanes at `base` (a pixel every `step`
+// floats), the sum over pixels [first, last) of x (Power 1) or of
+// (x - shift[l])^2 (Power 2).
+template <int L, int Power>
+void sum_lane_powers(const float* base, std::int64_t step, std::int64_t first, std::int64_t last,
+                     const float* shift, double* acc) {
+  double total[L] = {};
+  for (std::int64_t chunk = first; chunk < last; chunk += kFloatChunk) {
+    const std::int64_t end = std::min(last, chunk + kFloatChunk);
+    float part[L] = {};
+    for (std::int64_t p = chunk; p < end; ++p) {
+      const float* px = base + p * step;
+#pragma omp simd
+      for (int l = 0; l < L; ++l) {
+        if constexpr (Power == 1) {
+          part[l] += px[l];
+        } else {
+          const float d = px[l] - shift[l];
+          part[l] += d * d;
+        }
+      }
+    }
+    for (int l = 0; l < L; ++l) total[l] += part[l];
+  }
+  for (int l = 0; l < L; ++l) acc[l] += total[l];
+}
+
+// sum_lane_powers over a run of `lanes` lanes (a pixel every `lanes`
+// floats), sixteen lanes at a time, then eight, then one.
+template <int Power>
+void sum_run_powers(const float* base, std::int64_t lanes, std::int64_t first, std::int64_t last,
+                    const float* shift, double* acc) {
+  std::int64_t l = 0;
+  for (; l + 16 <= lanes; l += 16) {
+    sum_lane_powers<16, Power>(base + l, lanes, first, last, shift + l, acc + l);
+  }
+  for (; l + 8 <= lanes; l += 8) {
+    sum_lane_powers<8, Power>(base + l, lanes, first, last, shift + l, acc + l);
+  }
+  for (; l < lanes; ++l)
+    sum_lane_powers<1, Power>(base + l, lanes, first, last, shift + l, acc + l);
+}
+
+// y = x * a[l] + b[l] for each of L lanes at `x` and `y` (a pixel every
+// `step` floats) over pixels [first, last).
+template <int L>
+void scale_shift_lanes(const float* x, float* y, std::int64_t step, std::int64_t first,
+                       std::int64_t last, const float* a, const float* b) {
+  float scale[L];
+  float offset[L];
+  for (int l = 0; l < L; ++l) {
+    scale[l] = a[l];
+    offset[l] = b[l];
+  }
+  for (std::int64_t p = first; p < last; ++p) {
+    const float* px = x + p * step;
+    float* py = y + p * step;
+#pragma omp simd
+    for (int l = 0; l < L; ++l) py[l] = px[l] * scale[l] + offset[l];
+  }
+}
+
+void scale_shift_run(const float* x, float* y, std::int64_t lanes, std::int64_t first,
+                     std::int64_t last, const float* a, const float* b) {
+  std::int64_t l = 0;
+  for (; l + 16 <= lanes; l += 16)
+    scale_shift_lanes<16>(x + l, y + l, lanes, first, last, a + l, b + l);
+  for (; l + 8 <= lanes; l += 8)
+    scale_shift_lanes<8>(x + l, y + l, lanes, first, last, a + l, b + l);
+  for (; l < lanes; ++l) scale_shift_lanes<1>(x + l, y + l, lanes, first, last, a + l, b + l);
+}
+
+}  // namespace
+
 void group_norm_in_lanes(const Node& node, std::span<const Tensor> inputs, Tensor& y,
                          std::int64_t lanes, int threads) {
   const Tensor& x = inputs[0];
@@ -572,7 +653,8 @@ void group_norm_in_lanes(const Node& node, std::span<const Tensor> inputs, Tenso
     first = (task % spans) * span;
     last = std::min(pixels, first + span);
   };
-  // Sums over each task's pixels of (x - shift)^power, per lane.
+  // Sums over each task's pixels of (x - shift)^power, per lane (in float
+  // over kFloatChunk pixels at a time, then in double).
   auto sum_powers = [&](int power) {
 #pragma omp parallel for num_threads(team) schedule(static)
     for (std::int64_t task = 0; task < tasks; ++task) {
@@ -582,18 +664,10 @@ void group_norm_in_lanes(const Node& node, std::span<const Tensor> inputs, Tenso
       const float* m = shift.data() + image * channels + run * lanes;
       std::fill(acc, acc + lanes, 0.0);
       const float* base = xd + (image * runs + run) * pixels * lanes;
-      for (std::int64_t p = first; p < last; ++p) {
-        const float* px = base + p * lanes;
-        if (power == 1) {
-#pragma omp simd
-          for (std::int64_t l = 0; l < lanes; ++l) acc[l] += px[l];
-        } else {
-#pragma omp simd
-          for (std::int64_t l = 0; l < lanes; ++l) {
-            const double d = px[l] - m[l];
-            acc[l] += d * d;
-          }
-        }
+      if (power == 1) {
+        sum_run_powers<1>(base, lanes, first, last, m, acc);
+      } else {
+        sum_run_powers<2>(base, lanes, first, last, m, acc);
       }
     }
   };
@@ -641,12 +715,7 @@ void group_norm_in_lanes(const Node& node, std::span<const Tensor> inputs, Tenso
     const float* ta = a.data() + image * channels + run * lanes;
     const float* tb = b.data() + image * channels + run * lanes;
     const std::int64_t offset = (image * runs + run) * pixels * lanes;
-    for (std::int64_t p = first; p < last; ++p) {
-      const float* px = xd + offset + p * lanes;
-      float* py = yd + offset + p * lanes;
-#pragma omp simd
-      for (std::int64_t l = 0; l < lanes; ++l) py[l] = px[l] * ta[l] + tb[l];
-    }
+    scale_shift_run(xd + offset, yd + offset, lanes, first, last, ta, tb);
   }
 }
 
