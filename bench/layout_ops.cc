@@ -1,7 +1,7 @@
 // The ops that sit between heavy kernels (MaxPool, GlobalAveragePool,
-// depthwise Conv, GroupNormalization, a per-channel Mul, a channel shuffle's Gather), one op per
-// partition, on every backend that runs them, with the edges in each layout the backend takes:
-// native plain, and native and oneDNN in channels-last, blocked-8 and blocked-16
+// depthwise Conv, GroupNormalization, Resize, a per-channel Mul, a channel shuffle's Gather), one
+// op per partition, on every backend that runs them, with the edges in each layout the backend
+// takes: native plain, and native and oneDNN in channels-last, blocked-8 and blocked-16
 // (docs/native_compute_kernels.md, "In oneDNN's layouts"). Each case is compiled once and checked
 // against the reference executor; then only Kernel::run is timed, alternating the cases, and the
 // median per case is printed in ms.
@@ -53,6 +53,26 @@ OpGraph global_average_pool(std::int64_t c, std::int64_t hw) {
   graph.add_node("GlobalAveragePool", {x}, {y});
   graph.add_output(y);
   return {fmt::format("GlobalAveragePool {}x{}x{}", c, hw, hw), std::move(graph)};
+}
+
+// An FPN's upsampling of H and W by `scale`: Resize in `mode` with
+// asymmetric coordinates (nearest rounding down), as PaddleOCR's DB neck has
+// it.
+OpGraph upsample(std::int64_t c, std::int64_t hw, std::int64_t scale, const std::string& mode) {
+  Graph graph;
+  graph.opset = 13;
+  ValueId x = graph.add_input("x", f32({1, c, hw, hw}));
+  const auto factor = static_cast<float>(scale);
+  ValueId scales =
+      graph.add_constant("scales", Tensor::from_vector<float>({1.0f, 1.0f, factor, factor}, {4}));
+  ValueId y = graph.add_value("y", f32({1, c, hw * scale, hw * scale}));
+  Attributes attributes;
+  attributes.set("mode", mode);
+  attributes.set("coordinate_transformation_mode", std::string("asymmetric"));
+  attributes.set("nearest_mode", std::string("floor"));
+  graph.add_node("Resize", {x, kNoValue, scales}, {y}, attributes);
+  graph.add_output(y);
+  return {fmt::format("Resize {} x{} {}x{}x{}", mode, scale, c, hw, hw), std::move(graph)};
 }
 
 // x * a per-channel scale [1, C, 1, 1], as a squeeze-and-excitation block
@@ -192,6 +212,9 @@ int run(int threads, int rounds) {
                               group_norm(32, 128, 8, true),
                               group_norm(64, 64, 8, true),
                               group_norm(128, 16, 8, true),
+                              upsample(96, 20, 2, "nearest"),
+                              upsample(96, 20, 4, "nearest"),
+                              upsample(64, 40, 2, "linear"),
                               channel_scale(32, 112),
                               channel_scale(144, 56),
                               channel_scale(1152, 7),

@@ -263,6 +263,56 @@ Graph group_norm(std::int64_t c, std::int64_t groups, bool per_group = false,
   return g;
 }
 
+// x [1,C,H,W] -> Resize by `scales` (N and C kept) in `mode`.
+Graph resize(std::int64_t c, std::int64_t h, std::int64_t w, float scale_h, float scale_w,
+             const std::string& mode, const std::string& coordinates) {
+  Graph g;
+  g.opset = 13;
+  ValueId x = g.add_input("x", f32({1, c, h, w}));
+  ValueId scales =
+      g.add_constant("scales", Tensor::from_vector<float>({1.0f, 1.0f, scale_h, scale_w}, {4}));
+  const auto out_h = static_cast<std::int64_t>(static_cast<float>(h) * scale_h);
+  const auto out_w = static_cast<std::int64_t>(static_cast<float>(w) * scale_w);
+  ValueId y = g.add_value("y", f32({1, c, out_h, out_w}));
+  Attributes attributes;
+  attributes.set("mode", mode);
+  attributes.set("coordinate_transformation_mode", coordinates);
+  g.add_node("Resize", {x, kNoValue, scales}, {y}, attributes);
+  g.add_output(y);
+  return g;
+}
+
+// An FPN's 2x upsampling (nearest and bilinear), a shrink and a cubic one,
+// each in every layout its channels fit.
+TEST(NativeLayoutTest, ResizesOfHeightAndWidthRunInEveryLayout) {
+  const Graph graphs[] = {resize(32, 10, 12, 2.0f, 2.0f, "nearest", "asymmetric"),
+                          resize(32, 10, 12, 2.0f, 2.0f, "linear", "half_pixel"),
+                          resize(48, 16, 12, 0.5f, 1.5f, "linear", "align_corners"),
+                          resize(16, 7, 9, 2.0f, 3.0f, "cubic", "half_pixel")};
+  for (const Graph& graph : graphs) {
+    for (EdgeLayout layout : kLaidOut) {
+      for (const Node& node : graph.nodes()) {
+        EXPECT_TRUE(native::runs_in_layout(graph, node, layout));
+      }
+      expect_matches_plain(graph, layout, layout);
+    }
+  }
+}
+
+// A Resize of the channels does not run on them stored in runs of channels.
+TEST(NativeLayoutTest, AResizeOfTheChannelsDoesNotRunInALayout) {
+  Graph g;
+  g.opset = 13;
+  ValueId x = g.add_input("x", f32({1, 16, 4, 4}));
+  ValueId scales =
+      g.add_constant("scales", Tensor::from_vector<float>({1.0f, 2.0f, 1.0f, 1.0f}, {4}));
+  ValueId y = g.add_value("y", f32({1, 32, 4, 4}));
+  g.add_node("Resize", {x, kNoValue, scales}, {y});
+  g.add_output(y);
+  EXPECT_FALSE(native::runs_in_layout(g, g.node(0), EdgeLayout::kBlocked16));
+  EXPECT_FALSE(native::runs_in_layout(g, g.node(0), EdgeLayout::kChannelsLast));
+}
+
 // Images of more pixels than a task sums in float at a time, and channels
 // that channels-last takes sixteen, eight and one lane at a time (28).
 TEST(NativeLayoutTest, GroupNormalizationOfLargerImagesRunsInEveryLayout) {

@@ -126,6 +126,18 @@ void pool_in_lanes(const Node& node, const Tensor& x, Tensor& y, std::int64_t la
 void group_norm_in_lanes(const Node& node, std::span<const Tensor> inputs, Tensor& y,
                          std::int64_t lanes, int threads);
 
+// Whether resize_in_lanes runs `node`: a float32 4-D Resize of static
+// shapes that keeps the batch and the channels (so every mode the native
+// Resize takes acts on H and W alone).
+bool resize_in_lanes_fits(const Graph& graph, const Node& node);
+
+// A Resize `node` (resize_in_lanes_fits) of a tensor stored as [N * C /
+// lanes, H, W, lanes] (channels-last: lanes = C; blocked: lanes = the
+// block), into `y` stored likewise; its other inputs (roi, scales, sizes)
+// are plain.
+void resize_in_lanes(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                     Tensor& y, std::int64_t lanes, int threads);
+
 // The taps of a window axis that meet the input at output position `o`:
 // [first, end).
 struct TapRange {

@@ -276,6 +276,7 @@ bool runs_in_layout(const Graph& graph, const Node& node, EdgeLayout layout) {
   if (float_elementwise_fn(graph, node)) return graph.type(node.outputs[0]).rank() == 4;
   if (is_pool(node)) return pool_in_layout(graph, node);
   if (node.op_type == "GroupNormalization") return graph.type(node.input(0)).rank() == 4;
+  if (node.op_type == "Resize") return resize_in_lanes_fits(graph, node);
   if (node.op_type == "Conv") {
     return depthwise_in_lanes_fits(graph, node) || winograd_in_layout_fits(graph, node, layout);
   }
@@ -296,6 +297,10 @@ void run_in_layout(const Graph& graph, const Node& node, std::span<const Tensor>
   if (node.op_type == "GroupNormalization") {
     return group_norm_in_lanes(node, inputs, outputs[0], layout_lanes(layout, inputs[0].shape()[1]),
                                threads);
+  }
+  if (node.op_type == "Resize") {
+    return resize_in_lanes(graph, node, inputs, outputs[0],
+                           layout_lanes(layout, inputs[0].shape()[1]), threads);
   }
   if (node.op_type == "Conv") {
     const std::int64_t lanes = layout_lanes(layout, inputs[0].shape()[1]);

@@ -3,7 +3,8 @@
 // Between two oneDNN convolutions a tensor is stored as oneDNN computes it
 // (NHWC, nChw16c or nChw8c). The ops that sit between heavy kernels
 // (elementwise chains and their broadcasts, pools, global pools, channel
-// Concat and Gather, GroupNormalization, depthwise and Winograd convolutions) can run on it as it
+// Concat and Gather, GroupNormalization, Resize of H and W, depthwise and Winograd convolutions)
+// can run on it as it
 // is, so that a native partition there costs no conversion: a native kernel whose every node
 // runs_in_layout computes in the layout its edges arrive in (NativeBackend::compile).
 //
@@ -35,12 +36,13 @@ Shape laid_out_dims(const Shape& shape, EdgeLayout layout);
 
 // Whether `node` runs on its values stored in `layout`: it is a float32
 // elementwise op, a 2-D MaxPool (without Indices) or AveragePool, a global
-// pool, a Concat or Gather of channels, a 4-D GroupNormalization, a 2-D depthwise
+// pool, a Concat or Gather of channels, a 4-D GroupNormalization, a Resize that keeps the batch
+// and the channels (resize_in_lanes_fits), a 2-D depthwise
 // Conv or a Conv on Winograd (winograd_in_layout_fits), or none of its values is laid_out; and each
 // of its laid-out values fits the layout (edge_layout_fits).
 bool runs_in_layout(const Graph& graph, const Node& node, EdgeLayout layout);
 
-// Runs a pool, Concat, Gather, GroupNormalization or Conv `node` that
+// Runs a pool, Concat, Gather, GroupNormalization, Resize or Conv `node` that
 // runs_in_layout, its laid-out inputs and outputs stored in `layout`. A
 // Conv takes what the kernel prepared for it (`conv`, may be null: its
 // weights repacked, the activation of its store); other nodes take none.

@@ -276,17 +276,32 @@ void resample_axis(const float* src, float* dst, const Shape& dims, std::size_t 
 // its last axis. No intermediate tensor, unlike one pass per axis (a 2x
 // upsampling of 1x96x80x80 took 9.3 ms at 2 threads with a loop unit per
 // output element).
-void resize_nearest(const Tensor& x, Tensor& y, const std::vector<AxisTaps>& taps,
-                    float extrapolation, int threads) {
-  const Shape& in = x.shape();
-  const Shape& out = y.shape();
+void resize_nearest(const float* src, const Shape& in, float* dst, const Shape& out,
+                    const std::vector<AxisTaps>& taps, float extrapolation, int threads) {
   const std::size_t rank = in.size();
   const std::int64_t out_last = out[rank - 1];
   const std::int64_t rows = out_last == 0 ? 0 : shape_numel(out) / out_last;
   const std::vector<std::int64_t> in_strides = row_major_strides(in);
-  const float* src = x.data<float>();
-  float* dst = y.data<float>();
   const AxisTaps& last = taps[rank - 1];
+  const std::int64_t* index = last.index.data();
+  // Where the last axis's positions read runs of consecutive input (each
+  // pixel's lanes of a tensor stored in runs of channels), a row is copied
+  // run by run.
+  struct CopyRun {
+    std::int64_t from, to, count;
+  };
+  std::vector<CopyRun> runs;
+  if (!last.any_outside && out_last > 0) {
+    for (std::int64_t i = 0; i < out_last; ++i) {
+      if (!runs.empty() && runs.back().from + runs.back().count == index[i]) {
+        ++runs.back().count;
+      } else {
+        runs.push_back({index[i], i, 1});
+      }
+    }
+    // Runs of a few floats cost more than the gather they replace.
+    if (static_cast<std::int64_t>(runs.size()) * 8 > out_last) runs.clear();
+  }
 #pragma omp parallel for num_threads(loop_threads(rows, out_last, threads)) schedule(static)
   for (std::int64_t r = 0; r < rows; ++r) {
     float* row = dst + r * out_last;
@@ -304,33 +319,103 @@ void resize_nearest(const Tensor& x, Tensor& y, const std::vector<AxisTaps>& tap
       continue;
     }
     const float* base = src + offset;
-    for (std::int64_t i = 0; i < out_last; ++i) {
-      row[i] = last.outside[static_cast<std::size_t>(i)]
-                   ? extrapolation
-                   : base[last.index[static_cast<std::size_t>(i)]];
+    if (!runs.empty()) {
+      for (const CopyRun& run : runs) std::copy_n(base + run.from, run.count, row + run.to);
+    } else if (!last.any_outside) {
+      for (std::int64_t i = 0; i < out_last; ++i) row[i] = base[index[i]];
+    } else {
+      for (std::int64_t i = 0; i < out_last; ++i) {
+        row[i] = last.outside[static_cast<std::size_t>(i)] ? extrapolation : base[index[i]];
+      }
     }
   }
 }
 
+// The taps of `n` positions that each take their own input position.
+AxisTaps identity_taps(std::int64_t n) {
+  AxisTaps taps;
+  taps.index.resize(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) taps.index[static_cast<std::size_t>(i)] = i;
+  taps.weight.assign(static_cast<std::size_t>(n), 1.0f);
+  taps.outside.assign(static_cast<std::size_t>(n), false);
+  return taps;
+}
+
+// The taps of an axis whose every position holds `lanes` consecutive values
+// (a pixel of a tensor stored in runs of channels): position i * lanes + l
+// takes lane l of the positions `taps` gives i.
+AxisTaps lane_taps(const AxisTaps& taps, std::int64_t lanes) {
+  AxisTaps merged;
+  merged.width = taps.width;
+  merged.any_outside = taps.any_outside;
+  const auto width = static_cast<std::size_t>(taps.width);
+  const std::size_t out = taps.outside.size();
+  const auto count = static_cast<std::size_t>(lanes);
+  merged.index.resize(out * count * width);
+  merged.weight.resize(out * count * width);
+  merged.outside.resize(out * count);
+  for (std::size_t i = 0; i < out; ++i) {
+    for (std::size_t l = 0; l < count; ++l) {
+      const std::size_t at = i * count + l;
+      merged.outside[at] = taps.outside[i];
+      for (std::size_t t = 0; t < width; ++t) {
+        merged.index[at * width + t] =
+            taps.index[i * width + t] * lanes + static_cast<std::int64_t>(l);
+        merged.weight[at * width + t] = taps.weight[i * width + t];
+      }
+    }
+  }
+  return merged;
+}
+
+void resize_with_taps(const float* src, Shape in_dims, float* dst, const Shape& out_dims,
+                      std::vector<AxisTaps> taps, const ResizeOptions& options, int threads);
+
 // Resizes `x` into `y` given per-axis scales (used by the coordinate
-// transforms) and the roi box (tf_crop_and_resize).
+// transforms) and the roi box (tf_crop_and_resize). With `lanes` > 0, x
+// and y are 4-D and stored in runs of `lanes` channels ([N * C / lanes, H,
+// W, lanes]: channels-last or blocked, layout_ops.h), with N and C kept:
+// the same taps then act on H and on W's pixels of lanes.
 void resize(const Tensor& x, Tensor& y, const std::vector<AxisScale>& scales,
-            const std::vector<double>& roi, const ResizeOptions& options, int threads) {
+            const std::vector<double>& roi, const ResizeOptions& options, int threads,
+            std::int64_t lanes = 0) {
   const std::size_t rank = x.shape().size();
   std::vector<AxisTaps> taps(rank);
+  for (std::size_t d = 0; d < rank; ++d) {
+    taps[d] = axis_taps(options, x.shape()[d], y.shape()[d], scales[d], roi[d], roi[rank + d]);
+  }
+  if (lanes == 0) {
+    resize_with_taps(x.data<float>(), x.shape(), y.data<float>(), y.shape(), std::move(taps),
+                     options, threads);
+    return;
+  }
+  const Shape& in = x.shape();
+  const Shape& out = y.shape();
+  if (rank != 4 || !taps[0].is_identity(in[0], out[0]) || !taps[1].is_identity(in[1], out[1]) ||
+      in[1] % lanes != 0) {
+    throw Error("a Resize in runs of channels keeps the batch and the channels");
+  }
+  const std::int64_t runs = in[0] * in[1] / lanes;
+  std::vector<AxisTaps> laid{identity_taps(runs), std::move(taps[2]), lane_taps(taps[3], lanes)};
+  resize_with_taps(x.data<float>(), Shape{runs, in[2], in[3] * lanes}, y.data<float>(),
+                   Shape{runs, out[2], out[3] * lanes}, std::move(laid), options, threads);
+}
+
+// resize's passes over `src` of `in_dims` into `dst` of `out_dims`, given
+// each axis's taps.
+void resize_with_taps(const float* src, Shape in_dims, float* dst, const Shape& out_dims,
+                      std::vector<AxisTaps> taps, const ResizeOptions& options, int threads) {
+  const std::size_t rank = in_dims.size();
   std::vector<std::size_t> axes;
   for (std::size_t d = 0; d < rank; ++d) {
-    const std::int64_t in = x.shape()[d];
-    const std::int64_t out = y.shape()[d];
-    taps[d] = axis_taps(options, in, out, scales[d], roi[d], roi[rank + d]);
-    if (!taps[d].is_identity(in, out)) axes.push_back(d);
+    if (!taps[d].is_identity(in_dims[d], out_dims[d])) axes.push_back(d);
   }
   if (axes.empty()) {
-    std::memcpy(y.raw(), x.raw(), x.byte_size());
+    std::memcpy(dst, src, static_cast<std::size_t>(shape_numel(in_dims)) * sizeof(float));
     return;
   }
   if (options.mode == Mode::kNearest) {
-    resize_nearest(x, y, taps, options.extrapolation, threads);
+    resize_nearest(src, in_dims, dst, out_dims, taps, options.extrapolation, threads);
     return;
   }
   // Shrinking axes first: every later pass then reads and writes less. Of
@@ -341,27 +426,26 @@ void resize(const Tensor& x, Tensor& y, const std::vector<AxisScale>& scales,
   // at 2 threads.)
   const std::size_t innermost = rank - 1;
   auto growth = [&](std::size_t axis) {
-    const double ratio =
-        static_cast<double>(y.shape()[axis]) / static_cast<double>(x.shape()[axis]);
+    const double ratio = static_cast<double>(out_dims[axis]) / static_cast<double>(in_dims[axis]);
     return axis == innermost ? std::min(ratio, 1.0) : ratio;
   };
   std::stable_sort(axes.begin(), axes.end(),
                    [&](std::size_t a, std::size_t b) { return growth(a) < growth(b); });
-  Shape dims = x.shape();
+  Shape dims = std::move(in_dims);
   std::vector<float> buffers[2];
-  const float* src = x.data<float>();
   for (std::size_t p = 0; p < axes.size(); ++p) {
     const std::size_t axis = axes[p];
     Shape next = dims;
-    next[axis] = y.shape()[axis];
-    float* dst = y.data<float>();
+    next[axis] = out_dims[axis];
+    float* pass_dst = dst;
     if (p + 1 < axes.size()) {
       std::vector<float>& buffer = buffers[p % 2];
       buffer.resize(static_cast<std::size_t>(shape_numel(next)));
-      dst = buffer.data();
+      pass_dst = buffer.data();
     }
-    resample_axis(src, dst, dims, axis, next[axis], taps[axis], options.extrapolation, threads);
-    src = dst;
+    resample_axis(src, pass_dst, dims, axis, next[axis], taps[axis], options.extrapolation,
+                  threads);
+    src = pass_dst;
     dims = next;
   }
 }
@@ -420,8 +504,10 @@ bool legacy_mode_supported(const Node& node) {
   return mode.has_value() && *mode != Mode::kCubic;
 }
 
-void run_resize(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
-                std::span<Tensor> outputs, int threads) {
+// Runs a Resize; with `lanes` > 0 its float32 input and output are stored
+// in runs of that many channels (resize).
+void run_resize_stored(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                       std::span<Tensor> outputs, int threads, std::int64_t lanes) {
   const Tensor& x = inputs[0];
   Tensor& y = outputs[0];
   check_shapes(node, x, y);
@@ -430,7 +516,7 @@ void run_resize(const Graph& graph, const Node& node, std::span<const Tensor> in
   std::fill(roi.begin() + static_cast<std::ptrdiff_t>(rank), roi.end(), 1.0);
   if (graph.opset < 11) {
     const std::vector<AxisScale> scales = axis_scales(node, optional_input(inputs, 1), x, y);
-    resize(x, y, scales, roi, legacy_options(node), threads);
+    resize(x, y, scales, roi, legacy_options(node), threads, lanes);
     return;
   }
   ResizeOptions options;
@@ -456,9 +542,10 @@ void run_resize(const Graph& graph, const Node& node, std::span<const Tensor> in
   }
   const std::vector<AxisScale> scales = axis_scales(node, optional_input(inputs, 2), x, y);
   if (x.dtype() == DType::kFloat32) {
-    resize(x, y, scales, roi, options, threads);
+    resize(x, y, scales, roi, options, threads, lanes);
     return;
   }
+  if (lanes > 0) throw Error("a Resize in runs of channels takes float32", {.node = node.name});
   // 8-bit values: resized in float32, rounded half to even and saturated.
   Tensor real_x = Tensor::allocate(TensorType{DType::kFloat32, x.shape()});
   Tensor real_y = Tensor::allocate(TensorType{DType::kFloat32, y.shape()});
@@ -473,6 +560,11 @@ void run_resize(const Graph& graph, const Node& node, std::span<const Tensor> in
       y.data<std::int8_t>()[i] = saturate<std::int8_t>(resized[i]);
     }
   }
+}
+
+void run_resize(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                std::span<Tensor> outputs, int threads) {
+  run_resize_stored(graph, node, inputs, outputs, threads, 0);
 }
 
 // Whether `node` resizes 8-bit values: an int8 or uint8 input and output of
@@ -563,5 +655,19 @@ constexpr OpEntry kResizeOps[] = {
 }  // namespace
 
 std::span<const OpEntry> resize_ops() { return kResizeOps; }
+
+bool resize_in_lanes_fits(const Graph& graph, const Node& node) {
+  if (node.op_type != "Resize" || node.inputs.empty() || node.outputs.size() != 1) return false;
+  const TensorType& x = graph.type(node.input(0));
+  const TensorType& y = graph.type(node.outputs[0]);
+  return check_resize(graph, node) && x.dtype == DType::kFloat32 && x.rank() == 4 &&
+         y.rank() == 4 && !x.at_run_time && !y.at_run_time && x.shape[0] == y.shape[0] &&
+         x.shape[1] == y.shape[1];
+}
+
+void resize_in_lanes(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
+                     Tensor& y, std::int64_t lanes, int threads) {
+  run_resize_stored(graph, node, inputs, std::span<Tensor>(&y, 1), threads, lanes);
+}
 
 }  // namespace collage::native
