@@ -89,6 +89,20 @@ OpGraph channel_scale(std::int64_t c, std::int64_t hw) {
   return {fmt::format("Mul by channel {}x{}x{}", c, hw, hw), std::move(graph)};
 }
 
+// Makes `y` the graph's output, or, with `silu`, SiLU of it (one Swish, as
+// fuse_activations makes Sigmoid and Mul).
+void add_output_with_silu(Graph& graph, ValueId y, bool silu) {
+  if (!silu) {
+    graph.add_output(y);
+    return;
+  }
+  ValueId z = graph.add_value("z", graph.type(y));
+  Attributes alpha;
+  alpha.set("alpha", 1.0f);
+  graph.add_node("Swish", {y}, {z}, alpha);
+  graph.add_output(z);
+}
+
 // GroupNormalization of `groups` groups (scale and bias per channel, as
 // fuse_group_norm makes PyTorch's export), then SiLU when `silu`, as a U-Net
 // block has them.
@@ -108,15 +122,7 @@ OpGraph group_norm(std::int64_t c, std::int64_t hw, std::int64_t groups, bool si
   attributes.set("num_groups", groups);
   attributes.set("epsilon", 1e-5f);
   graph.add_node("GroupNormalization", {x, s, b}, {y}, attributes);
-  if (silu) {
-    ValueId z = graph.add_value("z", f32({1, c, hw, hw}));
-    Attributes alpha;
-    alpha.set("alpha", 1.0f);
-    graph.add_node("Swish", {y}, {z}, alpha);
-    graph.add_output(z);
-  } else {
-    graph.add_output(y);
-  }
+  add_output_with_silu(graph, y, silu);
   return {fmt::format("GroupNorm {} groups {}x{}x{}{}", groups, c, hw, hw, silu ? " + SiLU" : ""),
           std::move(graph)};
 }
@@ -144,15 +150,7 @@ OpGraph depthwise_conv(std::int64_t c, std::int64_t hw, std::int64_t k, std::int
   attributes.set("pads", std::vector<std::int64_t>{k / 2, k / 2, k / 2, k / 2});
   attributes.set("group", c);
   graph.add_node("Conv", {x, w, b}, {y}, attributes);
-  if (silu) {
-    ValueId z = graph.add_value("z", f32({1, c, out, out}));
-    Attributes alpha;
-    alpha.set("alpha", 1.0f);
-    graph.add_node("Swish", {y}, {z}, alpha);
-    graph.add_output(z);
-  } else {
-    graph.add_output(y);
-  }
+  add_output_with_silu(graph, y, silu);
   return {
       fmt::format("dw Conv {}x{} s{} {}x{}x{}{}", k, k, stride, c, hw, hw, silu ? " + SiLU" : ""),
       std::move(graph)};
