@@ -43,12 +43,10 @@ bool merge_periodic(BroadcastPlan& plan, std::vector<bool>& periodic) {
   }
   plan.dims[rank - 2] *= inner;
   plan.dims.pop_back();
-  for (auto& strides : plan.strides) {
-    strides[rank - 2] = strides[rank - 1];
-    strides.pop_back();
-  }
   for (std::size_t k = 0; k < flags.size(); ++k) {
-    if (flags[k]) plan.strides[k].back() = 0;
+    std::vector<std::int64_t>& strides = plan.strides[k];
+    strides[rank - 2] = flags[k] ? 0 : strides[rank - 1];
+    strides.pop_back();
   }
   periodic = std::move(flags);
   return true;

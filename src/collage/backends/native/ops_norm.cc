@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "collage/backends/native/compute_kernels.h"
@@ -566,20 +567,15 @@ void sum_lane_powers(const float* base, std::int64_t step, std::int64_t first, s
   for (int l = 0; l < L; ++l) acc[l] += total[l];
 }
 
-// sum_lane_powers over a run of `lanes` lanes (a pixel every `lanes`
-// floats), sixteen lanes at a time, then eight, then one.
-template <int Power>
-void sum_run_powers(const float* base, std::int64_t lanes, std::int64_t first, std::int64_t last,
-                    const float* shift, double* acc) {
+// Calls f(width, l) over a run of `lanes` lanes, sixteen at a time, then
+// eight, then one: `width` a std::integral_constant, so that f can pass it
+// on as the lane count of a kernel's registers.
+template <typename F>
+void for_lane_chunks(std::int64_t lanes, F&& f) {
   std::int64_t l = 0;
-  for (; l + 16 <= lanes; l += 16) {
-    sum_lane_powers<16, Power>(base + l, lanes, first, last, shift + l, acc + l);
-  }
-  for (; l + 8 <= lanes; l += 8) {
-    sum_lane_powers<8, Power>(base + l, lanes, first, last, shift + l, acc + l);
-  }
-  for (; l < lanes; ++l)
-    sum_lane_powers<1, Power>(base + l, lanes, first, last, shift + l, acc + l);
+  for (; l + 16 <= lanes; l += 16) f(std::integral_constant<int, 16>{}, l);
+  for (; l + 8 <= lanes; l += 8) f(std::integral_constant<int, 8>{}, l);
+  for (; l < lanes; ++l) f(std::integral_constant<int, 1>{}, l);
 }
 
 // y = x * a[l] + b[l] for each of L lanes at `x` and `y` (a pixel every
@@ -599,16 +595,6 @@ void scale_shift_lanes(const float* x, float* y, std::int64_t step, std::int64_t
 #pragma omp simd
     for (int l = 0; l < L; ++l) py[l] = px[l] * scale[l] + offset[l];
   }
-}
-
-void scale_shift_run(const float* x, float* y, std::int64_t lanes, std::int64_t first,
-                     std::int64_t last, const float* a, const float* b) {
-  std::int64_t l = 0;
-  for (; l + 16 <= lanes; l += 16)
-    scale_shift_lanes<16>(x + l, y + l, lanes, first, last, a + l, b + l);
-  for (; l + 8 <= lanes; l += 8)
-    scale_shift_lanes<8>(x + l, y + l, lanes, first, last, a + l, b + l);
-  for (; l < lanes; ++l) scale_shift_lanes<1>(x + l, y + l, lanes, first, last, a + l, b + l);
 }
 
 }  // namespace
@@ -664,11 +650,13 @@ void group_norm_in_lanes(const Node& node, std::span<const Tensor> inputs, Tenso
       const float* m = shift.data() + image * channels + run * lanes;
       std::fill(acc, acc + lanes, 0.0);
       const float* base = xd + (image * runs + run) * pixels * lanes;
-      if (power == 1) {
-        sum_run_powers<1>(base, lanes, first, last, m, acc);
-      } else {
-        sum_run_powers<2>(base, lanes, first, last, m, acc);
-      }
+      for_lane_chunks(lanes, [&](auto width, std::int64_t l) {
+        if (power == 1) {
+          sum_lane_powers<decltype(width)::value, 1>(base + l, lanes, first, last, m + l, acc + l);
+        } else {
+          sum_lane_powers<decltype(width)::value, 2>(base + l, lanes, first, last, m + l, acc + l);
+        }
+      });
     }
   };
   // The partial sums of each image's groups, over count values each.
@@ -715,7 +703,10 @@ void group_norm_in_lanes(const Node& node, std::span<const Tensor> inputs, Tenso
     const float* ta = a.data() + image * channels + run * lanes;
     const float* tb = b.data() + image * channels + run * lanes;
     const std::int64_t offset = (image * runs + run) * pixels * lanes;
-    scale_shift_run(xd + offset, yd + offset, lanes, first, last, ta, tb);
+    for_lane_chunks(lanes, [&](auto width, std::int64_t l) {
+      scale_shift_lanes<decltype(width)::value>(xd + offset + l, yd + offset + l, lanes, first,
+                                                last, ta + l, tb + l);
+    });
   }
 }
 

@@ -657,12 +657,11 @@ constexpr OpEntry kResizeOps[] = {
 std::span<const OpEntry> resize_ops() { return kResizeOps; }
 
 bool resize_in_lanes_fits(const Graph& graph, const Node& node) {
-  if (node.op_type != "Resize" || node.inputs.empty() || node.outputs.size() != 1) return false;
+  if (node.op_type != "Resize" || !check_resize(graph, node)) return false;
   const TensorType& x = graph.type(node.input(0));
   const TensorType& y = graph.type(node.outputs[0]);
-  return check_resize(graph, node) && x.dtype == DType::kFloat32 && x.rank() == 4 &&
-         y.rank() == 4 && !x.at_run_time && !y.at_run_time && x.shape[0] == y.shape[0] &&
-         x.shape[1] == y.shape[1];
+  return x.dtype == DType::kFloat32 && x.rank() == 4 && y.rank() == 4 && !x.at_run_time &&
+         !y.at_run_time && x.shape[0] == y.shape[0] && x.shape[1] == y.shape[1];
 }
 
 void resize_in_lanes(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
