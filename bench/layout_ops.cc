@@ -1,5 +1,6 @@
 // The ops that sit between heavy kernels (MaxPool, GlobalAveragePool,
-// depthwise Conv, GroupNormalization, Resize, a per-channel Mul, a channel shuffle's Gather), one
+// depthwise Conv, GroupNormalization, Resize, a per-channel Mul, a channel shuffle's Gather) and
+// the dense Convs around them, one
 // op per partition, on every backend that runs them, with the edges in each layout the backend
 // takes: native plain, and native and oneDNN in channels-last, blocked-8 and blocked-16
 // (docs/native_compute_kernels.md, "In oneDNN's layouts"). Each case is compiled once and checked
@@ -156,6 +157,30 @@ OpGraph depthwise_conv(std::int64_t c, std::int64_t hw, std::int64_t k, std::int
       std::move(graph)};
 }
 
+// A dense Conv of `c` to `k_out` channels (k x k, stride 1, pads k/2) with
+// its bias, then Relu: the heavy kernels around which the ops above sit.
+OpGraph dense_conv(std::int64_t c, std::int64_t k_out, std::int64_t hw, std::int64_t k) {
+  Graph graph;
+  ValueId x = graph.add_input("x", f32({1, c, hw, hw}));
+  Tensor weights = Tensor::allocate(f32({k_out, c, k, k}));
+  Tensor bias = Tensor::allocate(f32({k_out}));
+  for (std::int64_t i = 0; i < weights.numel(); ++i) {
+    weights.data<float>()[i] = (static_cast<float>((i * 7919) % 17) / 17.0f - 0.5f) * 0.1f;
+  }
+  for (std::int64_t i = 0; i < k_out; ++i) bias.data<float>()[i] = static_cast<float>(i % 5) * 0.1f;
+  ValueId w = graph.add_constant("w", std::move(weights));
+  ValueId b = graph.add_constant("b", std::move(bias));
+  ValueId y = graph.add_value("y", f32({1, k_out, hw, hw}));
+  ValueId relu = graph.add_value("relu", f32({1, k_out, hw, hw}));
+  Attributes attributes;
+  attributes.set("kernel_shape", std::vector<std::int64_t>{k, k});
+  attributes.set("pads", std::vector<std::int64_t>{k / 2, k / 2, k / 2, k / 2});
+  graph.add_node("Conv", {x, w, b}, {y}, attributes);
+  graph.add_node("Relu", {y}, {relu}, {});
+  graph.add_output(relu);
+  return {fmt::format("Conv {}x{} {}->{} {}x{} + Relu", k, k, c, k_out, hw, hw), std::move(graph)};
+}
+
 // One half of ShuffleNet's channel shuffle of `c` channels: the Gather of
 // c / 2 channels that canonicalize makes of it, interleaving the first
 // quarter of the channels with the third.
@@ -218,7 +243,13 @@ int run(int threads, int rounds) {
                               channel_scale(1152, 7),
                               channel_shuffle_half(116, 28),
                               channel_shuffle_half(232, 14),
-                              channel_shuffle_half(464, 7)};
+                              channel_shuffle_half(464, 7),
+                              dense_conv(64, 64, 56, 3),
+                              dense_conv(128, 128, 28, 3),
+                              dense_conv(256, 256, 14, 3),
+                              dense_conv(64, 256, 56, 1),
+                              dense_conv(256, 64, 56, 1),
+                              dense_conv(512, 128, 14, 1)};
   struct Column {
     std::string backend;
     EdgeLayout layout;

@@ -7,6 +7,8 @@
 #include <memory>
 #include <new>
 
+#include "collage/backends/native/vector_math.h"
+
 namespace collage::native {
 namespace {
 
@@ -270,6 +272,98 @@ void micro_kernel(std::int64_t kc, const float* pa, std::int64_t lda, const floa
   }
 }
 
+// Writes the first nr floats of rows [0, mr) of a tile whose rows are
+// `vectors` sixteen-float vectors in `acc` (row r's v-th at acc[r * vectors
+// + v]), as micro_kernel's store does.
+COLLAGE_AVX512 void store_tile16(const __m512* acc, int vectors, float* c, std::int64_t ldc,
+                                 std::int64_t mr, std::int64_t nr, const TileStore& store) {
+  const __m512 alpha = _mm512_set1_ps(store.alpha);
+  const __m512 beta = _mm512_set1_ps(store.beta);
+  for (int v = 0; v < vectors; ++v) {
+    const std::int64_t width = std::clamp<std::int64_t>(nr - v * 16, 0, 16);
+    if (width == 0) break;
+    const __mmask16 mask = static_cast<__mmask16>((1u << width) - 1);
+    const __m512 col_bias = store.col_bias != nullptr
+                                ? _mm512_maskz_loadu_ps(mask, store.col_bias + v * 16)
+                                : _mm512_setzero_ps();
+    for (std::int64_t r = 0; r < mr; ++r) {
+      float* at = c + r * ldc + v * 16;
+      __m512 x = acc[r * vectors + v];
+      if (store.alpha != 1.0f) x = _mm512_mul_ps(x, alpha);
+      if (store.beta != 0.0f) x = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(mask, at), x);
+      if (store.row_bias != nullptr) x = _mm512_add_ps(x, _mm512_set1_ps(store.row_bias[r]));
+      if (store.col_bias != nullptr) x = _mm512_add_ps(x, col_bias);
+      _mm512_mask_storeu_ps(at, mask, x);
+    }
+  }
+}
+
+// micro_kernel for processors with AVX-512 (has_avx512): kMr rows of A
+// against kPanels adjacent B panels (the second kNr * kc floats after the
+// first), a sixteen-float vector per row of each. Two panels make twelve
+// accumulators, which keep both FMA units busy through their latency with
+// two vector loads and six broadcasts per step: twice the floats per step
+// of the eight-lane kernel. One panel (the last of an odd count) leaves
+// them partly idle. A is packed or direct as in micro_kernel.
+template <bool kDirect, int kPanels>
+COLLAGE_AVX512 void micro_kernel16(std::int64_t kc, const float* pa, std::int64_t lda,
+                                   const float* pb, float* c, std::int64_t ldc, std::int64_t mr,
+                                   std::int64_t nr, const TileStore& store) {
+  static_assert(kPanels == 1 || kPanels == 2);
+  for (std::int64_t r = 0; r < mr; ++r) {
+    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
+    if (kPanels == 2) _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + 16), _MM_HINT_T0);
+  }
+  // Named accumulators (see micro_kernel): cR0 and cR1 are row R's two
+  // vectors; the second ones stay zero for one panel.
+  __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps();
+  __m512 c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
+  __m512 c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps();
+  __m512 c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
+  __m512 c40 = _mm512_setzero_ps(), c41 = _mm512_setzero_ps();
+  __m512 c50 = _mm512_setzero_ps(), c51 = _mm512_setzero_ps();
+  // Where row r's element p is: packed, pa[p * kMr + r]; direct, row_r[p].
+  const auto row = [&](std::int64_t r) {
+    return kDirect ? pa + std::min(r, mr - 1) * lda : pa + r;
+  };
+  const float* r0 = row(0);
+  const float* r1 = row(1);
+  const float* r2 = row(2);
+  const float* r3 = row(3);
+  const float* r4 = row(4);
+  const float* r5 = row(5);
+  constexpr std::int64_t kStep = kDirect ? 1 : kMr;
+  const float* pb1 = pb + kNr * kc;
+  for (std::int64_t p = 0, at = 0; p < kc; ++p, at += kStep) {
+    if constexpr (!kDirect) {
+      // The A panel streams from L2; fetch a few steps ahead.
+      _mm_prefetch(reinterpret_cast<const char*>(r0 + at + 8 * kMr), _MM_HINT_T0);
+    }
+    const __m512 b0 = _mm512_load_ps(pb + p * kNr);
+    const __m512 b1 = kPanels == 2 ? _mm512_load_ps(pb1 + p * kNr) : b0;
+    __m512 a = _mm512_set1_ps(r0[at]);
+    c00 = _mm512_fmadd_ps(a, b0, c00);
+    if (kPanels == 2) c01 = _mm512_fmadd_ps(a, b1, c01);
+    a = _mm512_set1_ps(r1[at]);
+    c10 = _mm512_fmadd_ps(a, b0, c10);
+    if (kPanels == 2) c11 = _mm512_fmadd_ps(a, b1, c11);
+    a = _mm512_set1_ps(r2[at]);
+    c20 = _mm512_fmadd_ps(a, b0, c20);
+    if (kPanels == 2) c21 = _mm512_fmadd_ps(a, b1, c21);
+    a = _mm512_set1_ps(r3[at]);
+    c30 = _mm512_fmadd_ps(a, b0, c30);
+    if (kPanels == 2) c31 = _mm512_fmadd_ps(a, b1, c31);
+    a = _mm512_set1_ps(r4[at]);
+    c40 = _mm512_fmadd_ps(a, b0, c40);
+    if (kPanels == 2) c41 = _mm512_fmadd_ps(a, b1, c41);
+    a = _mm512_set1_ps(r5[at]);
+    c50 = _mm512_fmadd_ps(a, b0, c50);
+    if (kPanels == 2) c51 = _mm512_fmadd_ps(a, b1, c51);
+  }
+  const __m512 acc[kMr * 2] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51};
+  store_tile16(acc, 2, c, ldc, mr, nr, store);
+}
+
 // k == 0: the product is empty, only the scaling and the biases remain.
 void scale_and_bias(std::int64_t m, std::int64_t n, const SgemmOutput& c) {
   for (std::int64_t i = 0; i < m; ++i) {
@@ -286,6 +380,7 @@ void scale_and_bias(std::int64_t m, std::int64_t n, const SgemmOutput& c) {
 void sgemm_packed(std::int64_t m, std::int64_t n, std::int64_t k, const SgemmMatrix& a,
                   const SgemmPanelSource& b, const SgemmOutput& c, int threads) {
   const bool direct_a = !a.transposed && n <= kDirectAMaxColumns;
+  const bool wide = has_avx512();
   const std::int64_t m_chunk = std::min(m, kMChunk);
   const std::int64_t n_block = std::min(n, kNc);
   const std::int64_t k_block = std::min(k, kKc);
@@ -336,9 +431,12 @@ void sgemm_packed(std::int64_t m, std::int64_t n, std::int64_t k, const SgemmMat
             const std::int64_t j_end = std::min(n_cur, (ntile + 1) * nt);
             // Down the columns of the tile: one B panel stays in L1 while
             // the A panels of the tile stream past it.
-            for (std::int64_t jr = ntile * nt; jr < j_end; jr += kNr) {
+            for (std::int64_t jr = ntile * nt; jr < j_end;) {
+              // Two B panels at a time with sixteen lanes, else one.
+              const bool two_panels = wide && j_end - jr > kNr;
               const float* pb = packed_b + (jr / kNr) * kNr * kc;
               const std::int64_t col = jc + jr;
+              const std::int64_t nr = std::min(two_panels ? 2 * kNr : kNr, j_end - jr);
               for (std::int64_t ir = mt * mc; ir < i_end; ir += kMr) {
                 const std::int64_t row = ic + ir;
                 TileStore store{c.alpha, first_block ? c.beta : 1.0f, nullptr, nullptr};
@@ -346,15 +444,21 @@ void sgemm_packed(std::int64_t m, std::int64_t n, std::int64_t k, const SgemmMat
                 if (first_block && c.col_bias != nullptr) store.col_bias = c.col_bias + col;
                 float* tile = c.data + row * c.ld + col;
                 const std::int64_t mr = std::min(kMr, i_end - ir);
-                const std::int64_t nr = std::min(kNr, j_end - jr);
-                if (direct_a) {
-                  micro_kernel<true>(kc, a.data + row * a.ld + pc, a.ld, pb, tile, c.ld, mr, nr,
-                                     store);
+                const float* pa =
+                    direct_a ? a.data + row * a.ld + pc : packed_a + (ir / kMr) * kMr * kc;
+                const std::int64_t lda = direct_a ? a.ld : 0;
+                if (two_panels) {
+                  (direct_a ? micro_kernel16<true, 2>
+                            : micro_kernel16<false, 2>)(kc, pa, lda, pb, tile, c.ld, mr, nr, store);
+                } else if (wide) {
+                  (direct_a ? micro_kernel16<true, 1>
+                            : micro_kernel16<false, 1>)(kc, pa, lda, pb, tile, c.ld, mr, nr, store);
                 } else {
-                  micro_kernel<false>(kc, packed_a + (ir / kMr) * kMr * kc, 0, pb, tile, c.ld, mr,
-                                      nr, store);
+                  (direct_a ? micro_kernel<true> : micro_kernel<false>)(kc, pa, lda, pb, tile, c.ld,
+                                                                        mr, nr, store);
                 }
               }
+              jr += two_panels ? 2 * kNr : kNr;
             }
           }
         }

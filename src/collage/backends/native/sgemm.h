@@ -6,7 +6,8 @@
 // packed into panels of kSgemmMr rows and op(B) into panels of kSgemmNr
 // columns, blocked along k so that a panel of B stays in L1 while panels of
 // A stream from L2, and an AVX2/FMA register-blocked micro-kernel computes
-// one kSgemmMr x kSgemmNr tile of C at a time. Output tiles are spread over
+// one kSgemmMr x kSgemmNr tile of C at a time (on processors with AVX-512,
+// one of kSgemmMr x 2 kSgemmNr in sixteen-float vectors). Output tiles are spread over
 // OpenMP threads. The right-hand operand can be any SgemmPanelSource, which
 // lets convolution pack im2col panels straight from the image instead of
 // materializing the column matrix. Bias adds and the beta scaling happen in
