@@ -25,11 +25,30 @@ def cpu_model():
 
 
 def plan_label(plan):
-    """A plan file's strategy as `compare` names it ("single:onednn [onednn:blocked-16]")."""
+    """A plan file's strategy as `compare` names it ("single:onednn [onednn:blocked-16]",
+    "collage@blocked-16 [onednn:blocked-16]" for a plan searched in one of several layouts)."""
+    name = plan["strategy"]
+    searched_in = (plan.get("search") or {}).get("layout")
+    if name == "collage" and searched_in:
+        name += "@" + searched_in
     layouts = plan.get("compute_layouts") or {}
     if not layouts:
-        return plan["strategy"]
-    return plan["strategy"] + " [" + ",".join(f"{b}:{l}" for b, l in sorted(layouts.items())) + "]"
+        return name
+    return name + " [" + ",".join(f"{b}:{l}" for b, l in sorted(layouts.items())) + "]"
+
+
+def collage_where(label):
+    """Where a collage entry was searched and computes, as the table says it:
+    "collage@blocked-16 [onednn:blocked-16]" -> ", searched in blocked-16, in [onednn:blocked-16]"."""
+    rest = label[len("collage"):]
+    text = ""
+    if rest.startswith("@"):
+        layout, _, rest = rest[1:].partition(" ")
+        text += ", searched in " + ("each backend's own layout" if layout == "own" else layout)
+    rest = rest.strip()
+    if rest:
+        text += ", in " + rest
+    return text
 
 
 models = sorted({os.path.basename(p).split(".")[0] for p in glob.glob(os.path.join(work, "*.collage.*.json"))})
@@ -79,8 +98,11 @@ for model in models:
     best_name = min(singles, key=singles.get)
     greedies = [k for k in med if k.startswith("greedy:")]
     greedy = min(greedies, key=med.get) if greedies else None
-    collage_name = min((k for k in med if k == "collage" or k.startswith("collage [")),
-                       key=med.get)
+    # The searched plans: "collage", or with --search-layout each one per
+    # layout searched in ("collage@own", "collage@blocked-16"), each also in
+    # its backends' other compute layouts.
+    collage_name = min((k for k in med if k == "collage" or k.startswith("collage ")
+                        or k.startswith("collage@")), key=med.get)
     collage = med[collage_name]
     # The kept plan as this run timed it: the collage entry in the layout
     # tune kept it in, or the baseline's row; without a plan file, the
@@ -148,9 +170,9 @@ for r in rows:
     lo, hi = r["collage_spread"]
     same = f", {r['same_as']}'s plan" if r["same_as"] else ""
     if r["collage_name"] != "collage" and not r["same_as"]:
-        same += ", in " + r["collage_name"][len("collage "):]
+        same += collage_where(r["collage_name"])
     if r["kept_mixed"]:
-        what = "mixed" + (", in " + r["kept_label"][len("collage "):] if r["kept_label"] != "collage" else "")
+        what = "mixed" + collage_where(r["kept_label"])
     elif r["kept_same"]:
         what = r["kept_same"]
     else:

@@ -330,7 +330,7 @@ PYBIND11_MODULE(_collage, m) {
       py::arg("repeat") = 10, py::arg("progress") = py::none(),
       py::arg("place") = std::vector<std::string>{}, py::arg("avoid") = std::vector<std::string>{},
       py::arg("patterns") = "", py::arg("workers") = "local", py::arg("measure_locally") = true,
-      py::arg("screen") = true, py::arg("search_layout") = "own",
+      py::arg("screen") = true, py::arg("search_layout") = "each",
       "Searches for the fastest plan of the model and returns it as plain data: \"plan\" (JSON "
       "text for Session), the strategy kept and why, the search's statistics and every plan "
       "measured end to end. input_shapes given as a list of dicts tunes a plan per entry: "
@@ -344,8 +344,9 @@ PYBIND11_MODULE(_collage, m) {
       "default) "
       "screens candidates first and times in full only those that can still enter the "
       "cheapest cover; screen=False times every candidate in full, as --no-screen "
-      "(docs/partitioning.md, \"Screening\"). search_layout is --search-layout: \"own\", "
-      "\"auto\" or a layout's name (docs/partitioning.md, \"The search's layout\").");
+      "(docs/partitioning.md, \"Screening\"). search_layout is --search-layout: \"each\" "
+      "(the default), \"own\", \"auto\" or a layout's name (docs/partitioning.md, \"The search's "
+      "layout\").");
 
   m.def(
       "compare",
@@ -383,7 +384,7 @@ PYBIND11_MODULE(_collage, m) {
       py::arg("repeat") = 20, py::arg("progress") = py::none(),
       py::arg("place") = std::vector<std::string>{}, py::arg("avoid") = std::vector<std::string>{},
       py::arg("patterns") = "", py::arg("workers") = "local", py::arg("measure_locally") = true,
-      py::arg("screen") = true, py::arg("search_layout") = "own",
+      py::arg("screen") = true, py::arg("search_layout") = "each",
       "Runs native, each single backend, greedy placement and the collage search side by side; "
       "returns each one's latency and whether its outputs match native's. workers and "
       "measure_locally and screen as for tune().");

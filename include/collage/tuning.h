@@ -80,11 +80,15 @@ struct SearchSettings {
   // full.
   bool screen = true;
   // The layout the search measures a backend that computes in several in
-  // (docs/partitioning.md, "The search's layout"): "own", each backend's
-  // own layout; "auto" first times each such backend's single-backend plan
-  // in each of its layouts and searches in the fastest; or a layout's name
-  // ("blocked-16", "blocked-8", "channels-last").
-  std::string layout = "own";
+  // (docs/partitioning.md, "The search's layout"): "each", a search in
+  // each backend's own layout and one in each other layout a backend
+  // computes in, every searched plan then run beside the baselines (a
+  // single search where no backend computes in another layout); "own",
+  // each backend's own layout; "auto" first times each such backend's
+  // single-backend plan in each of its layouts and searches in the
+  // fastest; or a layout's name ("blocked-16", "blocked-8",
+  // "channels-last").
+  std::string layout = "each";
 };
 
 struct TuneOptions {

@@ -36,6 +36,13 @@ TEST(PlanJsonTest, APlanSurvivesTheRoundTrip) {
   EXPECT_TRUE(copy.compute_layouts.empty());
   original.compute_layouts["onednn"] = "blocked-16";
   EXPECT_EQ(plan_from_json(plan_to_json(original)).compute_layouts, original.compute_layouts);
+  // The layout a search among several measured in, and the label it gives.
+  EXPECT_EQ(copy.search.layout, "");
+  EXPECT_EQ(copy.label(), "collage");
+  original.search.layout = "blocked-16";
+  const Plan searched_in = plan_from_json(plan_to_json(original));
+  EXPECT_EQ(searched_in.search.layout, "blocked-16");
+  EXPECT_EQ(searched_in.label(), "collage@blocked-16 [onednn:blocked-16]");
 }
 
 TEST(PlanJsonTest, TheJsonHasTheDocumentedTopLevelFields) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,7 @@ class TuningTest : public ::testing::Test {
 // estimate: `compare` shows each entry's own, and the search's own for each.
 TEST_F(TuningTest, TheSearchedPlanInEachLayoutIsEstimatedInIt) {
   const Graph graph = conv_model();
+  options_.search.layout = "own";
   CompareOutcome outcome = compare_strategies(graph, options_, 2);
   std::vector<const Plan*> collage;
   for (const EvaluatedPlan& evaluated : outcome.results) {
@@ -99,6 +101,34 @@ TEST_F(TuningTest, TheSearchedPlanInEachLayoutIsEstimatedInIt) {
   }
   // Measured apart, in two layouts: not the one estimate copied.
   EXPECT_NE(*variant.search.search_estimated_ms, *searched.search.search_estimated_ms);
+}
+
+// With --search-layout each, the search runs in oneDNN's own layout and in
+// its other one; tune runs both searched plans (each also in the other
+// layout) beside the baselines, under labels that tell them apart, and
+// keeps the faster.
+TEST_F(TuningTest, EachLayoutIsSearchedAndEverySearchedPlanRuns) {
+  const Graph graph = conv_model();
+  options_.search.layout = "each";
+  const std::vector<Plan> searched = searched_plans(graph, options_);
+  ASSERT_EQ(searched.size(), 2u);
+  EXPECT_EQ(searched[0].search.layout, "own");
+  EXPECT_EQ(searched[1].search.layout, edge_layout_name(layout_));
+  EXPECT_EQ(searched[1].label().rfind("collage@" + edge_layout_name(layout_), 0), 0u);
+
+  const TuneOutcome outcome = tune_model(graph, options_, {.verify = true, .repeat = 2});
+  std::set<std::string> labels;
+  std::set<std::string> layouts;
+  for (const EvaluatedPlan& evaluated : outcome.evaluated) {
+    if (evaluated.plan.strategy != "collage") continue;
+    labels.insert(evaluated.plan.label());
+    layouts.insert(evaluated.plan.search.layout);
+  }
+  EXPECT_EQ(labels.size(), 4u);
+  EXPECT_EQ(layouts, (std::set<std::string>{"own", edge_layout_name(layout_)}));
+  ASSERT_TRUE(outcome.decision.has_value());
+  EXPECT_EQ(outcome.evaluated[outcome.decision->searched].plan.strategy, "collage");
+  EXPECT_FALSE(outcome.kept.partitions.empty());
 }
 
 // Tuner::estimate costs a given plan's cover as its search would, from the

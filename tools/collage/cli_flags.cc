@@ -206,7 +206,8 @@ void add_search_flags(CLI::App& command, SearchSettings& settings) {
   command
       .add_option("--search-layout", settings.layout,
                   "the layout the search measures a backend that computes in several in (oneDNN: "
-                  "its own or blocked-16): own; auto, which times that backend's single plan in "
+                  "its own or blocked-16): each, a search in each, every searched plan then run "
+                  "beside the baselines; own; auto, which times that backend's single plan in "
                   "each first and searches in the fastest; channels-last, blocked-8 or blocked-16")
       ->capture_default_str();
   command.add_flag("!--no-boundary-costs", settings.boundary_costs,

@@ -32,8 +32,10 @@ std::string Plan::partitions_signature() const {
 }
 
 std::string Plan::label() const {
-  if (compute_layouts.empty()) return strategy;
-  std::string text = strategy + " [";
+  const std::string name =
+      search.layout.empty() || strategy != "collage" ? strategy : strategy + "@" + search.layout;
+  if (compute_layouts.empty()) return name;
+  std::string text = name + " [";
   for (auto it = compute_layouts.begin(); it != compute_layouts.end(); ++it) {
     if (it != compute_layouts.begin()) text += ",";
     text += it->first + ":" + it->second;

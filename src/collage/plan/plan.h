@@ -75,6 +75,9 @@ struct PlanSearchStats {
   // Backends whose candidates crashed or hung the measuring worker in this
   // run: tune and compare run no plan of theirs in their own process.
   std::vector<std::string> failed_backends;
+  // The layout the search measured in when it searched in several
+  // (--search-layout each): "own" or a layout's name; empty otherwise.
+  std::string layout;
 };
 
 // One plan measured end to end beside others (tune's verification,
@@ -133,8 +136,9 @@ struct Plan {
   // order, and the compute layouts. Two plans with the same signature
   // compile to the same program.
   std::string partitions_signature() const;
-  // The strategy, with the compute layouts when there are any:
-  // "single:onednn [onednn:blocked-16]".
+  // The strategy, with the layout it was searched in when the search
+  // measured in several, and the compute layouts when there are any:
+  // "single:onednn [onednn:blocked-16]", "collage@blocked-16 [onednn:blocked-16]".
   std::string label() const;
 };
 

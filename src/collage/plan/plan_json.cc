@@ -146,6 +146,7 @@ json plan_to_json(const Plan& plan) {
                      {"ruled_out", plan.search.ruled_out}}},
                    {"partitions", partitions}};
   if (!plan.placement.empty()) document["placement"] = plan.placement;
+  if (!plan.search.layout.empty()) document["search"]["layout"] = plan.search.layout;
   if (!plan.search.failed_backends.empty()) {
     document["search"]["failed_backends"] = plan.search.failed_backends;
   }
@@ -226,6 +227,7 @@ Plan plan_from_json_at(const json& document, const std::string& source, const st
     plan.search.screened = search.get_or<int>("screened", 0);
     plan.search.ruled_out = search.get_or<int>("ruled_out", 0);
     plan.search.failed_backends = search.get_or<std::vector<std::string>>("failed_backends", {});
+    plan.search.layout = search.get_or<std::string>("layout", "");
   }
   const json& partitions = top.array("partitions");
   for (std::size_t i = 0; i < partitions.size(); ++i) {

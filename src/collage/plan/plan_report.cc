@@ -310,6 +310,11 @@ std::string plan_to_text(const Plan& plan, const Graph* model) {
         "search: {} candidates, {} measured, {} cache hits, {} invalid, {} states, {:.1f} s\n",
         plan.search.candidates, plan.search.measured, plan.search.cache_hits, plan.search.invalid,
         plan.search.states_expanded, plan.search.seconds);
+    if (!plan.search.layout.empty()) {
+      text += fmt::format("search: measured in {}\n", plan.search.layout == "own"
+                                                          ? "each backend's own layout"
+                                                          : plan.search.layout);
+    }
     if (plan.search.screened > 0 || plan.search.ruled_out > 0) {
       text += fmt::format(
           "search: {} screened with a short timing, {} ruled out by their bound without running\n",

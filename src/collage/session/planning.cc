@@ -1,6 +1,9 @@
 #include "collage/session/planning.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <limits>
 
 #include "collage/backends/registry.h"
 #include "collage/ir/runtime_shapes.h"
@@ -75,14 +78,32 @@ Plan greedy_plan(const DataflowGraph& dfg, const Backend& native, const Strategy
 
 }  // namespace
 
-Plan make_plan(const Graph& graph, const Strategy& strategy, const PlanningOptions& options) {
-  // A body is checked as part of its model.
+const Plan& lowest_estimate(const std::vector<Plan>& plans) {
+  auto estimate = [](const Plan& plan) {
+    return plan.estimated_ms.value_or(std::numeric_limits<double>::infinity());
+  };
+  return *std::min_element(plans.begin(), plans.end(),
+                           [&](const Plan& a, const Plan& b) { return estimate(a) < estimate(b); });
+}
+
+std::vector<Plan> searched_plans(const Graph& graph, const PlanningOptions& options) {
   if (options.body_path.empty()) check_placement(graph, options);
-  DataflowGraph dfg(graph);
-  if (strategy.kind == Strategy::Kind::kCollage) {
+  const DataflowGraph dfg(graph);
+  const Strategy strategy = Strategy::parse("collage");
+  const std::vector<std::optional<EdgeLayout>> layouts = search_layouts(graph, options);
+  std::vector<Plan> plans;
+  for (const std::optional<EdgeLayout>& layout : layouts) {
     PlanningOptions searching = options;
-    searching.search_layout = choose_search_layout(graph, options);
+    searching.search_layout = layout;
+    if (options.progress && layouts.size() > 1) {
+      options.progress(TuneProgress{
+          .stage = TuneProgress::Stage::kLayout,
+          .message = fmt::format("searching in {} ({} of {} layouts)",
+                                 layout ? edge_layout_name(*layout) : "each backend's own layout",
+                                 plans.size() + 1, layouts.size())});
+    }
     Plan plan = Tuner(graph, dfg, strategy, searching).run();
+    if (layouts.size() > 1) plan.search.layout = layout ? edge_layout_name(*layout) : "own";
     // Each body is tuned like a model: searched, then run beside the
     // baselines and kept only when faster (session/tuning.h).
     plan.bodies = plan_bodies(
@@ -91,7 +112,17 @@ Plan make_plan(const Graph& graph, const Strategy& strategy, const PlanningOptio
           return tune_model(body, body_options, {.verify = true, .repeat = kBodyVerifyRepeat}).kept;
         });
     if (!plan.bodies.empty()) charge_planned_bodies(graph, plan, options);
-    return plan;
+    plans.push_back(std::move(plan));
+  }
+  return plans;
+}
+
+Plan make_plan(const Graph& graph, const Strategy& strategy, const PlanningOptions& options) {
+  // A body is checked as part of its model.
+  if (options.body_path.empty()) check_placement(graph, options);
+  DataflowGraph dfg(graph);
+  if (strategy.kind == Strategy::Kind::kCollage) {
+    return lowest_estimate(searched_plans(graph, options));
   }
   const Backend& native = BackendRegistry::global().native();
   const bool all_native =

@@ -21,9 +21,9 @@ void check_search_settings(const SearchSettings& settings) {
   if (!(settings.budget_seconds >= 0) || settings.budget_seconds > 86400) {
     throw Error("must be between 0 and 86400 seconds", {.field = "--budget"});
   }
-  if (settings.layout != "auto" && settings.layout != "own" &&
+  if (settings.layout != "auto" && settings.layout != "own" && settings.layout != "each" &&
       (!edge_layout_from_name(settings.layout) || settings.layout == "plain")) {
-    throw Error("must be auto, own, channels-last, blocked-8 or blocked-16",
+    throw Error("must be each, auto, own, channels-last, blocked-8 or blocked-16",
                 {.field = "--search-layout"});
   }
 }

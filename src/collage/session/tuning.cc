@@ -121,16 +121,31 @@ Plan estimated_in_its_layout(const Graph& graph, Plan variant, const PlanningOpt
 }
 
 // What tune and compare evaluate: each baseline followed by its
-// compute-layout variants, then the searched plan's variants, then the
-// searched plan itself, last.
-std::vector<Plan> in_every_compute_layout(const std::vector<Plan>& baselines, Plan searched) {
-  std::vector<Plan> all;
+// compute-layout variants, then for each searched plan its variants and
+// itself.
+struct PlansToEvaluate {
+  std::vector<Plan> plans;
+  // Where the first searched plan's entries start.
+  std::size_t first_searched = 0;
+  // The entries that are a searched plan's compute-layout variants.
+  std::vector<std::size_t> variants;
+};
+
+PlansToEvaluate in_every_compute_layout(const std::vector<Plan>& baselines,
+                                        std::vector<Plan> searched) {
+  PlansToEvaluate all;
   for (const Plan& plan : baselines) {
-    all.push_back(plan);
-    for (Plan& variant : compute_layout_variants(plan)) all.push_back(std::move(variant));
+    all.plans.push_back(plan);
+    for (Plan& variant : compute_layout_variants(plan)) all.plans.push_back(std::move(variant));
   }
-  for (Plan& variant : compute_layout_variants(searched)) all.push_back(std::move(variant));
-  all.push_back(std::move(searched));
+  all.first_searched = all.plans.size();
+  for (Plan& plan : searched) {
+    for (Plan& variant : compute_layout_variants(plan)) {
+      all.variants.push_back(all.plans.size());
+      all.plans.push_back(std::move(variant));
+    }
+    all.plans.push_back(std::move(plan));
+  }
   return all;
 }
 
@@ -157,13 +172,20 @@ std::vector<Plan> baseline_plans(const Graph& graph, const std::vector<std::stri
 }
 
 // `backends` without those whose candidates crashed or hung the measuring
-// worker during `searched`'s search: their plans would run in this process.
+// worker during the searches of `searched`: their plans would run in this
+// process.
 std::vector<std::string> without_failed(const std::vector<std::string>& backends,
-                                        const Plan& searched, const PlanningOptions& options) {
+                                        const std::vector<Plan>& searched,
+                                        const PlanningOptions& options) {
+  auto failed = [&](const std::string& name) {
+    return std::any_of(searched.begin(), searched.end(), [&](const Plan& plan) {
+      const std::vector<std::string>& names = plan.search.failed_backends;
+      return std::find(names.begin(), names.end(), name) != names.end();
+    });
+  };
   std::vector<std::string> kept;
   for (const std::string& name : backends) {
-    const std::vector<std::string>& failed = searched.search.failed_backends;
-    if (std::find(failed.begin(), failed.end(), name) == failed.end()) {
+    if (!failed(name)) {
       kept.push_back(name);
     } else if (options.progress) {
       options.progress(TuneProgress{
@@ -191,7 +213,7 @@ void report_verification(const PlanningOptions& options, const std::vector<Evalu
 
 std::optional<EdgeLayout> choose_search_layout(const Graph& graph, const PlanningOptions& options) {
   if (options.search_layout) return options.search_layout;
-  if (options.search.layout == "own") return std::nullopt;
+  if (options.search.layout == "own" || options.search.layout == "each") return std::nullopt;
   if (options.search.layout != "auto") return edge_layout_from_name(options.search.layout);
   // A tune from a warm cache searches where the first one chose to.
   std::unique_ptr<MeasurementCache> cache = open_planning_cache(options);
@@ -252,25 +274,41 @@ std::optional<EdgeLayout> choose_search_layout(const Graph& graph, const Plannin
   return layout;
 }
 
+std::vector<std::optional<EdgeLayout>> search_layouts(const Graph& graph,
+                                                      const PlanningOptions& options) {
+  if (options.search_layout || options.search.layout != "each") {
+    return {choose_search_layout(graph, options)};
+  }
+  std::vector<std::optional<EdgeLayout>> layouts = {std::nullopt};
+  for (const Backend* backend : resolve_backends(options.backends)) {
+    for (EdgeLayout layout : backend->compute_layouts()) {
+      if (std::find(layouts.begin(), layouts.end(), layout) == layouts.end()) {
+        layouts.push_back(layout);
+      }
+    }
+  }
+  return layouts;
+}
+
 TuneOutcome tune_model(const Graph& graph, const PlanningOptions& options,
                        const TuneSettings& settings) {
   check_options(options, settings.repeat);
   std::vector<std::string> others = other_backends(options);
   TuneOutcome outcome;
-  outcome.searched = make_plan(graph, Strategy::parse("collage"), options);
+  std::vector<Plan> searched = searched_plans(graph, options);
+  outcome.searched = lowest_estimate(searched);
   outcome.kept = outcome.searched;
   if (!settings.verify) return outcome;
-  others = without_failed(others, outcome.searched, options);
+  others = without_failed(others, searched, options);
 
-  // The collage plan beside every single-backend baseline, interleaved.
-  // Each in the layouts its backends can compute in, the searched plan's
-  // own last.
+  // The collage plans beside every single-backend baseline, interleaved.
+  // Each in the layouts its backends can compute in, each searched plan's
+  // own after its variants.
   std::vector<std::string> strategies = {"native"};
   for (const std::string& name : others) strategies.push_back("single:" + name);
   std::vector<Plan> baselines = baseline_plans(graph, strategies, options);
-  const std::size_t variants = compute_layout_variants(outcome.searched).size();
-  const std::vector<Plan> plans = in_every_compute_layout(baselines, outcome.searched);
-  outcome.evaluated = evaluate_plans(graph, plans, options.threads, settings.repeat, 2);
+  const PlansToEvaluate plans = in_every_compute_layout(baselines, std::move(searched));
+  outcome.evaluated = evaluate_plans(graph, plans.plans, options.threads, settings.repeat, 2);
   // A choice within the noise of `repeat` rounds is timed again for longer.
   time_near_ties_again(graph, outcome.evaluated, options.threads, kNearTieRounds * settings.repeat);
   report_verification(options, outcome.evaluated);
@@ -280,8 +318,7 @@ TuneOutcome tune_model(const Graph& graph, const PlanningOptions& options,
   // that layout: the layout that runs it fastest flips between near ties
   // (U-Net's mixed plan, estimated in nChw16c with its own layout's
   // charges, came 18 % under its runs there).
-  const std::size_t last = outcome.evaluated.size() - 1;
-  for (std::size_t i = last - variants; i < last; ++i) {
+  for (std::size_t i : plans.variants) {
     Plan& variant = outcome.evaluated[i].plan;
     variant = estimated_in_its_layout(graph, std::move(variant), options, VariantCharges::kFitted);
   }
@@ -298,22 +335,22 @@ CompareOutcome compare_strategies(const Graph& graph, const PlanningOptions& opt
   // The search first (make_plan checks the placement before measuring): a
   // backend whose candidates crashed its measuring worker gets no plan run
   // in this process.
-  Plan searched_plan = make_plan(graph, Strategy::parse("collage"), options);
-  std::vector<std::string> others = without_failed(other_backends(options), searched_plan, options);
+  std::vector<Plan> searched = searched_plans(graph, options);
+  std::vector<std::string> others = without_failed(other_backends(options), searched, options);
   std::vector<std::string> strategies = {"native"};
   for (const std::string& name : others) strategies.push_back("single:" + name);
   if (others.size() > 1) {
     strategies.push_back("greedy:" + fmt::format("{}", fmt::join(others, ",")));
   }
 
-  // Each in the layouts its backends can compute in, the searched plan's
-  // own last; the searched plan in each layout is estimated in it, and its
-  // partitions are timed again in between the runs.
+  // Each in the layouts its backends can compute in, each searched plan's
+  // own after its variants; a searched plan in each layout is estimated in
+  // it, and its partitions are timed again in between the runs.
   std::vector<Plan> baselines = baseline_plans(graph, strategies, options);
-  const std::size_t variants = compute_layout_variants(searched_plan).size();
-  std::vector<Plan> plans = in_every_compute_layout(baselines, std::move(searched_plan));
-  const std::size_t first_searched = plans.size() - 1 - variants;
-  for (std::size_t i = first_searched; i + 1 < plans.size(); ++i) {
+  PlansToEvaluate to_evaluate = in_every_compute_layout(baselines, std::move(searched));
+  std::vector<Plan>& plans = to_evaluate.plans;
+  const std::size_t first_searched = to_evaluate.first_searched;
+  for (std::size_t i : to_evaluate.variants) {
     plans[i] =
         estimated_in_its_layout(graph, std::move(plans[i]), options, VariantCharges::kLearned);
   }

@@ -23,9 +23,16 @@ namespace collage {
 // The layout the search measures in (backends/search_layout.h), from
 // options.search.layout: "own" none; a layout's name that layout; "auto"
 // the layout of the fastest of each multi-layout backend's single plan
-// timed in each of its layouts (none when its own is fastest).
-// options.search_layout, when set, stands.
+// timed in each of its layouts (none when its own is fastest); "each" (see
+// search_layouts) none. options.search_layout, when set, stands.
 std::optional<EdgeLayout> choose_search_layout(const Graph& graph, const PlanningOptions& options);
+
+// The layouts the search measures in, one search each: with
+// options.search.layout "each", each backend's own (none) and then every
+// layout one of options.backends computes in (Backend::compute_layouts);
+// otherwise choose_search_layout's one.
+std::vector<std::optional<EdgeLayout>> search_layouts(const Graph& graph,
+                                                      const PlanningOptions& options);
 
 struct TuneSettings {
   // Run the searched plan beside the baselines and keep the faster.
