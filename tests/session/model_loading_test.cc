@@ -35,5 +35,25 @@ TEST(ModelLoadingTest, BytesThatAreNotAModelAreAnError) {
   EXPECT_THROW(load_model("/nonexistent/model.onnx", {}), Error);
 }
 
+// A planning error on a model whose dynamic dimensions were set to 1 says
+// so and names --input-shape; an error about an option, or on a model
+// without open dimensions, stays as it was.
+TEST(ModelLoadingTest, APlanningErrorOnAnOpenDimensionSaysTheSizeMayBeTheCause) {
+  Graph graph;
+  ValueId x = graph.add_input("x", TensorType{DType::kFloat32, {1, 3, 1, 1}});
+  graph.add_output(x);
+  const Error search("no valid cover: every candidate that could cover Conv_3 has an invalid cost",
+                     {.node = "Conv_3"});
+  EXPECT_EQ(with_open_dims_hint(search, graph).message(), search.message());
+  graph.open_dims.push_back(OpenDim{"x", 2, "height"});
+  const Error hinted = with_open_dims_hint(search, graph);
+  EXPECT_EQ(hinted.message().rfind(search.message(), 0), 0u);
+  EXPECT_NE(hinted.message().find("dynamic input dimensions were set to 1"), std::string::npos);
+  EXPECT_NE(hinted.message().find("--input-shape"), std::string::npos);
+  EXPECT_EQ(hinted.where().node, "Conv_3");
+  const Error option("must be at least 1", {.field = "--repeat"});
+  EXPECT_EQ(with_open_dims_hint(option, graph).message(), option.message());
+}
+
 }  // namespace
 }  // namespace collage

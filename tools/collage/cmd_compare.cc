@@ -55,7 +55,12 @@ void run_compare(const CompareArgs& args) {
   std::size_t strategies = 1 + others + (others > 1 ? 1 : 0) + 1;
   fmt::print("comparing {} strategies on {} ({} nodes) at {} thread{}\n", strategies, model,
              graph.num_nodes(), options.threads, options.threads == 1 ? "" : "s");
-  CompareOutcome outcome = compare_strategies(graph, options, repeat);
+  CompareOutcome outcome;
+  try {
+    outcome = compare_strategies(graph, options, repeat);
+  } catch (const Error& e) {
+    throw with_open_dims_hint(e, graph);
+  }
   const std::vector<EvaluatedPlan>& results = outcome.results;
   double native = results.front().timing.median_seconds;
   const EvaluatedPlan& best = results[outcome.decision.best_baseline];

@@ -65,8 +65,13 @@ Plan tune_at(const TuneArgs& args, PlanningOptions options) {
   fmt::print("tuning {} ({} nodes) with {} at {} thread{}\n", model, graph.num_nodes(),
              fmt::join(options.backends, ","), options.threads, options.threads == 1 ? "" : "s");
 
-  TuneOutcome outcome =
-      tune_model(graph, options, {.verify = !args.no_verify, .repeat = args.planning.repeat});
+  TuneOutcome outcome;
+  try {
+    outcome =
+        tune_model(graph, options, {.verify = !args.no_verify, .repeat = args.planning.repeat});
+  } catch (const Error& e) {
+    throw with_open_dims_hint(e, graph);
+  }
   print_summary(outcome.searched);
   if (outcome.decision) {
     for (const EvaluatedPlan& e : outcome.evaluated) fmt::print("  {}\n", describe_evaluated(e));

@@ -58,6 +58,15 @@ std::optional<std::string> open_dims_warning(const Graph& graph) {
                                     fmt::join(dims, ", "), fmt::join(flags, " ")));
 }
 
+Error with_open_dims_hint(const Error& error, const Graph& graph) {
+  if (graph.open_dims.empty() || !error.where().field.empty()) return error;
+  return Error(error.message() +
+                   fmt::format("; the model's dynamic input dimensions were set to {} (see the "
+                               "warning above): give the sizes it runs at with --input-shape",
+                               kOpenDimSize),
+               error.where());
+}
+
 std::map<std::string, Shape> dynamic_input_shapes(const Graph& graph) {
   std::map<std::string, Shape> shapes;
   for (const OpenDim& dim : graph.dynamic_dims)

@@ -47,6 +47,13 @@ std::map<std::string, Shape> dynamic_input_shapes(const Graph& graph);
 std::optional<std::string> pin_open_dims(const Graph& graph,
                                          std::map<std::string, Shape>& input_shapes);
 
+// `error`, raised while planning `graph`, with a hint when the model's
+// open dimensions were set to kOpenDimSize and the error is not about an
+// option: a model whose images are 1x1 may have operators no backend can
+// run there (a 3x3 window, a stride), and the search's error would not say
+// that the size is the cause.
+Error with_open_dims_hint(const Error& error, const Graph& graph);
+
 // The level a --graph-opt value names ("none", "basic" or "all"); Error otherwise.
 GraphOptLevel graph_opt_level(const std::string& text);
 

@@ -341,6 +341,36 @@ TEST(NativeLayoutTest, GroupNormalizationRunsInEveryLayoutWhateverTheGroupSize) 
   }
 }
 
+// A chain of unary ops after a GroupNormalization runs in its closing
+// pass, block by block of pixels (23x23 images: several blocks of 4096
+// floats per run of lanes, the last one short); with the normalized value
+// also a graph output, the chain runs on its own and the value is stored
+// as it is.
+TEST(NativeLayoutTest, AGroupNormalizationsActivationRunsInItsClosingPass) {
+  const TensorType type = f32({2, 48, 23, 23});
+  for (bool also_output : {false, true}) {
+    Graph g;
+    g.opset = 13;
+    ValueId x = g.add_input("x", type);
+    ValueId scale = g.add_constant("scale", random_tensor(f32({48}), 4));
+    ValueId bias = g.add_constant("bias", random_tensor(f32({48}), 5));
+    ValueId n = g.add_value("n", type);
+    Attributes attributes;
+    attributes.set("num_groups", std::int64_t{4});
+    attributes.set("epsilon", 1e-5f);
+    g.add_node("GroupNormalization", {x, scale, bias}, {n}, attributes);
+    ValueId s = g.add_value("s", type);
+    Attributes alpha;
+    alpha.set("alpha", 1.0f);
+    g.add_node("Swish", {n}, {s}, alpha);
+    ValueId r = g.add_value("r", type);
+    g.add_node("Relu", {s}, {r});
+    g.add_output(r);
+    if (also_output) g.add_output(n);
+    for (EdgeLayout layout : kLaidOut) expect_matches_plain(g, layout, layout);
+  }
+}
+
 // x [2,C,H,W] -> depthwise Conv (k x k, `attributes`, bias or not) -> Swish.
 Graph depthwise(std::int64_t c, std::int64_t h, std::int64_t w, std::int64_t k, Shape out,
                 Attributes attributes, bool with_bias) {

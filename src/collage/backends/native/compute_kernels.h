@@ -122,9 +122,12 @@ void pool_in_lanes(const Node& node, const Tensor& x, Tensor& y, std::int64_t la
 
 // GroupNormalization (scale and bias per channel or per group) `node` of a 4-D
 // float32 tensor stored as [N * C / lanes, H, W, lanes] (channels-last:
-// lanes = C; blocked: lanes = the block), into `y` stored likewise.
+// lanes = C; blocked: lanes = the block), into `y` stored likewise; then
+// `epilogue`'s unary ops in order (a fused activation, a Swish), applied in
+// the same pass while each block of y is in cache.
 void group_norm_in_lanes(const Node& node, std::span<const Tensor> inputs, Tensor& y,
-                         std::int64_t lanes, int threads);
+                         std::int64_t lanes, int threads,
+                         std::span<const ElementwiseFn> epilogue = {});
 
 // Whether resize_in_lanes runs `node`: a float32 4-D Resize of static
 // shapes that keeps the batch and the channels (so every mode the native
@@ -159,7 +162,8 @@ inline TapRange taps_inside(const WindowAxis& axis, std::int64_t o) {
 // one on Winograd, the weights transformed (winograd_weights); each empty
 // when the weights are no constant, so each run prepares them. And the
 // unary ops applied in order to its output (a fused activation; for a
-// depthwise one, to each output row while it is in cache).
+// depthwise one, to each output row while it is in cache). A
+// GroupNormalization in a layout takes the epilogue alone.
 struct ConvOperands {
   std::vector<float> filters_by_tap;
   std::vector<float> winograd;

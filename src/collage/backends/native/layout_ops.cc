@@ -286,7 +286,7 @@ bool runs_in_layout(const Graph& graph, const Node& node, EdgeLayout layout) {
 void run_in_layout(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                    std::span<Tensor> outputs, EdgeLayout layout, int threads,
                    const ConvOperands* conv) {
-  if (conv != nullptr && node.op_type != "Conv") {
+  if (conv != nullptr && node.op_type != "Conv" && node.op_type != "GroupNormalization") {
     throw Error(fmt::format("{} takes no prepared convolution operands", node.op_type),
                 {.node = node.name});
   }
@@ -296,7 +296,9 @@ void run_in_layout(const Graph& graph, const Node& node, std::span<const Tensor>
   }
   if (node.op_type == "GroupNormalization") {
     return group_norm_in_lanes(node, inputs, outputs[0], layout_lanes(layout, inputs[0].shape()[1]),
-                               threads);
+                               threads,
+                               conv != nullptr ? std::span<const ElementwiseFn>(conv->epilogue)
+                                               : std::span<const ElementwiseFn>());
   }
   if (node.op_type == "Resize") {
     return resize_in_lanes(graph, node, inputs, outputs[0],

@@ -45,7 +45,8 @@ bool runs_in_layout(const Graph& graph, const Node& node, EdgeLayout layout);
 // Runs a pool, Concat, Gather, GroupNormalization, Resize or Conv `node` that
 // runs_in_layout, its laid-out inputs and outputs stored in `layout`. A
 // Conv takes what the kernel prepared for it (`conv`, may be null: its
-// weights repacked, the activation of its store); other nodes take none.
+// weights repacked, the activation of its store), a GroupNormalization
+// the activation alone; other nodes take none.
 void run_in_layout(const Graph& graph, const Node& node, std::span<const Tensor> inputs,
                    std::span<Tensor> outputs, EdgeLayout layout, int threads,
                    const ConvOperands* conv = nullptr);

@@ -205,14 +205,15 @@ class NativeKernel final : public Kernel {
       for (NodeId id : group.nodes) in_group[static_cast<std::size_t>(id)] = true;
       root_group[static_cast<std::size_t>(group.nodes.back())] = &group;
     }
-    // A chain of unary ops that alone reads a convolution's output in a
-    // layout runs in the convolution's store: the group's step goes.
+    // A chain of unary ops that alone reads a convolution's or a
+    // GroupNormalization's output in a layout runs in that op's store: the
+    // group's step goes.
     std::vector<const native::FusionGroup*> epilogue_of(graph_.num_nodes(), nullptr);
     const std::vector<std::vector<NodeId>> consumers =
         groups.empty() ? std::vector<std::vector<NodeId>>{} : graph_.consumers();
     for (const native::FusionGroup& group : groups) {
-      if (const std::optional<NodeId> conv = convolution_before(group, consumers)) {
-        epilogue_of[static_cast<std::size_t>(*conv)] = &group;
+      if (const std::optional<NodeId> producer = epilogue_producer(group, consumers)) {
+        epilogue_of[static_cast<std::size_t>(*producer)] = &group;
         root_group[static_cast<std::size_t>(group.nodes.back())] = nullptr;
       }
     }
@@ -264,6 +265,8 @@ class NativeKernel final : public Kernel {
           }
         }
         if (const native::FusionGroup* group = epilogue_of[id]) {
+          // A GroupNormalization takes the epilogue alone.
+          if (!step.conv) step.conv.emplace();
           for (NodeId member : group->nodes) {
             step.conv->epilogue.push_back(
                 *native::float_elementwise_fn(graph_, graph_.node(member)));
@@ -277,11 +280,12 @@ class NativeKernel final : public Kernel {
     }
   }
 
-  // The convolution whose output `group` alone reads, when the group is a
-  // chain of unary ops and the convolution runs in the kernel's layout
-  // (native::depthwise_conv_in_lanes and run_winograd_in_lanes apply them).
-  std::optional<NodeId> convolution_before(
-      const native::FusionGroup& group, const std::vector<std::vector<NodeId>>& consumers) const {
+  // The convolution or GroupNormalization whose output `group` alone
+  // reads, when the group is a chain of unary ops and that op runs in the
+  // kernel's layout (native::depthwise_conv_in_lanes, run_winograd_in_lanes
+  // and group_norm_in_lanes apply them).
+  std::optional<NodeId> epilogue_producer(const native::FusionGroup& group,
+                                          const std::vector<std::vector<NodeId>>& consumers) const {
     if (layout_ == EdgeLayout::kPlain || group.leaves.size() != 1) return std::nullopt;
     for (NodeId member : group.nodes) {
       const std::optional<native::ElementwiseFn> fn =
@@ -296,9 +300,9 @@ class NativeKernel final : public Kernel {
         consumers[static_cast<std::size_t>(conv_output)].size() != 1) {
       return std::nullopt;
     }
-    const Node& conv = graph_.node(producer);
-    if (conv.op_type != "Conv" || !has_laid_out_value(conv) ||
-        !native::runs_in_layout(graph_, conv, layout_)) {
+    const Node& op = graph_.node(producer);
+    if ((op.op_type != "Conv" && op.op_type != "GroupNormalization") || !has_laid_out_value(op) ||
+        !native::runs_in_layout(graph_, op, layout_)) {
       return std::nullopt;
     }
     return producer;

@@ -567,6 +567,9 @@ void sum_lane_powers(const float* base, std::int64_t step, std::int64_t first, s
   for (int l = 0; l < L; ++l) acc[l] += total[l];
 }
 
+// Floats of GroupNormalization's output its epilogue takes at a time.
+constexpr std::int64_t kEpilogueFloats = 4096;
+
 // Calls f(width, l) over a run of `lanes` lanes, sixteen at a time, then
 // eight, then one: `width` a std::integral_constant, so that f can pass it
 // on as the lane count of a kernel's registers.
@@ -600,7 +603,7 @@ void scale_shift_lanes(const float* x, float* y, std::int64_t step, std::int64_t
 }  // namespace
 
 void group_norm_in_lanes(const Node& node, std::span<const Tensor> inputs, Tensor& y,
-                         std::int64_t lanes, int threads) {
+                         std::int64_t lanes, int threads, std::span<const ElementwiseFn> epilogue) {
   const Tensor& x = inputs[0];
   const std::int64_t images = x.shape()[0];
   const std::int64_t channels = x.shape()[1];
@@ -696,6 +699,10 @@ void group_norm_in_lanes(const Node& node, std::span<const Tensor> inputs, Tenso
       b[at] = affine.bias_of(c) - shift[at] * a[at];
     }
   }
+  // The closing pass, a block of pixels at a time, so that the epilogue
+  // reads each block while it is in cache: a task's pixels of one run of
+  // lanes are consecutive in memory.
+  const std::int64_t block = std::max<std::int64_t>(1, kEpilogueFloats / lanes);
 #pragma omp parallel for num_threads(team) schedule(static)
   for (std::int64_t task = 0; task < tasks; ++task) {
     std::int64_t image, run, first, last;
@@ -703,10 +710,17 @@ void group_norm_in_lanes(const Node& node, std::span<const Tensor> inputs, Tenso
     const float* ta = a.data() + image * channels + run * lanes;
     const float* tb = b.data() + image * channels + run * lanes;
     const std::int64_t offset = (image * runs + run) * pixels * lanes;
-    for_lane_chunks(lanes, [&](auto width, std::int64_t l) {
-      scale_shift_lanes<decltype(width)::value>(xd + offset + l, yd + offset + l, lanes, first,
-                                                last, ta + l, tb + l);
-    });
+    for (std::int64_t from = first; from < last; from += block) {
+      const std::int64_t to = std::min(last, from + block);
+      for_lane_chunks(lanes, [&](auto width, std::int64_t l) {
+        scale_shift_lanes<decltype(width)::value>(xd + offset + l, yd + offset + l, lanes, from, to,
+                                                  ta + l, tb + l);
+      });
+      float* out = yd + offset + from * lanes;
+      for (const ElementwiseFn& fn : epilogue) {
+        fn.unary(out, 1, out, (to - from) * lanes, fn.params);
+      }
+    }
   }
 }
 

@@ -232,6 +232,9 @@ void resample_innermost(const float* src, float* dst, std::int64_t rows, std::in
   }
 }
 
+// Rows of at most this many floats take resample_axis's short-row loop.
+constexpr std::int64_t kShortInner = 64;
+
 // One pass of a linear or cubic resize (nearest is resize_nearest):
 // resamples axis `axis` of `src` (shape `dims`) into `dst`.
 void resample_axis(const float* src, float* dst, const Shape& dims, std::size_t axis,
@@ -245,6 +248,29 @@ void resample_axis(const float* src, float* dst, const Shape& dims, std::size_t 
     return;
   }
   const int width = taps.width;
+  if (inner <= kShortInner && width == 2) {
+    // Rows of a few floats (a pixel's lanes, in a layout): each outer block
+    // walks its output positions in turn, without the division per row.
+#pragma omp parallel for num_threads(loop_threads(outer, out* inner* width, threads)) \
+    schedule(static)
+    for (std::int64_t o = 0; o < outer; ++o) {
+      const float* base = src + o * in * inner;
+      for (std::int64_t i = 0; i < out; ++i) {
+        float* row = dst + (o * out + i) * inner;
+        if (taps.outside[static_cast<std::size_t>(i)]) {
+          std::fill(row, row + inner, extrapolation);
+          continue;
+        }
+        const float* first = base + taps.index[static_cast<std::size_t>(2 * i)] * inner;
+        const float* second = base + taps.index[static_cast<std::size_t>(2 * i + 1)] * inner;
+        const float w0 = taps.weight[static_cast<std::size_t>(2 * i)];
+        const float w1 = taps.weight[static_cast<std::size_t>(2 * i + 1)];
+#pragma omp simd
+        for (std::int64_t k = 0; k < inner; ++k) row[k] = w0 * first[k] + w1 * second[k];
+      }
+    }
+    return;
+  }
   const std::int64_t units = outer * out;
 #pragma omp parallel for num_threads(loop_threads(units, inner* width, threads)) schedule(static)
   for (std::int64_t unit = 0; unit < units; ++unit) {
@@ -396,9 +422,22 @@ void resize(const Tensor& x, Tensor& y, const std::vector<AxisScale>& scales,
     throw Error("a Resize in runs of channels keeps the batch and the channels");
   }
   const std::int64_t runs = in[0] * in[1] / lanes;
-  std::vector<AxisTaps> laid{identity_taps(runs), std::move(taps[2]), lane_taps(taps[3], lanes)};
-  resize_with_taps(x.data<float>(), Shape{runs, in[2], in[3] * lanes}, y.data<float>(),
-                   Shape{runs, out[2], out[3] * lanes}, std::move(laid), options, threads);
+  if (options.mode == Mode::kNearest) {
+    // One pass that copies runs of a row's pixels: W and the lanes as one
+    // axis, each position taking its lane.
+    std::vector<AxisTaps> laid{identity_taps(runs), std::move(taps[2]), lane_taps(taps[3], lanes)};
+    resize_with_taps(x.data<float>(), Shape{runs, in[2], in[3] * lanes}, y.data<float>(),
+                     Shape{runs, out[2], out[3] * lanes}, std::move(laid), options, threads);
+    return;
+  }
+  // Linear and cubic: the lanes an axis of their own, so that W's pass
+  // blends whole pixels of lanes with vector instructions instead of
+  // gathering float by float (2x bilinear of 64x40x40 in nChw16c: 0.137 ms
+  // gathering).
+  std::vector<AxisTaps> laid{identity_taps(runs), std::move(taps[2]), std::move(taps[3]),
+                             identity_taps(lanes)};
+  resize_with_taps(x.data<float>(), Shape{runs, in[2], in[3], lanes}, y.data<float>(),
+                   Shape{runs, out[2], out[3], lanes}, std::move(laid), options, threads);
 }
 
 // resize's passes over `src` of `in_dims` into `dst` of `out_dims`, given
@@ -432,7 +471,10 @@ void resize_with_taps(const float* src, Shape in_dims, float* dst, const Shape& 
   std::stable_sort(axes.begin(), axes.end(),
                    [&](std::size_t a, std::size_t b) { return growth(a) < growth(b); });
   Shape dims = std::move(in_dims);
-  std::vector<float> buffers[2];
+  // Between passes, grow-only buffers of this thread: a new one each call
+  // was mapped and faulted in each time (a third of a 2x bilinear
+  // upsampling of 64x40x40).
+  thread_local std::vector<float> buffers[2];
   for (std::size_t p = 0; p < axes.size(); ++p) {
     const std::size_t axis = axes[p];
     Shape next = dims;
