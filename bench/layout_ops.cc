@@ -33,18 +33,21 @@ struct OpGraph {
   Graph graph;
 };
 
-OpGraph max_pool(std::int64_t c, std::int64_t hw, std::int64_t stride) {
-  const std::int64_t out = (hw + 2 - 3) / stride + 1;
+// A k x k MaxPool (pads k / 2 for an odd window, none for an even one, as
+// U-Net's 2x2 halvings have them).
+OpGraph max_pool(std::int64_t c, std::int64_t hw, std::int64_t stride, std::int64_t k = 3) {
+  const std::int64_t pad = k % 2 == 1 ? k / 2 : 0;
+  const std::int64_t out = (hw + 2 * pad - k) / stride + 1;
   Graph graph;
   ValueId x = graph.add_input("x", f32({1, c, hw, hw}));
   ValueId y = graph.add_value("y", f32({1, c, out, out}));
   Attributes attributes;
-  attributes.set("kernel_shape", std::vector<std::int64_t>{3, 3});
+  attributes.set("kernel_shape", std::vector<std::int64_t>{k, k});
   attributes.set("strides", std::vector<std::int64_t>{stride, stride});
-  attributes.set("pads", std::vector<std::int64_t>{1, 1, 1, 1});
+  attributes.set("pads", std::vector<std::int64_t>{pad, pad, pad, pad});
   graph.add_node("MaxPool", {x}, {y}, attributes);
   graph.add_output(y);
-  return {fmt::format("MaxPool 3x3 s{} {}x{}x{}", stride, c, hw, hw), std::move(graph)};
+  return {fmt::format("MaxPool {}x{} s{} {}x{}x{}", k, k, stride, c, hw, hw), std::move(graph)};
 }
 
 OpGraph global_average_pool(std::int64_t c, std::int64_t hw) {
@@ -213,7 +216,9 @@ double median(std::vector<double> values) {
 
 int run(int threads, int rounds) {
   const BackendRegistry& registry = BackendRegistry::global();
-  std::vector<OpGraph> ops = {max_pool(480, 14, 1),
+  std::vector<OpGraph> ops = {max_pool(32, 128, 2, 2),
+                              max_pool(64, 64, 2, 2),
+                              max_pool(480, 14, 1),
                               max_pool(192, 28, 1),
                               max_pool(64, 112, 2),
                               global_average_pool(96, 112),
