@@ -87,6 +87,7 @@ const Plan& lowest_estimate(const std::vector<Plan>& plans) {
 }
 
 std::vector<Plan> searched_plans(const Graph& graph, const PlanningOptions& options) {
+  // A body is checked as part of its model.
   if (options.body_path.empty()) check_placement(graph, options);
   const DataflowGraph dfg(graph);
   const Strategy strategy = Strategy::parse("collage");
@@ -118,12 +119,13 @@ std::vector<Plan> searched_plans(const Graph& graph, const PlanningOptions& opti
 }
 
 Plan make_plan(const Graph& graph, const Strategy& strategy, const PlanningOptions& options) {
-  // A body is checked as part of its model.
-  if (options.body_path.empty()) check_placement(graph, options);
-  DataflowGraph dfg(graph);
+  // searched_plans checks the placement and builds its own dataflow graph.
   if (strategy.kind == Strategy::Kind::kCollage) {
     return lowest_estimate(searched_plans(graph, options));
   }
+  // A body is checked as part of its model.
+  if (options.body_path.empty()) check_placement(graph, options);
+  DataflowGraph dfg(graph);
   const Backend& native = BackendRegistry::global().native();
   const bool all_native =
       std::all_of(graph.nodes().begin(), graph.nodes().end(),

@@ -272,14 +272,15 @@ void micro_kernel(std::int64_t kc, const float* pa, std::int64_t lda, const floa
   }
 }
 
-// Writes the first nr floats of rows [0, mr) of a tile whose rows are
-// `vectors` sixteen-float vectors in `acc` (row r's v-th at acc[r * vectors
-// + v]), as micro_kernel's store does.
-COLLAGE_AVX512 void store_tile16(const __m512* acc, int vectors, float* c, std::int64_t ldc,
-                                 std::int64_t mr, std::int64_t nr, const TileStore& store) {
+// Writes the first nr floats of rows [0, mr) of a tile whose rows are two
+// sixteen-float vectors in `acc` (row r's v-th at acc[2 * r + v]), as
+// micro_kernel's store does.
+COLLAGE_AVX512 void store_tile16(const __m512* acc, float* c, std::int64_t ldc, std::int64_t mr,
+                                 std::int64_t nr, const TileStore& store) {
+  constexpr int kVectors = 2;
   const __m512 alpha = _mm512_set1_ps(store.alpha);
   const __m512 beta = _mm512_set1_ps(store.beta);
-  for (int v = 0; v < vectors; ++v) {
+  for (int v = 0; v < kVectors; ++v) {
     const std::int64_t width = std::clamp<std::int64_t>(nr - v * 16, 0, 16);
     if (width == 0) break;
     const __mmask16 mask = static_cast<__mmask16>((1u << width) - 1);
@@ -288,7 +289,7 @@ COLLAGE_AVX512 void store_tile16(const __m512* acc, int vectors, float* c, std::
                                 : _mm512_setzero_ps();
     for (std::int64_t r = 0; r < mr; ++r) {
       float* at = c + r * ldc + v * 16;
-      __m512 x = acc[r * vectors + v];
+      __m512 x = acc[r * kVectors + v];
       if (store.alpha != 1.0f) x = _mm512_mul_ps(x, alpha);
       if (store.beta != 0.0f) x = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(mask, at), x);
       if (store.row_bias != nullptr) x = _mm512_add_ps(x, _mm512_set1_ps(store.row_bias[r]));
@@ -361,7 +362,7 @@ COLLAGE_AVX512 void micro_kernel16(std::int64_t kc, const float* pa, std::int64_
     if (kPanels == 2) c51 = _mm512_fmadd_ps(a, b1, c51);
   }
   const __m512 acc[kMr * 2] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51};
-  store_tile16(acc, 2, c, ldc, mr, nr, store);
+  store_tile16(acc, c, ldc, mr, nr, store);
 }
 
 // k == 0: the product is empty, only the scaling and the biases remain.
