@@ -1,7 +1,11 @@
 // Concat on oneDNN against the reference: along channels after
 // convolutions (sources in the convolutions' layout), beside a plain graph
-// input, with a constant, along the last axis, and with every edge layout.
+// input, with a constant, along the last axis, and with every edge layout;
+// a channel Concat that a BatchNormalization (and its Relu) reads, each
+// source normalized into its part of the output.
 #include <gtest/gtest.h>
+
+#include <utility>
 
 #include "backends/onednn/onednn_test_util.h"
 
@@ -75,6 +79,92 @@ TEST(OnednnConcatTest, EveryEdgeLayoutMatches) {
   for (EdgeLayout layout : {EdgeLayout::kPlain, EdgeLayout::kChannelsLast, EdgeLayout::kBlocked8,
                             EdgeLayout::kBlocked16}) {
     expect_edge_layouts_match_reference(onednn_backend(), fire_module(16), layout, layout, 2);
+  }
+}
+
+// A DenseNet layer: the block's features so far (two convolutions' outputs
+// of `channels` each), concatenated, normalized and rectified, read by a
+// 1x1 convolution.
+Graph dense_layer(std::int64_t batch, std::int64_t channels, bool relu) {
+  GraphBuilder g;
+  ValueId x = g.input({batch, 16, 6, 6});
+  ValueId one = g.node("Conv", {x, g.weights({channels, 16, 1, 1})}, {batch, channels, 6, 6});
+  ValueId three = g.node("Conv", {x, g.weights({channels, 16, 3, 3})}, {batch, channels, 6, 6},
+                         attrs({{"pads", Ints{1, 1, 1, 1}}}));
+  const Shape features = {batch, 2 * channels, 6, 6};
+  ValueId cat = g.node("Concat", {one, three}, features, axis(1));
+  const Shape c = {2 * channels};
+  ValueId normalized =
+      g.node("BatchNormalization",
+             {cat, g.weights(c), g.weights(c), g.weights(c), g.weights(c, 0.5f, 1.5f)}, features);
+  if (relu) normalized = g.node("Relu", {normalized}, features);
+  return g.finish(
+      g.node("Conv", {normalized, g.weights({16, 2 * channels, 1, 1})}, {batch, 16, 6, 6}));
+}
+
+// How many batch norms `graph` lowers to, its convolutions computing in
+// `layout`.
+int batch_norm_steps(const Graph& graph, EdgeLayout layout = EdgeLayout::kBlocked16) {
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  CompileOptions options;
+  options.compute_layout = layout;
+  Result<onednn::Program> program = onednn::lower_partition(graph, engine, stream, options);
+  EXPECT_TRUE(program.ok()) << (program.ok() ? "" : program.error());
+  if (!program.ok()) return 0;
+  int count = 0;
+  for (const onednn::Step& step : program.value().steps) {
+    count += step.primitive.get_kind() == dnnl::primitive::kind::batch_normalization ? 1 : 0;
+  }
+  return count;
+}
+
+TEST(OnednnConcatTest, ABatchNormOfAConcatNormalizesEachSourceIntoItsPart) {
+  for (bool relu : {true, false}) {
+    const Graph graph = dense_layer(1, 16, relu);
+    EXPECT_EQ(batch_norm_steps(graph), 2) << "relu " << relu;
+    // In channels-last a source's channels are not one run: the
+    // concatenation is made first.
+    EXPECT_EQ(batch_norm_steps(graph, EdgeLayout::kChannelsLast), 1) << "relu " << relu;
+    expect_backend_matches_reference(onednn_backend(), graph, 2, 1e-4, -1, 1);
+    for (EdgeLayout layout : {EdgeLayout::kPlain, EdgeLayout::kChannelsLast, EdgeLayout::kBlocked8,
+                              EdgeLayout::kBlocked16}) {
+      expect_edge_layouts_match_reference(onednn_backend(), graph, layout, layout, 2);
+    }
+  }
+}
+
+// A batch of two (a source's channels are not one run) and sources that
+// split a channel block are concatenated first and normalized after.
+TEST(OnednnConcatTest, ABatchNormOfAConcatItCannotSplitRunsAfterIt) {
+  for (auto [batch, channels] : {std::pair<std::int64_t, std::int64_t>{2, 16}, {1, 5}}) {
+    const Graph graph = dense_layer(batch, channels, true);
+    if (batch == 2) {
+      EXPECT_EQ(batch_norm_steps(graph), 1);
+    }
+    expect_backend_matches_reference(onednn_backend(), graph, 2, 1e-4, -1, 1);
+    expect_edge_layouts_match_reference(onednn_backend(), graph, EdgeLayout::kBlocked16,
+                                        EdgeLayout::kBlocked16, 2);
+  }
+}
+
+// Two plain graph inputs, concatenated, normalized and rectified; when
+// the concatenation is a partition output too it is kept, and the batch
+// norm reads it.
+TEST(OnednnConcatTest, ABatchNormOfAConcatOfGraphInputs) {
+  for (bool keep : {false, true}) {
+    GraphBuilder g;
+    ValueId a = g.input({1, 16, 4, 4});
+    ValueId b = g.input({1, 8, 4, 4});
+    ValueId cat = g.node("Concat", {a, b, a}, {1, 40, 4, 4}, axis(1));
+    const Shape c = {40};
+    ValueId normalized = g.node(
+        "BatchNormalization",
+        {cat, g.weights(c), g.weights(c), g.weights(c), g.weights(c, 0.5f, 1.5f)}, {1, 40, 4, 4});
+    if (keep) g.output(cat);
+    const Graph graph = g.finish(g.node("Relu", {normalized}, {1, 40, 4, 4}));
+    EXPECT_EQ(batch_norm_steps(graph), keep ? 1 : 3);
+    expect_backend_matches_reference(onednn_backend(), graph, 1, 1e-4, -1, 1);
   }
 }
 

@@ -10,7 +10,7 @@
 namespace collage::onednn {
 namespace {
 
-enum class AnchorKind { kNone, kConvolution, kMatMul, kBinary, kBatchNorm };
+enum class AnchorKind { kNone, kConvolution, kMatMul, kBinary, kBatchNorm, kConcat };
 
 AnchorKind anchor_kind(const Graph& graph, const Unit& unit) {
   if (unit.kind != Unit::Kind::kNode) return AnchorKind::kNone;
@@ -20,6 +20,7 @@ AnchorKind anchor_kind(const Graph& graph, const Unit& unit) {
   if (op == "Conv" || op == "ConvTranspose") return AnchorKind::kConvolution;
   if (op == "MatMul" || op == "Gemm") return AnchorKind::kMatMul;
   if (op == "BatchNormalization") return AnchorKind::kBatchNorm;
+  if (op == "Concat") return AnchorKind::kConcat;
   if (binary_spec(graph, node)) return AnchorKind::kBinary;
   return AnchorKind::kNone;
 }
@@ -83,6 +84,8 @@ class Fuser {
       std::optional<std::vector<PostOp>> ops;
       if (kind == AnchorKind::kBatchNorm) {
         ops = batch_norm_relu(unit, op);
+      } else if (kind == AnchorKind::kConcat) {
+        ops = concat_batch_norm(unit, value, op);
       } else {
         ops = post_ops_for(unit, value, kind, anchor, have_sum);
       }
@@ -133,7 +136,24 @@ class Fuser {
 
   // Batch norm fuses a following Relu (by flag) and nothing else.
   std::optional<std::vector<PostOp>> batch_norm_relu(const Unit& unit, const FusedOp& op) const {
+    if (!op.post.empty()) return std::nullopt;
+    return relu(unit);
+  }
+
+  // A Concat takes the BatchNormalization that normalizes it, as no
+  // post-op (each source is normalized on its way into the output,
+  // emit_normalized_concat), and that one's Relu.
+  std::optional<std::vector<PostOp>> concat_batch_norm(const Unit& unit, ValueId value,
+                                                       const FusedOp& op) const {
+    if (op.post.size() == 1) return relu(unit);
     if (!op.post.empty() || unit.kind != Unit::Kind::kNode) return std::nullopt;
+    const Node& node = graph_.node(unit.node);
+    if (node.op_type != "BatchNormalization" || node.input(0) != value) return std::nullopt;
+    return std::vector<PostOp>{};
+  }
+
+  std::optional<std::vector<PostOp>> relu(const Unit& unit) const {
+    if (unit.kind != Unit::Kind::kNode) return std::nullopt;
     const Node& node = graph_.node(unit.node);
     if (node.op_type != "Relu" || !eltwise_steps(graph_, node)) return std::nullopt;
     return std::vector<PostOp>{PostOp::eltwise_op({dnnl::algorithm::eltwise_relu, 0.f, 0.f})};

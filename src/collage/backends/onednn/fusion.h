@@ -4,11 +4,12 @@
 // followed by the chain of units oneDNN can apply to its result on the way
 // out: activations, broadcast binary ops, a residual add (the sum post-op),
 // and for convolutions and matmuls a constant per-channel Add taken as the
-// primitive's bias. A unit joins the chain only when the value it extends
-// has no other reader and is not a partition output, and when its other
-// operand is ready before the anchor runs. Every other unit is a FusedOp of
-// its own. Grouping never fails: whether a FusedOp can be emitted is decided
-// when it is lowered, and a chain oneDNN declines is emitted unit by unit.
+// primitive's bias. A channel Concat takes the BatchNormalization reading
+// it and that one's Relu (concat.h, emit_normalized_concat). A unit joins the chain only when the
+// value it extends has no other reader and is not a partition output, and when its other operand is
+// ready before the anchor runs. Every other unit is a FusedOp of its own. Grouping never fails:
+// whether a FusedOp can be emitted is decided when it is lowered, and a chain oneDNN declines is
+// emitted unit by unit.
 #pragma once
 
 #include <optional>

@@ -42,7 +42,7 @@ void OnednnKernel::run(std::span<const Tensor> inputs, std::span<Tensor> outputs
     void* data = binding.output
                      ? outputs[static_cast<std::size_t>(binding.slot)].raw()
                      : const_cast<void*>(inputs[static_cast<std::size_t>(binding.slot)].raw());
-    binding.mem.set_data_handle(data);
+    binding.mem.set_data_handle(static_cast<char*>(data) + binding.offset_bytes);
   }
   ScopedOmpThreads threads(threads_);
   try {

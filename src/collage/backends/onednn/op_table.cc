@@ -79,9 +79,26 @@ std::size_t emit_transpose_op(ProgramBuilder& builder, const FusedOp&, const Nod
   return 0;
 }
 
-std::size_t emit_concat_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {
-  emit_concat(builder, require(concat_spec(builder.graph(), node)));
-  return 0;
+std::size_t emit_concat_op(ProgramBuilder& builder, const FusedOp& op, const Node& node) {
+  const ConcatSpec spec = require(concat_spec(builder.graph(), node));
+  // Fusion gives a Concat at most the BatchNormalization reading it and
+  // that one's Relu.
+  if (op.post.empty()) {
+    emit_concat(builder, spec);
+    return 0;
+  }
+  Result<BatchNormSpec> norm =
+      batch_norm_spec(builder.graph(), builder.graph().node(op.post.front().unit.node));
+  if (!norm) {
+    emit_concat(builder, spec);
+    return 0;
+  }
+  const bool relu = op.post.size() > 1;
+  if (!emit_normalized_concat(builder, spec, norm.value(), relu, op.output())) {
+    emit_concat(builder, spec);
+    emit_batch_norm(builder, norm.value(), relu, op.output());
+  }
+  return op.post.size();
 }
 
 std::size_t emit_pooling_op(ProgramBuilder& builder, const FusedOp&, const Node& node) {

@@ -148,6 +148,21 @@ memory ProgramBuilder::view_of(const memory& base, const memory::desc& view) {
   return result;
 }
 
+memory ProgramBuilder::part_of(const memory& base, const memory::desc& part,
+                               std::size_t offset_bytes) {
+  if (const Binding* binding = binding_of(base)) {
+    const int slot = binding->slot;
+    const bool output = binding->output;
+    memory result = bound_memory(part, slot, output);
+    program_.bindings.back().offset_bytes = offset_bytes;
+    return result;
+  }
+  memory result(part, engine_, static_cast<char*>(base.get_data_handle()) + offset_bytes);
+  program_.memories.push_back(base);
+  program_.memories.push_back(result);
+  return result;
+}
+
 memory ProgramBuilder::reorder_into_new(ValueId value, const memory& src,
                                         const memory::desc& want) {
   memory dst(want, engine_);

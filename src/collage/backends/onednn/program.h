@@ -43,6 +43,8 @@ struct Binding {
   memory mem;
   int slot = 0;
   bool output = false;
+  // Where the memory starts in the tensor (a part of it, see part_of).
+  std::size_t offset_bytes = 0;
 };
 
 struct Program {
@@ -130,6 +132,11 @@ class ProgramBuilder {
   // A memory over the same buffer as `base` with descriptor `view` (a part
   // of it, from submemory_desc, or another shape of its bytes).
   memory view_of(const memory& base, const memory::desc& view);
+  // A memory with descriptor `part` over `base`'s buffer from `offset_bytes`
+  // on: a part that is dense on its own (the channels of one image in a
+  // plain or blocked layout), for a primitive that takes only dense
+  // destinations.
+  memory part_of(const memory& base, const memory::desc& part, std::size_t offset_bytes);
 
   // A one-element s32 memory holding `value`: a zero point the int8
   // primitives take at run time (DNNL_ARG_ATTR_ZERO_POINTS | arg).
