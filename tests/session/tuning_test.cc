@@ -131,6 +131,29 @@ TEST_F(TuningTest, EachLayoutIsSearchedAndEverySearchedPlanRuns) {
   EXPECT_FALSE(outcome.kept.partitions.empty());
 }
 
+// The plan searched in oneDNN's other layout has its charges there fitted
+// to its runs after every variant's, so that the layout keeps its own
+// plan's charges (a variant is another plan, of other partitions).
+TEST_F(TuningTest, APlanSearchedInALayoutIsFittedThereLast) {
+  const Graph graph = conv_model();
+  options_.search.layout = "each";
+  std::vector<std::string> fits;
+  options_.progress = [&](const TuneProgress& progress) {
+    if (progress.message.find("charges fitted to its runs there") != std::string::npos) {
+      fits.push_back(progress.message);
+    }
+  };
+  const TuneOutcome outcome = tune_model(graph, options_, {.verify = true, .repeat = 2});
+  ASSERT_GE(fits.size(), 2u);
+  EXPECT_NE(fits.back().find("in " + edge_layout_name(layout_) + " layout"), std::string::npos)
+      << fits.back();
+  for (const EvaluatedPlan& evaluated : outcome.evaluated) {
+    if (evaluated.plan.strategy == "collage") {
+      EXPECT_TRUE(evaluated.plan.estimated_ms.has_value()) << evaluated.plan.label();
+    }
+  }
+}
+
 // Tuner::estimate costs a given plan's cover as its search would, from the
 // cache when the partitions were measured; a partition of a backend the
 // tuner does not have gets no estimate.
