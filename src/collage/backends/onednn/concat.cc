@@ -171,10 +171,6 @@ std::optional<EdgeLayout> dense_parts_layout(ProgramBuilder& builder,
   return shared;
 }
 
-memory::desc desc_in(const Shape& shape, EdgeLayout layout) {
-  return layout == EdgeLayout::kPlain ? plain_desc(to_dims(shape)) : edge_desc(shape, layout);
-}
-
 }  // namespace
 
 bool emit_normalized_concat(ProgramBuilder& builder, const ConcatSpec& concat,
@@ -203,6 +199,7 @@ bool emit_normalized_concat(ProgramBuilder& builder, const ConcatSpec& concat,
     std::array<ValueId, 4> parameters;
     std::int64_t first_channel;
   };
+  const std::array<ValueId, 4> whole = {norm.scale, norm.bias, norm.mean, norm.variance};
   std::vector<Part> parts;
   std::int64_t first = 0;
   for (ValueId input : concat.inputs) {
@@ -210,11 +207,11 @@ bool emit_normalized_concat(ProgramBuilder& builder, const ConcatSpec& concat,
     const std::int64_t channels = part_shape[1];
     dnnl::batch_normalization_forward::primitive_desc pd(
         dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_inference,
-                                                desc_in(part_shape, *layout), norm.epsilon, flags),
+                                                edge_desc(part_shape, *layout), norm.epsilon,
+                                                flags),
         builder.engine());
     if (is_reference_impl(pd)) return false;
     Part part{pd, {}, first};
-    const std::array<ValueId, 4> whole = {norm.scale, norm.bias, norm.mean, norm.variance};
     for (std::size_t k = 0; k < whole.size(); ++k) {
       const float* values = builder.constant(whole[k]).data<float>() + first;
       part.parameters[k] = builder.add_constant(
@@ -224,7 +221,7 @@ bool emit_normalized_concat(ProgramBuilder& builder, const ConcatSpec& concat,
     first += channels;
   }
 
-  memory dst = builder.output_memory(output, desc_in(shape, *layout));
+  memory dst = builder.output_memory(output, edge_desc(shape, *layout));
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const Part& part = parts[i];
     const memory::desc desc = part.pd.src_desc();
