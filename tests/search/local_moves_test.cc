@@ -219,6 +219,99 @@ TEST(LocalMovesTest, NothingIsCarvedWhereTheRegionsBackendIsAsFast) {
   EXPECT_TRUE(propose_local_moves(f.dfg(), cover, estimated(f), {}).empty());
 }
 
+TEST(LocalMovesTest, PiecesLeftOfSeveralCarvesGoByTheCarvedOperatorsTheyFollow) {
+  // a -> b -> c -> d -> e, and a -> f -> e beside them; b and d are carved.
+  GraphBuilder g;
+  ValueId a = g.op("Relu", {g.input("x")}, "a");
+  ValueId b = g.op("Abs", {a}, "b");
+  ValueId c = g.op("Neg", {b}, "c");
+  ValueId d = g.op("Abs", {c}, "d");
+  ValueId f = g.op("Neg", {a}, "f");
+  g.output(g.op("Add", {d, f}, "e"));
+  Graph graph = std::move(g.graph());
+  DataflowGraph dfg(graph);
+  IndexSet all = set_of(dfg, {"a", "b", "c", "d", "e", "f"});
+  std::vector<IndexSet> pieces =
+      carve_pieces(dfg, all, std::vector<IndexSet>{set_of(dfg, {"b"}), set_of(dfg, {"d"})});
+  std::vector<Lines> named;
+  for (const IndexSet& piece : pieces) {
+    named.push_back(names_of(dfg, piece));
+    std::sort(named.back().begin(), named.back().end());
+  }
+  // f follows neither carved operator, so it stays with a; e follows both.
+  std::sort(named.begin(), named.end());
+  EXPECT_EQ(named, (std::vector<Lines>{{"a", "f"}, {"c"}, {"e"}}));
+  // One carved set leaves what precedes it and what follows it.
+  pieces = carve_pieces(dfg, all, std::vector<IndexSet>{set_of(dfg, {"a"})});
+  ASSERT_EQ(pieces.size(), 1u);
+  Lines rest = names_of(dfg, pieces[0]);
+  std::sort(rest.begin(), rest.end());
+  EXPECT_EQ(rest, (Lines{"b", "c", "d", "e", "f"}));
+}
+
+// x -> a Relu -> b Abs -> c Neg -> d Abs -> e Relu (output).
+SearchFixture two_abs() {
+  GraphBuilder g;
+  ValueId a = g.op("Relu", {g.input("x")}, "a");
+  ValueId b = g.op("Abs", {a}, "b");
+  ValueId c = g.op("Neg", {b}, "c");
+  ValueId d = g.op("Abs", {c}, "d");
+  g.output(g.op("Relu", {d}, "e"));
+  SearchFixture f(std::move(g.graph()));
+  f.native_singles();
+  f.add_spec("lib", make_graph_rule(testing::ops_of_type({"Relu", "Abs", "Neg"}), {.max_depth = 1}),
+             {.max_depth = 1}, SubGraphConfig{});
+  f.costs().set_default_op_cost("native", 10.0).set_default_op_cost("lib", 1.0);
+  return f;
+}
+
+ChosenPartition lib_region(SearchFixture& f, const Lines& names) {
+  CandidatePartition region{SubGraph(f.dfg(), set_of(f.dfg(), names)), f.spec("lib"), "region"};
+  Cost cost = f.costs().estimate(f.dfg(), region);
+  return ChosenPartition{std::move(region), std::move(cost)};
+}
+
+TEST(LocalMovesTest, EveryOperatorOfAKindAnotherBackendRunsFasterIsCarvedInOneMove) {
+  SearchFixture f = two_abs();
+  f.costs().set_op_cost("native", "Abs", 0.5);
+  std::vector<ChosenPartition> cover = {lib_region(f, {"a", "b", "c", "d", "e"})};
+  std::vector<LocalMove> moves = propose_local_moves(f.dfg(), cover, estimated(f), {});
+  // b alone, d alone (0.5 each), and both at once (1.0), first.
+  ASSERT_EQ(moves.size(), 3u);
+  EXPECT_EQ(moves[0].carved, 2u);
+  EXPECT_DOUBLE_EQ(moves[0].predicted_seconds, -1.0);
+  EXPECT_EQ(covers_after(f, cover, {moves[0]}),
+            (std::vector<Lines>{{"lib:a", "native:b", "lib:c", "native:d", "lib:e"}}));
+  EXPECT_EQ(describe_move(cover, moves[0]).rfind("carve 2 like native:", 0), 0u);
+  for (std::size_t i : {1u, 2u}) {
+    EXPECT_EQ(moves[i].carved, 1u);
+    EXPECT_DOUBLE_EQ(moves[i].predicted_seconds, -0.5);
+  }
+}
+
+TEST(LocalMovesTest, AnOperatorSlowerInItsRegionThanAloneIsCarvedByItsTimeThere) {
+  SearchFixture f = two_abs();
+  // native runs Abs as fast as lib does alone: nothing to carve.
+  f.costs().set_op_cost("native", "Abs", 1.0);
+  std::vector<ChosenPartition> cover = {lib_region(f, {"a", "b", "c", "d", "e"})};
+  EXPECT_TRUE(propose_local_moves(f.dfg(), cover, estimated(f), {}).empty());
+  // In the region, its steps for b and d took 3 and 1.5: carving them
+  // saves 2 and 0.5, 2.5 together.
+  const PostDfsIndex b = *set_of(f.dfg(), {"b"}).first_inside();
+  const PostDfsIndex d = *set_of(f.dfg(), {"d"}).first_inside();
+  std::vector<LocalMove> moves =
+      propose_local_moves(f.dfg(), cover, estimated(f), {}, nullptr, {{b, 3.0}, {d, 1.5}});
+  ASSERT_EQ(moves.size(), 3u);
+  EXPECT_EQ(moves[0].carved, 2u);
+  EXPECT_DOUBLE_EQ(moves[0].predicted_seconds, -2.5);
+  EXPECT_DOUBLE_EQ(moves[1].predicted_seconds, -2.0);
+  EXPECT_DOUBLE_EQ(moves[2].predicted_seconds, -0.5);
+  // d as fast in the region as alone: b alone is carved, and no group.
+  moves = propose_local_moves(f.dfg(), cover, estimated(f), {}, nullptr, {{b, 3.0}, {d, 1.0}});
+  ASSERT_EQ(moves.size(), 1u);
+  EXPECT_EQ(moves[0].carved, 1u);
+}
+
 TEST(LocalMovesTest, ACoverSurvivesItsTextAndBadTextIsRefused) {
   SearchFixture f = two_libraries();
   std::vector<ChosenPartition> cover = lib_then_other(f);

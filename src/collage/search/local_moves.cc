@@ -107,6 +107,13 @@ class CandidateIndex {
 
 double seconds_of(const Cost& cost) { return cost.is_valid() ? cost.seconds() : 0.0; }
 
+// The operator types of `ops` in index order: "MaxPool", "Conv,Relu".
+std::string op_types(const DataflowGraph& dfg, const IndexSet& ops) {
+  std::vector<std::string> types;
+  for (PostDfsIndex index : ops) types.push_back(dfg.node(index).op_type);
+  return fmt::format("{}", fmt::join(types, ","));
+}
+
 // The conversions `cover` pays at its boundaries (seconds), its
 // partitions' own costs left out.
 double conversion_seconds(const DataflowGraph& dfg, std::vector<ChosenPartition> cover,
@@ -141,13 +148,39 @@ std::vector<IndexSet> carve_pieces(const DataflowGraph& dfg, const IndexSet& ins
   return {rest - later, later};
 }
 
+std::vector<IndexSet> carve_pieces(const DataflowGraph& dfg, const IndexSet& inside,
+                                   const std::vector<IndexSet>& carved) {
+  std::vector<IndexSet> after(carved.size(), dfg.empty_set());
+  IndexSet rest = inside - dfg.host_set();
+  for (std::size_t k = 0; k < carved.size(); ++k) {
+    for (PostDfsIndex index : carved[k]) after[k] |= dfg.downstream_of(index);
+    rest -= carved[k];
+  }
+  // Each operator goes with those that follow the same carved sets; the
+  // pieces come in the order of their first operators.
+  std::map<std::vector<bool>, IndexSet> by_carved_before;
+  std::vector<std::vector<bool>> order;
+  for (PostDfsIndex index : rest) {
+    std::vector<bool> before(carved.size());
+    for (std::size_t k = 0; k < carved.size(); ++k) before[k] = after[k].contains(index);
+    auto [it, fresh] = by_carved_before.try_emplace(before, dfg.empty_set());
+    if (fresh) order.push_back(before);
+    it->second.add(index);
+  }
+  std::vector<IndexSet> pieces;
+  for (const std::vector<bool>& before : order) pieces.push_back(by_carved_before.at(before));
+  return pieces;
+}
+
 std::string describe_move(const std::vector<ChosenPartition>& partitions, const LocalMove& move) {
   if (move.kind == LocalMove::Kind::kCarve) {
     // The pieces left are the partition less the carved operators.
     const CandidatePartition& from = partitions[move.replaced.front()].candidate;
-    return fmt::format("carve {} out of {}:{} ({} nodes, {} pieces left)",
-                       move.added.front().to_string(), from.spec_name(), from.rule_name,
-                       from.sub_graph.size(), move.added.size() - 1);
+    const std::string carved =
+        move.carved == 1 ? move.added.front().to_string()
+                         : fmt::format("{} like {}", move.carved, move.added.front().to_string());
+    return fmt::format("carve {} out of {}:{} ({} nodes, {} pieces left)", carved, from.spec_name(),
+                       from.rule_name, from.sub_graph.size(), move.added.size() - move.carved);
   }
   std::vector<std::string> before;
   for (std::size_t index : move.replaced) before.push_back(partitions[index].candidate.to_string());
@@ -157,11 +190,11 @@ std::string describe_move(const std::vector<ChosenPartition>& partitions, const 
                      fmt::join(after, " + "));
 }
 
-std::vector<LocalMove> propose_local_moves(const DataflowGraph& dfg,
-                                           const std::vector<ChosenPartition>& partitions,
-                                           const std::vector<EstimatedCandidate>& candidates,
-                                           const std::vector<double>& in_context_seconds,
-                                           BoundaryCosts* boundaries) {
+std::vector<LocalMove> propose_local_moves(
+    const DataflowGraph& dfg, const std::vector<ChosenPartition>& partitions,
+    const std::vector<EstimatedCandidate>& candidates,
+    const std::vector<double>& in_context_seconds, BoundaryCosts* boundaries,
+    const std::map<PostDfsIndex, double>& op_in_context_seconds) {
   CandidateIndex index(dfg, candidates);
   std::vector<IndexSet> ops;
   ops.reserve(partitions.size());
@@ -228,38 +261,77 @@ std::vector<LocalMove> propose_local_moves(const DataflowGraph& dfg,
   }
   const double conversions_before =
       boundaries ? conversion_seconds(dfg, partitions, *boundaries) : 0.0;
-  for (std::size_t i = 0; i < partitions.size(); ++i) {
+  // One operator or several carved out of partition i onto another
+  // backend, what is left of it kept as regions of its own backend.
+  struct Carve {
+    const EstimatedCandidate* carved;
+    IndexSet ops;
+    double own;  // the partition's backend, for these operators alone
+  };
+  auto offer_carve = [&](std::size_t i, const std::vector<Carve>& carves) {
     const PartitionSpecPtr& spec = partitions[i].candidate.spec;
     const SubGraphConfig config = region_config(*spec);
+    std::vector<CandidatePartition> added;
+    std::vector<IndexSet> carved_ops;
+    double predicted = in_context(i);
+    for (const Carve& carve : carves) {
+      added.push_back(carve.carved->candidate);
+      carved_ops.push_back(carve.ops);
+      predicted += carve.carved->cost.seconds() - carve.own;
+    }
+    for (IndexSet& piece :
+         carve_pieces(dfg, partitions[i].candidate.sub_graph.inside(), carved_ops)) {
+      SubGraph kept(dfg, std::move(piece));
+      if (!kept.is_valid(dfg, config)) return;
+      added.push_back(CandidatePartition{std::move(kept), spec, "carve"});
+    }
+    if (boundaries) {
+      std::vector<ChosenPartition> after;
+      for (std::size_t p = 0; p < partitions.size(); ++p) {
+        if (p != i) after.push_back(partitions[p]);
+      }
+      for (const CandidatePartition& c : added) after.push_back({c, Cost::zero()});
+      predicted += conversion_seconds(dfg, std::move(after), *boundaries) - conversions_before;
+    }
+    LocalMove move{LocalMove::Kind::kCarve, {i}, std::move(added), 0};
+    move.carved = carves.size();
+    offer(std::move(move), predicted);
+  };
+  for (std::size_t i = 0; i < partitions.size(); ++i) {
+    const std::string& spec = partitions[i].candidate.spec_name();
+    // The carves that pay alone, grouped by the backend they go to and
+    // the operator types they hold.
+    std::map<std::string, std::vector<Carve>> alike;
     for (const EstimatedCandidate* carved : index.inside(ops[i])) {
-      if (carved->candidate.spec_name() == spec->name) continue;
+      if (carved->candidate.spec_name() == spec) continue;
       IndexSet carved_ops = operator_set(dfg, carved->candidate.sub_graph);
-      std::optional<double> own = index.alone_seconds(spec->name, carved_ops);
+      std::optional<double> own = index.alone_seconds(spec, carved_ops);
+      if (carved_ops.popcount() == 1) {
+        auto it = op_in_context_seconds.find(*carved_ops.first_inside());
+        if (it != op_in_context_seconds.end()) own = it->second;
+      }
       if (!own || !(carved->cost.seconds() < *own)) continue;
-      std::vector<CandidatePartition> added = {carved->candidate};
-      bool valid = true;
-      for (IndexSet& piece :
-           carve_pieces(dfg, partitions[i].candidate.sub_graph.inside(), carved_ops)) {
-        if (piece.empty()) continue;
-        SubGraph kept(dfg, std::move(piece));
-        if (!kept.is_valid(dfg, config)) {
-          valid = false;
-          break;
-        }
-        added.push_back(CandidatePartition{std::move(kept), spec, "carve"});
+      Carve carve{carved, carved_ops, *own};
+      offer_carve(i, {carve});
+      alike[carved->candidate.spec_name() + ":" + op_types(dfg, carved_ops)].push_back(carve);
+    }
+    // Every such operator at once: a kernel slower on the region's backend
+    // (a pooling, a depthwise convolution) repeats through a network, and
+    // one instance may save less than a timing tells from noise where all
+    // of them save several percent. The carves that save most come first,
+    // then those of the rest that overlap none taken.
+    for (auto& [kind, carves] : alike) {
+      std::stable_sort(carves.begin(), carves.end(), [](const Carve& a, const Carve& b) {
+        return a.own - a.carved->cost.seconds() > b.own - b.carved->cost.seconds();
+      });
+      std::vector<Carve> disjoint;
+      IndexSet taken = dfg.empty_set();
+      for (const Carve& carve : carves) {
+        if (carve.ops.intersects(taken)) continue;
+        taken |= carve.ops;
+        disjoint.push_back(carve);
       }
-      if (!valid) continue;
-      double conversions = 0;
-      if (boundaries) {
-        std::vector<ChosenPartition> after;
-        for (std::size_t p = 0; p < partitions.size(); ++p) {
-          if (p != i) after.push_back(partitions[p]);
-        }
-        for (const CandidatePartition& c : added) after.push_back({c, Cost::zero()});
-        conversions = conversion_seconds(dfg, std::move(after), *boundaries) - conversions_before;
-      }
-      offer(LocalMove{LocalMove::Kind::kCarve, {i}, std::move(added), 0},
-            in_context(i) - *own + carved->cost.seconds() + conversions);
+      if (disjoint.size() > 1) offer_carve(i, disjoint);
     }
   }
   std::stable_sort(moves.begin(), moves.end(), [](const LocalMove& a, const LocalMove& b) {

@@ -13,11 +13,15 @@
 #include "collage/plan/plan_compiler.h"
 #include "collage/runtime/interleaved_timing.h"
 #include "collage/runtime/timing.h"
+#include "collage/runtime/trace.h"
 #include "collage/search/local_moves.h"
 #include "collage/session/evaluation.h"
 
 namespace collage {
 namespace {
+
+// Traced runs of a plan whose operators' times in context predict carves.
+constexpr int kTracedRuns = 5;
 
 // The median over rounds of b's time over a's in the same round. Adjacent
 // runs see the same machine; on a machine whose speed moves by tens of
@@ -51,6 +55,35 @@ struct RunnablePlan {
     return medians;
   }
 };
+
+// What each operator that a partition's kernel ran as a step of its own
+// (a span naming one node and no fused chain) took in `runs` traced runs
+// of `plan`, the median, by the operator's index in `dfg`.
+std::map<PostDfsIndex, double> unfused_op_seconds(RunnablePlan& plan, const DataflowGraph& dfg,
+                                                  const std::map<std::string, Tensor>& inputs,
+                                                  int runs) {
+  TraceRecorder recorder;
+  plan.executor.record_into(&recorder);
+  for (int i = 0; i < runs; ++i) plan.executor.run(inputs);
+  plan.executor.record_into(nullptr);
+  std::map<std::string, std::vector<double>> by_node;
+  for (const TraceSpan& span : recorder.spans()) {
+    if (span.kind != SpanKind::kOp || span.name.find('+') != std::string::npos) continue;
+    for (const auto& [key, value] : span.args) {
+      if (key == "node") by_node[value].push_back(span.duration_us * 1e-6);
+    }
+  }
+  std::map<PostDfsIndex, double> seconds;
+  for (auto& [name, times] : by_node) {
+    // A step that ran more or fewer times than the plan did is not one
+    // operator's (a loop body's).
+    if (static_cast<int>(times.size()) != runs) continue;
+    std::optional<NodeId> node = dfg.graph().find_node(name);
+    if (!node) continue;
+    seconds.emplace(dfg.index_of_node(*node), percentile(std::move(times), 0.5));
+  }
+  return seconds;
+}
 
 // A key naming a cover: each partition's backend and operators.
 std::string cover_key(const std::vector<ChosenPartition>& partitions) {
@@ -189,6 +222,7 @@ MoveRefinement refine_by_moves(
   std::optional<MoveStart> region;
   std::vector<double> region_in_context;
   double region_gap_seconds = 0;
+  std::map<PostDfsIndex, double> region_op_seconds;
   if (!starts[runnable_start[fastest]].one_backend) {
     std::optional<std::size_t> best;
     for (std::size_t k = 0; k < runnable.size(); ++k) {
@@ -201,6 +235,7 @@ MoveRefinement refine_by_moves(
       region = starts[runnable_start[*best]];
       region_in_context = runnable[*best].partition_medians();
       if (region_in_context.size() != region->partitions.size()) region_in_context.clear();
+      region_op_seconds = unfused_op_seconds(runnable[*best], dfg, inputs, kTracedRuns);
       region_gap_seconds = (result.start_ms[*best].second - result.start_ms[fastest].second) * 1e-3;
     }
   }
@@ -211,6 +246,7 @@ MoveRefinement refine_by_moves(
   runnable.clear();
   std::vector<double> in_context_seconds = current.partition_medians();
   if (in_context_seconds.size() != partitions.size()) in_context_seconds.clear();
+  std::map<PostDfsIndex, double> op_seconds = unfused_op_seconds(current, dfg, inputs, kTracedRuns);
   // `a` and `b` timed side by side: their medians in milliseconds, and the
   // paired ratio b / a.
   struct Pair {
@@ -277,6 +313,7 @@ MoveRefinement refine_by_moves(
     partitions = std::move(moved->partitions);
     in_context_seconds = next->partition_medians();
     if (in_context_seconds.size() != partitions.size()) in_context_seconds.clear();
+    op_seconds = unfused_op_seconds(*next, dfg, inputs, kTracedRuns);
     if (!start) start = std::move(current);
     current = std::move(*next);
     result.measured_ms = again.b_ms;
@@ -286,17 +323,18 @@ MoveRefinement refine_by_moves(
   // First the one-backend start's carves that are predicted to make it
   // faster than the start the moves begin from, most promising first.
   if (region) {
-    const std::vector<LocalMove> carves = carves_to_try_first(
-        propose_local_moves(dfg, region->partitions, candidates, region_in_context, boundaries),
-        region_gap_seconds);
+    const std::vector<LocalMove> carves =
+        carves_to_try_first(propose_local_moves(dfg, region->partitions, candidates,
+                                                region_in_context, boundaries, region_op_seconds),
+                            region_gap_seconds);
     for (const LocalMove& move : carves) {
       if (out_of_time() || try_move(region->partitions, move, "from " + region->name + ", ")) break;
     }
   }
   for (bool improved = true; improved && !out_of_time();) {
     improved = false;
-    std::vector<LocalMove> moves =
-        propose_local_moves(dfg, partitions, candidates, in_context_seconds, boundaries);
+    std::vector<LocalMove> moves = propose_local_moves(dfg, partitions, candidates,
+                                                       in_context_seconds, boundaries, op_seconds);
     for (const LocalMove& move : moves) {
       if (out_of_time()) break;
       if (try_move(partitions, move, "")) {
