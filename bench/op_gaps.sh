@@ -8,7 +8,8 @@
 # PATH.onnx:DIMS); bench/broad_set.sh's set with MODELS unset and BROAD=1.
 # Usage: bench/op_gaps.sh [COLLAGE_BINARY]
 #   env: MODELS, BROAD=1, THREADS (2), REPEAT (traced runs, 50), OUT (the
-#   markdown file; default stdout only)
+#   markdown file; default stdout only), TUNE_ARGS (more options for each
+#   tune, e.g. "--budget 30" as bench/broad_set.sh tunes)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 collage="${1:-$root/build/collage}"
@@ -37,7 +38,8 @@ for model in $models; do
   [ -n "${shape:-}" ] && extra=(--input-shape "$shape")
   read -r -a more_inputs <<< "$(ort_more_inputs "$name" | tr '\n' ' ')"
   echo "== $name" >&2
-  "$collage" tune "$onnx" "${extra[@]}" --backends all --threads "$threads" -q \
+  read -r -a tune_args <<< "${TUNE_ARGS:-}"
+  "$collage" tune "$onnx" "${extra[@]}" "${tune_args[@]}" --backends all --threads "$threads" -q \
     -o "$work/$name.plan.json" > /dev/null
   collage_ms="$("$collage" run "$onnx" --plan "$work/$name.plan.json" \
     --input "$input_name=$input_npy" "${more_inputs[@]}" --threads "$threads" \
@@ -59,7 +61,7 @@ done
   echo "# Per op class: collage's kept plans against ONNX Runtime"
   echo
   echo "$(date +%Y-%m-%d), $(lscpu | sed -n 's/^Model name: *//p' | head -1), $threads threads,"
-  echo "commit $(git -C "$root" rev-parse --short HEAD), $repeat traced runs per side."
+  echo "commit $(git -C "$root" rev-parse --short HEAD), $repeat traced runs per side${TUNE_ARGS:+, tuned with $TUNE_ARGS}."
   echo
   /usr/bin/python3 "$root/bench/op_gaps.py" --sum "${summaries[@]}"
   cat "$report"
