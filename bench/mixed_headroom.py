@@ -38,7 +38,7 @@ def parse_gaps(path):
             if name is None or not line.startswith("| "):
                 continue
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if len(cells) < 3 or cells[0] in ("op class",) or cells[1].startswith("-"):
+            if len(cells) < 3 or cells[0] == "op class" or cells[1].startswith("-"):
                 continue
             try:
                 ms = float(cells[1])

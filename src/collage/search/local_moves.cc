@@ -140,15 +140,6 @@ const char* to_string(LocalMove::Kind kind) {
 }
 
 std::vector<IndexSet> carve_pieces(const DataflowGraph& dfg, const IndexSet& inside,
-                                   const IndexSet& carved) {
-  IndexSet after_carved = dfg.empty_set();
-  for (PostDfsIndex index : carved) after_carved |= dfg.downstream_of(index);
-  IndexSet rest = inside - carved - dfg.host_set();
-  IndexSet later = rest & after_carved;
-  return {rest - later, later};
-}
-
-std::vector<IndexSet> carve_pieces(const DataflowGraph& dfg, const IndexSet& inside,
                                    const std::vector<IndexSet>& carved) {
   std::vector<IndexSet> after(carved.size(), dfg.empty_set());
   IndexSet rest = inside - dfg.host_set();

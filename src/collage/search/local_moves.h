@@ -15,9 +15,11 @@
 //             other keeps the rest as a candidate of its own backend;
 //   carve     operators inside a partition given to another backend's
 //             candidate that ran them faster alone than the partition's
-//             backend did, the partition keeping the rest as up to two
-//             regions of its backend: what does not depend on the carved
-//             operators, and what does (carve_pieces). A plan that is one
+//             backend did, the partition keeping the rest as regions of
+//             its backend: with one carved candidate, what does not
+//             depend on it and what does; with several (every operator of
+//             a kind), the operators that follow the same carved ones
+//             together (carve_pieces). A plan that is one
 //             library's region from end to end (single:onednn's) has no
 //             neighbours to merge or shift with; a carve gives one of its
 //             slow kernels (oneDNN's max pooling on AVX2, 5 to 8 times
@@ -64,15 +66,6 @@ struct LocalMove {
 
 // "reassign", "merge", "shift", "carve".
 const char* to_string(LocalMove::Kind kind);
-
-// The operators of `inside` less `carved` (a convex set of them), as the
-// convex pieces that stay when `carved` is taken out: those that do not
-// depend on `carved`, then those that do (either may be empty). Neither
-// piece feeds the other against the carved operators' way: the first
-// feeds only the carved ones and the second, the carved ones only the
-// second.
-std::vector<IndexSet> carve_pieces(const DataflowGraph& dfg, const IndexSet& inside,
-                                   const IndexSet& carved);
 
 // The operators of `inside` less those of `carved` (disjoint convex sets),
 // as the convex pieces that stay: the operators that follow the same
