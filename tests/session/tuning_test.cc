@@ -210,5 +210,29 @@ TEST_F(TuningTest, ChargesFittedInALayoutAreKeptForIt) {
   EXPECT_EQ(stored(model).seconds, own.seconds);
 }
 
+// A fit of the kept plan's charges that has taken PlanningOptions::
+// fit_seconds stops after three profiles (a large model's retimings take
+// seconds each); one within them profiles the plan five times.
+TEST_F(TuningTest, AFitPastItsSecondsStopsAfterThreeProfiles) {
+  const Graph graph = conv_model();
+  const DataflowGraph dfg(graph);
+  const Strategy collage = Strategy::parse("collage");
+  for (const double seconds : {0.0, 600.0}) {
+    PlanningOptions options = options_;
+    options.fit_seconds = seconds;
+    options.cache_path = dir_.file(seconds == 0 ? "stopped.sqlite" : "whole.sqlite");
+    std::vector<std::string> fits;
+    options.progress = [&](const TuneProgress& progress) {
+      if (progress.message.find("charges fitted to its runs") != std::string::npos) {
+        fits.push_back(progress.message);
+      }
+    };
+    Tuner(graph, dfg, collage, options).run();
+    ASSERT_FALSE(fits.empty()) << "fit_seconds " << seconds;
+    const std::string profiles = seconds == 0 ? "profiled 3 times" : "profiled 5 times";
+    EXPECT_NE(fits.back().find(profiles), std::string::npos) << fits.back();
+  }
+}
+
 }  // namespace
 }  // namespace collage

@@ -61,6 +61,9 @@ struct PlanningOptions {
   Placement placement;
   // Timed runs per profile.
   int refine_runs = 10;
+  // Seconds after which a fit of the kept plan's charges to its runs stops
+  // at three profiles rather than five (Tuner::charges_of_kept_plan).
+  double fit_seconds = 30;
   // When the graph planned is a control-flow body of the model (a plan's
   // PlanBody): the path to it from the model's graph, as (node name, index
   // in bodies(node)) pairs, outermost first. Measuring workers import the
