@@ -2,14 +2,12 @@
 
 #include <chrono>
 
+#include "collage/runtime/timing.h"
+
 namespace collage {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 }  // namespace
 

@@ -11,11 +11,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+}  // namespace
+
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
-
-}  // namespace
 
 double percentile(std::vector<double> samples, double p) {
   assert(!samples.empty() && "percentile of no samples");

@@ -8,6 +8,7 @@
 // comparable.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <vector>
 
@@ -53,6 +54,9 @@ struct TimingResult {
 // budget, which bounds how long timing takes.
 TimingResult time_function(const std::function<void()>& run, const TimingOptions& options = {},
                            const std::function<void()>& before_each = {});
+
+// Seconds from `start` to now on the steady clock.
+double seconds_since(std::chrono::steady_clock::time_point start);
 
 // Summary statistics of samples (seconds); p in [0, 1], nearest-rank on the sorted samples.
 double percentile(std::vector<double> samples, double p);

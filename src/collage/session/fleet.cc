@@ -22,15 +22,12 @@
 #include "collage/ir/file_io.h"
 #include "collage/ir/flops.h"
 #include "collage/onnx/graph_bytes.h"
+#include "collage/runtime/timing.h"
 
 namespace collage {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 void sleep_for(double seconds) {
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));

@@ -498,12 +498,9 @@ std::optional<PartitionOverheads> Tuner::charges_of_kept_plan() {
   try {
     // The retiming after one profile is the one before the next.
     const auto started = std::chrono::steady_clock::now();
-    auto elapsed_seconds = [&] {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    };
     Plan before = with_parts_retimed(plan, dfg_, best_->partitions, estimator);
     for (int k = 0; k < kKeptPlanProfiles; ++k) {
-      if (k >= kKeptPlanMinProfiles && elapsed_seconds() >= options_.fit_seconds) break;
+      if (k >= kKeptPlanMinProfiles && seconds_since(started) >= options_.fit_seconds) break;
       PlanProfile profile = profile_in_context(graph_, plan, BackendRegistry::global(),
                                                options_.threads, inputs_, runs, 2);
       Plan after = with_parts_retimed(plan, dfg_, best_->partitions, estimator);
@@ -576,9 +573,7 @@ Plan Tuner::plan_costed_alone(const std::vector<ChosenPartition>& partitions,
 }
 
 bool Tuner::over(double share) const {
-  return refine_start_ &&
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - *refine_start_).count() >
-             share * options_.search.budget_seconds;
+  return refine_start_ && seconds_since(*refine_start_) > share * options_.search.budget_seconds;
 }
 
 void Tuner::report(const std::string& line) const {
